@@ -1,0 +1,205 @@
+"""Writes the example tg programs of examples/ from the models' published dimensions.
+
+    python examples/generate.py        # rewrites examples/*.mlir
+
+One function writes a decoder layer for any dimensions, so the real-shape layers (Llama-3-8B,
+Qwen3-8B) and the scaled-down ones that simulate in seconds are the same program at different
+sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime position,
+then a SwiGLU feed-forward block; Qwen3 adds the per-head rms_norm of q and k.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    d: int  # hidden size
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    eps: float
+    qk_norm: bool  # Qwen3's per-head rms_norm of q and k
+    vocab: int = 0  # only the whole decode step uses the embedding and the LM head
+
+
+# Llama-3-8B: config.json of meta-llama/Meta-Llama-3-8B (hidden 4096, 32 heads, 8 kv heads,
+# intermediate 14336, rms_norm_eps 1e-5).
+LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
+# Qwen3-8B: config.json of Qwen/Qwen3-8B (hidden 4096, 32 heads, 8 kv heads, head_dim 128,
+# intermediate 12288, rms_norm_eps 1e-6, q_norm/k_norm per head).
+QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
+# Small enough to simulate in seconds, with every feature of the real ones (GQA 4:2, q/k norm).
+TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
+
+
+class Writer:
+    """Accumulates one func.func body; `op` returns the new SSA name."""
+
+    def __init__(self) -> None:
+        self.args: list[tuple[str, str]] = []
+        self.lines: list[str] = []
+
+    def arg(self, name: str, t: str) -> str:
+        self.args.append((name, t))
+        return f"%{name}"
+
+    def shared_arg(self, name: str, t: str) -> str:
+        """An argument every layer of the function reads (rope tables, the position): once."""
+        return f"%{name}" if name in dict(self.args) else self.arg(name, t)
+
+    def op(self, result: str, text: str) -> str:
+        self.lines.append(f"  %{result} = {text}")
+        return f"%{result}"
+
+    def func(self, name: str, results: list[tuple[str, str]]) -> str:
+        args = ",\n    ".join(f"%{n}: {t}" for n, t in self.args)
+        types = ", ".join(t for _, t in results)
+        values = ", ".join(v for v, _ in results)
+        body = "\n".join(self.lines)
+        return (
+            f"func.func @{name}(\n    {args}) -> ({types}) {{\n{body}\n"
+            f"  func.return {values} : {types}\n}}\n"
+        )
+
+
+def tensor(*shape: int, elt: str = "bf16") -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
+
+
+def layer(w: Writer, m: Model, x: str, t: int, cache: int, prefix: str = "") -> tuple[str, str, str]:
+    """One decoder layer on x (t x d); returns (out, k_cache', v_cache')."""
+    d, h, kv, hd = m.d, m.heads, m.kv_heads, m.head_dim
+    p = prefix
+    act = tensor(t, d)
+    qt, kt = tensor(t, h * hd), tensor(t, kv * hd)
+    attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
+    wq = w.arg(f"{p}wq", tensor(d, h * hd))
+    wk = w.arg(f"{p}wk", tensor(d, kv * hd))
+    wv = w.arg(f"{p}wv", tensor(d, kv * hd))
+    wo = w.arg(f"{p}wo", tensor(h * hd, d))
+    ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
+    w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
+    w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
+    w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
+    k_cache = w.arg(f"{p}k_cache", tensor(cache, kv * hd))
+    v_cache = w.arg(f"{p}v_cache", tensor(cache, kv * hd))
+    cos = w.shared_arg("cos", tensor(t, hd // 2))
+    sin = w.shared_arg("sin", tensor(t, hd // 2))
+    pos = w.shared_arg("pos", tensor(1, elt="i32"))
+
+    def mm(r: str, a: str, b: str, at: str, bt: str, out: str) -> str:
+        return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({at}, {bt}) -> {out}")
+
+    hn = w.op(
+        f"{p}h",
+        f"tg.rms_norm {x}, {attn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
+    )
+    q = mm("q", hn, wq, act, tensor(d, h * hd), qt)
+    k = mm("k", hn, wk, act, tensor(d, kv * hd), kt)
+    v = mm("v", hn, wv, act, tensor(d, kv * hd), kt)
+    if m.qk_norm:
+        q_norm = w.arg(f"{p}q_norm", tensor(1, hd))
+        k_norm = w.arg(f"{p}k_norm", tensor(1, hd))
+        q = w.op(
+            f"{p}qn",
+            f"tg.rms_norm {q}, {q_norm} eps {m.eps:.6e} width {hd} : "
+            f"({qt}, {tensor(1, hd)}) -> {qt}",
+        )
+        k = w.op(
+            f"{p}kn",
+            f"tg.rms_norm {k}, {k_norm} eps {m.eps:.6e} width {hd} : "
+            f"({kt}, {tensor(1, hd)}) -> {kt}",
+        )
+    cs = tensor(t, hd // 2)
+    rope = f'head_dim {hd} style "neox"'
+    q = w.op(f"{p}qr", f"tg.rope {q}, {cos}, {sin} {rope} : ({qt}, {cs}, {cs}) -> {qt}")
+    k = w.op(f"{p}kr", f"tg.rope {k}, {cos}, {sin} {rope} : ({kt}, {cs}, {cs}) -> {kt}")
+    ct = tensor(cache, kv * hd)
+    pt = tensor(1, elt="i32")
+    kc = w.op(f"{p}kc", f"tg.set_rows {k_cache}, {k}, {pos} : ({ct}, {kt}, {pt}) -> {ct}")
+    vc = w.op(f"{p}vc", f"tg.set_rows {v_cache}, {v}, {pos} : ({ct}, {kt}, {pt}) -> {ct}")
+    attn = (
+        f"heads {h} kv_heads {kv} head_dim {hd} causal true scale {1 / math.sqrt(hd):.6e}"
+    )
+    # Attention reads the updated cache: the rows before pos are the past, the T new rows sit at
+    # pos .. pos + T - 1, and causal masking hides everything after each query's own position.
+    a = w.op(
+        f"{p}attn",
+        f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pt}) -> {qt}",
+    )
+    o = mm("o", a, wo, qt, tensor(h * hd, d), act)
+    h2 = w.op(f"{p}h2", f"tg.add {x}, {o} : ({act}, {act}) -> {act}")
+    n2 = w.op(
+        f"{p}n2",
+        f"tg.rms_norm {h2}, {ffn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
+    )
+    ft = tensor(t, m.ffn)
+    g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
+    u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
+    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+    dn = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
+    out = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
+    return out, kc, vc
+
+
+def layer_program(m: Model, t: int, cache: int) -> str:
+    w = Writer()
+    x = w.arg("x", tensor(t, m.d))
+    out, kc, vc = layer(w, m, x, t, cache)
+    ct = tensor(cache, m.kv_heads * m.head_dim)
+    return w.func(f"{m.name}_layer", [(out, tensor(t, m.d)), (kc, ct), (vc, ct)])
+
+
+def decode_step_program(m: Model, t: int, cache: int) -> str:
+    """Embedding, one layer, final norm, LM head and greedy arg-max: a whole decode step."""
+    w = Writer()
+    ids = w.arg("ids", tensor(t, elt="i32"))
+    table = w.arg("embedding", tensor(m.vocab, m.d))
+    x = w.op("x", f"tg.gather_rows {table}, {ids} : ({tensor(m.vocab, m.d)}, {tensor(t, elt='i32')}) -> {tensor(t, m.d)}")
+    out, kc, vc = layer(w, m, x, t, cache, prefix="l0_")
+    act = tensor(t, m.d)
+    final_norm = w.arg("final_norm", tensor(1, m.d))
+    lm_head = w.arg("lm_head", tensor(m.d, m.vocab))
+    n = w.op("final", f"tg.rms_norm {out}, {final_norm} eps {m.eps:.6e} : ({act}, {tensor(1, m.d)}) -> {act}")
+    logits = w.op("logits", f"tg.matmul {n}, {lm_head} : ({act}, {tensor(m.d, m.vocab)}) -> {tensor(t, m.vocab)}")
+    token = w.op("token", f"tg.argmax {logits} : ({tensor(t, m.vocab)}) -> {tensor(t, elt='i32')}")
+    ct = tensor(cache, m.kv_heads * m.head_dim)
+    return w.func(f"{m.name}_step", [(token, tensor(t, elt="i32")), (kc, ct), (vc, ct)])
+
+
+def gemm_program(name: str, m: int, k: int, n: int, elt: str = "bf16") -> str:
+    return (
+        f"func.func @{name}(%a: {tensor(m, k, elt=elt)}, %b: {tensor(k, n, elt=elt)}) -> {tensor(m, n, elt=elt)} {{\n"
+        f"  %c = tg.matmul %a, %b : ({tensor(m, k, elt=elt)}, {tensor(k, n, elt=elt)}) -> {tensor(m, n, elt=elt)}\n"
+        f"  func.return %c : {tensor(m, n, elt=elt)}\n}}\n"
+    )
+
+
+HEADER = "// Generated by examples/generate.py ({what}); do not edit by hand.\n"
+
+PROGRAMS = {
+    "llama3_8b_prefill.mlir": ("Llama-3-8B decoder layer, prefill of 128 tokens into a 4096-row KV cache", lambda: layer_program(LLAMA3_8B, 128, 4096)),
+    "llama3_8b_decode.mlir": ("Llama-3-8B decoder layer, decode of 1 token over a 4096-row KV cache", lambda: layer_program(LLAMA3_8B, 1, 4096)),
+    "qwen3_8b_prefill.mlir": ("Qwen3-8B decoder layer, prefill of 128 tokens into a 4096-row KV cache", lambda: layer_program(QWEN3_8B, 128, 4096)),
+    "qwen3_8b_decode.mlir": ("Qwen3-8B decoder layer, decode of 1 token over a 4096-row KV cache", lambda: layer_program(QWEN3_8B, 1, 4096)),
+    "tiny_decode.mlir": ("a whole greedy decode step of a tiny model, d = 128, over a 64-row cache", lambda: decode_step_program(TINY, 1, 64)),
+    "tiny_prefill.mlir": ("a whole prefill step of a tiny model, d = 128, 8 tokens into a 64-row cache", lambda: decode_step_program(TINY, 8, 64)),
+    "gemm_2048.mlir": ("a 2048x2048x2048 bf16 GEMM", lambda: gemm_program("gemm", 2048, 2048, 2048)),
+    "gemm_small.mlir": ("a 96x200x160 f32 GEMM with partial tiles, small enough to simulate", lambda: gemm_program("gemm", 96, 200, 160, "f32")),
+}
+
+
+def main() -> None:
+    here = Path(__file__).resolve().parent
+    for file, (what, build) in PROGRAMS.items():
+        (here / file).write_text(HEADER.format(what=what) + build())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,657 @@
+"""tg: the tensor-graph dialect, the input language of spatial-dialect.
+
+A program is a `func.func` of tg ops over ranked tensors of rank 1 or 2 with static shapes and
+element types bf16, f16, f32, i8 or i32. Op names, operand order and property names are a contract
+(DESIGN.md section 3): importers and hidden acceptance tests write the generic form, e.g.
+
+    %c = "tg.matmul"(%a, %b) : (tensor<64x128xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>
+    %y = "tg.rms_norm"(%x, %w) <{eps = 1.0e-06 : f32}> : (...) -> ...
+
+The custom form is the generic one without quotes, with properties written as keywords:
+
+    %y = tg.rms_norm %x, %w eps 1.000000e-06 : (tensor<4x64xf32>, tensor<1x64xf32>) -> tensor<4x64xf32>
+
+Every verifier names the op, the operand that breaks the rule and the numbers involved, because
+the user reads these messages without a debugger: "tg.matmul: a is 64x100 and b is 128x32; the
+inner dimensions 100 and 128 differ".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BoolAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    I64,
+    Signedness,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    VerificationContext,
+    irdl_op_definition,
+    irdl_to_attr_constraint,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+FLOAT_TYPES = (BFloat16Type, Float16Type, Float32Type)
+"""Element types an op with float semantics (norms, attention, activations) accepts."""
+
+
+def element_name(t: Attribute) -> str:
+    """The short name of a tensor element type as users write it: bf16, f16, f32, i8, i32."""
+    return str(t)
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, FLOAT_TYPES)
+
+
+def is_int(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data in (8, 32) and (
+        t.signedness.data == Signedness.SIGNLESS
+    )
+
+
+def shape_str(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+PROPERTY_KINDS = (
+    (irdl_to_attr_constraint(FloatAttr[Float32Type]), "an f32 float (e.g. 1.0e-06 : f32)"),
+    (irdl_to_attr_constraint(IntegerAttr[I64]), "an i64 integer (e.g. 128 : i64)"),
+    (irdl_to_attr_constraint(BoolAttr), "a bool (true or false)"),
+    (irdl_to_attr_constraint(StringAttr), 'a string (e.g. "neox")'),
+)
+"""How a property's expected kind reads in a diagnostic."""
+
+
+class TgOp(IRDLOperation):
+    """Shared checks of every tg op: tensors of rank 1 or 2, static shapes, supported elements.
+
+    Subclasses implement `verify_shapes`, called only once every operand and result is a
+    well-formed tensor, so the shape rules never trip over a dynamic or rank-3 type.
+    """
+
+    traits = traits_def(Pure())
+
+    # Which element types the op's tensors may hold. Float-only ops override it.
+    ALLOWS_INT: ClassVar[bool] = True
+
+    def err(self, message: str) -> VerifyException:
+        return VerifyException(f"{self.name}: {message}")
+
+    def named_values(self) -> list[tuple[str, SSAValue]]:
+        """Operands and results with their field names, in declaration order."""
+        named: list[tuple[str, SSAValue]] = []
+        for name in type(self).get_irdl_definition().operands:
+            value = getattr(self, name[0])
+            if value is not None:
+                named.append((name[0], value))
+        for name in type(self).get_irdl_definition().results:
+            named.append((name[0], getattr(self, name[0])))
+        return named
+
+    def verify_(self) -> None:
+        for name, value in self.named_values():
+            t = value.type
+            assert isinstance(t, TensorType)  # the operand constraints ran before verify_
+            shape = t.get_shape()
+            if len(shape) not in (1, 2):
+                raise self.err(f"{name} must have rank 1 or 2, got rank {len(shape)} ({t})")
+            if any(d < 0 for d in shape):
+                raise self.err(f"{name} must have a static shape, got {t}")
+            if any(d == 0 for d in shape):
+                raise self.err(f"{name} has an empty dimension ({t})")
+            elt = t.element_type
+            if not (is_float(elt) or is_int(elt)):
+                raise self.err(
+                    f"{name} has element type {elt}; supported are bf16, f16, f32, i8, i32"
+                )
+        self.verify_shapes()
+
+    def verify_shapes(self) -> None:
+        raise NotImplementedError
+
+    def verify_property_kinds(self) -> None:
+        """Refuse a property of the wrong kind by its name (xDSL's own check runs first but its
+        message names neither the op nor the property, e.g. "2 : i64 should be of base attribute
+        float"); so this runs from `verify` below, before the IRDL constraints."""
+        for prop, definition in type(self).get_irdl_definition().properties.items():
+            value = self.properties.get(prop)
+            if value is None:
+                continue
+            try:
+                definition.constr.verify(value, VerificationContext())
+            except VerifyException:
+                kind = next(
+                    (k for c, k in PROPERTY_KINDS if c == definition.constr), str(definition.constr)
+                )
+                raise self.err(f"property {prop} must be {kind}, got {value}") from None
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        try:
+            self.verify_property_kinds()
+        except VerifyException as err:
+            self.emit_error(f"Operation does not verify: {err}", err)
+        super().verify(verify_nested_ops)
+
+    # Helpers for the shape rules -----------------------------------------------------------
+
+    @staticmethod
+    def shape(value: SSAValue) -> tuple[int, ...]:
+        assert isinstance(value.type, TensorType)
+        return tuple(value.type.get_shape())
+
+    @staticmethod
+    def elt(value: SSAValue) -> Attribute:
+        assert isinstance(value.type, TensorType)
+        return value.type.element_type
+
+    def describe(self, field: str) -> str:
+        value = getattr(self, field)
+        return f"{field} is {shape_str(self.shape(value))}"
+
+    def require_rank(self, field: str, rank: int) -> tuple[int, ...]:
+        shape = self.shape(getattr(self, field))
+        if len(shape) != rank:
+            kind = "a matrix (rank 2)" if rank == 2 else "a vector (rank 1)"
+            raise self.err(f"{field} must be {kind}, got {shape_str(shape)}")
+        return shape
+
+    def require_float(self, *fields: str) -> None:
+        for field in fields:
+            elt = self.elt(getattr(self, field))
+            if not is_float(elt):
+                raise self.err(f"{field} has element type {elt}; this op needs bf16, f16 or f32")
+
+    def require_same_type(self, field: str, other: str) -> None:
+        a, b = getattr(self, field).type, getattr(self, other).type
+        if a != b:
+            raise self.err(f"{field} is {a} but {other} is {b}; they must be the same type")
+
+    def require_i32_vector(self, field: str, length: int | None = None) -> int:
+        value = getattr(self, field)
+        shape = self.require_rank(field, 1)
+        elt = self.elt(value)
+        if not (isinstance(elt, IntegerType) and elt.width.data == 32):
+            raise self.err(f"{field} must hold i32, got {elt}")
+        if length is not None and shape[0] != length:
+            raise self.err(f"{field} must be tensor<{length}xi32>, got {value.type}")
+        return shape[0]
+
+    def require_positive(self, prop: str) -> int:
+        value = getattr(self, prop).value.data
+        if value <= 0:
+            raise self.err(f"{prop} must be positive, got {value}")
+        return value
+
+
+class UnaryOp(TgOp):
+    """Pointwise op: the result has the operand's type."""
+
+    x = operand_def(TensorType)
+    res = result_def(TensorType)
+    ALLOWS_INT: ClassVar[bool] = False
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue, properties: dict[str, Attribute] | None = None):
+        super().__init__(operands=[x], result_types=[x.type], properties=properties or {})
+
+    def verify_shapes(self) -> None:
+        if not self.ALLOWS_INT:
+            self.require_float("x")
+        self.require_same_type("res", "x")
+
+
+class BinaryOp(TgOp):
+    """Elementwise a (op) b; b is a's shape, or 1xC broadcast over a's rows."""
+
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, a: SSAValue, b: SSAValue):
+        super().__init__(operands=[a, b], result_types=[a.type])
+
+    def verify_shapes(self) -> None:
+        a, b = self.shape(self.a), self.shape(self.b)
+        broadcast = len(a) == 2 and len(b) == 2 and b[0] == 1 and b[1] == a[1]
+        if a != b and not broadcast:
+            raise self.err(
+                f"a is {shape_str(a)} and b is {shape_str(b)}; b must be {shape_str(a)}"
+                + (f" or 1x{a[1]} (broadcast over rows)" if len(a) == 2 else "")
+            )
+        if self.elt(self.a) != self.elt(self.b):
+            raise self.err(
+                f"a holds {self.elt(self.a)} and b holds {self.elt(self.b)}; they must agree"
+            )
+        self.require_same_type("res", "a")
+
+
+@irdl_op_definition
+class MatmulOp(TgOp):
+    """a @ b, accumulated in f32 (i32 for integer operands), rounded to the result type."""
+
+    name = "tg.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
+        super().__init__(operands=[a, b], result_types=[result_type])
+
+    def verify_shapes(self) -> None:
+        m, k = self.require_rank("a", 2)
+        k2, n = self.require_rank("b", 2)
+        if k != k2:
+            raise self.err(
+                f"a is {m}x{k} and b is {k2}x{n}; the inner dimensions {k} and {k2} differ"
+            )
+        ea, eb = self.elt(self.a), self.elt(self.b)
+        if ea != eb:
+            raise self.err(f"a holds {ea} and b holds {eb}; the operands must agree")
+        rows, cols = self.require_rank("res", 2)
+        if (rows, cols) != (m, n):
+            raise self.err(f"the result is {rows}x{cols} but a @ b is {m}x{n}")
+        er = self.elt(self.res)
+        if is_float(ea) != is_float(er):
+            kind = "a float" if is_float(ea) else "an integer"
+            raise self.err(f"operands hold {ea}, so the result must be {kind} type, got {er}")
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """a + b."""
+
+    name = "tg.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """a - b."""
+
+    name = "tg.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """a * b."""
+
+    name = "tg.mul"
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """x * sigmoid(x)."""
+
+    name = "tg.silu"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0)."""
+
+    name = "tg.relu"
+    ALLOWS_INT: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x))."""
+
+    name = "tg.sigmoid"
+
+
+GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """gelu(x), exact (erf) for approximate = "none", the tanh form for "tanh"."""
+
+    name = "tg.gelu"
+    approximate = opt_prop_def(StringAttr, default_value=StringAttr("none"))
+    assembly_format = (
+        "$x (`approximate` $approximate^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        if self.approximate.data not in GELU_APPROXIMATIONS:
+            raise self.err(f'approximate must be "none" or "tanh", got "{self.approximate.data}"')
+
+
+@irdl_op_definition
+class ScaleOp(UnaryOp):
+    """x * factor."""
+
+    name = "tg.scale"
+    factor = prop_def(FloatAttr[Float32Type])
+    assembly_format = "$x `factor` $factor attr-dict `:` functional-type(operands, results)"
+
+
+@irdl_op_definition
+class SoftcapOp(UnaryOp):
+    """cap * tanh(x / cap)."""
+
+    name = "tg.softcap"
+    cap = prop_def(FloatAttr[Float32Type])
+    assembly_format = "$x `cap` $cap attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        if self.cap.value.data == 0.0:
+            raise self.err("cap must be non-zero")
+
+
+@irdl_op_definition
+class SoftmaxOp(UnaryOp):
+    """Row softmax, computed in f32."""
+
+    name = "tg.softmax"
+
+    def verify_shapes(self) -> None:
+        self.require_rank("x", 2)
+        super().verify_shapes()
+
+
+@irdl_op_definition
+class SwigluOp(TgOp):
+    """silu(gate) * up."""
+
+    name = "tg.swiglu"
+    gate = operand_def(TensorType)
+    up = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$gate `,` $up attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        self.require_float("gate")
+        self.require_same_type("up", "gate")
+        self.require_same_type("res", "gate")
+
+
+@irdl_op_definition
+class RmsNormOp(TgOp):
+    """h = x (+ residual); each group of `width` columns: h / sqrt(mean(h^2) + eps) * weight.
+
+    width < C is Qwen3's per-head q/k norm: the same weight applies to every head.
+    """
+
+    name = "tg.rms_norm"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    res = result_def(TensorType)
+    eps = prop_def(FloatAttr[Float32Type])
+    width = opt_prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "operands `eps` $eps (`width` $width^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def group_width(self) -> int:
+        """The normalized group's width: the property, or the whole row."""
+        return self.width.value.data if self.width is not None else self.shape(self.x)[1]
+
+    def verify_shapes(self) -> None:
+        _, cols = self.require_rank("x", 2)
+        self.require_float("x", "weight")
+        if self.width is not None:
+            width = self.require_positive("width")
+            if cols % width:
+                raise self.err(f"x has {cols} columns, not a multiple of width {width}")
+        width = self.group_width()
+        w_rows, w_cols = self.require_rank("weight", 2)
+        if (w_rows, w_cols) != (1, width):
+            raise self.err(f"weight is {w_rows}x{w_cols}; it must be 1x{width}")
+        if self.residual is not None:
+            self.require_same_type("residual", "x")
+        self.require_same_type("res", "x")
+
+
+@irdl_op_definition
+class LayerNormOp(TgOp):
+    """(h - mean) / sqrt(var + eps) * weight + bias, per row."""
+
+    name = "tg.layer_norm"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    res = result_def(TensorType)
+    eps = prop_def(FloatAttr[Float32Type])
+    assembly_format = "operands `eps` $eps attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        _, cols = self.require_rank("x", 2)
+        self.require_float("x", "weight", "bias")
+        for field in ("weight", "bias"):
+            shape = self.require_rank(field, 2)
+            if shape != (1, cols):
+                raise self.err(f"{field} is {shape_str(shape)}; it must be 1x{cols}")
+        self.require_same_type("res", "x")
+
+
+ROPE_STYLES = ("neox", "interleaved")
+
+
+@irdl_op_definition
+class RopeOp(TgOp):
+    """Rotates each head of x by (cos, sin) of its row's position.
+
+    neox pairs column i with i + D/2; interleaved pairs 2i with 2i + 1.
+    """
+
+    name = "tg.rope"
+    x = operand_def(TensorType)
+    cos = operand_def(TensorType)
+    sin = operand_def(TensorType)
+    res = result_def(TensorType)
+    head_dim = prop_def(IntegerAttr[I64])
+    style = prop_def(StringAttr)
+    assembly_format = (
+        "operands `head_dim` $head_dim `style` $style attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def verify_shapes(self) -> None:
+        rows, cols = self.require_rank("x", 2)
+        self.require_float("x", "cos", "sin")
+        d = self.require_positive("head_dim")
+        if d % 2:
+            raise self.err(f"head_dim must be even, got {d}")
+        if cols % d:
+            raise self.err(f"x has {cols} columns, not a multiple of head_dim {d}")
+        for field in ("cos", "sin"):
+            shape = self.require_rank(field, 2)
+            if shape != (rows, d // 2):
+                raise self.err(f"{field} is {shape_str(shape)}; it must be {rows}x{d // 2}")
+        if self.style.data not in ROPE_STYLES:
+            raise self.err(f'style must be "neox" or "interleaved", got "{self.style.data}"')
+        self.require_same_type("res", "x")
+
+
+@irdl_op_definition
+class AttentionOp(TgOp):
+    """Grouped-query attention, softmax in f32.
+
+    Head h reads kv head h // (heads / kv_heads); query row i sits at position p + i with
+    p = pos (default S - T); causal masks keys j > p + i.
+    """
+
+    name = "tg.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    pos = opt_operand_def(TensorType)
+    res = result_def(TensorType)
+    heads = prop_def(IntegerAttr[I64])
+    kv_heads = prop_def(IntegerAttr[I64])
+    head_dim = prop_def(IntegerAttr[I64])
+    causal = prop_def(BoolAttr)
+    scale = prop_def(FloatAttr[Float32Type])
+    assembly_format = (
+        "operands `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `causal` $causal "
+        "`scale` $scale attr-dict `:` functional-type(operands, results)"
+    )
+
+    def v_head_dim(self) -> int:
+        return self.shape(self.v)[1] // self.kv_heads.value.data
+
+    def verify_shapes(self) -> None:
+        t, q_cols = self.require_rank("q", 2)
+        s, k_cols = self.require_rank("k", 2)
+        s_v, v_cols = self.require_rank("v", 2)
+        self.require_float("q", "k", "v", "res")
+        h, kv, d = (self.require_positive(p) for p in ("heads", "kv_heads", "head_dim"))
+        if h % kv:
+            raise self.err(f"heads {h} is not a multiple of kv_heads {kv}")
+        if q_cols != h * d:
+            raise self.err(f"q is {t}x{q_cols}; it must have heads * head_dim = {h * d} columns")
+        if k_cols != kv * d:
+            raise self.err(
+                f"k is {s}x{k_cols}; it must have kv_heads * head_dim = {kv * d} columns"
+            )
+        if s_v != s:
+            raise self.err(f"k has {s} rows but v has {s_v}; they must agree")
+        if v_cols % kv:
+            raise self.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
+        if self.pos is not None:
+            self.require_i32_vector("pos", 1)
+        elif t > s:
+            raise self.err(
+                f"q has {t} rows but k only {s}; without pos the queries sit at the last "
+                "T positions, so T <= S"
+            )
+        rows, cols = self.require_rank("res", 2)
+        if (rows, cols) != (t, h * self.v_head_dim()):
+            raise self.err(
+                f"the result is {rows}x{cols}; it must be {t}x{h * self.v_head_dim()} "
+                "(T x heads * v head dim)"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(TgOp):
+    """x^T."""
+
+    name = "tg.transpose"
+    x = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        r, c = self.require_rank("x", 2)
+        rr, rc = self.require_rank("res", 2)
+        if (rr, rc) != (c, r):
+            raise self.err(f"x is {r}x{c}, so the result must be {c}x{r}, got {rr}x{rc}")
+        if self.elt(self.res) != self.elt(self.x):
+            raise self.err(f"the result holds {self.elt(self.res)} but x {self.elt(self.x)}")
+
+
+@irdl_op_definition
+class GatherRowsOp(TgOp):
+    """table[ids]: embedding lookup. An id outside [0, V) is a runtime error."""
+
+    name = "tg.gather_rows"
+    table = operand_def(TensorType)
+    ids = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$table `,` $ids attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        _, d = self.require_rank("table", 2)
+        t = self.require_i32_vector("ids")
+        rows, cols = self.require_rank("res", 2)
+        if (rows, cols) != (t, d):
+            raise self.err(f"the result is {rows}x{cols}; it must be {t}x{d} (ids x table width)")
+        if self.elt(self.res) != self.elt(self.table):
+            raise self.err(
+                f"the result holds {self.elt(self.res)} but table {self.elt(self.table)}"
+            )
+
+
+@irdl_op_definition
+class SetRowsOp(TgOp):
+    """cache with rows written at pos .. pos + T - 1 (the KV-cache update)."""
+
+    name = "tg.set_rows"
+    cache = operand_def(TensorType)
+    rows = operand_def(TensorType)
+    pos = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        s, d = self.require_rank("cache", 2)
+        t, d2 = self.require_rank("rows", 2)
+        if d2 != d:
+            raise self.err(f"cache is {s}x{d} and rows is {t}x{d2}; the widths {d} and {d2} differ")
+        if t > s:
+            raise self.err(f"rows has {t} rows, more than the cache's {s}")
+        if self.elt(self.rows) != self.elt(self.cache):
+            raise self.err(f"rows holds {self.elt(self.rows)} but cache {self.elt(self.cache)}")
+        self.require_i32_vector("pos", 1)
+        self.require_same_type("res", "cache")
+
+
+@irdl_op_definition
+class ArgmaxOp(TgOp):
+    """The index of the first maximum of each row."""
+
+    name = "tg.argmax"
+    x = operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def verify_shapes(self) -> None:
+        rows, _ = self.require_rank("x", 2)
+        n = self.require_i32_vector("res")
+        if n != rows:
+            raise self.err(f"x has {rows} rows, so the result must be tensor<{rows}xi32>")
+
+
+TG = Dialect(
+    "tg",
+    [
+        MatmulOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        SiluOp,
+        ReluOp,
+        SigmoidOp,
+        GeluOp,
+        ScaleOp,
+        SoftcapOp,
+        SwigluOp,
+        RmsNormOp,
+        LayerNormOp,
+        RopeOp,
+        AttentionOp,
+        SoftmaxOp,
+        TransposeOp,
+        GatherRowsOp,
+        SetRowsOp,
+        ArgmaxOp,
+    ],
+    [],
+)
