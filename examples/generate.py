@@ -156,6 +156,18 @@ def layer_program(m: Model, t: int, cache: int) -> str:
     return w.func(f"{m.name}_layer", [(out, tensor(t, m.d)), (kc, ct), (vc, ct)])
 
 
+def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
+    """`layers` decoder layers in a row, each with its own weights and cache (compile-speed bench)."""
+    w = Writer()
+    x = w.arg("x", tensor(t, m.d))
+    results: list[tuple[str, str]] = []
+    ct = tensor(cache, m.kv_heads * m.head_dim)
+    for i in range(layers):
+        x, kc, vc = layer(w, m, x, t, cache, prefix=f"l{i}_")
+        results += [(kc, ct), (vc, ct)]
+    return w.func(f"{m.name}_{layers}_layers", [(x, tensor(t, m.d)), *results])
+
+
 def decode_step_program(m: Model, t: int, cache: int) -> str:
     """Embedding, one layer, final norm, LM head and greedy arg-max: a whole decode step."""
     w = Writer()

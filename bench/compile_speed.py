@@ -1,0 +1,159 @@
+"""Compile speed: spatial-pipeline's wall time and peak memory against program size.
+
+    .venv/bin/python bench/compile_speed.py              # the whole table (a few minutes)
+    .venv/bin/python bench/compile_speed.py --smoke      # the smallest row of each table (CI)
+
+Two tables, each measured in one run so that the ratios compare like with like:
+
+- Llama-3-8B decode layers (1, 4, 16, 32 stacked, each with its own weights and cache) on
+  wormhole_n150 (8x8) and blackhole_p150 (13x10): the pipeline's wall time and peak RSS, and next
+  to it the time spatial-opt needs to parse, verify and print the pipeline's own output. Their
+  ratio says whether the passes cost more than merely reading what they produce.
+- A 4096x4096x4096 bf16 GEMM on both meshes: pipeline time and the printed IR's size; the size
+  ratio 13x10 : 8x8 checks that site ranges keep the IR O(distinct site shapes), not O(sites).
+
+Each row runs in a fresh process, so peak RSS is that row's alone. Absolute times are for
+orientation (the machines are shared and noisy); the ratios are what we compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+
+MESHES = ("wormhole_n150", "blackhole_p150")
+LAYERS = (1, 4, 16, 32)
+
+
+def measure(program: str, target: str) -> dict[str, object]:
+    """Runs in the child: parse, pipeline, print; then parse+verify+print of that output."""
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.parser import Parser
+    from xdsl.passes import PassPipeline
+    from xdsl.printer import Printer
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    # The same context and passes spatial-opt has, so the numbers are the tool's.
+    tool = SpatialOptMain(args=[])
+    ctx: Context = tool.ctx
+
+    def print_ir(module: ModuleOp) -> str:
+        out = StringIO()
+        Printer(stream=out).print_op(module)
+        return out.getvalue()
+
+    row: dict[str, object] = {}
+    t0 = time.perf_counter()
+    module = Parser(ctx, program).parse_module()
+    module.verify()
+    row["parse_input_s"] = time.perf_counter() - t0
+    row["ops_in"] = sum(1 for op in module.walk() if op.name.startswith("tg."))
+    try:
+        pipeline = PassPipeline.parse_spec(
+            tool.available_passes, f"spatial-pipeline{{target={target}}}"
+        )
+        t0 = time.perf_counter()
+        pipeline.apply(ctx, module)
+        row["pipeline_s"] = time.perf_counter() - t0
+    except (DiagnosticException, ValueError) as e:
+        row["refused"] = str(e).splitlines()[0]
+        row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return row
+    text = print_ir(module)
+    row["ir_bytes"] = len(text)
+    row["ops_out"] = sum(1 for _ in module.walk())
+    t0 = time.perf_counter()
+    again = Parser(ctx, text).parse_module()
+    again.verify()
+    print_ir(again)
+    row["parse_verify_print_s"] = time.perf_counter() - t0
+    row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return row
+
+
+def run_row(kind: str, size: int, target: str) -> dict[str, object]:
+    """Runs one measurement in a fresh interpreter and returns its row."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(size), target],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(proc.stdout)
+
+
+def program_for(kind: str, size: int) -> str:
+    import generate
+
+    if kind == "layers":
+        return generate.stacked_layers_program(generate.LLAMA3_8B, 1, 4096, size)
+    return generate.gemm_program("gemm", size, size, size)
+
+
+def fmt(row: dict[str, object], key: str, spec: str = ".2f") -> str:
+    value = row.get(key)
+    return format(value, spec) if isinstance(value, (int, float)) else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="only the smallest row of each table")
+    parser.add_argument("--child", nargs=3, metavar=("KIND", "SIZE", "TARGET"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, size, target = args.child
+        print(json.dumps(measure(program_for(kind, int(size)), target)))
+        return
+
+    layers = LAYERS[:1] if args.smoke else LAYERS
+    print("## Llama-3-8B decode layers\n")
+    print("| layers | target | tg ops | pipeline s | parse+verify+print of output s | ratio | peak RSS MB | note |")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    for n in layers:
+        for target in MESHES:
+            row = run_row("layers", n, target)
+            ratio = (
+                f"{row['pipeline_s'] / row['parse_verify_print_s']:.2f}"
+                if "parse_verify_print_s" in row
+                else "-"
+            )
+            note = row.get("refused") or row.get("error") or ""
+            print(
+                f"| {n} | {target} | {row.get('ops_in', '-')} | {fmt(row, 'pipeline_s')} | "
+                f"{fmt(row, 'parse_verify_print_s')} | {ratio} | {fmt(row, 'peak_rss_mb', '.0f')} | {note} |"
+            )
+
+    size = 512 if args.smoke else 4096
+    print(f"\n## {size}^3 bf16 GEMM\n")
+    print("| target | pipeline s | printed IR bytes | note |")
+    print("|---|---:|---:|---|")
+    sizes: dict[str, int] = {}
+    for target in MESHES:
+        row = run_row("gemm", size, target)
+        if isinstance(row.get("ir_bytes"), int):
+            sizes[target] = row["ir_bytes"]  # type: ignore[assignment]
+        note = row.get("refused") or row.get("error") or ""
+        print(f"| {target} | {fmt(row, 'pipeline_s')} | {row.get('ir_bytes', '-')} | {note} |")
+    if len(sizes) == 2:
+        print(
+            f"\nIR size blackhole_p150 / wormhole_n150: "
+            f"{sizes['blackhole_p150'] / sizes['wormhole_n150']:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
