@@ -112,7 +112,9 @@ def fmt(row: dict[str, object], key: str, spec: str = ".2f") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="only the smallest row of each table")
-    parser.add_argument("--child", nargs=3, metavar=("KIND", "SIZE", "TARGET"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=3, metavar=("KIND", "SIZE", "TARGET"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         kind, size, target = args.child
@@ -121,7 +123,9 @@ def main() -> None:
 
     layers = LAYERS[:1] if args.smoke else LAYERS
     print("## Llama-3-8B decode layers\n")
-    print("| layers | target | tg ops | pipeline s | parse+verify+print of output s | ratio | peak RSS MB | note |")
+    print(
+        "| layers | target | tg ops | pipeline s | parse+verify+print of output s | ratio | peak RSS MB | note |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---|")
     for n in layers:
         for target in MESHES:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     BFloat16Type,
     BoolAttr,
     Float16Type,
@@ -29,7 +30,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    I64,
     Signedness,
     StringAttr,
     TensorType,
@@ -64,8 +64,10 @@ def is_float(t: Attribute) -> bool:
 
 
 def is_int(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data in (8, 32) and (
-        t.signedness.data == Signedness.SIGNLESS
+    return (
+        isinstance(t, IntegerType)
+        and t.width.data in (8, 32)
+        and (t.signedness.data == Signedness.SIGNLESS)
     )
 
 

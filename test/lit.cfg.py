@@ -9,7 +9,7 @@ import sys
 
 import lit.formats
 
-config.name = "spatial-dialect"  # noqa: F821 (lit injects `config`)
+config.name = "spatial-dialect"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["Inputs"]
@@ -19,7 +19,9 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 venv_bin = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([venv_bin, config.environment.get("PATH", "")])
 config.substitutions.append(("%python", sys.executable))
-config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples")))
+config.substitutions.append(
+    ("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples"))
+)
 # Every dialect test checks the printed form after a full round trip: the input (custom or generic)
 # is printed in the custom form, re-printed generic, parsed back and printed custom again, so both
 # syntaxes must parse and print to the same IR.

@@ -37,9 +37,8 @@ def test_matmul_inner_dimension_message_names_the_numbers():
     mm = MatmulOp(value(64, 100), value(128, 32), TensorType(Float32Type(), [64, 32]))
     with pytest.raises(VerifyException) as info:
         mm.verify()
-    assert (
-        "tg.matmul: a is 64x100 and b is 128x32; the inner dimensions 100 and 128 differ"
-        in str(info.value)
+    assert "tg.matmul: a is 64x100 and b is 128x32; the inner dimensions 100 and 128 differ" in str(
+        info.value
     )
 
 

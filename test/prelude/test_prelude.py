@@ -117,4 +117,3 @@ def test_integer_intervals():
     assert got["j"] == Interval(0, 14)
     assert got["j"].bits() == 8 and got["c"].bits() == 32
     assert "x" not in got  # floats have no interval
-
