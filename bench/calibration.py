@@ -1,0 +1,326 @@
+"""Calibrate the GEMM cost model against public tt-metal measurements.
+
+For every row of ``shared/calibration/tt_gemm_flops_calibration.csv`` (tt-metal's GEMM_FLOPS tech
+report tables, N150 and P150) print the shape, storage format, fidelity, grid, measured device time,
+predicted time and error, then a summary. Nothing here is fitted: the targets are the presets of
+``spatial_dialect.targets`` (hardware facts with sources), the model is ``targets.cost``.
+
+Which plan is predicted:
+
+* ``tuned`` rows: the plan tt-metal ran. test_benchmark.py (the version whose shapes match the report)
+  lists, per datatype, a config per 1x1-grid shape (m, k, n, in0_sharded, out_sharded,
+  in0_block_w_div, num_out_blocks_h, num_out_blocks_w), scaled by the grid: M by grid_y, K and N by
+  grid_x; in0_block_w = K / grid_x / 32 / div, per_core_M = M / grid_y / 32, per_core_N = N / grid_x
+  / 32, out blocks per_core / num_out_blocks, the sub-block from its SUBBLOCK_HW_CHOICES list
+  (h = 1 when the output is sharded), packer_l1_acc = True (partials accumulate in place).
+* ``out_of_box`` rows: tt-metal chose its own config by heuristics we do not transcribe, so the model
+  predicts OUR best plan on the row's grid (the lowest predicted total over a lattice of legal 2-D
+  multicast plans), with partials spilled (ttnn's default compute config has no packer L1
+  accumulation).
+
+What is compared: tt-metal's "device based utilization" is ideal cycles / TRISC1 (math thread) kernel
+duration, so ``device_time_us`` is the compute engine's kernel time. The model's matching figure is
+``compute_done_cycles`` (last tile-matmul retired); the final write-back after it is not in the
+measurement.
+
+Run:  .venv/bin/python bench/calibration.py [--csv PATH] [--quiet] [--why] [--card N150|P150]
+          [--config tuned|out_of_box] [--n150 TARGET] [--p150 TARGET]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from spatial_dialect.targets import load_target
+from spatial_dialect.targets.cost import GemmPlan, GemmShape, gemm_cost, plan_fits
+
+DEFAULT_CSV = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "calibration"
+    / "tt_gemm_flops_calibration.csv"
+)
+
+CARDS = {"N150": "wormhole_n150", "P150": "blackhole_p150"}
+DTYPES = {
+    "BFLOAT16": ("bf16", None),
+    "BFLOAT8_B": ("bf16", "bfp8_b"),
+    "BFLOAT4_B": ("bf16", "bfp4_b"),
+}
+
+# tt-metal tests/ttnn/unit_tests/benchmarks/test_benchmark.py, the version the report's tables come
+# from: (m, k, n) per 1x1 grid -> (in0_sharded, out_sharded, in0_block_w_div, num_out_blocks_h,
+# num_out_blocks_w). The sharding flags are also in the CSV (in0_storage / out_storage).
+_COMMON = {
+    (64, 64, 64): (1, 1, 1),
+    (64, 128, 128): (1, 1, 1),
+    (64, 128, 256): (1, 1, 1),
+    (128, 128, 128): (1, 1, 1),
+    (128, 128, 256): (1, 1, 1),
+    (128, 256, 256): (1, 1, 1),
+    (256, 256, 256): (1, 1, 1),
+    (256, 256, 384): (1, 1, 1),
+}
+TUNED = {
+    "BFLOAT16": {
+        **_COMMON,
+        (256, 384, 384): (2, 1, 1),
+        (384, 384, 384): (4, 1, 1),
+        (384, 384, 512): (2, 1, 1),
+        (384, 512, 512): (2, 1, 1),
+        (512, 512, 512): (1, 2, 2),
+        (1024, 1024, 1024): (2, 4, 4),
+        (2048, 2048, 2048): (4, 8, 8),
+    },
+    "BFLOAT8_B": {
+        **_COMMON,
+        (256, 384, 384): (1, 1, 1),
+        (384, 384, 384): (2, 1, 1),
+        (384, 384, 512): (2, 1, 1),
+        (512, 512, 512): (1, 2, 2),
+        (1024, 1024, 1024): (2, 4, 4),
+        (2048, 2048, 2048): (4, 8, 8),
+    },
+    "BFLOAT4_B": {
+        **_COMMON,
+        (256, 384, 384): (1, 1, 1),
+        (384, 384, 384): (1, 1, 1),
+        (384, 384, 512): (1, 1, 1),
+        (384, 512, 512): (2, 1, 1),
+        (512, 512, 512): (2, 1, 1),
+        (1024, 1024, 1024): (2, 2, 2),
+        (2048, 2048, 2048): (4, 4, 4),
+    },
+}
+# test_benchmark.py SUBBLOCK_HW_CHOICES, in its order.
+SUBBLOCKS = [
+    (4, 2),
+    (2, 4),
+    (8, 1),
+    (1, 8),
+    (7, 1),
+    (1, 7),
+    (3, 2),
+    (2, 3),
+    (6, 1),
+    (1, 6),
+    (5, 1),
+    (1, 5),
+    (2, 2),
+    (4, 1),
+    (1, 4),
+    (3, 1),
+    (1, 3),
+    (2, 1),
+    (1, 2),
+    (1, 1),
+]
+
+
+def tt_subblock(h: int, w: int, out_sharded: bool) -> tuple[int, int]:
+    for sh, sw in SUBBLOCKS:
+        if out_sharded and (w % sw or sh != 1):
+            continue
+        if h % sh == 0 and w % sw == 0:
+            return sh, sw
+    return 1, 1
+
+
+@dataclass
+class Row:
+    card: str
+    config: str
+    m: int
+    k: int
+    n: int
+    trace: bool
+    gx: int
+    gy: int
+    dtype: str
+    fidelity: str
+    a_local: bool
+    c_local: bool
+    measured_us: float
+
+
+def read_rows(path: Path) -> list[Row]:
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append(
+                Row(
+                    card=r["card"],
+                    config=r["config"],
+                    m=int(r["M"]),
+                    k=int(r["K"]),
+                    n=int(r["N"]),
+                    trace=r["use_trace"] == "True",
+                    gx=int(r["grid_x"]),
+                    gy=int(r["grid_y"]),
+                    dtype=r["dtype"],
+                    fidelity=r["math_fidelity"].lower(),
+                    a_local=r["in0_storage"] == "L1",
+                    c_local=r["out_storage"] == "L1",
+                    measured_us=float(r["device_time_us"]),
+                )
+            )
+    return rows
+
+
+def tuned_plan(row: Row) -> GemmPlan | None:
+    key = (row.m // row.gy, row.k // row.gx, row.n // row.gx)
+    cfg = TUNED[row.dtype].get(key)
+    if cfg is None:
+        return None
+    div, nbh, nbw = cfg
+    pm, pn = row.m // row.gy // 32, row.n // row.gx // 32
+    ibw = row.k // row.gx // 32 // div
+    oh, ow = pm // nbh, pn // nbw
+    sh, sw = tt_subblock(oh, ow, row.c_local)
+    return GemmPlan(row.gx, row.gy, oh, ow, sh, sw, ibw)
+
+
+def _divisors(v: int, most: int) -> list[int]:
+    return [d for d in range(1, min(v, most) + 1) if v % d == 0]
+
+
+def best_plan(target, shape: GemmShape, fidelity: str, in_place: bool):
+    """Our planner's stand-in: the lowest predicted total over a lattice of legal 2-D multicast plans
+    (per-site blocks that cover the grid in 1-4 rounds, K blocks dividing K, the largest sub-blocks the
+    accumulator holds)."""
+    gx, gy = target.mesh_x, target.mesh_y
+    acc = target.acc_tiles(shape.in_dtype)
+    best = None
+
+    def sizes(tiles: int, sites: int) -> list[int]:
+        per = -(-tiles // sites)
+        return sorted(
+            {-(-per // r) for r in (1, 2, 3, 4)} | {v for v in (1, 2, 4, 8, 16) if v <= tiles}
+        )
+
+    pms, pns = sizes(shape.mt, gy), sizes(shape.nt, gx)
+    for pm in pms:
+        for pn in pns:
+            subs = sorted(
+                ((h, w) for h in _divisors(pm, acc) for w in _divisors(pn, acc) if h * w <= acc),
+                key=lambda s: -s[0] * s[1],
+            )[:3]
+            for ibw in _divisors(shape.kt, 16):
+                for h, w in subs:
+                    plan = GemmPlan(gx, gy, pm, pn, h, w, ibw)
+                    if not plan_fits(target, shape, plan, in_place=in_place):
+                        continue
+                    cost = gemm_cost(target, shape, plan, fidelity, in_place=in_place)
+                    if best is None or cost.total_cycles < best[1].total_cycles:
+                        best = (plan, cost)
+    return best
+
+
+def predict(row: Row, cards: dict[str, str] | None = None):
+    target = load_target((cards or CARDS)[row.card]).with_grid(row.gx, row.gy)
+    in_dtype, fmt = DTYPES[row.dtype]
+    out = fmt or in_dtype
+    shape = GemmShape(
+        row.m,
+        row.k,
+        row.n,
+        in_dtype=in_dtype,
+        out_dtype=out,
+        fmt=fmt,
+        a_local=row.a_local,
+        c_local=row.c_local,
+    )
+    if row.config == "tuned":
+        plan = tuned_plan(row)
+        if plan is None:
+            return None
+        cost = gemm_cost(target, shape, plan, row.fidelity, in_place=True)
+        how = "tt-metal"
+    else:
+        plan, cost = best_plan(target, shape, row.fidelity, in_place=False)
+        how = "ours"
+    us = cost.compute_done_cycles / (target.clock_ghz * 1000.0)
+    return plan, cost, us, how
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--csv", type=Path, default=DEFAULT_CSV, help=f"calibration CSV (default {DEFAULT_CSV})"
+    )
+    ap.add_argument("--quiet", action="store_true", help="print only the summary")
+    ap.add_argument("--card", choices=sorted(CARDS), help="only this card")
+    ap.add_argument("--config", choices=("tuned", "out_of_box"), help="only this config")
+    ap.add_argument("--why", action="store_true", help="print the model's reason for each row")
+    ap.add_argument(
+        "--n150",
+        default=CARDS["N150"],
+        help="target for N150 rows: a preset or a .toml (what-if studies)",
+    )
+    ap.add_argument(
+        "--p150", default=CARDS["P150"], help="target for P150 rows: a preset or a .toml"
+    )
+    args = ap.parse_args(argv)
+    cards = {"N150": args.n150, "P150": args.p150}
+    if not args.csv.exists():
+        print(f"calibration CSV not found: {args.csv} (pass --csv)", file=sys.stderr)
+        return 2
+    rows = [
+        r
+        for r in read_rows(args.csv)
+        if (not args.card or r.card == args.card) and (not args.config or r.config == args.config)
+    ]
+    errors: list[float] = []
+    by_group: dict[str, list[float]] = {}
+    if not args.quiet:
+        print(
+            f"{'card':5} {'config':10} {'M':>6} {'K':>6} {'N':>6} {'fmt':7} {'fid':5} {'grid':5} {'tr':2} "
+            f"{'plan (pm,pn,osh,osw,ibw)':26} {'by':8} {'meas_us':>9} {'pred_us':>9} {'err':>7} bound"
+        )
+    for r in rows:
+        res = predict(r, cards)
+        if res is None:
+            print(
+                f"{r.card} {r.config} {r.m}x{r.k}x{r.n} {r.dtype}: no tt-metal config known; skipped"
+            )
+            continue
+        plan, cost, us, how = res
+        err = (us - r.measured_us) / r.measured_us
+        errors.append(err)
+        by_group.setdefault(f"{r.card} {r.config}", []).append(err)
+        if not args.quiet:
+            fmt = {"BFLOAT16": "bf16", "BFLOAT8_B": "bfp8_b", "BFLOAT4_B": "bfp4_b"}[r.dtype]
+            pl = f"({plan.per_site_m},{plan.per_site_n},{plan.osh},{plan.osw},{plan.ibw})"
+            print(
+                f"{r.card:5} {r.config:10} {r.m:6} {r.k:6} {r.n:6} {fmt:7} {r.fidelity:5} {r.gx}x{r.gy:<3} "
+                f"{'T' if r.trace else 'F':2} {pl:26} {how:8} {r.measured_us:9.2f} {us:9.2f} {err:+7.1%} {cost.bound}"
+            )
+            if args.why:
+                print(f"      {cost.why}")
+    if not errors:
+        print("no rows")
+        return 1
+    print()
+    print(f"{'group':18} {'rows':>5} {'median |err|':>13} {'within 15%':>11} {'median err':>11}")
+    for g, es in sorted(by_group.items()):
+        print(
+            f"{g:18} {len(es):5} {statistics.median(abs(e) for e in es):13.1%} "
+            f"{sum(abs(e) <= 0.15 for e in es) / len(es):11.0%} {statistics.median(es):+11.1%}"
+        )
+    print(
+        f"{'all':18} {len(errors):5} {statistics.median(abs(e) for e in errors):13.1%} "
+        f"{sum(abs(e) <= 0.15 for e in errors) / len(errors):11.0%} {statistics.median(errors):+11.1%}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # piped into head: stop quietly
+        sys.exit(0)

@@ -1,0 +1,478 @@
+"""The cost model: a GEMM plan's quantities, its cycles, and the bounds it is measured against.
+
+Pure functions of (target, shape, plan). Nothing here is fitted to a measurement: every rate is a
+field of the :class:`~.spec.Target` with its public source in :mod:`.presets`, and the structure is
+the structure of the program the compiler emits (tt-metal's 2-D multicast matmul):
+
+* each site runs its blocks as a sequence of *steps*, one K block of one output block per step;
+* per step, each operand's movement engine reads the block from DRAM (one round trip, since the reader
+  waits for the block before it hands it on; one NoC transaction per tile, so the read streams at the
+  link rate or the transaction issue rate) and then, as the multicast sender of its row / column,
+  sends it through a credit loop across the rectangle; result tiles leave on the engine that also
+  loads B (seed 003's operand-with-store packing);
+* the compute engine runs ``per_site_m x per_site_n x ibw`` tile-matmuls per step, each costing the
+  slower of the matrix engine (fidelity phases, plus the bank handover) and the unpackers feeding it
+  (the operand bytes its sub-block shape makes it re-read), plus the K-block spill when partial sums
+  are not accumulated in place;
+* movement and compute overlap through double-buffered FIFOs, so the site takes
+  ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
+* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth.
+
+The program takes as long as its busiest site, site (0, 0): the 2-D map (seed 003) gives it the first
+block of every round and makes it the multicast sender of its row and column.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .footprint import (
+    FootprintParts,
+    footprint_bytes_for_plan,
+    footprint_parts,
+    page_bytes,
+    plan_fits,
+)
+from .gemm import TILE, GemmPlan, GemmShape, ceil_div
+from .sharing import OperandStream, Sharing, SharingDecision, dram_cycles, share_operand
+from .spec import Target
+
+__all__ = [
+    "GemmShape",
+    "GemmPlan",
+    "GemmQuantities",
+    "GemmCost",
+    "gemm_quantities",
+    "gemm_cost",
+    "roofline_cycles",
+    "capacity_bound_bytes",
+    "noc_ingress_bound_cycles",
+    "footprint_bytes_for_plan",
+    "footprint_parts",
+    "FootprintParts",
+    "plan_fits",
+    "page_bytes",
+    "OperandStream",
+    "Sharing",
+    "SharingDecision",
+    "share_operand",
+    "dram_cycles",
+    "compulsory_dram_bytes",
+]
+
+
+@dataclass(frozen=True)
+class GemmQuantities:
+    """What a plan moves and computes, in tiles (no time in here).
+
+    DRAM reads are given three ways: under the plan (``a_tiles_dram``), with multicast (a row of sites
+    reads each A block once per round and shares it) and replicated (every site reads its own).
+    ``noc_tiles`` counts tiles landing in (or leaving) sites' local memory; ``noc_tile_hops`` the link
+    traversals of multicast deliveries (a multicast occupies each link of its path once)."""
+
+    sites_used: int
+    grid_x_used: int
+    grid_y_used: int
+    blocks_m: int
+    blocks_n: int
+    k_blocks: int
+    # busiest site: (0, 0)
+    busiest_rows: int  # M tiles it computes
+    busiest_cols: int  # N tiles it computes
+    busiest_blocks: int
+    busiest_steps: int  # blocks x K blocks (streaming: output tiles x K tiles)
+    tile_matmuls: int  # whole program, padded tiles
+    tile_matmuls_busiest: int
+    # effective tile-matmuls of the busiest site once short rows pay whole row passes only
+    tile_matmuls_busiest_eff: float
+    mcast_a: bool  # multicast really used (plan asks, target has it, more than one site shares)
+    mcast_b: bool
+    a_tiles_dram: int
+    b_tiles_dram: int
+    a_tiles_dram_mcast: int
+    b_tiles_dram_mcast: int
+    a_tiles_dram_replicated: int
+    b_tiles_dram_replicated: int
+    c_tiles_written: int
+    a_readers: int  # sites reading A from DRAM at the same time
+    b_readers: int
+    c_writers: int
+    noc_tiles: int
+    noc_tile_hops: int
+    busiest_a_tiles: int  # A tiles the busiest site receives
+    busiest_b_tiles: int
+    busiest_c_tiles: int
+
+    @property
+    def dram_tiles_read(self) -> int:
+        return self.a_tiles_dram + self.b_tiles_dram
+
+
+@dataclass(frozen=True)
+class GemmCost:
+    """Cycles of a plan. ``compute_cycles``, ``movement_cycles`` are the busiest site's totals;
+    ``dram_cycles`` is the program's DRAM time (the DRAM is shared by all sites). ``total_cycles`` is
+    the program: the busiest site's pipeline of steps plus fill and drain, never less than any of the
+    three. ``bound`` names which of compute / dram / noc binds. ``why`` is one line for an IR
+    attribute or a report."""
+
+    compute_cycles: float
+    movement_cycles: float
+    dram_cycles: float
+    step_compute: float
+    step_movement: float
+    step_dram: float
+    fill_cycles: float
+    drain_cycles: float
+    steady_cycles: float
+    # When the last tile-matmul retires (the compute engine's kernel time, what tt-metal's device
+    # profiler reports as the TRISC1 duration); total_cycles adds the final write-back.
+    compute_done_cycles: int
+    total_cycles: int
+    bound: str
+    us: float
+    dram_bytes: int
+    noc_bytes: int
+    quantities: GemmQuantities
+    why: str
+
+
+# ── quantities ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def _row_pass_factor(target: Target, rows: int) -> float:
+    """Share of a full tile's matrix-engine time a tile with ``rows`` real rows costs: whole passes of
+    ``matmul_row_pass`` rows ("shorter than 8x16 ... the engine will still perform 8x16 x 16x16",
+    tt-metal GEMM report). A 1-row decode tile on Tensix costs 8/32 of a tile, not 1/32."""
+    rp = max(1, target.matmul_row_pass)
+    if rows >= TILE:
+        return 1.0
+    return min(1.0, ceil_div(rows, rp) * rp / TILE)
+
+
+def _busiest_extent(tiles: int, per_block: int, sites: int) -> int:
+    """Tiles along one dimension the site at index 0 covers: blocks 0, sites, 2*sites, ...; only the
+    last block of the dimension can be short, and index 0 is never below any other index."""
+    blocks = ceil_div(tiles, per_block)
+    return sum(min(per_block, tiles - b * per_block) for b in range(0, blocks, sites))
+
+
+def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
+    """Tiles read from DRAM per operand (with and without multicast), tiles moved on the NoC and
+    hops crossed, tile-matmuls (total and on the busiest site), output tiles written."""
+    mt, kt, nt = shape.mt, shape.kt, shape.nt
+    gx, gy = plan.grid_x, plan.grid_y
+    last_rows = shape.m - TILE * (mt - 1)
+    if plan.streaming:
+        # tt-metal's non-reuse matmul: output tiles split over the sites, each tile reading its own K
+        # row of A and K column of B; no multicast, nothing shared.
+        units = mt * nt
+        per_site = ceil_div(units, gx * gy)
+        sites, gx_used, gy_used = min(gx * gy, units), min(gx, units), min(gy, ceil_div(units, gx))
+        bm, bn, kb = mt, nt, kt
+        rows, cols, blocks = min(per_site, mt), per_site, per_site
+        tile_matmuls_busiest = per_site * kt
+        # Short rows help only when every tile is short (M below one tile); otherwise the busiest site
+        # is charged full tiles, which can only over-estimate.
+        eff = tile_matmuls_busiest * (_row_pass_factor(target, last_rows) if mt == 1 else 1.0)
+        mc_a = mc_b = False
+        a_mc = a_rep = 0 if shape.a_local else units * kt
+        b_mc = b_rep = units * kt
+        a_dram, b_dram = a_rep, b_rep
+        delivered, hops = 2 * units * kt, 0
+        a_readers, b_readers = (0 if shape.a_local else sites), sites
+        busiest_a, busiest_b, busiest_c = per_site * kt, per_site * kt, per_site
+    else:
+        pm, pn = plan.per_site_m, plan.per_site_n
+        bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
+        gx_used, gy_used = min(gx, bn), min(gy, bm)
+        sites = gx_used * gy_used
+        rounds_m, rounds_n = ceil_div(bm, gy), ceil_div(bn, gx)
+        kb = plan.k_blocks(kt)
+        rows = _busiest_extent(mt, pm, gy)
+        cols = _busiest_extent(nt, pn, gx)
+        blocks = rounds_m * rounds_n
+        tile_matmuls_busiest = rows * cols * kt
+        # Site y = 0 holds the last M tile (the only short one) when the last block row maps to it.
+        eff_rows = (
+            rows - 1 + _row_pass_factor(target, last_rows) if (bm - 1) % gy == 0 else float(rows)
+        )
+        eff = eff_rows * cols * kt
+        rect = target.multicast == "rectangle"
+        mc_a = plan.mcast_a and rect and gx_used > 1
+        mc_b = plan.mcast_b and rect and gy_used > 1
+        # A block row is read once per round of column blocks when a row of sites shares it, once per
+        # column block otherwise; B symmetrically.
+        a_mc, a_rep = mt * kt * rounds_n, mt * kt * bn
+        b_mc, b_rep = kt * nt * rounds_m, kt * nt * bm
+        if shape.a_local:
+            a_mc = a_rep = 0
+        a_dram = a_mc if mc_a else a_rep
+        b_dram = b_mc if mc_b else b_rep
+        if target.l2_bytes and not rect:
+            # A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one
+            # wave read each panel they share from DRAM once; and a whole operand that fits in half the
+            # cache stays there across waves, so DRAM serves it once. Sites still pull every tile from
+            # L2 over their link, which the movement model charges.
+            a_dram, b_dram = min(a_dram, a_mc), min(b_dram, b_mc)
+            half = target.l2_bytes // 2
+            tb = shape.operand_tile_bytes(target)
+            if mt * kt * tb <= half:
+                a_dram = min(a_dram, mt * kt)
+            if kt * nt * tb <= half:
+                b_dram = min(b_dram, kt * nt)
+        # Every site receives every A tile of its block rows and B tile of its block columns, shared
+        # or not; multicast saves DRAM reads and link occupancy, not deliveries.
+        delivered = mt * kt * bn + kt * nt * bm
+        hops = (mt * kt * rounds_n * (gx_used - 1) if mc_a else 0) + (
+            kt * nt * rounds_m * (gy_used - 1) if mc_b else 0
+        )
+        a_readers = 0 if shape.a_local else (gy_used if mc_a else sites)
+        b_readers = gx_used if mc_b else sites
+        busiest_a, busiest_b, busiest_c = rows * kt, kt * cols, rows * cols
+    c_written = 0 if shape.c_local else mt * nt
+    return GemmQuantities(
+        sites_used=sites,
+        grid_x_used=gx_used,
+        grid_y_used=gy_used,
+        blocks_m=bm,
+        blocks_n=bn,
+        k_blocks=kb,
+        busiest_rows=rows,
+        busiest_cols=cols,
+        busiest_blocks=blocks,
+        busiest_steps=blocks * kb,
+        tile_matmuls=mt * nt * kt,
+        tile_matmuls_busiest=tile_matmuls_busiest,
+        tile_matmuls_busiest_eff=eff,
+        mcast_a=mc_a,
+        mcast_b=mc_b,
+        a_tiles_dram=a_dram,
+        b_tiles_dram=b_dram,
+        a_tiles_dram_mcast=a_mc,
+        b_tiles_dram_mcast=b_mc,
+        a_tiles_dram_replicated=a_rep,
+        b_tiles_dram_replicated=b_rep,
+        c_tiles_written=c_written,
+        a_readers=a_readers,
+        b_readers=b_readers,
+        c_writers=0 if shape.c_local else sites,
+        noc_tiles=delivered + c_written,
+        noc_tile_hops=hops,
+        busiest_a_tiles=busiest_a,
+        busiest_b_tiles=busiest_b,
+        busiest_c_tiles=0 if shape.c_local else busiest_c,
+    )
+
+
+# ── cycles ─────────────────────────────────────────────────────────────────────────────────────────
+
+
+def _tile_matmul_cycles(
+    target: Target, shape: GemmShape, plan: GemmPlan, fidelity: str
+) -> tuple[float, float]:
+    """(matrix-engine cycles, unpacker cycles) per tile-matmul.
+
+    The unpackers feed the engine's two source registers from local memory. For a sub-block of
+    osh x osw tiles the matmul LLK (tt-llk ``_llk_unpack_AB_matmul_``: ``reuse_a = ct_dim >= rt_dim``)
+    holds one tile of one operand while it streams the other operand's tiles past it: per K tile,
+    min(osh, osw) x (1 + max(osh, osw)) tile unpacks for osh x osw tile-matmuls. The streamed operand
+    (one tile per tile-matmul) goes through one unpacker at ``unpack_bytes_per_cycle``; both together
+    are capped at ``unpack_joint_bytes_per_cycle`` (they share L1 ports). On Tensix this is what makes a
+    1x1 sub-block, or bf16 at LoFi, slower than the fidelity alone says."""
+    fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
+    if not target.unpack_bytes_per_cycle:
+        return fid, 0.0
+    tb = shape.operand_tile_bytes(target)
+    big = max(plan.osh, plan.osw)
+    streamed = tb / target.unpack_bytes_per_cycle
+    joint_rate = target.unpack_joint_bytes_per_cycle or target.unpack_bytes_per_cycle
+    both = tb * (1.0 + 1.0 / big) / joint_rate
+    return fid, max(streamed, both)
+
+
+def gemm_cost(
+    target: Target,
+    shape: GemmShape,
+    plan: GemmPlan,
+    fidelity: str = "hifi4",
+    *,
+    in_place: bool = False,
+    exact: bool = False,
+) -> GemmCost:
+    """Predicted cycles of ``plan`` for ``shape`` on ``target`` at ``fidelity``; see the module text
+    for the structure. ``in_place``: partial sums accumulate in the output buffer (tt-metal's packer
+    L1 accumulation), so no K-block spill is reloaded; ``exact``: the spill is 32-bit."""
+    q = gemm_quantities(target, shape, plan)
+    tb = shape.operand_tile_bytes(target)
+    tbo = shape.out_tile_bytes(target)
+    n = max(1, q.busiest_steps)
+    link = float(target.link_bytes_per_cycle)
+    latency = float(target.dram_latency_cycles or 0)
+
+    # Compute: every tile-matmul of the busiest site at the slower of engine and unpacker; short rows
+    # pay whole row passes on the engine (the unpacker still reads whole, padded tiles).
+    fid, unpack = _tile_matmul_cycles(target, shape, plan, fidelity)
+    eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
+    per_tm = max(fid * eff_ratio + target.matmul_handover_cycles, unpack)
+    compute = q.tile_matmuls_busiest * per_tm
+    # The K-block spill: every K block after the first reloads the block's partial sums into the
+    # accumulator through the operand path before it can accumulate again.
+    if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
+        spill_tb = (
+            (target.tile_bytes("f32") if target.has_dtype("f32") else 4 * target.tile_elems)
+            if exact
+            else tb
+        )
+        local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
+        compute += (q.k_blocks - 1) * q.busiest_rows * q.busiest_cols * spill_tb / local_rate
+
+    # Movement on the busiest site. Each step, an operand's engine reads the block from DRAM and then,
+    # as the multicast sender of its row / column, sends it on: a chain, because the reader waits for
+    # the block (one DRAM round trip) before it can hand it on, and only then fetches the next. A block
+    # read is one NoC transaction per tile (interleaved tensors put neighbouring tiles in different
+    # banks), so it streams at the link's rate or the engine's transaction issue rate, whichever is
+    # slower. DRAM as a shared resource is not in this chain: all sites' reads and writes together are
+    # the program's DRAM time (step_dram below), which the steady state also respects.
+    a_tiles_step = q.busiest_a_tiles / n
+    b_tiles_step = q.busiest_b_tiles / n
+    issue = float(target.noc_issue_cycles or 0)
+
+    def read(tiles: float) -> float:
+        return n * (latency + max(tiles * issue, tiles * tb / link))
+
+    # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
+    # back to the sender, the block streams out (its first word one hop latency per hop behind), and
+    # the "valid" flag follows it: three crossings of the span, hop_cycles per hop.
+    a_span = target.hop_cycles * (q.grid_x_used - 1)
+    b_span = target.hop_cycles * (q.grid_y_used - 1)
+
+    def send(tiles: float, span: float) -> float:
+        return n * (tiles * tb / link + 3 * span)
+
+    if shape.a_local:
+        # Already sharded in local memory: the owner of each K block multicasts it along the row.
+        a_read, a_send = (
+            0.0,
+            (send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link),
+        )
+    else:
+        a_read = read(a_tiles_step)
+        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
+    b_read = read(b_tiles_step)
+    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
+    c_write = q.busiest_c_tiles * tbo / link
+    engines = max(1, target.movement_engines)
+    if engines >= 3:
+        paths = [(a_read, a_send), (b_read, b_send), (0.0, c_write)]
+    elif engines == 2:
+        # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
+        # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
+        paths = [(a_read, a_send), (b_read, b_send + c_write)]
+    else:
+        paths = [(a_read + b_read, a_send + b_send + c_write)]
+    crit_read, crit_send = max(paths, key=sum)
+    movement = crit_read + crit_send
+
+    dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
+    dram = dram_bytes / target.dram_bytes_per_cycle
+
+    step_c, step_m, step_d = compute / n, movement / n, dram / n
+    # Fill: the first step's blocks are read and then sent before any compute starts.
+    fill = max((a_read + a_send) / n, (b_read + b_send) / n, step_d)
+    # Drain: the last step's compute, then the last blocks' results written back: every site writes
+    # its last block at once, through its link and, together, through DRAM; then the write round trip.
+    last_block_tiles = (
+        min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n) if q.busiest_c_tiles else 0
+    )
+    drain = step_c
+    if last_block_tiles:
+        burst = last_block_tiles * tbo * q.c_writers / target.dram_bytes_per_cycle
+        drain += max(last_block_tiles * tbo / link, burst) + latency
+    steady = (n - 1) * max(step_c, step_m, step_d)
+    done = max(fill + steady + step_c, compute)
+    total = max(fill + steady + drain, compute, dram, movement)
+
+    # What binds: the compute engine; DRAM (its bandwidth, or the round trips of a reader that waits on
+    # it); or the on-chip network (multicast sends, link rates, and on a chip without declared DRAM
+    # latency, e.g. a GPU reading through its L2, the link reads too).
+    if step_c >= max(step_m, step_d):
+        bound = "compute"
+    elif step_d >= step_m or (crit_read >= crit_send and target.dram_latency_cycles):
+        bound = "dram"
+    else:
+        bound = "noc"
+    total_cycles = math.ceil(total)
+    us = total_cycles / (target.clock_ghz * 1000.0)
+    noc_bytes = (q.noc_tiles - q.c_tiles_written) * tb + q.c_tiles_written * tbo
+    why = (
+        f"{bound}-bound: {n} steps of compute {step_c:.0f} / movement {step_m:.0f} / DRAM {step_d:.0f} cycles"
+        f" (tile-matmul {per_tm:.1f} cycles: engine {fid * eff_ratio + target.matmul_handover_cycles:.1f}, unpack {unpack:.1f}),"
+        f" fill {fill:.0f}, drain {drain:.0f}"
+    )
+    return GemmCost(
+        compute_cycles=compute,
+        movement_cycles=movement,
+        dram_cycles=dram,
+        step_compute=step_c,
+        step_movement=step_m,
+        step_dram=step_d,
+        fill_cycles=fill,
+        drain_cycles=drain,
+        steady_cycles=steady,
+        compute_done_cycles=math.ceil(done),
+        total_cycles=total_cycles,
+        bound=bound,
+        us=us,
+        dram_bytes=int(dram_bytes),
+        noc_bytes=int(noc_bytes),
+        quantities=q,
+        why=why,
+    )
+
+
+# ── bounds ─────────────────────────────────────────────────────────────────────────────────────────
+
+
+def compulsory_dram_bytes(target: Target, shape: GemmShape) -> int:
+    """Bytes any plan must move through DRAM: each operand tile read once (unless A is already in
+    local memory) and each result tile written once (unless it stays there)."""
+    tb = shape.operand_tile_bytes(target)
+    a = 0 if shape.a_local else shape.mt * shape.kt * tb
+    b = shape.kt * shape.nt * tb
+    c = 0 if shape.c_local else shape.mt * shape.nt * shape.out_tile_bytes(target)
+    return a + b + c
+
+
+def roofline_cycles(target: Target, shape: GemmShape, fidelity: str = "hifi4") -> int:
+    """max(FLOPs / peak FLOP rate of the whole mesh, compulsory DRAM bytes / DRAM bandwidth), in
+    cycles. Every plan's :func:`gemm_cost` total is at least this (its busiest site computes at least
+    an even share of the padded tile-matmuls, and it reads at least the compulsory bytes)."""
+    compute = shape.flops / target.peak_flops_per_cycle(shape.in_dtype, fidelity)
+    memory = compulsory_dram_bytes(target, shape) / target.dram_bytes_per_cycle
+    return math.ceil(max(compute, memory))
+
+
+def capacity_bound_bytes(target: Target, shape: GemmShape) -> int:
+    """Smith et al. 2017 ("A Tight I/O Lower Bound for Matrix Multiplication"): a machine holding S
+    words at once must move at least 2MNK / sqrt(S) - 2S words between its memory and DRAM. S is the
+    whole mesh's local memory (sites x configurable budget), counted in elements of the operand
+    format; the result is in bytes, floored at the compulsory traffic."""
+    elem_bytes = shape.operand_tile_bytes(target) / target.tile_elems
+    s_words = target.sites * target.local_mem_max_bytes / elem_bytes
+    words = 2.0 * shape.m * shape.n * shape.k / math.sqrt(s_words) - 2.0 * s_words
+    return max(compulsory_dram_bytes(target, shape), math.ceil(words * elem_bytes))
+
+
+def noc_ingress_bound_cycles(target: Target, shape: GemmShape, plan: GemmPlan | None = None) -> int:
+    """Cycles the busiest site needs just to receive its operands through its NoC link. With a plan:
+    its A rows and B columns (``busiest_a_tiles + busiest_b_tiles``). Without one, the plan-free
+    bound: spreading the M x N output evenly over every site, a site owning an a x b patch with
+    ab = MN / sites receives at least K(a + b) >= 2K sqrt(MN / sites) elements."""
+    tb = shape.operand_tile_bytes(target)
+    if plan is not None:
+        q = gemm_quantities(target, shape, plan)
+        return math.ceil((q.busiest_a_tiles + q.busiest_b_tiles) * tb / target.link_bytes_per_cycle)
+    elems = 2.0 * shape.k * math.sqrt(shape.m * shape.n / target.sites)
+    return math.ceil(elems * tb / target.tile_elems / target.link_bytes_per_cycle)

@@ -1,0 +1,325 @@
+"""``load_target``: a preset by name, or a chip described in a TOML file.
+
+A TOML target has the fields of :class:`~.spec.Target`, flat, plus three tables::
+
+    name = "my_chip"
+    mesh_x = 4
+    ...
+    [acc_tiles]          # accumulator tiles per accumulation precision
+    bf16 = 8
+    [tile_bytes]         # the datatypes the chip has, with bytes per tile
+    bf16 = 2048
+    [matmul]             # cycles per 32x32x32 tile-matmul: one number, or one per fidelity
+    bf16 = { lofi = 16, hifi2 = 32, hifi3 = 48, hifi4 = 64 }
+
+``base = "<preset>"`` starts from a preset and overrides only the fields given. Every refusal is a
+:class:`TargetError` naming the file and the field, never a KeyError or TypeError from deep inside.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .presets import PRESETS
+from .spec import (
+    FIDELITIES,
+    KNOWN_DTYPES,
+    MULTICAST_KINDS,
+    Target,
+    TargetError,
+    fidelity_table,
+    make_target,
+    normalize_dtype,
+)
+
+# Other names users type for the presets.
+ALIASES: dict[str, str] = {
+    "n150": "wormhole_n150",
+    "wormhole": "wormhole_n150",
+    "wh": "wormhole_n150",
+    "p150": "blackhole_p150",
+    "blackhole": "blackhole_p150",
+    "bh": "blackhole_p150",
+    "rdu": "plasticine",
+    "3060": "rtx3060",
+    "rtx_3060": "rtx3060",
+    "h100_sxm": "h100",
+    "h200_sxm": "h200",
+}
+
+# field -> (kind, required). Kinds: "pos_int" (> 0), "nonneg_int" (>= 0), "pos_num" (> 0),
+# "bool", "str", "multicast", "opt_pos_int" (> 0 or absent).
+_SCALARS: dict[str, tuple[str, bool]] = {
+    "name": ("str", False),
+    "description": ("str", False),
+    "mesh_x": ("pos_int", True),
+    "mesh_y": ("pos_int", True),
+    "local_mem_bytes": ("pos_int", True),
+    "local_mem_max_bytes": ("pos_int", False),
+    "local_mem_base": ("nonneg_int", False),
+    "movement_engines": ("nonneg_int", True),
+    "acc_in_registers": ("bool", True),
+    "acc_lanes": ("pos_int", False),
+    "fetch_tile_cycles": ("opt_pos_int", False),
+    "credit_return_cycles": ("opt_nonneg_int", False),
+    "service_page_cycles": ("opt_pos_int", False),
+    "multicast": ("multicast", True),
+    "receiver_noc": ("nonneg_int", False),
+    "writer_noc": ("nonneg_int", False),
+    "link_bytes_per_cycle": ("pos_int", True),
+    "hop_cycles": ("nonneg_int", True),
+    "tile_rows": ("pos_int", False),
+    "tile_cols": ("pos_int", False),
+    "clock_ghz": ("pos_num", True),
+    "dram_gbps": ("pos_num", True),
+    "dram_channels": ("pos_int", True),
+    "fabric_word_bytes": ("opt_pos_int", False),
+    "unpack_bytes_per_cycle": ("opt_pos_int", False),
+    "unpack_joint_bytes_per_cycle": ("opt_pos_int", False),
+    "dram_latency_cycles": ("opt_nonneg_int", False),
+    "noc_issue_cycles": ("opt_nonneg_int", False),
+    "l2_bytes": ("opt_pos_int", False),
+    "matmul_row_pass": ("pos_int", False),
+    "matmul_handover_cycles": ("nonneg_int", False),
+}
+_TABLES = ("acc_tiles", "tile_bytes", "matmul")
+_DEFAULTS: dict[str, Any] = {
+    "description": "",
+    "local_mem_base": 0,
+    "acc_lanes": 1,
+    "fetch_tile_cycles": None,
+    "credit_return_cycles": None,
+    "service_page_cycles": None,
+    "receiver_noc": 0,
+    "writer_noc": 0,
+    "tile_rows": 32,
+    "tile_cols": 32,
+    "fabric_word_bytes": None,
+    "unpack_bytes_per_cycle": None,
+    "unpack_joint_bytes_per_cycle": None,
+    "dram_latency_cycles": None,
+    "noc_issue_cycles": None,
+    "l2_bytes": None,
+    "matmul_row_pass": 8,
+    "matmul_handover_cycles": 0,
+}
+
+
+def preset_names() -> str:
+    return ", ".join(sorted(PRESETS))
+
+
+def load_target(name_or_path: str | Path) -> Target:
+    """The target called ``name_or_path``: a preset name (or alias such as ``n150``), or the path of
+    a TOML file describing a chip. An unknown name is refused with the list of presets."""
+    if isinstance(name_or_path, Target):
+        return name_or_path
+    text = str(name_or_path).strip()
+    key = text.lower()
+    if key in PRESETS:
+        return PRESETS[key]
+    if key in ALIASES:
+        return PRESETS[ALIASES[key]]
+    path = Path(text)
+    if text.endswith(".toml") or path.exists() or "/" in text or "\\" in text:
+        return load_target_file(path)
+    raise TargetError(
+        f"unknown target {text!r}: use a preset ({preset_names()}) or the path of a .toml file"
+    )
+
+
+def load_target_file(path: str | Path) -> Target:
+    """Parse and validate a TOML target file."""
+    path = Path(path)
+    where = str(path)
+    if not path.exists():
+        raise TargetError(f"{where}: no such target file")
+    if not path.is_file():
+        raise TargetError(f"{where}: not a file")
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TargetError(f"{where}: cannot read the file: {e}") from None
+    if not raw.strip():
+        raise TargetError(
+            f"{where}: the file is empty; a target needs at least mesh_x, mesh_y, ... (see examples/targets/)"
+        )
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as e:
+        raise TargetError(f"{where}: not valid TOML: {e}") from None
+    if not data:
+        raise TargetError(f"{where}: the file defines no fields (only comments?)")
+    return target_from_mapping(data, where=where, default_name=path.stem)
+
+
+def target_from_mapping(data: dict, *, where: str, default_name: str = "custom") -> Target:
+    """Validate a mapping of TOML fields into a Target; ``where`` prefixes every message."""
+    data = dict(data)
+    base_fields: dict[str, Any] = {}
+    if "base" in data:
+        base = data.pop("base")
+        if not isinstance(base, str) or base.lower() not in PRESETS:
+            raise TargetError(
+                f"{where}: field 'base': expected a preset name ({preset_names()}), got {base!r}"
+            )
+        base_fields = _fields_of(PRESETS[base.lower()])
+    unknown = sorted(set(data) - set(_SCALARS) - set(_TABLES))
+    if unknown:
+        raise TargetError(
+            f"{where}: field {unknown[0]!r} is not a target field (known: {', '.join(sorted(set(_SCALARS) | set(_TABLES)))})"
+        )
+    fields: dict[str, Any] = {}
+    for field, (kind, required) in _SCALARS.items():
+        if field in data:
+            fields[field] = _check_scalar(where, field, kind, data[field])
+        elif field in base_fields:
+            fields[field] = base_fields[field]
+        elif required:
+            raise TargetError(f"{where}: missing field {field!r}")
+        elif field == "name":
+            fields[field] = default_name
+        elif field == "local_mem_max_bytes":
+            fields[field] = None  # filled from local_mem_bytes below
+        else:
+            fields[field] = _DEFAULTS[field]
+    for field in ("tile_rows", "tile_cols"):
+        if fields[field] != 32:
+            raise TargetError(
+                f"{where}: field {field!r}: only 32 x 32 tiles are supported (GemmShape and the cost model "
+                f"count 32 x 32 tiles), got {fields[field]}"
+            )
+    if fields["local_mem_max_bytes"] is None:
+        fields["local_mem_max_bytes"] = fields["local_mem_bytes"]
+    if fields["local_mem_max_bytes"] < fields["local_mem_bytes"]:
+        raise TargetError(
+            f"{where}: field 'local_mem_max_bytes': {fields['local_mem_max_bytes']} is below local_mem_bytes "
+            f"{fields['local_mem_bytes']} (the maximum cannot be less than the default)"
+        )
+    for table in _TABLES:
+        if table in data:
+            continue
+        if table not in base_fields:
+            raise TargetError(f"{where}: missing table [{table}]")
+    tile_bytes = (
+        _dtype_table(where, "tile_bytes", data["tile_bytes"])
+        if "tile_bytes" in data
+        else base_fields["tile_bytes"]
+    )
+    acc = (
+        _dtype_table(where, "acc_tiles", data["acc_tiles"])
+        if "acc_tiles" in data
+        else base_fields["acc_tiles"]
+    )
+    matmul = _matmul_table(where, data["matmul"]) if "matmul" in data else base_fields["matmul"]
+    for dtype in matmul:
+        if dtype not in tile_bytes:
+            raise TargetError(
+                f"{where}: field 'matmul.{dtype}': the chip computes {dtype} but [tile_bytes] does not list it"
+            )
+    return make_target(acc_tiles=acc, tile_bytes=tile_bytes, matmul=matmul, **fields)
+
+
+def _fields_of(t: Target) -> dict[str, Any]:
+    """A preset's fields in the loader's vocabulary (tables as dicts), for ``base = ...``."""
+    out = {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}
+    out["acc_tiles"] = dict(out.pop("acc_tiles_by_precision"))
+    out["tile_bytes"] = dict(out.pop("dtype_tile_bytes"))
+    out["matmul"] = {d: tuple(tab) for d, tab in out.pop("matmul_cycles")}
+    return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_scalar(where: str, field: str, kind: str, v: Any) -> Any:
+    def bad(expected: str) -> TargetError:
+        return TargetError(f"{where}: field {field!r}: expected {expected}, got {v!r}")
+
+    if kind == "str":
+        if not isinstance(v, str) or (field == "name" and not v.strip()):
+            raise bad("a non-empty string" if field == "name" else "a string")
+        return v
+    if kind == "bool":
+        if not isinstance(v, bool):
+            raise bad("true or false")
+        return v
+    if kind == "multicast":
+        if v not in MULTICAST_KINDS:
+            raise bad(" or ".join(repr(k) for k in MULTICAST_KINDS))
+        return v
+    if kind == "pos_num":
+        if not (_is_int(v) or isinstance(v, float)) or not v > 0 or v != v or v == float("inf"):
+            raise bad("a positive number")
+        return float(v)
+    if kind in ("pos_int", "opt_pos_int"):
+        if not _is_int(v) or v <= 0:
+            raise bad("a positive integer")
+        return v
+    if kind in ("nonneg_int", "opt_nonneg_int"):
+        if not _is_int(v) or v < 0:
+            raise bad("a non-negative integer")
+        return v
+    raise AssertionError(kind)  # pragma: no cover - the schema above is closed
+
+
+def _dtype_name(where: str, field: str, key: str) -> str:
+    d = normalize_dtype(key)
+    if d not in KNOWN_DTYPES:
+        raise TargetError(
+            f"{where}: field '{field}.{key}': unknown datatype {key!r} (known: {', '.join(KNOWN_DTYPES)})"
+        )
+    return d
+
+
+def _table_items(where: str, field: str, table: Any, expected: str):
+    """(key as written, datatype name, value) for each entry of a datatype table, after checking it is
+    a non-empty table of known datatypes."""
+    if not isinstance(table, dict):
+        raise TargetError(
+            f"{where}: field {field!r}: expected a table of {expected}, got {table!r}"
+        )
+    if not table:
+        raise TargetError(f"{where}: field {field!r}: the table is empty")
+    return [(key, _dtype_name(where, field, key), v) for key, v in table.items()]
+
+
+def _positive_int(where: str, path: str, v: Any) -> int:
+    if not _is_int(v) or v <= 0:
+        raise TargetError(f"{where}: field '{path}': expected a positive integer, got {v!r}")
+    return v
+
+
+def _dtype_table(where: str, field: str, table: Any) -> dict[str, int]:
+    return {
+        d: _positive_int(where, f"{field}.{key}", v)
+        for key, d, v in _table_items(where, field, table, "datatype = integer")
+    }
+
+
+def _matmul_table(where: str, table: Any) -> dict[str, tuple]:
+    out: dict[str, tuple] = {}
+    for key, d, v in _table_items(where, "matmul", table, "datatype = cycles"):
+        if not isinstance(v, dict):
+            if not _is_int(v):
+                raise TargetError(
+                    f"{where}: field 'matmul.{key}': expected cycles (an integer) or a table of "
+                    f"{', '.join(FIDELITIES)}, got {v!r}"
+                )
+            out[d] = fidelity_table(_positive_int(where, f"matmul.{key}", v))
+            continue
+        extra = sorted(set(v) - set(FIDELITIES))
+        if extra:
+            raise TargetError(
+                f"{where}: field 'matmul.{key}.{extra[0]}': unknown fidelity (use {', '.join(FIDELITIES)})"
+            )
+        missing = [fid for fid in FIDELITIES if fid not in v]
+        if missing:
+            raise TargetError(f"{where}: missing field 'matmul.{key}.{missing[0]}'")
+        c = {fid: _positive_int(where, f"matmul.{key}.{fid}", v[fid]) for fid in FIDELITIES}
+        out[d] = fidelity_table(c["lofi"], c["hifi2"], c["hifi3"], c["hifi4"])
+    return out

@@ -1,0 +1,338 @@
+"""Preset targets, every number with its public source.
+
+Sources (cited below by their short name):
+
+[ISA]     tenstorrent/tt-isa-documentation, WormholeB0/TensixTile: L1.md (L1 size, port bandwidths,
+          NoC 256-bit links, "latency of each hop is at least 9 cycles"), MatrixUnit.md (4.096 TFLOP/s
+          per FPU at 1 GHz, one MVMUL per fidelity phase; "an n150 board will have 1 ASIC with 72
+          tiles"), Dst.md (dest register file), DRAM tiles page ("12x 1 GiB channels of GDDR6").
+[GEMM]    tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md (commit 06bd3735): "The matrix engine performs
+          8x16 x 16x16 = 8x16 in a single cycle"; a 32x32x32 tile takes 16/32/48/64 cycles at
+          LoFi/HiFi2/HiFi3/HiFi4; "shorter than 8x16 ... the engine will still perform 8x16 x 16x16";
+          WH 1 GHz, BH 1.35 GHz; full grids 8x8 (WH) and 13x10 (BH).
+[BENCH]   tt-metal tests/ttnn/unit_tests/benchmarks/test_benchmark.py: fp32_dest_acc_en caps a
+          sub-block at 4 tiles, otherwise 8 (the half-sync dest).
+[DRAM-WH] tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md: 12 DRAM banks
+          on Wormhole, 288 GB/s spec at 12 GT/s, 267 GB/s measured.
+[DRAM-BH] tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md and
+          bh_dram_read_microbenchmark.md: 8 banks, 512 GB/s, NoC payload 512 bits (64 B/word) on
+          Blackhole vs 256 bits on Wormhole; one 16 KB read in flight per reader reaches 186 GB/s over 8
+          readers.
+[TILE]    tt-metal tt_metal/common tile_size(): bf16/f16 2048, f32 4096, bfp8_b 256*4 + 16*4 = 1088,
+          bfp4_b 128*4 + 16*4 = 576, int8/uint8 1024, int32/uint32 4096 bytes per 32x32 tile.
+[HAL]     tt-metal dev_mem_map / HAL: Wormhole L1 1464 KiB, Blackhole 1536 KiB (also [ISA] L1.md); the
+          unreserved base differs between tt-metal releases (DESIGN.md section 6 table).
+[PLAST]   Prabhakar et al., "Plasticine: A Reconfigurable Architecture For Parallel Patterns", ISCA
+          2017: 16x8 checkerboard of 64 PCUs and 64 PMUs, PCU 16 lanes x 6 stages, PMU 256 KB scratchpad
+          in 16 banks, 1 GHz, 4 DDR3 channels, 12.3 single-precision TFLOPS; statically routed,
+          pipelined (registered) scalar/vector/control networks, vector word 16 x 32 bit.
+[AMP]     NVIDIA Ampere GA102 whitepaper and the RTX 3060 specification: GA106, 28 SMs, 1.777 GHz boost,
+          192-bit GDDR6 at 15 Gbps = 360 GB/s; GA10x tensor cores: 512 dense FP16/BF16 FLOP per SM per
+          clock with FP32 accumulate (RTX 3080: 59.5 TFLOPS over 68 SMs at 1.71 GHz), TF32 half that,
+          INT8 4x; shared memory 100 KB per SM, 99 KB per block opt-in, 48 KB default; 64K 32-bit
+          registers per SM.
+[HOP]     NVIDIA H100 Tensor Core GPU Architecture whitepaper and the H100 / H200 datasheets: 132 SMs
+          (SXM5), 4096 dense FP16/BF16 FLOP per SM per clock (989.4 TFLOPS at 1.83 GHz), TF32 half, INT8
+          2x; 228 KB shared memory per SM, 227 KB per block opt-in; HBM3 3.35 TB/s (H100 SXM5, 5 stacks),
+          HBM3e 4.8 TB/s (H200, 6 stacks).
+[NOCMODEL] tt-metal tests/tt_metal/tt_metal/perf_microbenchmark (NoC analytical model scripts):
+          read issue = NIU programming 6 + non-NIU programming 43 cycles, round trip ~95 cycles,
+          NoC data width 32 B (Grayskull-era measurements).
+[DESIGN]  /work/shared/DESIGN.md section 6 table (the project's first table, cross-checked above).
+"""
+
+from __future__ import annotations
+
+from .spec import Target, fidelity_table, make_target
+
+# Tensix tile-matmul: 16 MVMULs (8x16 @ 16x16) per fidelity phase for a 32x32x32 tile [GEMM][ISA].
+_TENSIX_FLOAT = fidelity_table(16, 32, 48, 64)
+# Integer operands: "arbitrary 8-bit inputs require 4 fidelity phases" [ISA MatrixUnit.md], so every
+# fidelity costs the HiFi4 time.
+_TENSIX_INT = fidelity_table(64, 64, 64, 64)
+
+_TENSIX_TILE_BYTES = {
+    "bf16": 2048,
+    "f16": 2048,
+    "f32": 4096,
+    "bfp8_b": 1088,
+    "bfp4_b": 576,
+    "i8": 1024,
+    "u8": 1024,
+    "i32": 4096,
+    "u32": 4096,
+}  # [TILE]
+
+_TENSIX_MATMUL = {
+    # Block-float and fp16 operands unpack to the same 19-bit source registers, so they take the
+    # bf16 cycles; what the format changes is the bytes moved and unpacked [GEMM "Data Formats"].
+    "bf16": _TENSIX_FLOAT,
+    "f16": _TENSIX_FLOAT,
+    "bfp8_b": _TENSIX_FLOAT,
+    "bfp4_b": _TENSIX_FLOAT,
+    # f32 operands are read as TF32 by the FPU (19-bit source registers) [ISA SrcASrcB.md]; same MVMUL
+    # count per phase. Uncertain: full-precision f32 results need HiFi4, which the caller chooses.
+    "f32": _TENSIX_FLOAT,
+    "i8": _TENSIX_INT,
+    "u8": _TENSIX_INT,
+}
+
+# Dest in half-sync mode (one half computes while the packer drains the other): 16 tiles of 16-bit
+# datums in all, 8 per half; fp32 accumulation halves it to 4 [DESIGN][BENCH]. Int32 accumulates in
+# 32-bit dest like fp32.
+_TENSIX_ACC = {"bf16": 8, "f16": 8, "f32": 4, "i32": 4}
+
+
+def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip) -> Target:
+    """A Tensix chip: what Wormhole and Blackhole share, with the per-chip numbers given in ``chip``.
+    Buffers may use the L1 above its reserved base; a DRAM read's round trip is both the latency a
+    reader waits for and the time its credit takes to come back (the next read is issued when the page
+    is freed)."""
+    return make_target(
+        local_mem_base=local_mem_base,
+        local_mem_bytes=l1_bytes - local_mem_base,
+        local_mem_max_bytes=l1_bytes - local_mem_base,
+        credit_return_cycles=dram_round_trip,
+        dram_latency_cycles=dram_round_trip,
+        # Two data-movement RISC-Vs (BRISC, NCRISC), one per NoC by tt-metal convention [DESIGN].
+        movement_engines=2,
+        acc_tiles=_TENSIX_ACC,  # same dest on both [DESIGN]
+        acc_in_registers=False,
+        acc_lanes=1,
+        # service_page: a declared nominal, not a measurement: an 8-tile page at the HiFi4 tile time
+        # (8 x 64 cycles). Uncertain by construction; it only sets how deep size-buffers makes FIFOs.
+        service_page_cycles=512,
+        # Rectangle multicast on both NoCs; loads receive on NoC0, the default writer is NoC1 [DESIGN].
+        multicast="rectangle",
+        receiver_noc=0,
+        writer_noc=1,
+        tile_rows=32,
+        tile_cols=32,
+        tile_bytes=_TENSIX_TILE_BYTES,
+        matmul=_TENSIX_MATMUL,
+        # One unpacker "can theoretically achieve four 128-bit reads from L1 per cycle"; both together
+        # "five 128-bit reads per cycle", sharing three ports [ISA L1.md] (a Wormhole document;
+        # uncertain for Blackhole).
+        unpack_bytes_per_cycle=64,
+        unpack_joint_bytes_per_cycle=80,
+        # Issuing one NoC read: NIU programming 6 + non-NIU programming 43 cycles [NOCMODEL].
+        # Uncertain: measured on Grayskull-era firmware; the data-movement API has changed since.
+        noc_issue_cycles=49,
+        matmul_row_pass=8,  # in0 is fed 8 rows at a time [GEMM]
+        # MVMUL has throughput 1 and latency 5 [ISA MatrixUnit.md]: releasing a source bank after a
+        # tile's last MVMUL exposes the 4 cycles of pipeline behind it, once per tile-matmul (each
+        # tile-matmul consumes a new bank of the streamed operand). Uncertain: derived, not measured.
+        matmul_handover_cycles=4,
+        **chip,
+    )
+
+
+WORMHOLE_N150 = _tensix(
+    name="wormhole_n150",
+    description="Tenstorrent Wormhole n150: one WH ASIC, 8x8 Tensix compute grid at 1 GHz",
+    # 72 Tensix tiles are enabled on an n150 [ISA MatrixUnit.md]; tt-metal's compute grid (and the
+    # GEMM report's utilization denominator) is 8x8 [GEMM].
+    mesh_x=8,
+    mesh_y=8,
+    # L1 is 1464 KiB = 1,499,136 B [ISA L1.md][HAL]; the first 103,712 B are firmware, mailboxes and
+    # kernel config [DESIGN]. Uncertain: the unreserved base moves between tt-metal releases.
+    l1_bytes=1_499_136,
+    local_mem_base=103_712,
+    # Credit loop: one bf16 tile crosses a 32 B/cycle link in 2048 / 32 = 64 cycles [ISA L1.md]; the
+    # credit comes back with the next DRAM read's round trip. Uncertain: 500 cycles (500 ns) carries
+    # the Blackhole figure below over in nanoseconds; no Wormhole DRAM latency is public.
+    fetch_tile_cycles=64,
+    dram_round_trip=500,
+    link_bytes_per_cycle=32,  # 256-bit NoC links [ISA L1.md] [DRAM-BH table]
+    hop_cycles=9,  # "the latency of each hop is at least 9 cycles" [ISA L1.md]
+    clock_ghz=1.0,  # [GEMM]
+    dram_gbps=288.0,  # GDDR6 at 12 GT/s [DRAM-WH]
+    dram_channels=12,  # "12x 1 GiB channels of GDDR6" [ISA]; 12 banks [DRAM-WH]
+)
+
+BLACKHOLE_P150 = _tensix(
+    name="blackhole_p150",
+    description="Tenstorrent Blackhole p150: 13x10 Tensix compute grid at 1.35 GHz",
+    # 13x10 is the GEMM report's full grid [GEMM]; its tables also run 11x10 (use with_grid(11, 10)).
+    mesh_x=13,
+    mesh_y=10,
+    # L1 1536 KiB = 1,572,864 B [ISA L1.md][HAL]; usable from 98,304 [DESIGN] (uncertain, as for WH).
+    l1_bytes=1_572_864,
+    local_mem_base=98_304,
+    # 2048 B over a 64 B/cycle link = 32 cycles. DRAM round trip: one 16 KB read in flight per reader
+    # gives 186 GB/s over 8 readers = 17.2 B/cycle each, i.e. 951 cycles per read, of which ~350 is
+    # streaming 16 KB at the 46-47 B/cycle bank rate, leaving ~600 cycles of latency [DRAM-BH]. Derived,
+    # so uncertain to perhaps +-20%.
+    fetch_tile_cycles=32,
+    dram_round_trip=600,
+    link_bytes_per_cycle=64,  # 512-bit NoC payload [DRAM-BH]
+    hop_cycles=9,  # uncertain: the Wormhole figure [ISA]; no Blackhole hop latency is public
+    clock_ghz=1.35,  # [GEMM][DRAM-BH]
+    dram_gbps=512.0,  # [DRAM-BH]
+    dram_channels=8,  # [DRAM-BH]
+)
+
+PLASTICINE = make_target(
+    name="plasticine",
+    description="Plasticine (ISCA 2017): 64 PCU + 64 PMU checkerboard at 1 GHz",
+    # The 16x8 checkerboard pairs each PCU with a PMU; a site here is one PCU and its PMU, so the
+    # sites form an 8x8 mesh [PLAST]. One fabric hop in this mesh is one switch, registered.
+    mesh_x=8,
+    mesh_y=8,
+    local_mem_base=0,
+    local_mem_bytes=256 * 1024,  # PMU scratchpad, 16 banks x 16 KB [PLAST]
+    local_mem_max_bytes=256 * 1024,
+    # A PMU has separate read and write address datapaths [PLAST]; uncertain as a count of engines.
+    movement_engines=2,
+    # Partial sums live in the PCU's pipeline registers [DESIGN]; 16 lanes x 6 stages hold about one
+    # 32x32 fp32 tile (uncertain).
+    acc_tiles={"f32": 1, "i32": 1},
+    acc_in_registers=True,
+    acc_lanes=1,
+    fetch_tile_cycles=None,
+    credit_return_cycles=None,
+    service_page_cycles=None,
+    # No rectangle multicast: sharing an operand is share_operand's broadcast-or-replicate decision
+    # over the vector network (seed 000).
+    multicast="none",
+    receiver_noc=0,
+    writer_noc=0,
+    link_bytes_per_cycle=64,  # vector network: 16 lanes x 32 bit per cycle per link [PLAST]
+    hop_cycles=1,  # registered switch: one cycle per hop (seed 000: words + hops - 1)
+    tile_rows=32,
+    tile_cols=32,
+    tile_bytes={"f32": 4096, "i32": 4096},  # 32-bit datapath only [PLAST]
+    # 12.3 TFLOPS / 64 PCUs / 1 GHz = 192 FLOP per cycle = 96 FMA (16 lanes x 6 stages) [PLAST]:
+    # 32*32*32 FMA / 96 = 341.3 -> 342 cycles. No fidelity phases.
+    matmul={"f32": fidelity_table(342), "i32": fidelity_table(342)},
+    clock_ghz=1.0,  # [PLAST]
+    # 4 DDR3 channels, ~49 GB/s [DESIGN][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
+    dram_gbps=49.0,
+    dram_channels=4,
+    fabric_word_bytes=4 * 16,  # 4 bytes x 16 PCU lanes (seed 000)
+    unpack_bytes_per_cycle=None,
+    dram_latency_cycles=None,
+    matmul_row_pass=1,  # a PCU streams rows through its lanes; no row-pass granularity
+)
+
+
+def _gpu(
+    name: str,
+    description: str,
+    sms: int,
+    clock_ghz: float,
+    dram_gbps: float,
+    dram_channels: int,
+    smem_default: int,
+    smem_max: int,
+    bf16_cycles: int,
+    acc_tiles: int,
+    acc_lanes: int,
+    i8_speedup: int,
+    l2_bytes: int,
+) -> Target:
+    """A GPU seen as a line of SMs: no on-chip multicast between SMs, registers as the accumulator,
+    shared memory as the local memory. Tensor-core cycles per 32x32x32 bf16 tile-matmul given;
+    f16 the same, TF32 twice, INT8 ``i8_speedup`` times faster [AMP][HOP]."""
+    matmul = {
+        "bf16": fidelity_table(bf16_cycles),
+        "f16": fidelity_table(bf16_cycles),
+        "f32": fidelity_table(2 * bf16_cycles),
+        "i8": fidelity_table(max(1, bf16_cycles // i8_speedup)),
+    }
+    return make_target(
+        name=name,
+        description=description,
+        mesh_x=sms,
+        mesh_y=1,
+        local_mem_base=0,
+        local_mem_bytes=smem_default,
+        local_mem_max_bytes=smem_max,
+        # A load path (cp.async / TMA) and the epilogue's stores. Uncertain as an engine count.
+        movement_engines=2,
+        acc_tiles={"f32": acc_tiles, "bf16": acc_tiles, "f16": acc_tiles, "i32": acc_tiles},
+        acc_in_registers=True,
+        acc_lanes=acc_lanes,
+        fetch_tile_cycles=None,
+        credit_return_cycles=None,
+        service_page_cycles=None,
+        multicast="none",
+        receiver_noc=0,
+        writer_noc=0,
+        # L2 -> SM load bandwidth per SM. Uncertain: 64 B/cycle per SM is the commonly quoted
+        # L1 fill rate; NVIDIA does not publish an L2-to-SM figure per SM.
+        link_bytes_per_cycle=64,
+        hop_cycles=0,
+        tile_rows=32,
+        tile_cols=32,
+        tile_bytes={"bf16": 2048, "f16": 2048, "f32": 4096, "i8": 1024, "i32": 4096},
+        matmul=matmul,
+        clock_ghz=clock_ghz,
+        dram_gbps=dram_gbps,
+        dram_channels=dram_channels,
+        unpack_bytes_per_cycle=None,
+        dram_latency_cycles=None,
+        l2_bytes=l2_bytes,
+        matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction
+    )
+
+
+# GA106: 512 dense BF16 FLOP/SM/clock with FP32 accumulate -> 65536 / 512 = 128 cycles per tile;
+# INT8 is 4x the fp16-with-fp32-acc rate on GA10x [AMP]. Accumulator: a 128x128 fp32 block tile =
+# 16 tiles = 64 KB of the 256 KB register file, held by 4 warps (2x2) [AMP]; uncertain as a limit.
+RTX3060 = _gpu(
+    "rtx3060",
+    "NVIDIA GeForce RTX 3060 (GA106) as a line of 28 SMs",
+    sms=28,
+    clock_ghz=1.777,  # boost [AMP]; DESIGN rounds to 1.78
+    dram_gbps=360.0,  # [AMP]
+    dram_channels=6,  # 192-bit bus = 6 x 32-bit GDDR6 channels [AMP]
+    smem_default=48 * 1024,
+    smem_max=99 * 1024,  # [AMP]
+    bf16_cycles=128,
+    acc_tiles=16,
+    acc_lanes=4,
+    i8_speedup=4,
+    l2_bytes=3 * 1024 * 1024,  # GA106: 3 MB L2 [AMP]
+)
+
+# GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
+# warpgroups (8 warps) hold a 128x256 fp32 tile = 32 tiles = 128 KB of registers; uncertain as a limit.
+H100 = _gpu(
+    "h100",
+    "NVIDIA H100 SXM5 as a line of 132 SMs",
+    sms=132,
+    clock_ghz=1.83,  # the clock of the 989.4 TFLOPS dense BF16 figure [HOP]
+    dram_gbps=3350.0,  # HBM3 [HOP]
+    dram_channels=5,  # HBM3 stacks [HOP]
+    smem_default=48 * 1024,
+    smem_max=227 * 1024,  # [HOP]
+    bf16_cycles=16,
+    acc_tiles=32,
+    acc_lanes=8,
+    i8_speedup=2,
+    l2_bytes=50 * 1024 * 1024,  # 50 MB L2 [HOP]
+)
+
+# H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
+# Uncertain: DESIGN lists 1.98 GHz, the maximum boost; the dense-BF16 datasheet figure implies 1.83 GHz
+# at 4096 FLOP/SM/clock, which is what the roofline must agree with, so 1.83 is used here.
+H200 = _gpu(
+    "h200",
+    "NVIDIA H200 SXM as a line of 132 SMs",
+    sms=132,
+    clock_ghz=1.83,
+    dram_gbps=4800.0,
+    dram_channels=6,
+    smem_default=48 * 1024,
+    smem_max=227 * 1024,
+    bf16_cycles=16,
+    acc_tiles=32,
+    acc_lanes=8,
+    i8_speedup=2,
+    l2_bytes=50 * 1024 * 1024,  # same GH100 die, 50 MB L2 [HOP]
+)
+
+PRESETS: dict[str, Target] = {
+    t.name: t for t in (WORMHOLE_N150, BLACKHOLE_P150, PLASTICINE, RTX3060, H100, H200)
+}

@@ -1,0 +1,99 @@
+"""Operand sharing on a fabric without rectangle multicast (seed 000, the RDU lane).
+
+Unroll a tiled GEMM over several instances and each wants the same operand panel. Two ways to feed
+them: **replicated**, every consumer streams its own copy from DRAM (consumers x the traffic, nothing
+on the fabric), or **broadcast**, one copy streamed and fanned out over the vector network (one copy
+from DRAM, plus the fabric time of the fan-out). Which is cheaper depends on the panel, the number of
+consumers, the distance and the memory, never on a constant, so :func:`share_operand` compares the
+DRAM cycles a broadcast saves with the fabric cycles it adds and keeps both numbers in its answer.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .gemm import ceil_div
+from .spec import Target
+
+
+class Sharing(enum.StrEnum):
+    """How an operand reaches the instances that want it."""
+
+    REPLICATED = "replicated"  # every consumer streams its own copy from memory
+    BROADCAST = "broadcast"  # one consumer streams it and fans it out over the fabric
+
+    @property
+    def label(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class OperandStream:
+    """One operand panel and the instances that want it: ``bytes`` in one copy, ``consumers``
+    instances, ``broadcast_hops`` mesh hops a fan-out crosses to reach the farthest of them."""
+
+    name: str
+    bytes: int
+    consumers: int
+    broadcast_hops: int
+
+
+@dataclass(frozen=True)
+class SharingDecision:
+    """The decision with the two costs that produced it. ``copies`` is what DRAM actually serves under
+    the chosen arrangement, so the roofline counts exactly these bytes (``copies`` x ``bytes``)."""
+
+    sharing: Sharing
+    dram_cycles_saved: int
+    fabric_cycles_added: int
+    copies: int
+    why: str
+
+
+def dram_cycles(target: Target, nbytes: int) -> int:
+    """Cycles to move ``nbytes`` through the chip's DRAM at its bandwidth (GB/s over GHz = bytes
+    per cycle), rounded up."""
+    return math.ceil(nbytes / target.dram_bytes_per_cycle)
+
+
+def fabric_word_bytes(target: Target) -> int:
+    """Bytes one fabric link moves per cycle: the RDU's vector word (4 bytes x PCU lanes), or the
+    link width on chips that do not declare a fabric word."""
+    return target.fabric_word_bytes or target.link_bytes_per_cycle
+
+
+def share_operand(stream: OperandStream, target: Target) -> SharingDecision:
+    """Broadcast ``stream`` or replicate it on ``target``. Takes the machine and the shape, nothing
+    else, so nobody can tell the compiler the answer; moving only a cost of the target (DRAM
+    bandwidth) or of the shape (hops) moves the decision."""
+    consumers = max(1, stream.consumers)
+    # What broadcasting saves: the consumers - 1 copies it does not fetch.
+    saved = dram_cycles(target, stream.bytes * (consumers - 1))
+    # What it costs: the panel crossing the fan-out. The links are REGISTERED, so the panel streams:
+    # the first word arrives after one cycle per hop and every later word one cycle behind it, so W
+    # words over H hops occupy the net for W + H - 1 cycles, not W * H.
+    #
+    # The seed records the bug: this read `words * hops`, store-and-forward, as if every switch held
+    # the whole panel before passing it on. That over-charged a broadcast by about the distance and
+    # biased the decision to replication: on a 640^3 A panel it charged ~256,000 cycles where the
+    # honest figure is ~25,600, enough to fetch one shared operand up to 80 times from DRAM. The
+    # choreography's forward latency (stage latency + hops) and the credit-depth solve model the
+    # fabric the same way; two passes of one compiler cannot disagree on whether a fabric pipelines.
+    words = ceil_div(stream.bytes, max(1, fabric_word_bytes(target)))
+    added = words + max(0, stream.broadcast_hops - 1)
+    broadcast = consumers > 1 and saved > added
+    if consumers <= 1:
+        why = "one consumer: nothing to share"
+    elif broadcast:
+        why = f"broadcasting saves {saved} DRAM cycles and costs {added} on the fabric"
+    else:
+        why = f"a fan-out would cost {added} fabric cycles to save {saved} DRAM cycles"
+    return SharingDecision(
+        sharing=Sharing.BROADCAST if broadcast else Sharing.REPLICATED,
+        dram_cycles_saved=saved,
+        fabric_cycles_added=added,
+        copies=1 if broadcast else consumers,
+        why=why,
+    )

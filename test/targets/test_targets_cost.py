@@ -1,0 +1,291 @@
+"""Each cost formula against a hand derivation written out here (never against the code's own output)."""
+
+import math
+
+import pytest
+
+from spatial_dialect.targets import PRESETS, target_from_mapping
+from spatial_dialect.targets.cost import (
+    GemmPlan,
+    GemmShape,
+    OperandStream,
+    Sharing,
+    capacity_bound_bytes,
+    footprint_bytes_for_plan,
+    gemm_cost,
+    gemm_quantities,
+    noc_ingress_bound_cycles,
+    page_bytes,
+    plan_fits,
+    roofline_cycles,
+    share_operand,
+)
+
+WH = PRESETS["wormhole_n150"]
+
+
+def toy(**overrides):
+    """A 2x2 chip with round numbers: 32 B/cycle links, 64 B/cycle DRAM (64 GB/s at 1 GHz), no
+    latencies, no unpacker limit, so every cycle count below is arithmetic on the shape."""
+    fields = dict(
+        name="toy",
+        mesh_x=2,
+        mesh_y=2,
+        local_mem_bytes=1 << 20,
+        movement_engines=2,
+        acc_in_registers=False,
+        multicast="rectangle",
+        link_bytes_per_cycle=32,
+        hop_cycles=0,
+        clock_ghz=1.0,
+        dram_gbps=64.0,
+        dram_channels=1,
+        acc_tiles={"bf16": 8, "f32": 4},
+        tile_bytes={"bf16": 2048, "f32": 4096},
+        matmul={"bf16": {"lofi": 16, "hifi2": 32, "hifi3": 48, "hifi4": 64}},
+    )
+    fields.update(overrides)
+    return target_from_mapping(fields, where="toy")
+
+
+# ── quantities ───────────────────────────────────────────────────────────────────────────────────
+
+
+def test_quantities_small_case():
+    # 128 x 64 x 128: mt = 4, kt = 2, nt = 4. Plan: 2x2 grid, 2x2 tiles per site, ibw 1.
+    # Blocks: 2 x 2, one round each way. K blocks: 2. Steps on the busiest site: 1 block x 2 = 2.
+    # A with multicast: each block row read once per round of columns: 4*2*1 = 8 tiles; replicated:
+    # once per column block: 4*2*2 = 16. B likewise 8 / 16. C: 16 tiles.
+    # Tile-matmuls: 4*4*2 = 32 in all, 2*2*2 = 8 on the busiest site.
+    # Multicast link traversals: 8 A tiles x 1 link + 8 B tiles x 1 link = 16.
+    # Deliveries: A 4*2*2 + B 2*4*2 = 32, plus 16 output tiles = 48.
+    q = gemm_quantities(toy(), GemmShape(128, 64, 128), GemmPlan(2, 2, 2, 2, 2, 2, 1))
+    assert (q.blocks_m, q.blocks_n, q.k_blocks, q.busiest_steps) == (2, 2, 2, 2)
+    assert (q.a_tiles_dram_mcast, q.a_tiles_dram_replicated) == (8, 16)
+    assert (q.b_tiles_dram_mcast, q.b_tiles_dram_replicated) == (8, 16)
+    assert (q.a_tiles_dram, q.b_tiles_dram) == (8, 8)  # the plan multicasts
+    assert q.c_tiles_written == 16
+    assert (q.tile_matmuls, q.tile_matmuls_busiest) == (32, 8)
+    assert q.noc_tile_hops == 16
+    assert q.noc_tiles == 48
+
+
+def test_quantities_without_multicast_and_with_rounds():
+    # 256 x 64 x 64 on a 1x1 grid with 2x2 blocks: mt = 8, kt = 2, nt = 2; blocks 4 x 1, all on the one
+    # site: 4 rounds of M. A read once (4 block rows x 1 column block): 8*2 = 16; B read once per block
+    # row: 2*2*4 = 16. Busiest site: all 8 x 2 output tiles, 4 blocks x 2 K blocks = 8 steps.
+    q = gemm_quantities(
+        toy(), GemmShape(256, 64, 64), GemmPlan(1, 1, 2, 2, 2, 2, 1, mcast_a=False, mcast_b=False)
+    )
+    assert (q.a_tiles_dram, q.b_tiles_dram) == (16, 16)
+    assert (q.busiest_rows, q.busiest_cols, q.busiest_blocks, q.busiest_steps) == (8, 2, 4, 8)
+    assert not q.mcast_a and not q.mcast_b
+
+
+def test_streaming_quantities():
+    # 64 x 96 x 64: 2 x 3 x 2 tiles; 4 output tiles over 4 sites, one each; each reads its K row of A
+    # (3 tiles) and K column of B (3 tiles): 12 + 12 tiles from DRAM, nothing shared.
+    q = gemm_quantities(toy(), GemmShape(64, 96, 64), GemmPlan.streaming_plan(2, 2))
+    assert (q.a_tiles_dram, q.b_tiles_dram, q.c_tiles_written) == (12, 12, 4)
+    assert q.tile_matmuls_busiest == 3 and q.busiest_steps == 3
+
+
+# ── cycles ───────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_gemm_cost_hand_derivation():
+    # Same case as test_quantities_small_case, HiFi2 (32 cycles per tile-matmul), in place (no spill).
+    # Steps n = 2.  compute = 8 tile-matmuls x 32 = 256  -> 128 per step.
+    # A engine: reads 2 tiles per step at 32 B/cycle = 128 per step, then multicasts them: 128 per step.
+    #   over 2 steps: read 256, send 256.
+    # B engine (shares the store engine): read 256, send 256, plus the busiest site's 4 output tiles
+    #   at 32 B/cycle = 256  -> read 256 + out 512 = 768 in all: the critical engine; 384 per step.
+    # DRAM: (8 + 8 + 16) tiles x 2048 B / 64 B/cycle = 1024  -> 512 per step.
+    # fill = max(A 512/2, B 512/2, DRAM step 512) = 512; steady = (2 - 1) x max(128, 384, 512) = 512;
+    # drain = last compute 128 + max(4 tiles / link = 256, all 4 sites' last blocks through DRAM
+    #   = 4 x 4 x 2048 / 64 = 512) = 640.
+    # total = 512 + 512 + 640 = 1664; the last tile-matmul retires at 512 + 512 + 128 = 1152.
+    c = gemm_cost(
+        toy(), GemmShape(128, 64, 128), GemmPlan(2, 2, 2, 2, 2, 2, 1), "hifi2", in_place=True
+    )
+    assert c.compute_cycles == 256
+    assert c.movement_cycles == 768
+    assert c.dram_cycles == 1024
+    assert (c.fill_cycles, c.steady_cycles, c.drain_cycles) == (512, 512, 640)
+    assert c.total_cycles == 1664
+    assert c.compute_done_cycles == 1152
+    assert c.bound == "dram"
+    assert c.us == pytest.approx(1.664)
+
+
+def test_spill_reloads_partials_when_not_in_place():
+    # Without in-place accumulation the second K block first reloads the 2x2 partial tiles:
+    # (2 - 1) x 4 tiles x 2048 B at the link rate (the toy declares no unpacker) = 256 cycles more.
+    t = toy()
+    shape, plan = GemmShape(128, 64, 128), GemmPlan(2, 2, 2, 2, 2, 2, 1)
+    assert (
+        gemm_cost(t, shape, plan, "hifi2").compute_cycles
+        - gemm_cost(t, shape, plan, "hifi2", in_place=True).compute_cycles
+        == 256
+    )
+
+
+def test_fidelity_scales_compute():
+    # 32 x 32 x 32 on one site: one tile-matmul; 16 / 32 / 48 / 64 cycles.
+    t = toy(mesh_x=1, mesh_y=1)
+    got = [
+        gemm_cost(t, GemmShape(32, 32, 32), GemmPlan(1, 1, 1, 1, 1, 1, 1), f).compute_cycles
+        for f in ("lofi", "hifi2", "hifi3", "hifi4")
+    ]
+    assert got == [16, 32, 48, 64]
+
+
+def test_short_rows_pay_whole_eight_row_passes():
+    # One tile-matmul at LoFi (16 cycles for 32 rows = 4 passes of 8 rows): M = 1 costs one pass (4),
+    # M = 9 two passes (8), M = 32 four (16).
+    t = toy(mesh_x=1, mesh_y=1)
+    plan = GemmPlan(1, 1, 1, 1, 1, 1, 1)
+    assert [
+        gemm_cost(t, GemmShape(m, 32, 32), plan, "lofi").compute_cycles for m in (1, 8, 9, 32)
+    ] == [4, 4, 8, 16]
+
+
+def test_unpacker_limits_a_one_by_one_sub_block():
+    # Wormhole, bf16, 1x1 sub-block, LoFi: the engine needs 16 + 4 (handover) = 20 cycles, but the
+    # unpackers must read 2 tiles = 4096 B per tile-matmul at 80 B/cycle together = 51.2 cycles.
+    t = WH.with_grid(1, 1)
+    c = gemm_cost(t, GemmShape(32, 32, 32), GemmPlan(1, 1, 1, 1, 1, 1, 1), "lofi")
+    assert c.compute_cycles == pytest.approx(4096 / 80)
+    # A 1x8 sub-block: 2048 B streamed per tile-matmul at 64 B/cycle = 32 < 20? no: 32 > 20, so 32.
+    c8 = gemm_cost(t, GemmShape(32, 32, 256), GemmPlan(1, 1, 1, 8, 1, 8, 1), "lofi")
+    assert c8.compute_cycles == pytest.approx(8 * 32)
+
+
+def test_block_float_moves_fewer_bytes():
+    # The same plan in bfp4_b moves 576 / 2048 of the DRAM bytes of bf16.
+    t = WH
+    plan = GemmPlan(8, 8, 4, 4, 2, 4, 4)
+    a = gemm_cost(t, GemmShape(1024, 1024, 1024), plan, "lofi")
+    b = gemm_cost(t, GemmShape(1024, 1024, 1024, out_dtype="bfp4_b", fmt="bfp4_b"), plan, "lofi")
+    assert b.dram_bytes * 2048 == a.dram_bytes * 576
+
+
+# ── bounds ───────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_roofline_wormhole_2048_cubed():
+    # FLOPs 2 x 2048^3 = 17,179,869,184 over 64 cores x 2 x 32^3 / 32 (HiFi2) = 131,072 FLOP/cycle
+    # -> 131,072 cycles. Bytes: three 2048 x 2048 bf16 matrices = 3 x 64 x 64 x 2048 B = 25,165,824
+    # over 288 B/cycle = 87,381.3 cycles. The roofline is the larger: 131,072.
+    assert roofline_cycles(WH, GemmShape(2048, 2048, 2048), "hifi2") == 131_072
+    # At LoFi compute halves to 65,536 and the memory term (87,382 rounded up) binds.
+    assert roofline_cycles(WH, GemmShape(2048, 2048, 2048), "lofi") == 87_382
+
+
+def test_capacity_bound_smith_2017():
+    # Toy chip: 4 sites x 1 MiB = 4 MiB of bf16 = 2,097,152 words = S.
+    # M = N = K = 8192: 2 * 8192^3 / sqrt(S) - 2S = 1,099,511,627,776 / 1448.15... - 4,194,304 words.
+    s = 4 * (1 << 20) / 2
+    words = 2 * 8192**3 / math.sqrt(s) - 2 * s
+    assert capacity_bound_bytes(toy(), GemmShape(8192, 8192, 8192)) == math.ceil(words * 2)
+    # Small problems fall back to the compulsory traffic: 3 x 64 x 64 tiles... here 3 tiles x 2048 B.
+    assert capacity_bound_bytes(toy(), GemmShape(32, 32, 32)) == 3 * 2048
+
+
+def test_noc_ingress_bound():
+    # Plan-free: 4 sites, M = N = 256, K = 128: a site owning a 128 x 128 patch receives
+    # 2 x 128 x 128 = 32,768 elements = 65,536 B at 32 B/cycle = 2048 cycles.
+    assert noc_ingress_bound_cycles(toy(), GemmShape(256, 128, 256)) == 2048
+    # With the 2x2 plan of 4x4-tile blocks: 4 x 4 A tiles + 4 x 4 B tiles = 32 tiles x 2048 / 32.
+    assert (
+        noc_ingress_bound_cycles(toy(), GemmShape(256, 128, 256), GemmPlan(2, 2, 4, 4, 2, 4, 4))
+        == 2048
+    )
+
+
+# ── footprint (seed 001) ─────────────────────────────────────────────────────────────────────────
+
+
+def test_footprint_tensix_block():
+    # Wormhole, 2048^3 bf16, 8x8 tiles per site, sub-block 4x2, ibw 2 -> 32 K blocks.
+    # in0 = 2 pages x 8x2 tiles x 2048 = 65,536; in1 the same; sub-blocks (8/4) x (8/2) = 8, output
+    # ring max(8, 2) x 8 tiles x 2048 = 131,072; spill 8 x 8 tiles x 2048 = 131,072. Sum 393,216.
+    shape, plan = GemmShape(2048, 2048, 2048), GemmPlan(8, 8, 8, 8, 4, 2, 2)
+    assert footprint_bytes_for_plan(WH, shape, plan) == 393_216
+    # Accumulated in place: the output holds 8 x 8 tiles and there is no spill: 65,536 x 2 + 131,072.
+    assert footprint_bytes_for_plan(WH, shape, plan, in_place=True) == 262_144
+    # Exact numerics spill in fp32: 64 tiles x 4096 instead of x 2048.
+    assert footprint_bytes_for_plan(WH, shape, plan, exact=True) == 393_216 + 64 * 2048
+    # One K block: no spill.
+    assert (
+        footprint_bytes_for_plan(WH, GemmShape(256, 64, 256), GemmPlan(8, 8, 8, 8, 4, 2, 2))
+        == 262_144
+    )
+
+
+def test_footprint_streaming_and_block_float():
+    # Streaming: 2 + 2 + 2 single tiles.
+    assert (
+        footprint_bytes_for_plan(WH, GemmShape(64, 64, 64), GemmPlan.streaming_plan(2, 2))
+        == 6 * 2048
+    )
+    # bfp8_b operands, bf16 result, in place: 2 x 4 x 1088 + 2 x 4 x 1088 + 4 x 2048.
+    shape = GemmShape(64, 64, 64, fmt="bfp8_b")
+    assert (
+        footprint_bytes_for_plan(WH, shape, GemmPlan(1, 1, 2, 2, 2, 2, 2), in_place=True)
+        == 8 * 1088 + 8 * 1088 + 4 * 2048
+    )
+
+
+def test_footprint_register_accumulator():
+    # RTX 3060: 4 accumulator lanes tile a 2x2 sub-block, so the epilogue is one tile per lane
+    # (4 x 2048) and partial sums never spill: 2 x 4 x 4 x 2048 + 2 x 4 x 4 x 2048 + 4 x 2048.
+    g = PRESETS["rtx3060"]
+    plan = GemmPlan(28, 1, 4, 4, 2, 2, 4)
+    assert (
+        footprint_bytes_for_plan(g, GemmShape(4096, 4096, 4096), plan)
+        == 32 * 2048 + 32 * 2048 + 4 * 2048
+    )
+    # A 1x3 sub-block the lanes cannot tile goes through an output ring: max(4 x 1, 2) x 3 tiles.
+    plan13 = GemmPlan(28, 1, 4, 3, 1, 3, 4)
+    assert footprint_bytes_for_plan(g, GemmShape(4096, 4096, 4096), plan13) == (
+        2 * 16 * 2048 + 2 * 12 * 2048 + 4 * 3 * 2048
+    )
+
+
+def test_page_bytes_and_fit():
+    assert page_bytes(WH, "bfp8_b", 3) == 3 * 1088
+    shape, plan = GemmShape(2048, 2048, 2048), GemmPlan(8, 8, 8, 8, 4, 2, 2)
+    assert plan_fits(WH, shape, plan)
+    assert not plan_fits(WH.with_local_mem(393_215), shape, plan)
+
+
+# ── share_operand (seed 000) ─────────────────────────────────────────────────────────────────────
+
+
+def test_share_operand_hand_derivation():
+    # A 640 x 640 fp32 panel (1,638,400 B) wanted by 8 PCUs, 4 hops away, on Plasticine (49 GB/s at
+    # 1 GHz = 49 B/cycle, 64-byte fabric word).
+    # saved = ceil(1,638,400 x 7 / 49) = ceil(234,057.14) = 234,058 DRAM cycles;
+    # added = 1,638,400 / 64 words + 4 - 1 hops = 25,600 + 3 = 25,603 fabric cycles -> broadcast.
+    d = share_operand(OperandStream("a", 640 * 640 * 4, 8, 4), PRESETS["plasticine"])
+    assert d.sharing is Sharing.BROADCAST and d.sharing == "broadcast"
+    assert (d.dram_cycles_saved, d.fabric_cycles_added, d.copies) == (234_058, 25_603, 1)
+    assert "234058" in d.why and "25603" in d.why
+
+
+def test_share_operand_store_and_forward_would_have_flipped_it():
+    # The seed's bug: charging words x hops. 256 B over 2 consumers and 64 hops on Plasticine:
+    # saved = ceil(256 / 49) = 6; pipelined added = 4 words + 63 = 67 -> replicated, as it should be;
+    # a short hop: 16 KiB panel, 2 consumers, 8 hops: saved = ceil(16,384 / 49) = 335,
+    # pipelined 256 + 7 = 263 -> broadcast (store-and-forward would have said 256 x 8 = 2048).
+    p = PRESETS["plasticine"]
+    assert share_operand(OperandStream("b", 256, 2, 64), p).sharing is Sharing.REPLICATED
+    d = share_operand(OperandStream("b", 16 * 1024, 2, 8), p)
+    assert (d.dram_cycles_saved, d.fabric_cycles_added, d.sharing) == (335, 263, Sharing.BROADCAST)
+
+
+def test_share_operand_one_consumer():
+    d = share_operand(OperandStream("c", 4096, 1, 3), PRESETS["plasticine"])
+    assert d.sharing is Sharing.REPLICATED and d.copies == 1 and d.dram_cycles_saved == 0
+    assert "nothing to share" in d.why

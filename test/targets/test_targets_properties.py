@@ -1,0 +1,119 @@
+"""Properties of the cost model that must hold for every target, shape and plan."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spatial_dialect.targets import PRESETS
+from spatial_dialect.targets.cost import (
+    GemmPlan,
+    GemmShape,
+    OperandStream,
+    Sharing,
+    gemm_cost,
+    plan_fits,
+    roofline_cycles,
+    share_operand,
+)
+
+FIDELITIES = st.sampled_from(["lofi", "hifi2", "hifi3", "hifi4"])
+
+
+@st.composite
+def cases(draw):
+    """A preset, a shape in a datatype it can matmul, and any plan on (a sub-grid of) its mesh."""
+    t = PRESETS[draw(st.sampled_from(sorted(PRESETS)))]
+    dtype = draw(st.sampled_from([d for d in ("bf16", "f32") if t.has_dtype(d)]))
+    fmt = None
+    if dtype == "bf16" and t.has_dtype("bfp8_b"):
+        fmt = draw(st.sampled_from([None, "bfp8_b", "bfp4_b"]))
+    dims = st.integers(1, 4096)
+    shape = GemmShape(
+        draw(dims),
+        draw(dims),
+        draw(dims),
+        in_dtype=dtype,
+        out_dtype=dtype,
+        fmt=fmt,
+        a_local=draw(st.booleans()),
+        c_local=draw(st.booleans()),
+    )
+    gx, gy = draw(st.integers(1, t.mesh_x)), draw(st.integers(1, t.mesh_y))
+    if draw(st.integers(0, 5)) == 0:
+        plan = GemmPlan.streaming_plan(gx, gy)
+    else:
+        small = st.integers(1, 16)
+        plan = GemmPlan(
+            gx,
+            gy,
+            draw(small),
+            draw(small),
+            draw(st.integers(1, 4)),
+            draw(st.integers(1, 4)),
+            draw(small),
+            mcast_a=draw(st.booleans()),
+            mcast_b=draw(st.booleans()),
+        )
+    return t, shape, plan
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), FIDELITIES, st.floats(1.01, 100.0), st.booleans())
+def test_more_dram_bandwidth_is_never_slower(case, fidelity, factor, in_place):
+    t, shape, plan = case
+    slow = gemm_cost(t, shape, plan, fidelity, in_place=in_place)
+    fast = gemm_cost(
+        t.with_dram_gbps(t.dram_gbps * factor), shape, plan, fidelity, in_place=in_place
+    )
+    assert fast.total_cycles <= slow.total_cycles
+    assert fast.compute_done_cycles <= slow.compute_done_cycles
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), st.integers(1, 1 << 22), st.booleans())
+def test_more_local_memory_never_makes_a_legal_plan_illegal(case, extra, in_place):
+    t, shape, plan = case
+    if plan_fits(t, shape, plan, in_place=in_place):
+        bigger = t.with_local_mem(t.local_mem_max_bytes + extra)
+        assert plan_fits(bigger, shape, plan, in_place=in_place)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), FIDELITIES, st.booleans())
+def test_roofline_never_exceeds_a_plan(case, fidelity, in_place):
+    t, shape, plan = case
+    cost = gemm_cost(t, shape, plan, fidelity, in_place=in_place)
+    assert roofline_cycles(t, shape, fidelity) <= cost.total_cycles
+
+
+STREAMS = st.builds(
+    OperandStream,
+    name=st.just("a"),
+    bytes=st.integers(1, 1 << 26),
+    consumers=st.integers(2, 256),
+    broadcast_hops=st.integers(1, 64),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(STREAMS, st.sampled_from(sorted(PRESETS)))
+def test_share_operand_reaches_both_by_dram_bandwidth_alone(stream, name):
+    t = PRESETS[name]
+    # Starved memory: a copy costs more than any fan-out. Abundant memory: a copy costs (rounded up)
+    # one cycle, never more than the fan-out's words + hops - 1 >= 1.
+    assert share_operand(stream, t.with_dram_gbps(1e-6)).sharing is Sharing.BROADCAST
+    assert share_operand(stream, t.with_dram_gbps(1e15)).sharing is Sharing.REPLICATED
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(210, 1 << 26), st.integers(2, 256))
+def test_share_operand_reaches_both_by_hop_count_alone(nbytes, consumers):
+    # Plasticine moves 64 B per fabric cycle and 49 B per DRAM cycle. Over one hop a broadcast adds
+    # ceil(B / 64) <= B / 64 + 1 cycles and saves at least B / 49, which is more once
+    # B (1/49 - 1/64) > 1, i.e. B >= 210 (below that the rounding can tie: 65 B saves 2 and costs 2).
+    # A fan-out longer than everything DRAM could save never pays.
+    t = PRESETS["plasticine"]
+    near = share_operand(OperandStream("a", nbytes, consumers, 1), t)
+    assert near.sharing is Sharing.BROADCAST
+    far = share_operand(OperandStream("a", nbytes, consumers, near.dram_cycles_saved + 1), t)
+    assert far.sharing is Sharing.REPLICATED
+    assert far.copies == consumers and near.copies == 1
