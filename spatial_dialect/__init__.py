@@ -15,4 +15,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return TG
 
-    return {"tg": tg}
+    def sp() -> Dialect:
+        from spatial_dialect.sp import SP
+
+        return SP
+
+    return {"tg": tg, "sp": sp}

@@ -1,0 +1,137 @@
+"""fuse-operands: how operands that several work items read reach them (seed 000, the Tensix lane).
+
+On a mesh with rectangle multicast (Tensix) under the 2-D map, every site of a row computes a
+block of the same block row, so they all read the same A blocks, and a column the same B blocks.
+Fetching them once is the point of the 2-D map: a row of sites becomes a multicast group for A
+(sender x = 0, one DRAM read, one multicast per K block) and a column a group for B (sender
+y = 0). A group needs at least two sites; what the cost model priced (`mcast_a`, `mcast_b`) is
+exactly this rule, so the prediction recorded by tile holds.
+
+On a fabric without multicast rectangles but with a vector network (Plasticine), each shared
+operand panel is either broadcast over the fabric or fetched by every consumer, decided by
+`share_operand` from the machine and the shape only: the DRAM cycles the copies a broadcast avoids
+would cost, against the fabric cycles the panel takes to stream across its hops (pipelined links:
+words + hops - 1). The decision and its numbers are recorded (`sp.share`), and the report counts
+exactly the DRAM bytes it chose. Moving only a cost of the target flips it (test/fuse has the
+two target files).
+
+Elsewhere (a GPU's SMs share nothing on chip; a streaming plan on Tensix is dealt out flat, so
+its rows of sites hold no common block row) there is nothing to fuse and the section only
+advances to the fused phase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from spatial_dialect import sp
+from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
+from spatial_dialect.sp_attrs import GroupAxis, Phase, RectAttr, Sharing
+from spatial_dialect.targets import Target
+from spatial_dialect.targets.cost import OperandStream, share_operand
+
+
+def multicast_groups(program: sp.ProgramOp, gemm: SectionGemm, rewriter: PatternRewriter) -> None:
+    """A row of sites shares A (sender x = 0), a column shares B (sender y = 0)."""
+    space = program.item_space()
+    rect = RectAttr.of(0, space.items_n - 1, 0, space.items_m - 1)
+    last_buffer = program.buffers()[-1]
+    for load, axis, members in (
+        (gemm.load_a, GroupAxis.ROWS, space.items_n),
+        (gemm.load_b, GroupAxis.COLUMNS, space.items_m),
+    ):
+        if members < 2:
+            continue
+        buffer = sp.buffer_of(load.dst)
+        group = sp.GroupOp(f"{buffer.label.data}_{axis.value}", load.dst, axis, rect, 0)
+        rewriter.insert(group, InsertPoint.after(last_buffer))
+        last_buffer = group
+        load.properties["group"] = SymbolRefAttr(group.sym_name.data)
+
+
+def site_of_items(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
+    return {
+        i: (x, y)
+        for r in program.ops_of(sp.SitesOp)
+        for x, y in r.rect.sites()
+        for i in r.items(x, y)
+    }
+
+
+def operand_streams(
+    program: sp.ProgramOp, gemm: SectionGemm, target: Target
+) -> list[tuple[sp.LoadOp, OperandStream]]:
+    """Each operand's panel (one block row of A over all of K, one block column of B), the items
+    reading it, and the hops a fan-out from the first of them crosses to reach the farthest."""
+    space = program.item_space()
+    kt = program.one(sp.WorkOp).k_tiles.data  # type: ignore[union-attr]
+    where = site_of_items(program)
+    a, b = gemm.tensor(gemm.load_a), gemm.tensor(gemm.load_b)
+
+    def hops(items: list[int]) -> int:
+        (x0, y0), sites = where[items[0]], [where[i] for i in items]
+        return max(abs(x - x0) + abs(y - y0) for x, y in sites)
+
+    row = list(range(space.items_n))
+    col = [i * space.items_n for i in range(space.items_m)]
+    a_bytes = space.block_m * kt * target.tile_bytes(a.storage)
+    b_bytes = kt * space.block_n * target.tile_bytes(b.storage)
+    return [
+        (gemm.load_a, OperandStream(a.sym_name.data, a_bytes, space.items_n, hops(row))),
+        (gemm.load_b, OperandStream(b.sym_name.data, b_bytes, space.items_m, hops(col))),
+    ]
+
+
+def share_decisions(
+    program: sp.ProgramOp, gemm: SectionGemm, target: Target, rewriter: PatternRewriter
+) -> None:
+    anchor: sp.SectionOp = program.buffers()[-1]
+    for load, stream in operand_streams(program, gemm, target):
+        d = share_operand(stream, target)
+        numbers = {
+            "consumers": stream.consumers,
+            "bytes": stream.bytes,
+            "hops": stream.broadcast_hops,
+            "dram_cycles_saved": d.dram_cycles_saved,
+            "fabric_cycles_added": d.fabric_cycles_added,
+            "copies": d.copies,
+        }
+        share = sp.ShareOp(
+            load.tensor.root_reference.data, Sharing(d.sharing.value), numbers, d.why
+        )
+        rewriter.insert(share, InsertPoint.after(anchor))
+        anchor = share
+
+
+@dataclass
+class FuseSection(SectionPattern):
+    target: Target
+    pass_name = "fuse-operands"
+    takes_phase = Phase.PLACED
+
+    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
+        plan = program.one(sp.PlanOp)
+        assert plan is not None
+        if program.one(sp.MatmulTilesOp) is not None:
+            gemm = SectionGemm.of(program)
+            if self.target.multicast == "rectangle" and not plan.streaming:
+                multicast_groups(program, gemm, rewriter)
+            elif self.target.multicast != "rectangle" and self.target.fabric_word_bytes is not None:
+                share_decisions(program, gemm, self.target, rewriter)
+        program.set_phase(Phase.FUSED)
+
+
+@dataclass(frozen=True)
+class FuseOperandsPass(ModulePass):
+    """`fuse-operands`: multicast groups on Tensix, broadcast-or-replicate on the RDU."""
+
+    name = "fuse-operands"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        run_sections(op, FuseSection(module_target(op, self.name)))

@@ -1,0 +1,69 @@
+"""spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (DESIGN.md section 2).
+
+`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES}`. With no target
+anywhere (neither the option nor one recorded on the module) it compiles for wormhole_n150. The
+options go to the pass that decides with them (target, format, grid and the budget to link, which
+records them on the module for every later pass; fidelity to tile) and are recorded on the module,
+where the report reads them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from spatial_dialect.passes.fuse_operands import FuseOperandsPass
+from spatial_dialect.passes.link import LinkPass
+from spatial_dialect.passes.place import PlacePass
+from spatial_dialect.passes.size_buffers import SizeBuffersPass
+from spatial_dialect.passes.tile import TilePass
+
+
+@dataclass(frozen=True)
+class SpatialPipelinePass(ModulePass):
+    name = "spatial-pipeline"
+    target: str | None = None
+    fidelity: str | None = None
+    format: str = "bf16"
+    grid: str | None = None
+    local_mem: int | None = None
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        return (
+            LinkPass(self.target, self.format, self.grid, self.local_mem),
+            TilePass(self.fidelity),
+            PlacePass(),
+            FuseOperandsPass(),
+            SizeBuffersPass(),
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+
+
+def default_context() -> Context:
+    """A Context with the builtin and func dialects, tg and sp, and every other dialect xDSL
+    ships (loaded lazily), so a module mixing tg functions with func/arith/linalg parses."""
+    from xdsl.dialects import get_all_dialects as xdsl_dialects
+
+    from spatial_dialect import get_all_dialects
+
+    ctx = Context()
+    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def compile_module(source: str, ctx: Context | None = None, **options: object) -> ModuleOp:
+    """Parse `source` and run the pipeline on it with `options` (those of SpatialPipelinePass)."""
+    from xdsl.parser import Parser
+
+    ctx = ctx or default_context()
+    module = Parser(ctx, source).parse_module()
+    SpatialPipelinePass(**options).apply(ctx, module)  # type: ignore[arg-type]
+    module.verify()
+    return module

@@ -1,0 +1,9 @@
+// fuse-operands takes placed sections only.
+// RUN: not spatial-opt %s -p link,tile,fuse-operands 2>&1 | filecheck %s
+
+func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  %c = tg.matmul %a, %b : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
+  func.return %c : tensor<64x64xbf16>
+}
+// CHECK: spatial-opt: error: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
+// CHECK: Error while applying pattern: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled

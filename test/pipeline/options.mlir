@@ -1,0 +1,31 @@
+// The pipeline's options change what they say and are recorded on the module (and in the report).
+// RUN: spatial-opt %s -p 'spatial-pipeline{fidelity=lofi}' | filecheck %s --check-prefix=LOFI
+// RUN: spatial-opt %s -p 'spatial-pipeline{format=bfp8_b}' | filecheck %s --check-prefix=BFP8
+// RUN: spatial-opt %s -p 'spatial-pipeline{grid=4x4}' | filecheck %s --check-prefix=GRID
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150 grid=11x10}' -t report | filecheck %s --check-prefix=REPORT
+
+func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16> {
+  %c = tg.matmul %a, %b : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
+  func.return %c : tensor<1024x1024xbf16>
+}
+// LoFi: 16 cycles a tile-matmul instead of HiFi4's 64.
+// LOFI:      sp.options = {fidelity = "lofi", format = "bf16"}
+// LOFI:      sp.matmul_tiles {{.*}} fidelity lofi on compute
+// bfp8_b tiles are 1088 bytes in DRAM and in local memory.
+// BFP8:      sp.options = {fidelity = "hifi4", format = "bfp8_b"}
+// BFP8:      %in0 = sp.fifo "in0" depth {{[0-9]+}} page [h, kw] bf16 as bfp8_b tile_bytes 1088
+// Only a 4x4 sub-grid of the mesh: 32 tiles over 4 rows and columns of sites, 8x8 tiles each.
+// GRID:      sp.options = {fidelity = "hifi4", format = "bf16", grid = "4x4"}
+// GRID:      sp.work @c block 8x8
+// GRID:      sp.mesh 4x4 movement 2 nocs 2
+// GRID:      sp.sites [0, 3]x[0, 3] first x + y * 4 count 1 block 8x8
+// REPORT:      "target": "blackhole_p150",
+// REPORT-NEXT: "options": {
+// REPORT-NEXT:   "fidelity": "hifi4",
+// REPORT-NEXT:   "format": "bf16",
+// REPORT-NEXT:   "grid": "11x10"
+// 32 tiles over at most 11 columns and 10 rows of sites: the plan takes 11 x 8 of them.
+// REPORT:      "grid": [
+// REPORT-NEXT:   11,
+// REPORT-NEXT:   8
+// REPORT:      "sites": 88,

@@ -1,0 +1,18 @@
+// place refuses a section it cannot place: one not tiled yet (WrongPhase), one that moves data on
+// a chip whose sites have no movement engine (TooManyEngines), a module still holding tg ops.
+// RUN: not spatial-opt %s -p link,place 2>&1 | filecheck %s --check-prefix=PHASE
+// RUN: not spatial-opt %s -p 'link{target="%S/Inputs/no_movement.toml"},tile,place' 2>&1 | filecheck %s --check-prefix=ENGINES
+// RUN: not spatial-opt %s -p place 2>&1 | filecheck %s --check-prefix=UNLINKED
+
+func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  %c = tg.matmul %a, %b : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
+  func.return %c : tensor<64x64xbf16>
+}
+// PHASE:      spatial-opt: error: WrongPhase: place takes a program in phase tiled, this one is linked
+// PHASE:      "sp.program"() <{sym_name = "c"
+// PHASE-NEXT: ^^^^
+// PHASE-NEXT: | Error while applying pattern: WrongPhase: place takes a program in phase tiled, this one is linked
+// ENGINES: spatial-opt: error: TooManyEngines: load @a -> in0 needs movement engine 0 but a site has 0 movement engines
+// UNLINKED:      spatial-opt: error: WrongPhase: place takes a program in phase linked, this one is unlinked (tg.matmul has no section yet; run link first)
+// UNLINKED:      "tg.matmul"
+// UNLINKED-NEXT: ^^^^

@@ -1,0 +1,881 @@
+// Every rule of the sp verifier, one chunk each: the diagnostic names the violation and its numbers.
+// RUN: spatial-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect | filecheck %s
+
+// GroupMemberMismatch: the members of column 1's B group sit at two offsets (a multicast lands at one address).
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 4096, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: multicast group @in1_columns: member at site (0, 1) has offset 4096 but the member at (0, 0) has 8192
+
+// -----
+
+// An access outside its tensor: the store is one tile row off, and the bottom row of sites writes past the last tile row.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti + 1, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: store out -> @c on sites [0, 1]x[1, 1] reaches tile (3, 0) of @c, which has 3x2 tiles
+
+// -----
+
+// An engine the site lacks: the mesh has movement engines 0 and 1.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 2 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: TooManyEngines: load @b -> in1 needs movement engine 2 but a site has 2 movement engines
+
+// -----
+
+// A NoC the site lacks.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 3
+}
+// CHECK: TooManyEngines: store out -> @c needs NoC 3 but a site has 2 NoCs
+
+// -----
+
+// Overlapping offsets: in1 laid over in0.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 4096, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: buffer in0 [0, 8192) overlaps in1 [4096, 8192)
+
+// -----
+
+// An alias away from its target's offset.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 16384}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: buffer spill [16384, 20480) overlaps out [12288, 16384)
+
+// -----
+
+// A site over its budget: 16384 bytes of buffers in 16000 bytes of local memory.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 16000
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: LocalMemExceeded: site (0, 0) needs 16384 bytes of local memory but its budget is 16000 bytes
+
+// -----
+
+// A memory map that misses a buffer.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: the memory map and the buffers disagree on spill
+
+// -----
+
+// A work item no site runs: the second row of sites is gone.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: item 2 of 4 runs on no site
+
+// -----
+
+// A range whose block is not its items' block (the bottom row covers one tile row, not two).
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: site (0, 1) runs item 2, a 1x1 block, in a range of 2x1 blocks
+
+// -----
+
+// An item on two sites.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: item 0 runs on two sites
+
+// -----
+
+// Two ranges over one site.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[0, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: site (0, 0) is in two ranges
+
+// -----
+
+// A range outside the mesh.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x1 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[1, 1] reach outside the 2x1 mesh
+
+// -----
+
+// A stage reading a tensor the section does not declare.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @x[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: section @c declares no tensor @x
+
+// -----
+
+// A group that does not exist.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @nowhere on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: load @a -> in0: section declares no group @nowhere
+
+// -----
+
+// A load naming another FIFO's group.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in1_columns on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: load @a -> in0: group @in1_columns multicasts in1, not its FIFO
+
+// -----
+
+// A load whose FIFO holds another element type than its tensor.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] f32 tile_bytes 4096
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: load @a -> in0: @a holds bf16 stored as bf16 but buffer in0 holds f32 stored as f32
+
+// -----
+
+// A tensor whose tile counts are not its shape's.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: @a is 96x64 elements, which is 3x2 tiles of 32x32, not 2x2
+
+// -----
+
+// A store into an input.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: store out -> @c: writes @c, an input of the section
+
+// -----
+
+// A sized section without its memory map is not sized.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: the memory map and the buffers disagree on in0
+
+// -----
+
+// A placed section whose stage has no engine.
+sp.program @c op "tg.matmul" phase placed tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: matmul_tiles: a stage of a placed section runs on an engine
+
+// -----
+
+// A placed section with multicast groups, which fuse-operands adds.
+sp.program @c op "tg.matmul" phase placed tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: a placed section holds sp.group, which fused adds
+
+// -----
+
+// A linked section with a plan, which tile adds.
+sp.program @c op "tg.matmul" phase linked tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: a linked section holds sp.plan, which tiled adds
+
+// -----
+
+// A tiled section without its work.
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: a tiled section lacks sp.work
+
+// -----
+
+// A memory map before sizing.
+sp.program @c op "tg.matmul" phase fused tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: a fused section has a memory map, which sized adds
+
+// -----
+
+// Several sub-blocks over several K blocks without a spill.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: 2 sub-blocks over 2 K blocks need a spill for their partial sums
+
+// -----
+
+// A sub-block that does not tile its block.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 3x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sp.sites: the sub-block 3x1 does not tile the block 2x1
+
+// -----
+
+// A group's sender outside its rectangle.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 5
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sp.group @in0_rows: sender 5 lies outside the group's rows [0, 1]
+
+// -----
+
+// A plan with an unknown engine packing.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing everything predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sp.plan: packing is one of single, operand_with_store, split, got everything
+
+// -----
+
+// A K block that does not divide K.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 3
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sp.work: the K block of 3 tiles does not divide the 2 K tiles
+
+// -----
+
+// The matmul's accumulator must be an sp.acc.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %in1 spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: matmul_tiles: acc is sp.fifo, expected sp.acc
+
+// -----
+
+// Integer operands accumulate in i32.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xi8> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xi8> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xi8> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] i8 tile_bytes 1024
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] i8 tile_bytes 1024
+  %out = sp.fifo "out" depth subs page [sh, sw] i8 tile_bytes 1024
+  %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 1024 alias %out
+  %dst = sp.acc "dst" page [sh, sw] f32
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: matmul_tiles: i8 operands accumulate in i32, not f32
+
+// -----
+
+// An op of another dialect inside a section.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  "test.op"() : () -> ()
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: section @c holds test.op, which is not an sp section op
+
+// -----
+
+// Two buffers with one label.
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in0" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: section @c declares buffer in0 twice

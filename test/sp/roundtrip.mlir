@@ -1,0 +1,133 @@
+// Every sp op and attribute in its custom form: the round trip (custom -> generic -> custom)
+// prints each one back unchanged.
+// RUN: %roundtrip
+
+// A sized blocked GEMM on a multicast mesh: entry, program, tensors, work, plan, mesh, two site
+// ranges with memory maps, FIFOs, a spill aliased to the output, the accumulator, multicast
+// groups, loads, the matmul and the store, with engines and NoCs.
+sp.entry @gemm(@a, @b) -> (@c)
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<100x256xbf16> tiles 4x8 input tiled
+  sp.tensor @b : tensor<256x64xbf16> tiles 8x2 input tiled
+  sp.tensor @c : tensor<100x64xbf16> tiles 4x2 output tiled
+  sp.work @c block 3x2 k 8 by 2
+  sp.plan blocked grid 1x2 block 3x2 packing operand_with_store predicted 5000 bound "compute" runner_up "streaming grid 8x8" 6000 attributes {why = "compute-bound"}
+  sp.mesh 8x8 movement 2 nocs 2 local 1395424
+  sp.sites [0, 0]x[0, 0] first x + y count 1 block 3x2 sub_block 3x2 memory {in0 = 0, in1 = 24576, out = 40960, spill = 40960}
+  sp.sites [0, 0]x[1, 1] first x + y count 1 block 1x2 sub_block 1x2 memory {in0 = 0, in1 = 24576, out = 40960, spill = 40960}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in1_columns %in1 columns [0, 0]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK:      sp.entry @gemm(@a, @b) -> (@c)
+// CHECK-NEXT: sp.program @c op "tg.matmul" phase sized tile 32x32 {
+// CHECK-NEXT:   sp.tensor @a : tensor<100x256xbf16> tiles 4x8 input tiled
+// CHECK-NEXT:   sp.tensor @b : tensor<256x64xbf16> tiles 8x2 input tiled
+// CHECK-NEXT:   sp.tensor @c : tensor<100x64xbf16> tiles 4x2 output tiled
+// CHECK-NEXT:   sp.work @c block 3x2 k 8 by 2
+// CHECK-NEXT:   sp.plan blocked grid 1x2 block 3x2 packing operand_with_store predicted 5000 bound "compute" runner_up "streaming grid 8x8" 6000 attributes {why = "compute-bound"}
+// CHECK-NEXT:   sp.mesh 8x8 movement 2 nocs 2 local 1395424
+// CHECK-NEXT:   sp.sites [0, 0]x[0, 0] first x + y count 1 block 3x2 sub_block 3x2 memory {in0 = 0, in1 = 24576, out = 40960, spill = 40960}
+// CHECK-NEXT:   sp.sites [0, 0]x[1, 1] first x + y count 1 block 1x2 sub_block 1x2 memory {in0 = 0, in1 = 24576, out = 40960, spill = 40960}
+// CHECK-NEXT:   %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+// CHECK-NEXT:   %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+// CHECK-NEXT:   %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+// CHECK-NEXT:   %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+// CHECK-NEXT:   %dst = sp.acc "dst" page [sh, sw] bf16
+// CHECK-NEXT:   sp.group @in1_columns %in1 columns [0, 0]x[0, 1] sender 0
+// CHECK-NEXT:   sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+// CHECK-NEXT:   sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+// CHECK-NEXT:   sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+// CHECK-NEXT:   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+// CHECK-NEXT: }
+
+// -----
+
+// A linked section: symbolic shapes, no engines; a 1-row tensor in rows layout, a scratch
+// result, a block-float storage format, and an entry with two results.
+sp.entry @decode(@x, @w) -> (@y, @x)
+sp.program @y op "tg.matmul" phase linked tile 32x32 {
+  sp.tensor @x : tensor<4096xbf16> tiles 1x128 input rows format bfp8_b
+  sp.tensor @w : tensor<4096x512xbf16> tiles 128x16 input tiled format bfp8_b
+  sp.tensor @y : tensor<1x512xf32> tiles 1x16 scratch rows
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 as bfp8_b tile_bytes 1088
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 as bfp8_b tile_bytes 1088
+  %out = sp.fifo "out" depth 2 page [sh, sw] f32 tile_bytes 4096
+  %dst = sp.acc "dst" page [sh, sw] f32
+  sp.load @x[r0, k0] x [h, kw] -> %in0
+  sp.load @w[k0, c0] x [kw, w] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst
+  sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK:      sp.entry @decode(@x, @w) -> (@y, @x)
+// CHECK-NEXT: sp.program @y op "tg.matmul" phase linked tile 32x32 {
+// CHECK-NEXT:   sp.tensor @x : tensor<4096xbf16> tiles 1x128 input rows format bfp8_b
+// CHECK-NEXT:   sp.tensor @w : tensor<4096x512xbf16> tiles 128x16 input tiled format bfp8_b
+// CHECK-NEXT:   sp.tensor @y : tensor<1x512xf32> tiles 1x16 scratch rows
+// CHECK-NEXT:   %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 as bfp8_b tile_bytes 1088
+// CHECK:        sp.matmul_tiles %in0, %in1 -> %out acc %dst{{$}}
+// CHECK-NEXT:   sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw]{{$}}
+
+// -----
+
+// A placed streaming section dealt out flat over two rectangles of sites (split_work_to_sites),
+// per-site first items with offsets, engines without a NoC choice, a single-tile output slot
+// written tile by tile (u, v), and a spill of its own at the accumulator's precision.
+sp.program @s op "tg.matmul" phase placed tile 32x32 {
+  sp.tensor @a : tensor<64x64xi8> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x96xi8> tiles 2x3 input tiled
+  sp.tensor @c : tensor<64x96xi8> tiles 2x3 output tiled
+  sp.work @c block 1x1 k 2 by 1
+  sp.plan streaming grid 4x1 block 1x1 packing single predicted 10 bound "dram"
+  sp.mesh 4x1 movement 1 nocs 1 local 65536
+  sp.sites [0, 1]x[0, 0] first x * 2 count 2 block 1x1 sub_block 1x1
+  sp.sites [2, 3]x[0, 0] first x - 2 + 4 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] i8 tile_bytes 1024
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] i8 tile_bytes 1024
+  %out = sp.fifo "out" depth 2 page [1, 1] i8 tile_bytes 1024
+  %spill = sp.interm "spill" depth subs page [sh, sw] i32 tile_bytes 4096
+  %dst = sp.acc "dst" page [sh, sw] i32
+  sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill on compute
+  sp.store %out -> @c[r0 + ti + u, c0 + tj + v] x [1, 1] on movement 0
+}
+// CHECK:      sp.plan streaming grid 4x1 block 1x1 packing single predicted 10 bound "dram"{{$}}
+// CHECK-NEXT: sp.mesh 4x1 movement 1 nocs 1 local 65536
+// CHECK-NEXT: sp.sites [0, 1]x[0, 0] first x * 2 count 2 block 1x1 sub_block 1x1{{$}}
+// CHECK-NEXT: sp.sites [2, 3]x[0, 0] first x + 2 count 1 block 1x1 sub_block 1x1{{$}}
+// CHECK:      %spill = sp.interm "spill" depth subs page [sh, sw] i32 tile_bytes 4096{{$}}
+// CHECK:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 0{{$}}
+// CHECK:      sp.store %out -> @c[r0 + ti + u, c0 + tj + v] x [1, 1] on movement 0{{$}}
+
+// -----
+
+// A fused section on a fabric without multicast: the sharing decisions with their numbers.
+sp.program @p op "tg.matmul" phase fused tile 32x32 {
+  sp.tensor @a : tensor<64x64xf32> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x64xf32> tiles 2x2 input tiled
+  sp.tensor @c : tensor<64x64xf32> tiles 2x2 output tiled
+  sp.work @c block 1x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store predicted 100 bound "dram"
+  sp.mesh 2x2 movement 2 nocs 1 local 262144
+  sp.sites [0, 1]x[0, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] f32 tile_bytes 4096
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 1 page [1, 1] f32 tile_bytes 4096
+  %dst = sp.acc "dst" page [sh, sw] f32
+  sp.share @a broadcast consumers 2 bytes 8192 hops 1 saves 40 costs 12 copies 1 "broadcasting saves 40 DRAM cycles and costs 12 on the fabric"
+  sp.share @b replicated consumers 2 bytes 8192 hops 1 saves 10 costs 128 copies 2 "a fan-out would cost 128 fabric cycles to save 10 DRAM cycles"
+  sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 0
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst on compute
+  sp.store %out -> @c[r0 + ti + u, c0 + tj + v] x [1, 1] on movement 0 noc 0
+}
+// CHECK:      sp.share @a broadcast consumers 2 bytes 8192 hops 1 saves 40 costs 12 copies 1 "broadcasting saves 40 DRAM cycles and costs 12 on the fabric"
+// CHECK-NEXT: sp.share @b replicated consumers 2 bytes 8192 hops 1 saves 10 costs 128 copies 2 "a fan-out would cost 128 fabric cycles to save 10 DRAM cycles"
