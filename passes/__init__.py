@@ -1,74 +1,50 @@
 """The passes of spatial-dialect and the output targets that read their results.
 
 `get_all_passes()` is the one registry of passes (spatial-opt and the xdsl.universe entry point
-both read it); `get_all_output_targets()` the one registry of spatial-opt `-t` printers.
+both read it); `get_all_output_targets()` the one registry of spatial-opt `-t` printers. Both
+import lazily, so listing the passes costs no import of the compiler.
 """
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+PASSES = {
+    "link": ("link", "LinkPass"),
+    "tile": ("tile", "TilePass"),
+    "place": ("place", "PlacePass"),
+    "fuse-operands": ("fuse_operands", "FuseOperandsPass"),
+    "size-buffers": ("size_buffers", "SizeBuffersPass"),
+    "resize-operand-fifos": ("size_buffers", "ResizeOperandFifosPass"),
+    "spatial-pipeline": ("pipeline", "SpatialPipelinePass"),
+}
+"""Pass name -> (module under spatial_dialect.passes, class)."""
+
+OUTPUT_TARGETS = {
+    "report": "print_report",
+    "memory-map": "print_memory_map",
+}
+"""spatial-opt `-t` name -> printer in spatial_dialect.passes.report."""
+
+
+def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(import_module(f"spatial_dialect.passes.{module}"), name)
+
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    def link() -> type[ModulePass]:
-        from spatial_dialect.passes.link import LinkPass
+    return {pass_name: _lazy(module, cls) for pass_name, (module, cls) in PASSES.items()}
 
-        return LinkPass
 
-    def tile() -> type[ModulePass]:
-        from spatial_dialect.passes.tile import TilePass
+def _printer(name: str) -> Callable[[ModuleOp, IO[str]], None]:
+    def emit(module: ModuleOp, stream: IO[str]) -> None:
+        getattr(import_module("spatial_dialect.passes.report"), name)(module, stream)
 
-        return TilePass
-
-    def place() -> type[ModulePass]:
-        from spatial_dialect.passes.place import PlacePass
-
-        return PlacePass
-
-    def fuse_operands() -> type[ModulePass]:
-        from spatial_dialect.passes.fuse_operands import FuseOperandsPass
-
-        return FuseOperandsPass
-
-    def size_buffers() -> type[ModulePass]:
-        from spatial_dialect.passes.size_buffers import SizeBuffersPass
-
-        return SizeBuffersPass
-
-    def resize_operand_fifos() -> type[ModulePass]:
-        from spatial_dialect.passes.size_buffers import ResizeOperandFifosPass
-
-        return ResizeOperandFifosPass
-
-    def spatial_pipeline() -> type[ModulePass]:
-        from spatial_dialect.passes.pipeline import SpatialPipelinePass
-
-        return SpatialPipelinePass
-
-    return {
-        "link": link,
-        "tile": tile,
-        "place": place,
-        "fuse-operands": fuse_operands,
-        "size-buffers": size_buffers,
-        "resize-operand-fifos": resize_operand_fifos,
-        "spatial-pipeline": spatial_pipeline,
-    }
+    return emit
 
 
 def get_all_output_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
     """spatial-opt `-t NAME` printers: each writes the module's NAME view to the stream."""
-
-    def report(module: ModuleOp, stream: IO[str]) -> None:
-        from spatial_dialect.passes.report import print_report
-
-        print_report(module, stream)
-
-    def memory_map(module: ModuleOp, stream: IO[str]) -> None:
-        from spatial_dialect.passes.report import print_memory_map
-
-        print_memory_map(module, stream)
-
-    return {"report": report, "memory-map": memory_map}
+    return {target: _printer(name) for target, name in OUTPUT_TARGETS.items()}
