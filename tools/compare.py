@@ -1,0 +1,145 @@
+"""When a simulated output equals the reference: the tolerance rule of spatial-run.
+
+The reference rounds every op's result to its element type, as the chip writes every tensor to
+DRAM in its element type; so the simulated and the reference values differ only by what happens
+inside one op: the order of an f32 accumulation, a partial sum the program keeps in a narrower
+type, and the one-ulp differences those propagate through later ops. The rule is per element,
+so one wrong tile cannot hide in a large tensor's average:
+
+    |sim - ref| <= rtol(E) * (|ref| + rms(ref))
+
+with rms(ref) the root mean square of the whole reference tensor: an element's error is relative
+to its own size, floored by the tensor's typical size so that an element near zero (the result
+of a cancellation) is not held to an absolute zero. The reported "max rel error" is the largest
+|sim - ref| / (|ref| + rms(ref)), to be read against rtol.
+
+    element type   rtol           why
+    bf16           2^-3  (0.125)   32 units of bf16 rounding (2^-8): a 16-bit accumulator (Tensix
+                                   dest in its default mode) rounds after every tile-matmul, and
+                                   that noise grows with K: 0.033 at K = 1024, 0.051 at 2048,
+                                   0.09 at 14336 (measured, per element, by this rule)
+    f16            2^-6            the same 32 units of f16 rounding (2^-11)
+    f32            2^-14           f32 sums in another order measure ~2e-6 at K = 8192
+    i8, i32        0               integer results are exact
+
+One wrong 32x32 tile of a 1024x1024 bf16 GEMM is far outside: a tile copied from elsewhere
+measures ~3, a tile that misses one of its 32 K tiles ~0.6.
+
+An arg-max (i32 result of tg.argmax) is an index, not a number: a row may pick another index than
+the reference only where the reference's values there are within tolerance of the row's maximum,
+|max - x[sim]| <= rtol(E) * (|max| + rms(x)) with E the element type of the arg-max's input and x
+the reference's input row, so a near tie may break either way and nothing else may. Its line
+reports that gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spatial_dialect.tools.reference import element_name, is_float_dtype
+
+RTOL: dict[str, float] = {"bf16": 2.0**-3, "f16": 2.0**-6, "f32": 2.0**-14, "i8": 0.0, "i32": 0.0}
+"""rtol per element type."""
+
+
+def rtol(dtype: np.dtype) -> float:
+    return RTOL[element_name(dtype)]
+
+
+def rule_text() -> str:
+    """The rule in one paragraph, with the numbers of RTOL (spatial-run --help prints it)."""
+    floats = ", ".join(f"{t} {v:.6g}" for t, v in RTOL.items() if v)
+    exact = ", ".join(t for t, v in RTOL.items() if not v)
+    return (
+        "An element passes when |sim - ref| <= rtol * (|ref| + rms(ref)), rms over the whole "
+        f"reference tensor; rtol: {floats}; {exact} exact. An arg-max may pick another index "
+        "only where the reference's value there is within that tolerance of the row's maximum."
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One output against the reference."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    max_abs: float
+    max_rel: float
+    tol: float
+    bad: int  # elements (rows, for an arg-max) outside the tolerance
+    first_bad: tuple[int, ...] | None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.bad == 0
+
+    def line(self) -> str:
+        shape = "x".join(map(str, self.shape))
+        text = (
+            f"{self.name:<12} {shape:>12} {self.dtype:<8} max abs err {self.max_abs:.3e}  "
+            f"max rel err {self.max_rel:.3e}  tol {self.tol:.3e}"
+        )
+        if self.note:
+            text += f"  ({self.note})"
+        if not self.ok:
+            text += f"  MISMATCH: {self.bad} outside tolerance, first at {self.first_bad}"
+        return text
+
+
+def _scale(values: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """|values| + rms(ref), in f64; rms is floored at the smallest positive float (an all-zero
+    reference then tolerates nothing)."""
+    r = ref.astype(np.float64)
+    rms = float(np.sqrt(np.mean(r * r))) if r.size else 0.0
+    return np.abs(values.astype(np.float64)) + max(rms, np.finfo(np.float64).tiny)
+
+
+def compare(name: str, ref: np.ndarray, sim: np.ndarray) -> Comparison:
+    """A number-valued output (float or integer) against the reference."""
+    if sim.shape != ref.shape:
+        raise ValueError(f"{name}: simulated shape {sim.shape} differs from {ref.shape}")
+    tol = rtol(ref.dtype)
+    err = np.abs(sim.astype(np.float64) - ref.astype(np.float64))
+    rel = err / _scale(ref, ref) if is_float_dtype(ref.dtype) else err
+    bad = ~(rel <= tol)  # NaN counts as bad
+    return _result(name, ref, err, rel, tol, bad, "")
+
+
+def compare_argmax(name: str, ref: np.ndarray, sim: np.ndarray, logits: np.ndarray) -> Comparison:
+    """An arg-max output: `logits` is the reference's input of the tg.argmax."""
+    if sim.shape != ref.shape:
+        raise ValueError(f"{name}: simulated shape {sim.shape} differs from {ref.shape}")
+    x = logits.astype(np.float64).reshape(ref.shape[0], -1)
+    rows = np.arange(ref.shape[0])
+    inside = (sim >= 0) & (sim < x.shape[1])
+    picked = np.where(inside, x[rows, np.clip(sim, 0, x.shape[1] - 1)], -np.inf)
+    top = x.max(axis=1)
+    gap = top - picked
+    tol = rtol(logits.dtype)
+    rel = gap / _scale(top, logits)
+    bad = (sim != ref) & ~(rel <= tol)
+    ties = int(np.count_nonzero((sim != ref) & ~bad))
+    note = f"{ties} row(s) break a near tie another way" if ties else ""
+    return _result(
+        name, ref, np.where(sim != ref, gap, 0), np.where(sim != ref, rel, 0), tol, bad, note
+    )
+
+
+def _result(name, ref, err, rel, tol, bad, note) -> Comparison:
+    count = int(np.count_nonzero(bad))
+    first = tuple(int(i) for i in np.argwhere(bad)[0]) if count else None
+    return Comparison(
+        name=name,
+        shape=tuple(ref.shape),
+        dtype=element_name(ref.dtype),
+        max_abs=float(np.max(err, initial=0.0)),  # NaN propagates, and shows
+        max_rel=float(np.max(rel, initial=0.0)),
+        tol=tol,
+        bad=count,
+        first_bad=first,
+        note=note,
+    )

@@ -1,0 +1,304 @@
+"""spatial-run: compile a tg function, simulate the compiled program, compare with the reference.
+
+    spatial-run FILE.mlir --target NAME [--entry FN] [--seed N] [--inputs in.npz]
+                [--save out.npz] [--timing] [--reference-only]
+
+compiles the entry function (default: the only or the first func.func) through
+`spatial-pipeline{target=NAME}`, draws seeded inputs (tools/inputs.py: ids and positions inside
+the range the ops that read them accept), evaluates the reference semantics (tools/reference.py),
+runs the sized program in the functional simulator (tools/simulator.py), prints one line per
+output (name, shape, element type, max absolute error, max relative error, tolerance) and ends
+with a line that begins `PASS` or `FAIL`. Exit status 0 on PASS, 1 on FAIL.
+
+Tolerances (tools/compare.py): an element passes when
+|sim - ref| <= rtol * (|ref| + rms(ref)), rtol = 2^-3 for bf16, 2^-6 for f16, 2^-14 for f32, and
+0 (exact) for i8 and i32; an arg-max may pick another index only where the reference's value
+there is within that tolerance of the row's maximum.
+
+`--reference-only` needs no target: it evaluates the reference and prints each output's name,
+shape, element type and a checksum (CRC-32 of its bytes, sum, max |x|), then `PASS`.
+`--timing` adds the cost model's predicted time of the compiled program.
+
+Everything that stops a run is one message on stderr and exit status 1, never a traceback: a
+missing or unparsable file, an unknown target, an input file that does not fit the function, an
+index out of range in the reference. A program the compiler refuses (a typed diagnostic from a
+pass) is reported as `spatial-run: compile refused: ...`, which is not a FAIL: nothing ran.
+A simulator that finds the compiled program wrong (an access outside a tensor, a FIFO deadlock,
+a buffer outside local memory, an output element never written) prints its report and `FAIL`;
+a construct the simulator does not execute is `spatial-run: cannot simulate: ...` (exit 1).
+Usage errors exit 2. SPATIAL_RUN_TRACEBACK=1 shows the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func, FuncOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from spatial_dialect import get_all_dialects, tg
+from spatial_dialect.passes import get_all_passes
+from spatial_dialect.sp import PlanOp, ProgramOp
+from spatial_dialect.targets import Target, TargetError, load_target
+from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
+from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
+from spatial_dialect.tools.reference import (
+    EvaluationError,
+    OutOfRange,
+    element_name,
+    evaluate_values,
+    input_names,
+    output_names,
+    returned_values,
+)
+from spatial_dialect.tools.simulator import NotSimulated, SimulationError, simulate
+
+PIPELINE = "spatial-pipeline"
+
+
+class UsageError(Exception):
+    """The user's input cannot be run: a missing file, a parse error, no such function."""
+
+
+class CompileRefused(Exception):
+    """The pipeline refused the program with a typed diagnostic (not a FAIL: nothing ran);
+    `diagnostic` is the pass's exception."""
+
+    def __init__(self, diagnostic: DiagnosticException):
+        self.diagnostic = diagnostic
+        super().__init__(str(diagnostic).strip())
+
+
+def make_context() -> Context:
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Func)
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, filename: str = "<input>") -> ModuleOp:
+    module = Parser(make_context(), text, filename).parse_module()
+    module.verify()
+    return module
+
+
+def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
+    """The function called `name`, else the only or the first one."""
+    funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
+    if not funcs:
+        raise UsageError("the file holds no func.func")
+    if name is None:
+        return funcs[0]
+    for f in funcs:
+        if f.sym_name.data == name:
+            return f
+    known = ", ".join(f"@{f.sym_name.data}" for f in funcs)
+    raise UsageError(f"no function @{name} (the file has {known})")
+
+
+def compile_function(fn: FuncOp, target: str, **options: str | int) -> ModuleOp:
+    """A module of the entry function alone, through `spatial-pipeline{target=...}` (with any
+    other option of the pipeline, e.g. grid="2x2")."""
+    module = ModuleOp([fn.clone()])
+    passes = get_all_passes()
+    if PIPELINE not in passes:
+        raise UsageError(f"this installation has no {PIPELINE} pass to compile with")
+    pipeline = passes[PIPELINE]()(target=target, **options)  # type: ignore[call-arg]
+    try:
+        pipeline.apply(make_context(), module)
+    except DiagnosticException as e:
+        raise CompileRefused(e) from None
+    return module
+
+
+def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:
+    """Each section's predicted time in microseconds, from the cycles its plan carries."""
+    times = []
+    for program in module.walk():
+        if isinstance(program, ProgramOp) and (plan := program.one(PlanOp)) is not None:
+            us = plan.predicted_cycles.data / (target.clock_ghz * 1e3)
+            times.append((program.sym_name.data, us))
+    return times
+
+
+def simulated_outputs(fn: FuncOp, module: ModuleOp, inputs: dict[str, np.ndarray]) -> dict:
+    """The compiled program's outputs by name: sp.entry lists inputs and outputs in the
+    function's argument and result order."""
+    arrays = simulate(module, [inputs[n] for n in input_names(fn)])
+    return dict(zip(output_names(fn), arrays, strict=True))
+
+
+def reference_outputs(fn: FuncOp, inputs: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """(outputs by name, every value of the function) under the reference semantics."""
+    values = evaluate_values(fn, inputs)
+    outputs = {n: values[v] for n, v in zip(output_names(fn), returned_values(fn), strict=True)}
+    return outputs, values
+
+
+def checksum_line(name: str, array: np.ndarray) -> str:
+    wide = array.astype(np.float64)
+    shape = "x".join(map(str, array.shape))
+    return (
+        f"{name:<12} {shape:>12} {element_name(array.dtype):<4} "
+        f"crc32 {zlib.crc32(np.ascontiguousarray(array).tobytes()):08x}  sum {wide.sum():.6e}  "
+        f"max|x| {np.abs(wide).max(initial=0):.6e}"
+    )
+
+
+def compare_outputs(
+    fn: FuncOp, reference: dict[str, np.ndarray], values: dict, simulated: dict[str, np.ndarray]
+) -> list[Comparison]:
+    """Each output against the reference; an arg-max against its input's near ties."""
+    results = []
+    for name, value in zip(output_names(fn), returned_values(fn), strict=True):
+        ref, sim = reference[name], simulated[name]
+        if isinstance(value.owner, tg.ArgmaxOp):
+            results.append(compare_argmax(name, ref, sim, values[value.owner.x]))
+        else:
+            results.append(compare(name, ref, sim))
+    return results
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="spatial-run",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog=rule_text(),
+    )
+    parser.add_argument("file", help="a .mlir file holding a func.func of tg ops")
+    parser.add_argument("--target", help="a preset name or a target TOML file")
+    parser.add_argument("--entry", help="the function to run (default: the only or the first)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the drawn inputs (0)")
+    parser.add_argument("--inputs", help="an .npz file of inputs (the rest are drawn)")
+    parser.add_argument("--save", help="write inputs and outputs to this .npz file")
+    parser.add_argument("--timing", action="store_true", help="print the predicted time")
+    parser.add_argument(
+        "--reference-only", action="store_true", help="only evaluate the reference; no target"
+    )
+    args = parser.parse_args(argv)
+    if not args.reference_only and not args.target:
+        parser.error("--target is required (or --reference-only)")
+    return args
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.file)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"cannot open '{path}': no such file") from None
+    except OSError as e:
+        raise UsageError(f"cannot read '{path}': {e.strerror}") from None
+    module = parse_module(text, str(path))
+    fn = entry_function(module, args.entry)
+    inputs = load_inputs(args.inputs, fn) if args.inputs else {}
+    drawn = {k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs}
+    inputs.update(drawn)
+    reference, values = reference_outputs(fn, inputs)
+    print(
+        f"spatial-run: @{fn.sym_name.data}, {len(inputs) - len(drawn)} input(s) from file, "
+        f"{len(drawn)} drawn with seed {args.seed}",
+        file=out,
+    )
+    simulated: dict[str, np.ndarray] = {}
+    if args.reference_only:
+        for name, array in reference.items():
+            print(checksum_line(name, array), file=out)
+        status = 0
+        print(f"PASS reference only: {len(reference)} output(s) evaluated", file=out)
+    else:
+        status = check_compiled(args, fn, inputs, reference, values, simulated, out)
+    if args.save:
+        save_run(args.save, inputs, {"reference": reference, "simulated": simulated})
+    return status
+
+
+def check_compiled(
+    args: argparse.Namespace,
+    fn: FuncOp,
+    inputs: dict[str, np.ndarray],
+    reference: dict[str, np.ndarray],
+    values: dict,
+    simulated: dict[str, np.ndarray],
+    out: TextIO,
+) -> int:
+    """Compiles, simulates (into `simulated`) and compares; prints one line per output and the
+    verdict last; returns the exit status."""
+    try:
+        target = load_target(args.target)
+    except TargetError as e:
+        raise UsageError(str(e)) from None
+    module = compile_function(fn, args.target)
+    timing = ""
+    if args.timing:
+        sections = predicted_us(module, target)
+        for name, us in sections:
+            print(f"predicted @{name}: {us:.3f} us", file=out)
+        timing = f"; predicted {sum(us for _, us in sections):.3f} us on {target.name}"
+    try:
+        simulated.update(simulated_outputs(fn, module, inputs))
+    except SimulationError as e:
+        print(f"simulator: {type(e).__name__}: {e}", file=out)
+        print(f"FAIL: the compiled program is wrong ({type(e).__name__}){timing}", file=out)
+        return 1
+    comparisons = compare_outputs(fn, reference, values, simulated)
+    for c in comparisons:
+        print(c.line(), file=out)
+    bad = [c.name for c in comparisons if not c.ok]
+    if bad:
+        print(f"FAIL: {', '.join(bad)} outside tolerance{timing}", file=out)
+        return 1
+    print(f"PASS: {len(comparisons)} output(s) within tolerance{timing}", file=out)
+    return 0
+
+
+def _error(message: str) -> int:
+    print(f"spatial-run: error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except SystemExit as e:  # argparse: --help exits 0, a usage error 2
+        return 0 if e.code in (0, None) else 2
+    try:
+        return run(args, sys.stdout)
+    except (UsageError, EvaluationError, OutOfRange) as e:
+        return _error(str(e))
+    except CompileRefused as e:
+        print(f"spatial-run: compile refused: {e}", file=sys.stderr)
+        return 1
+    except NotSimulated as e:
+        print(f"spatial-run: cannot simulate: {e}", file=sys.stderr)
+        return 1
+    except ParseError as e:
+        return _error(f"cannot parse {args.file}:\n{e}")
+    except DiagnosticException as e:  # the verifier of tg
+        return _error(str(e))
+    except OSError as e:  # writing --save
+        return _error(f"cannot write '{e.filename}': {e.strerror}")
+    except Exception as e:  # noqa: BLE001 - a bug must still not greet the user with a traceback
+        if os.environ.get("SPATIAL_RUN_TRACEBACK"):
+            traceback.print_exc()
+        return _error(
+            f"internal error: {type(e).__name__}: {e} "
+            "(please report it; SPATIAL_RUN_TRACEBACK=1 shows where)"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
