@@ -188,6 +188,11 @@ class TgOp(IRDLOperation):
         if a != b:
             raise self.err(f"{field} is {a} but {other} is {b}; they must be the same type")
 
+    def require_same_element(self, field: str, other: str) -> None:
+        ea, eb = self.elt(getattr(self, field)), self.elt(getattr(self, other))
+        if ea != eb:
+            raise self.err(f"{field} holds {ea} but {other} holds {eb}; they must agree")
+
     def require_i32_vector(self, field: str, length: int | None = None) -> int:
         value = getattr(self, field)
         shape = self.require_rank(field, 1)
@@ -241,10 +246,7 @@ class BinaryOp(TgOp):
                 f"a is {shape_str(a)} and b is {shape_str(b)}; b must be {shape_str(a)}"
                 + (f" or 1x{a[1]} (broadcast over rows)" if len(a) == 2 else "")
             )
-        if self.elt(self.a) != self.elt(self.b):
-            raise self.err(
-                f"a holds {self.elt(self.a)} and b holds {self.elt(self.b)}; they must agree"
-            )
+        self.require_same_element("a", "b")
         self.require_same_type("res", "a")
 
 
@@ -268,9 +270,8 @@ class MatmulOp(TgOp):
             raise self.err(
                 f"a is {m}x{k} and b is {k2}x{n}; the inner dimensions {k} and {k2} differ"
             )
-        ea, eb = self.elt(self.a), self.elt(self.b)
-        if ea != eb:
-            raise self.err(f"a holds {ea} and b holds {eb}; the operands must agree")
+        self.require_same_element("a", "b")
+        ea = self.elt(self.a)
         rows, cols = self.require_rank("res", 2)
         if (rows, cols) != (m, n):
             raise self.err(f"the result is {rows}x{cols} but a @ b is {m}x{n}")
@@ -565,8 +566,7 @@ class TransposeOp(TgOp):
         rr, rc = self.require_rank("res", 2)
         if (rr, rc) != (c, r):
             raise self.err(f"x is {r}x{c}, so the result must be {c}x{r}, got {rr}x{rc}")
-        if self.elt(self.res) != self.elt(self.x):
-            raise self.err(f"the result holds {self.elt(self.res)} but x {self.elt(self.x)}")
+        self.require_same_element("res", "x")
 
 
 @irdl_op_definition
@@ -585,10 +585,7 @@ class GatherRowsOp(TgOp):
         rows, cols = self.require_rank("res", 2)
         if (rows, cols) != (t, d):
             raise self.err(f"the result is {rows}x{cols}; it must be {t}x{d} (ids x table width)")
-        if self.elt(self.res) != self.elt(self.table):
-            raise self.err(
-                f"the result holds {self.elt(self.res)} but table {self.elt(self.table)}"
-            )
+        self.require_same_element("res", "table")
 
 
 @irdl_op_definition
@@ -609,8 +606,7 @@ class SetRowsOp(TgOp):
             raise self.err(f"cache is {s}x{d} and rows is {t}x{d2}; the widths {d} and {d2} differ")
         if t > s:
             raise self.err(f"rows has {t} rows, more than the cache's {s}")
-        if self.elt(self.rows) != self.elt(self.cache):
-            raise self.err(f"rows holds {self.elt(self.rows)} but cache {self.elt(self.cache)}")
+        self.require_same_element("rows", "cache")
         self.require_i32_vector("pos", 1)
         self.require_same_type("res", "cache")
 

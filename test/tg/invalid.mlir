@@ -85,7 +85,7 @@ func.func @binary_elt(%a: tensor<4x8xf32>, %b: tensor<1x8xbf16>) {
   %r = "tg.sub"(%a, %b) : (tensor<4x8xf32>, tensor<1x8xbf16>) -> tensor<4x8xf32>
   func.return
 }
-// CHECK: tg.sub: a holds f32 and b holds bf16; they must agree
+// CHECK: tg.sub: a holds f32 but b holds bf16; they must agree
 
 // -----
 
@@ -117,7 +117,7 @@ func.func @matmul_elt(%a: tensor<64x128xf32>, %b: tensor<128x32xbf16>) {
   %r = "tg.matmul"(%a, %b) : (tensor<64x128xf32>, tensor<128x32xbf16>) -> tensor<64x32xf32>
   func.return
 }
-// CHECK: tg.matmul: a holds f32 and b holds bf16; the operands must agree
+// CHECK: tg.matmul: a holds f32 but b holds bf16; they must agree
 
 // -----
 
@@ -357,7 +357,7 @@ func.func @transpose_elt(%x: tensor<4x8xf32>) {
   %r = "tg.transpose"(%x) : (tensor<4x8xf32>) -> tensor<8x4xbf16>
   func.return
 }
-// CHECK: tg.transpose: the result holds bf16 but x f32
+// CHECK: tg.transpose: res holds bf16 but x holds f32; they must agree
 
 // -----
 
@@ -389,7 +389,7 @@ func.func @gather_elt(%t: tensor<16x8xf32>, %i: tensor<4xi32>) {
   %r = "tg.gather_rows"(%t, %i) : (tensor<16x8xf32>, tensor<4xi32>) -> tensor<4x8xbf16>
   func.return
 }
-// CHECK: tg.gather_rows: the result holds bf16 but table f32
+// CHECK: tg.gather_rows: res holds bf16 but table holds f32; they must agree
 
 // -----
 
@@ -413,7 +413,7 @@ func.func @set_rows_elt(%c: tensor<16x8xf32>, %r0: tensor<2x8xbf16>, %p: tensor<
   %r = "tg.set_rows"(%c, %r0, %p) : (tensor<16x8xf32>, tensor<2x8xbf16>, tensor<1xi32>) -> tensor<16x8xf32>
   func.return
 }
-// CHECK: tg.set_rows: rows holds bf16 but cache f32
+// CHECK: tg.set_rows: rows holds bf16 but cache holds f32; they must agree
 
 // -----
 
