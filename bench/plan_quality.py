@@ -19,22 +19,24 @@ Every number is a prediction of ``spatial_dialect.targets.cost``; nothing runs o
 The lattice. Legality is the tile pass's: the sub-block divides the block and fits the
 accumulator, the K block divides K, the footprint (``Numerics.fits``, THE footprint function) fits
 the site, and a register accumulator holds the whole block unless there is one K block. Within
-that, every per-site block 1..Mt x 1..Nt (so multi-round plans, where a site runs several blocks,
-which the tile pass does not generate on a multicast mesh, and blocks not dividing M or N on a flat
-target), every sub-block, every K block, every grid gx x gy up to the mesh, multicast of A and of B
-on or off (multicast meshes), and the streaming plan on every grid. The tile pass's own candidates
-are added as they are, so the lattice contains them. Pruning is exact under the cost model, never a
-guess:
+that, every per-site block 1..Mt x 1..Nt (so multi-round plans on any grid, boundary blocks in
+several rounds and rounds uneven along both dimensions, which the tile pass does not generate on a
+multicast mesh, and blocks not dividing M or N on a flat target), every sub-block, every K block,
+every grid gx x gy up to the mesh, on a multicast mesh every line longer than a mesh row sharing A
+or B, multicast of each shared operand on or off, and the streaming plan on every grid. The tile
+pass's own candidates are added as they are, so the lattice contains them. Pruning is exact under
+the cost model, never a guess:
 
 * a block needs at least its two operand pages at K block 1 (and, off registers, its output pages)
   in local memory, which grows with the block, so the walk over blocks stops where that exceeds
   the budget;
 * a grid wider than the block columns (taller than the block rows) costs exactly what the grid of
-  the block columns (rows) costs, so grids stop there;
+  the block columns (rows) costs, so grids stop there (lines likewise);
 * a plan's total is at least its busiest site's tile-matmuls at the engine's rate and at least its
   DRAM bytes at the DRAM bandwidth (both parts of ``gemm_cost``, computed from ``gemm_quantities``
-  before any sub-block or K block is chosen); blocks and grids are visited cheapest bound first and
-  dropped once the bound reaches the best total found, starting from ours.
+  before any sub-block or K block is chosen; a block's bound is the least of its full-mesh grid's and
+  longest lines', which bound every grid and line of it); blocks and grids are visited cheapest bound
+  first and dropped once the bound reaches the best total found, starting from ours.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ from spatial_dialect.targets.cost import (  # noqa: E402
     roofline_cycles,
 )
 from spatial_dialect.targets.footprint import FOOTPRINT_DEPTH  # noqa: E402
-from spatial_dialect.targets.gemm import ceil_div  # noqa: E402
+from spatial_dialect.targets.gemm import ceil_div, deal  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "plan_quality.md"
 FIDELITY = tile.DEFAULT_FIDELITY
@@ -209,13 +211,39 @@ class Search:
         # first (the tile pass's tie-break order), so the best shown is the one it would prefer.
         return sorted(out, key=lambda c: (-c[0] * c[1], -c[2], c[0]))
 
-    def grids(self, pm: int, pn: int) -> Iterator[tuple[int, int, bool, bool]]:
+    def grids(self, pm: int, pn: int) -> Iterator[tuple[int, int, bool, bool, bool]]:
+        """(grid_x, grid_y, mcast_a, mcast_b, line): every grid up to the mesh and, on a multicast
+        mesh, every line longer than a mesh row (a line no longer than a row is the grid gx x 1)."""
+        t = self.target
         bm, bn = ceil_div(self.shape.mt, pm), ceil_div(self.shape.nt, pn)
-        for gx in range(1, min(self.target.mesh_x, bn) + 1):
-            for gy in range(1, min(self.target.mesh_y, bm) + 1):
+        for gx in range(1, min(t.mesh_x, bn) + 1):
+            for gy in range(1, min(t.mesh_y, bm) + 1):
                 for ma in (True, False) if self.rect and gx > 1 else (True,):
                     for mb in (True, False) if self.rect and gy > 1 else (True,):
-                        yield gx, gy, ma, mb
+                        yield gx, gy, ma, mb, False
+        if not self.rect:
+            return
+        sites = t.mesh_x * t.mesh_y
+        for n in range(t.mesh_x + 1, min(sites, bn) + 1):
+            for ma in (True, False):
+                yield n, 1, ma, False, True
+        for n in range(t.mesh_x + 1, min(sites, bm) + 1):
+            for mb in (True, False):
+                yield 1, n, False, mb, True
+
+    def full(self, pm: int, pn: int) -> list[GemmPlan]:
+        """The plans whose bound is at most that of any grid or line of a pm x pn block: the full
+        mesh and the longest lines, with multicast (the fewest rounds on the busiest site, the
+        fewest DRAM reads)."""
+        t, s = self.target, self.shape
+        bm, bn = ceil_div(s.mt, pm), ceil_div(s.nt, pn)
+        plans = [GemmPlan(min(t.mesh_x, bn), min(t.mesh_y, bm), pm, pn, 1, 1, 1)]
+        sites = t.mesh_x * t.mesh_y
+        if self.rect and bn > t.mesh_x:
+            plans.append(GemmPlan(min(sites, bn), 1, pm, pn, 1, 1, 1, mcast_b=False, line=True))
+        if self.rect and bm > t.mesh_x:
+            plans.append(GemmPlan(1, min(sites, bm), pm, pn, 1, 1, 1, mcast_a=False, line=True))
+        return plans
 
     def best(self, incumbent: tuple[GemmPlan, GemmCost]) -> tuple[GemmPlan, GemmCost]:
         t, s = self.target, self.shape
@@ -242,9 +270,8 @@ class Search:
             for pn in range(1, s.nt + 1):
                 if not self.may_fit(pm, pn):
                     break
-                gx, gy = min(t.mesh_x, ceil_div(s.nt, pn)), min(t.mesh_y, ceil_div(s.mt, pm))
-                q = gemm_quantities(t, s, GemmPlan(gx, gy, pm, pn, 1, 1, 1))
-                blocks.append((self.bound(q), pm, pn))
+                lower = min(self.bound(gemm_quantities(t, s, p)) for p in self.full(pm, pn))
+                blocks.append((lower, pm, pn))
         blocks.sort()
         for lower, pm, pn in blocks:
             if lower >= best_cost.total_cycles:
@@ -253,15 +280,17 @@ class Search:
             if not configs:
                 continue
             grids = []
-            for gx, gy, ma, mb in self.grids(pm, pn):
-                q = gemm_quantities(t, s, GemmPlan(gx, gy, pm, pn, 1, 1, 1, mcast_a=ma, mcast_b=mb))
-                grids.append((self.bound(q), gx, gy, ma, mb))
+            for gx, gy, ma, mb, line in self.grids(pm, pn):
+                plan = GemmPlan(gx, gy, pm, pn, 1, 1, 1, mcast_a=ma, mcast_b=mb, line=line)
+                grids.append((self.bound(gemm_quantities(t, s, plan)), gx, gy, ma, mb, line))
             grids.sort()
-            for lower_g, gx, gy, ma, mb in grids:
+            for lower_g, gx, gy, ma, mb, line in grids:
                 if lower_g >= best_cost.total_cycles:
                     break
                 for osh, osw, ibw in configs:
-                    consider(GemmPlan(gx, gy, pm, pn, osh, osw, ibw, mcast_a=ma, mcast_b=mb))
+                    consider(
+                        GemmPlan(gx, gy, pm, pn, osh, osw, ibw, mcast_a=ma, mcast_b=mb, line=line)
+                    )
         return best_plan, best_cost
 
 
@@ -345,13 +374,25 @@ def plan_text(plan: GemmPlan, kt: int, mesh: tuple[int, int] | None = None) -> s
     if plan.streaming:
         return f"stream {plan.grid_x}x{plan.grid_y}"
     mc = ""
-    if mesh is not None:  # a multicast mesh: say which operands are not multicast
-        off = [n for n, on in (("A", plan.mcast_a), ("B", plan.mcast_b)) if not on]
+    if mesh is not None:  # a multicast mesh: say which shared operands are not multicast
+        shared = (("A", plan.mcast_a, plan.grid_x > 1), ("B", plan.mcast_b, plan.grid_y > 1))
+        off = [n for n, on, many in shared if many and not on]
         mc = f" no-mcast {'+'.join(off)}" if off else ""
+    line = "line " if plan.line else ""
     return (
-        f"{plan.grid_x}x{plan.grid_y} blk {plan.per_site_m}x{plan.per_site_n} sub {plan.osh}x{plan.osw} "
+        f"{line}{plan.grid_x}x{plan.grid_y} blk {plan.per_site_m}x{plan.per_site_n} sub {plan.osh}x{plan.osw} "
         f"k {plan.ibw}/{kt}{mc}"
     )
+
+
+def _dimension_rule(name: str, tiles: int, per: int, used: int, sites: int) -> list[str]:
+    """Why dealing one dimension's blocks over `used` sites is outside tile.dimension (or nothing)."""
+    if used in tile.dimension(tiles, sites).get(per, []):
+        return []
+    blocks = ceil_div(tiles, per)
+    if tiles % per:
+        return [f"several rounds of a block not dividing {name}"]
+    return [f"{name} blocks on {used} sites ({ceil_div(blocks, used)} rounds)"]
 
 
 def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list[str]:
@@ -363,23 +404,31 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
             else ["sub-grid streaming"]
         )
     why = []
-    bm, bn = ceil_div(shape.mt, plan.per_site_m), ceil_div(shape.nt, plan.per_site_n)
+    mt, nt = shape.mt, shape.nt
+    pm, pn = plan.per_site_m, plan.per_site_n
+    bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
     if target.multicast == "rectangle":
-        if bm > plan.grid_y or bn > plan.grid_x:
-            why.append(
-                f"multi-round: {ceil_div(bm, plan.grid_y)}x{ceil_div(bn, plan.grid_x)} blocks a site"
-            )
-        elif plan.per_site_m not in {
-            ceil_div(shape.mt, g) for g in range(1, target.mesh_y + 1)
-        } or plan.per_site_n not in {ceil_div(shape.nt, g) for g in range(1, target.mesh_x + 1)}:
-            why.append("block not ceil(tiles / sites)")
-        if not (plan.mcast_a and plan.mcast_b):
-            why.append("multicast off")
+        d = deal(target, shape, plan)
+        x, y = target.mesh_x, target.mesh_y
+        if not plan.line:
+            why += _dimension_rule("M", mt, pm, d.grid_y, y)
+            why += _dimension_rule("N", nt, pn, d.grid_x, x)
+            if bm % d.grid_y and bn % d.grid_x:
+                why.append("uneven rounds along both M and N")
+        elif plan.grid_y == 1:
+            # a line sharing A: the block columns dealt, every block row on each site
+            why += _dimension_rule("N", nt, pn, d.grid_x, x * y)
+            if bm > 1 and mt % pm:
+                why.append("a line running block rows not dividing M")
+        else:
+            why += _dimension_rule("M", mt, pm, d.grid_y, x * y)
+            if bn > 1 and nt % pn:
+                why.append("a line running block columns not dividing N")
     else:
-        if shape.mt % plan.per_site_m or shape.nt % plan.per_site_n:
+        if mt % pm or nt % pn:
             why.append("block not dividing M or N")
-        if bn > plan.grid_x or bm > plan.grid_y:
-            if (plan.grid_x, plan.grid_y) != (target.mesh_x, target.mesh_y):
+        elif (plan.grid_x, plan.grid_y) not in tile.flat_grids(target, bm * bn):
+            if bm * bn > plan.grid_x * plan.grid_y:
                 why.append("sub-grid")
     return why
 

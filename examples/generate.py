@@ -5,13 +5,16 @@
 One function writes a decoder layer for any dimensions, so the real-shape layers (Llama-3-8B,
 Qwen3-8B) and the scaled-down ones that simulate in seconds are the same program at different
 sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime position,
-then a SwiGLU feed-forward block; Qwen3 adds the per-head rms_norm of q and k.
+then a SwiGLU feed-forward block; Qwen3 adds the per-head rms_norm of q and k. The tiny steps
+also come in f32 (`tiny_*_f32.mlir`), for chips without bf16 (Plasticine).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 
@@ -26,6 +29,7 @@ class Model:
     eps: float
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole decode step uses the embedding and the LM head
+    elt: str = "bf16"  # the element type of weights and activations
 
 
 # Llama-3-8B: config.json of meta-llama/Meta-Llama-3-8B (hidden 4096, 32 heads, 8 kv heads,
@@ -36,6 +40,8 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
 # Small enough to simulate in seconds, with every feature of the real ones (GQA 4:2, q/k norm).
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
+# The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).
+TINY_F32 = replace(TINY, name="tiny_f32", elt="f32")
 
 
 class Writer:
@@ -72,10 +78,16 @@ def tensor(*shape: int, elt: str = "bf16") -> str:
     return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
 
 
+def float_tensors(m: Model) -> Callable[..., str]:
+    """`tensor` with the model's element type as the default (ids and positions stay i32)."""
+    return partial(tensor, elt=m.elt)
+
+
 def layer(
     w: Writer, m: Model, x: str, t: int, cache: int, prefix: str = ""
 ) -> tuple[str, str, str]:
     """One decoder layer on x (t x d); returns (out, k_cache', v_cache')."""
+    tensor = float_tensors(m)
     d, h, kv, hd = m.d, m.heads, m.kv_heads, m.head_dim
     p = prefix
     act = tensor(t, d)
@@ -149,6 +161,7 @@ def layer(
 
 
 def layer_program(m: Model, t: int, cache: int) -> str:
+    tensor = float_tensors(m)
     w = Writer()
     x = w.arg("x", tensor(t, m.d))
     out, kc, vc = layer(w, m, x, t, cache)
@@ -158,6 +171,7 @@ def layer_program(m: Model, t: int, cache: int) -> str:
 
 def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
     """`layers` decoder layers in a row, each with its own weights and cache (compile-speed bench)."""
+    tensor = float_tensors(m)
     w = Writer()
     x = w.arg("x", tensor(t, m.d))
     results: list[tuple[str, str]] = []
@@ -170,6 +184,7 @@ def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
 
 def decode_step_program(m: Model, t: int, cache: int) -> str:
     """Embedding, one layer, final norm, LM head and greedy arg-max: a whole decode step."""
+    tensor = float_tensors(m)
     w = Writer()
     ids = w.arg("ids", tensor(t, elt="i32"))
     table = w.arg("embedding", tensor(m.vocab, m.d))
@@ -228,6 +243,14 @@ PROGRAMS = {
     "tiny_prefill.mlir": (
         "a whole prefill step of a tiny model, d = 128, 8 tokens into a 64-row cache",
         lambda: decode_step_program(TINY, 8, 64),
+    ),
+    "tiny_decode_f32.mlir": (
+        "the tiny decode step in f32, for chips without bf16",
+        lambda: decode_step_program(TINY_F32, 1, 64),
+    ),
+    "tiny_prefill_f32.mlir": (
+        "the tiny prefill step in f32, for chips without bf16",
+        lambda: decode_step_program(TINY_F32, 8, 64),
     ),
     "gemm_2048.mlir": (
         "a 2048x2048x2048 bf16 GEMM",

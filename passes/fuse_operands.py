@@ -1,11 +1,15 @@
 """fuse-operands: how operands that several work items read reach them (seed 000, the Tensix lane).
 
-On a mesh with rectangle multicast (Tensix) under the 2-D map, every site of a row computes a
-block of the same block row, so they all read the same A blocks, and a column the same B blocks.
-Fetching them once is the point of the 2-D map: a row of sites becomes a multicast group for A
-(sender x = 0, one DRAM read, one multicast per K block) and a column a group for B (sender
-y = 0). A group needs at least two sites; what the cost model priced (`mcast_a`, `mcast_b`) is
-exactly this rule, so the prediction recorded by tile holds.
+On a mesh with rectangle multicast (Tensix) under the 2-D map, every site of a row computes, in
+every round, a block of the same block row, so they all read the same A blocks, and a column the
+same B blocks. Fetching them once is the point of the 2-D map: a row of sites becomes a
+multicast group for A (sender x = 0, one DRAM read, one multicast per K block) and a column a
+group for B (sender y = 0). On a line plan every site of the line reads the same A (a GX x 1
+line) or B (1 x GY): the line is one group, sender its first site. Multicast is the plan's choice
+per operand (`sp.plan ... multicast a, b`): where the sender's read-then-send chain would bind,
+tile lets every site read the operand itself, and then no group is formed for it. A group needs
+at least two sites; what the cost model priced (`mcast_a`, `mcast_b`) is exactly this rule, so
+the prediction recorded by tile holds.
 
 On a fabric without multicast rectangles but with a vector network (Plasticine), each shared
 operand panel is either broadcast over the fabric or fetched by every consumer, decided by
@@ -37,19 +41,43 @@ from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import OperandStream, share_operand
 
 
-def multicast_groups(program: sp.ProgramOp, gemm: SectionGemm, rewriter: PatternRewriter) -> None:
-    """A row of sites shares A (sender x = 0), a column shares B (sender y = 0)."""
-    space = program.item_space()
-    rect = RectAttr.of(0, space.items_n - 1, 0, space.items_m - 1)
+def multicast_groups(
+    program: sp.ProgramOp,
+    plan: sp.PlanOp,
+    gemm: SectionGemm,
+    mesh_x: int,
+    rewriter: PatternRewriter,
+) -> None:
+    """The groups of the operands the plan multicasts: on a grid a row of sites shares A (sender
+    x = 0) and a column B (sender y = 0); on a line the whole line shares its operand (sender its
+    first site)."""
+    gx, gy = program.item_space().grid
+    chosen = plan.multicast_operands
     last_buffer = program.buffers()[-1]
-    for load, axis, members in (
-        (gemm.load_a, GroupAxis.ROWS, space.items_n),
-        (gemm.load_b, GroupAxis.COLUMNS, space.items_m),
-    ):
+    if plan.is_line:
+        sites = gx * gy
+        cols, rows = min(sites, mesh_x), -(-sites // mesh_x)
+        rect = RectAttr.of(0, cols - 1, 0, rows - 1)
+        shared = (gemm.load_a, "a") if gy == 1 else (gemm.load_b, "b")
+        families = [(shared[0], GroupAxis.LINE, sites if shared[1] in chosen else 0)]
+    else:
+        rect = RectAttr.of(0, gx - 1, 0, gy - 1)
+        families = [
+            (gemm.load_a, GroupAxis.ROWS, gx if "a" in chosen else 0),
+            (gemm.load_b, GroupAxis.COLUMNS, gy if "b" in chosen else 0),
+        ]
+    for load, axis, members in families:
         if members < 2:
             continue
         buffer = sp.buffer_of(load.dst)
-        group = sp.GroupOp(f"{buffer.label.data}_{axis.value}", load.dst, axis, rect, 0)
+        group = sp.GroupOp(
+            f"{buffer.label.data}_{axis.value}",
+            load.dst,
+            axis,
+            rect,
+            0,
+            members if axis == GroupAxis.LINE else None,
+        )
         rewriter.insert(group, InsertPoint.after(last_buffer))
         last_buffer = group
         load.properties["group"] = SymbolRefAttr(group.sym_name.data)
@@ -78,8 +106,8 @@ def operand_streams(
         (x0, y0), sites = where[items[0]], [where[i] for i in items]
         return max(abs(x - x0) + abs(y - y0) for x, y in sites)
 
-    row = list(range(space.items_n))
-    col = [i * space.items_n for i in range(space.items_m)]
+    row = [space.item(0, j) for j in range(space.items_n)]
+    col = [space.item(i, 0) for i in range(space.items_m)]
     a_bytes = space.block_m * kt * target.tile_bytes(a.storage)
     b_bytes = kt * space.block_n * target.tile_bytes(b.storage)
     return [
@@ -121,7 +149,7 @@ class FuseSection(SectionPattern):
         if program.one(sp.MatmulTilesOp) is not None:
             gemm = SectionGemm.of(program)
             if self.target.multicast == "rectangle" and not plan.streaming:
-                multicast_groups(program, gemm, rewriter)
+                multicast_groups(program, plan, gemm, self.target.mesh_x, rewriter)
             elif self.target.multicast != "rectangle" and self.target.fabric_word_bytes is not None:
                 share_decisions(program, gemm, self.target, rewriter)
         program.set_phase(Phase.FUSED)

@@ -18,26 +18,27 @@ padding is zero, and the product over it adds nothing. The accumulator's precisi
 `common.Numerics`. Refused, by name: an op that has no section form yet (NotLowered) and a
 datatype or storage format the chip does not compute in (UnsupportedDatatype).
 
+Every other tg op has its section form in link_ops (pointwise, swiglu, transpose, rope,
+gather_rows, set_rows, arg-max), link_rows (rms_norm, layer_norm, softmax) and link_attention
+(flash attention); `LINKERS` is the one table of which module links which op.
+
 The function is replaced by `sp.entry` (its interface, by tensor name) and its sections, in
-execution order. Running link again changes nothing: there is no tg op left to link.
+execution order: a section reads what an earlier one wrote, by tensor name, and the function's
+results are the entry's outputs. Before any op is linked the prelude decides each tensor's layout
+for the whole function (passes/prelude.py); link applies it (link_context): where a section wants
+a tensor in the other layout, ONE bridge section (tilize or untilize) makes its twin, shared by
+every later reader. Running link again changes nothing: there is no tg op left to link.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    IntegerType,
-    ModuleOp,
-    StringAttr,
-    TensorType,
-)
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -47,6 +48,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from spatial_dialect import sp, tg
+from spatial_dialect.passes import link_attention, link_ops, link_rows
 from spatial_dialect.passes.common import (
     TARGET_ATTR,
     Numerics,
@@ -54,80 +56,22 @@ from spatial_dialect.passes.common import (
     record,
     recorded_target,
 )
-from spatial_dialect.passes.prelude import Layout as PreludeLayout
+from spatial_dialect.passes.link_context import (
+    ELEMENT_TYPES,
+    Section,
+    SectionContext,
+    carried_names,
+    value_names,
+)
 from spatial_dialect.passes.prelude import Prelude
-from spatial_dialect.sp_attrs import AccessAttr, Layout, Phase, SizesAttr, TensorRole, loop_var
-from spatial_dialect.sp_errors import NotLowered, UnsupportedDatatype
-from spatial_dialect.targets import Target, TargetError
+from spatial_dialect.sp_attrs import AccessAttr, Layout, loop_var
+from spatial_dialect.sp_errors import NotLowered, SpatialPassError, UnsupportedDatatype
+from spatial_dialect.targets import Target
+
+__all__ = ["ELEMENT_TYPES", "LINKERS", "LinkPass"]
 
 STORAGE_FORMATS = ("bf16", "bfp8_b", "bfp4_b")
 """What the `format` option may ask of bf16 tensors: bf16 itself or a Tensix block-float format."""
-
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "bf16": BFloat16Type(),
-    "f16": Float16Type(),
-    "f32": Float32Type(),
-    "i8": IntegerType(8),
-    "i32": IntegerType(32),
-}
-
-
-def _names(function: func.FuncOp, ops: list[tg.TgOp]) -> dict[SSAValue, str]:
-    """DRAM tensor names: the function's own value names where it has them, unique."""
-    names: dict[SSAValue, str] = {}
-    taken: set[str] = set()
-    values = [*function.body.block.args, *(r for op in ops for r in op.results)]
-    for i, v in enumerate(values):
-        base = v.name_hint or (f"arg{i}" if i < len(function.body.block.args) else f"t{i}")
-        name, n = base, 1
-        while name in taken:
-            name, n = f"{base}_{n}", n + 1
-        taken.add(name)
-        names[v] = name
-    return names
-
-
-@dataclass(frozen=True)
-class SectionContext:
-    """What linking one op needs besides the op: names, layouts, results, the chip, the format."""
-
-    names: dict[SSAValue, str]
-    prelude: Prelude
-    results: frozenset[SSAValue]
-    target: Target
-    fmt: str
-
-    def storage(self, dtype: str) -> str | None:
-        """The storage format a tensor of `dtype` takes under the `format` option (bf16 only)."""
-        return self.fmt if dtype == "bf16" and self.fmt != "bf16" else None
-
-    def tensor(self, value: SSAValue, role: TensorRole) -> sp.TensorOp:
-        t = value.type
-        assert isinstance(t, TensorType)
-        shape = t.get_shape()
-        rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
-        tr, tc = self.target.tile_rows, self.target.tile_cols
-        layout = Layout.TILED if self.prelude.layout(value) == PreludeLayout.TILED else Layout.ROWS
-        if role == TensorRole.OUTPUT and value not in self.results:
-            role = TensorRole.SCRATCH
-        return sp.TensorOp(
-            self.names[value],
-            t,
-            (-(-rows // tr), -(-cols // tc)),
-            role,
-            layout,
-            self.storage(str(t.element_type)),
-        )
-
-    def check_dtype(self, op: Operation, dtype: str, matmul: bool) -> None:
-        """Refuse a datatype (or storage format) the chip does not compute in, by name."""
-        try:
-            storage = self.storage(dtype) or dtype
-            self.target.tile_bytes(storage)
-            if matmul:
-                self.target.matmul_tile_cycles(dtype)
-        except TargetError as err:
-            raise UnsupportedDatatype(f"{op.name}: {err}") from None
 
 
 def link_matmul(op: tg.MatmulOp, ctx: SectionContext) -> sp.ProgramOp:
@@ -135,56 +79,38 @@ def link_matmul(op: tg.MatmulOp, ctx: SectionContext) -> sp.ProgramOp:
     assert isinstance(a_t, TensorType) and isinstance(c_t, TensorType)
     in_dtype, out_dtype = str(a_t.element_type), str(c_t.element_type)
     ctx.check_dtype(op, in_dtype, matmul=True)
-    ctx.check_dtype(op, out_dtype, matmul=False)
+    ctx.check_dtype(op, out_dtype)
     acc_dtype = Numerics.of(ctx.target, in_dtype, out_dtype).acc
-    a, b, c = (
-        ctx.tensor(v, r)
-        for v, r in (
-            (op.a, TensorRole.INPUT),
-            (op.b, TensorRole.INPUT),
-            (op.res, TensorRole.OUTPUT),
-        )
-    )
-
-    def fifo(label: str, tensor: sp.TensorOp, page: SizesAttr) -> sp.FifoOp:
-        fmt = tensor.format.data if tensor.format else None
-        buf = sp.FifoOp(
-            label,
-            SizesAttr.of(2),
-            page,
-            tensor.element_type,
-            ctx.target.tile_bytes(tensor.storage),
-            fmt,
-        )
-        buf.res.name_hint = label
-        return buf
-
-    in0 = fifo("in0", a, SizesAttr.of("h", "kw"))
-    in1 = fifo("in1", b, SizesAttr.of("kw", "w"))
-    out = fifo("out", c, SizesAttr.of("sh", "sw"))
-    dst = sp.AccOp("dst", SizesAttr.of("sh", "sw"), ELEMENT_TYPES[acc_dtype])
-    dst.res.name_hint = "dst"
+    s = Section(ctx, op)
+    a, b = s.input(op.a, Layout.TILED), s.input(op.b, Layout.TILED)
+    c = s.output(op.res, Layout.TILED)
+    in0 = s.fifo("in0", a, "h", "kw")
+    in1 = s.fifo("in1", b, "kw", "w")
+    out = s.fifo("out", c, "sh", "sw")
+    dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
     r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
-    stages: list[Operation] = [
-        sp.LoadOp(a.sym_name.data, AccessAttr.of(r0, k0, "h", "kw"), in0.res),
-        sp.LoadOp(b.sym_name.data, AccessAttr.of(k0, c0, "kw", "w"), in1.res),
-        sp.MatmulTilesOp(in0.res, in1.res, out.res, dst.res),
-        sp.StoreOp(out.res, c.sym_name.data, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw")),
-    ]
-    tile = (ctx.target.tile_rows, ctx.target.tile_cols)
-    return sp.ProgramOp(
-        c.sym_name.data, op.name, Phase.LINKED, tile, [a, b, c, in0, in1, out, dst, *stages]
-    )
+    s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
+    s.load(b, AccessAttr.of(k0, c0, "kw", "w"), in1)
+    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
+    s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
+    return s.build(c.sym_name.data)
 
 
-LINKERS = {tg.MatmulOp: link_matmul}
-"""The tg ops with a section form; the others arrive with the decoder-layer work."""
+Linker = Callable[..., "sp.ProgramOp | list[sp.ProgramOp]"]
+
+LINKERS: dict[type[Operation], Linker] = {
+    tg.MatmulOp: link_matmul,
+    **link_ops.LINKERS,
+    **link_rows.LINKERS,
+    **link_attention.LINKERS,
+}
+"""Each tg op and the function that links it to its section(s)."""
 
 
 @dataclass
 class LinkFunction(RewritePattern):
-    """A function of tg ops becomes its interface and one section per op (the unit is the
-    function: tensor names, layouts and the interface are decided for all its ops at once)."""
+    """A function of tg ops becomes its interface and its sections (the unit is the function:
+    tensor names, layouts and the interface are decided for all its ops at once)."""
 
     target: Target
     fmt: str
@@ -199,21 +125,29 @@ class LinkFunction(RewritePattern):
         for o in body:
             if not isinstance(o, tg.TgOp | func.ReturnOp):
                 raise NotLowered(f"{o.name} in @{op.sym_name.data}: link takes functions of tg ops")
-        ctx = SectionContext(
-            _names(op, ops),
-            Prelude.of(op),
-            frozenset(ret.operands if ret else ()),
-            self.target,
-            self.fmt,
+        results = frozenset(ret.operands if ret else ())
+        names = value_names(op, ops)
+        carried_names(ops, names, results)
+        module = op.parent_op()
+        taken = (
+            {p.sym_name.data for p in module.walk() if isinstance(p, sp.ProgramOp)}
+            if module
+            else set()
         )
+        ctx = SectionContext(names, Prelude.of(op), results, self.target, self.fmt, sections=taken)
         sections: list[Operation] = []
         for o in ops:
             linker = LINKERS.get(type(o))
             if linker is None:
-                raise NotLowered(
-                    f"{o.name} has no section form yet (link lowers {', '.join(k.name for k in LINKERS)})"
-                )
-            sections.append(linker(o, ctx))
+                raise NotLowered(f"{o.name} has no section form")
+            try:
+                linked = linker(o, ctx)
+            except SpatialPassError as err:
+                o.emit_error(str(err), err)  # a refusal is reported at the op it refuses
+            before, after = ctx.bridges.take()
+            sections += [link_ops.bridge(ctx, *b) for b in before]
+            sections += linked if isinstance(linked, list) else [linked]
+            sections += [link_ops.bridge(ctx, *b) for b in after]
         entry = sp.EntryOp(
             op.sym_name.data,
             [ctx.names[a] for a in op.body.block.args],

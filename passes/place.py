@@ -1,19 +1,27 @@
 """place: every work item to a site, every stage to an engine and a NoC (seed 003).
 
-Items to sites. Where the target multicasts rectangles and the plan is blocked, block (row, col)
-goes to site (x = col, y = row): a row of sites then holds one block row and can share its A
-blocks, a column its B blocks (fuse-operands). Elsewhere (streaming plans, and targets without
-multicast such as a GPU's line of SMs, where adjacency means nothing and a 2-D map would leave
-most sites idle) the items are dealt out by `split_work_to_sites`, tt-metal's
-split_work_to_cores(grid, units, row_wise=false) transcribed: column-major core ranges, x-fastest
-inside each range, the first `units % cores` sites taking one unit more.
+Items to sites, by `targets.gemm.deal`, the dealing the cost model prices. Where the target
+multicasts rectangles and the plan is blocked, seed 003's 2-D map: block (row, col) goes to site
+(col % GX, row % GY) of the grid the work is dealt over (`sp.work ... over`, or one block a site),
+several blocks to a site in rounds, and the items are numbered so that each site's are
+consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
+blocks, a column its B blocks (fuse-operands). A line plan (`sp.plan blocked line`) deals the
+same way over a GX x 1 or 1 x GY line, folded onto the mesh row by row: line site s on mesh site
+(s % X, s // X). Elsewhere (streaming plans, and targets without multicast such as a GPU's line
+of SMs, where adjacency means nothing and a 2-D map would leave most sites idle) the items are
+dealt out by `split_work_to_sites`, tt-metal's split_work_to_cores(grid, units, row_wise=false)
+transcribed over the plan's grid: column-major core ranges, x-fastest inside each range, the
+first `units % cores` sites taking one unit more.
 
-Site ranges. Sites that run the same shapes form one `sp.sites` range; what differs per site is
-the first item it runs, an affine function of (x, y) inside a rectangle. A boundary site of the
-2-D map covers the block it really covers (`ItemSpace.rect`), so it is its own range with its own
-block and sub-block (the largest divisor of its block not above the plan's), and its pages, load
-extents, store strides and sub-block counts, all written with the range's size symbols, change
-together (seed 003: a boundary site that kept the nominal stride wrote past the tensor).
+Site ranges. Sites that run the same shapes and as many items form one `sp.sites` range; what
+differs per site is the first item it runs, an affine function of (x, y) inside a rectangle. A
+boundary site of the 2-D map covers the block it really covers (`ItemSpace.rect`), so it is its
+own range with its own block and sub-block (the largest divisor of its block not above the
+plan's), and its pages, load extents, store strides and sub-block counts, all written with the
+range's size symbols, change together (seed 003: a boundary site that kept the nominal stride
+wrote past the tensor). Every block a site runs has the one shape of its range: tile deals
+several blocks to a site only along a dimension whose blocks divide the tiles, and place refuses
+a dealing that would mix shapes.
 
 Engines. The compute stage on the compute engine. Movement as the plan's packing says, the NoC
 by the target's rule: loads on movement engine 1 with the receiver NoC, the store on engine 0
@@ -25,7 +33,6 @@ engines is refused (TooManyEngines).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import groupby
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
@@ -35,60 +42,14 @@ from xdsl.rewriter import InsertPoint
 
 from spatial_dialect import sp
 from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
+from spatial_dialect.passes.plan_ops import engines as stream_engines
 from spatial_dialect.sp_attrs import EngineAttr, Phase, RectAttr, linear_site_map
 from spatial_dialect.sp_errors import SpatialPassError, TooManyEngines
 from spatial_dialect.targets import Target
+from spatial_dialect.targets.gemm import split_work_ranges
 
 Rect = tuple[int, int, int, int]
 """x0, x1, y0, y1, both ends included."""
-
-
-def _column_ranges(start: tuple[int, int], n: int, ny: int) -> list[Rect]:
-    """The first `n` sites from `start` in column-major order, as tt-metal's
-    num_cores_to_corerangeset(row_wise=false) groups them: the rest of the start column, then a
-    block of full columns, then a partial column."""
-    out: list[Rect] = []
-    sx, sy = start
-    left = n
-    if sy != 0 and left > ny - sy:
-        out.append((sx, sx, sy, ny - 1))
-        left -= ny - sy
-        sx, sy = sx + 1, 0
-    if left > ny:
-        full = left // ny
-        out.append((sx, sx + full - 1, sy, ny - 1))
-        left -= full * ny
-        sx, sy = sx + full, 0
-    if left > 0:
-        out.append((sx, sx, sy, sy + left - 1))
-    return out
-
-
-def split_work_ranges(mesh_x: int, mesh_y: int, units: int) -> list[tuple[Rect, int, int]]:
-    """split_work_to_cores as site rectangles: (rect, first unit, units per site), in assignment
-    order; a rectangle's sites take consecutive units, y outer and x inner."""
-    cores = mesh_x * mesh_y
-    if units <= 0 or cores <= 0:
-        return []
-    used = min(units, cores)
-    if units % used == 0:
-        groups = [(_column_ranges((0, 0), used, mesh_y), units // used)]
-    else:
-        more = units % used
-        g1 = _column_ranges((0, 0), more, mesh_y)
-        _, x1, _, y1 = g1[-1]
-        start = (x1, y1 + 1) if y1 != mesh_y - 1 else (x1 + 1, 0)
-        groups = [
-            (g1, units // used + 1),
-            (_column_ranges(start, used - more, mesh_y), units // used),
-        ]
-    out: list[tuple[Rect, int, int]] = []
-    offset = 0
-    for rects, per in groups:
-        for x0, x1, y0, y1 in rects:
-            out.append(((x0, x1, y0, y1), offset, per))
-            offset += per * (x1 - x0 + 1) * (y1 - y0 + 1)
-    return out
 
 
 def split_work_to_sites(
@@ -108,33 +69,111 @@ def fit(nominal: int, extent: int) -> int:
     return max(d for d in range(1, min(nominal, extent) + 1) if extent % d == 0)
 
 
-def _runs(extents: list[int]) -> list[tuple[int, int, int]]:
-    """(first index, last index, value) of each run of equal values."""
-    out, i = [], 0
-    for value, run in groupby(extents):
-        n = len(list(run))
-        out.append((i, i + n - 1, value))
-        i += n
+def line_site(s: int, mesh_x: int) -> tuple[int, int]:
+    """The mesh site of line site `s`: the line folded onto the mesh row by row."""
+    return s % mesh_x, s // mesh_x
+
+
+def _rectangles(shapes: dict[tuple[int, int], tuple]) -> list[tuple[Rect, tuple]]:
+    """The sites of `shapes` (site -> what its range must agree on) as rectangles of one value
+    each: runs of equal values along each row, merged down the rows with the same runs; ordered
+    by (y0, x0)."""
+    rows: dict[int, list[tuple[int, int, tuple]]] = {}
+    for y in sorted({y for _, y in shapes}):
+        runs: list[tuple[int, int, tuple]] = []
+        for x in sorted(x for x, yy in shapes if yy == y):
+            value = shapes[(x, y)]
+            if runs and runs[-1][1] == x - 1 and runs[-1][2] == value:
+                runs[-1] = (runs[-1][0], x, value)
+            else:
+                runs.append((x, x, value))
+        rows[y] = runs
+    out: list[tuple[Rect, tuple]] = []
+    ys = sorted(rows)
+    i = 0
+    while i < len(ys):
+        j = i
+        while j + 1 < len(ys) and ys[j + 1] == ys[j] + 1 and rows[ys[j + 1]] == rows[ys[i]]:
+            j += 1
+        out += [((x0, x1, ys[i], ys[j]), value) for x0, x1, value in rows[ys[i]]]
+        i = j + 1
+    out.sort(key=lambda rv: (rv[0][2], rv[0][0]))
     return out
 
 
+def _first_map(
+    first: dict[tuple[int, int], int], rect: Rect, slope: tuple[int, int]
+) -> AffineMapAttr:
+    """first(x, y) over `rect` as c + a x + b y with the slopes (a, b) of its sites' piece of the
+    numbering (checked on every site)."""
+    x0, x1, y0, y1 = rect
+    a, b = slope
+    c = first[(x0, y0)] - a * x0 - b * y0
+    bad = [
+        (x, y)
+        for y in range(y0, y1 + 1)
+        for x in range(x0, x1 + 1)
+        if first[(x, y)] != c + a * x + b * y
+    ]
+    assert not bad, f"the first items of sites {rect} are not affine at {bad[0]}"
+    return AffineMapAttr(linear_site_map(c, a, b))
+
+
 def grid_ranges(
-    mesh: tuple[int, int], space: sp.ItemSpace, sub: tuple[int, int]
+    mesh: tuple[int, int], space: sp.ItemSpace, sub: tuple[int, int], line: bool = False
 ) -> list[sp.SitesOp]:
-    """The 2-D map: item (row, col) on site (col, row), one range per block shape. tile sizes
-    blocks so the block grid fits the mesh (a site holding blocks of two rounds would hold two
-    block shapes at the boundary, and one range has one shape)."""
-    if space.items_n > mesh[0] or space.items_m > mesh[1]:
+    """Seed 003's 2-D map: item (row, col) on grid site (col % GX, row % GY), a grid site's items
+    consecutive (`ItemSpace`), and the grid on the mesh as it is or, for a line, folded onto it;
+    one range per block shape, item count and first-item map."""
+    gx, gy = space.grid
+    fits = gx * gy <= mesh[0] * mesh[1] if line else gx <= mesh[0] and gy <= mesh[1]
+    if not fits:
         raise SpatialPassError(
-            f"place: {space.items_m}x{space.items_n} blocks do not fit the {mesh[0]}x{mesh[1]} mesh one to a site"
+            f"place: a {gx}x{gy} {'line' if line else 'grid'} of sites does not fit the {mesh[0]}x{mesh[1]} mesh"
         )
-    heights = [space.rect(r * space.items_n).h for r in range(space.items_m)]
-    widths = [space.rect(c).w for c in range(space.items_n)]
-    first = AffineMapAttr(linear_site_map(0, 1, space.items_n))
+
+    def one(extents: set[int], what: str) -> int:
+        if len(extents) != 1:
+            raise SpatialPassError(
+                f"place: a site would run blocks of {len(extents)} {what}s {sorted(extents)}; a range has one block"
+            )
+        return extents.pop()
+
+    heights = [
+        one({space.rect(space.item(r, 0)).h for r in range(y, space.items_m, gy)}, "height")
+        for y in range(gy)
+    ]
+    widths = [
+        one({space.rect(space.item(0, c)).w for c in range(x, space.items_n, gx)}, "width")
+        for x in range(gx)
+    ]
+    first: dict[tuple[int, int], int] = {}
+    agree: dict[tuple[int, int], tuple] = {}
+    for y in range(gy):
+        for x in range(gx):
+            rm, rn = space.site_rounds(x, y)
+            first[site := line_site(y * gx + x, mesh[0]) if line else (x, y)] = space.site_first(
+                x, y
+            )
+            # The numbering's slopes where this site is: a grid site runs rm x rn items and a grid
+            # row holds items_n x rm of them (ItemSpace); a line runs along x, then down the rows.
+            if not line:
+                slope = (rm * rn, space.items_n * rm)
+            elif gy == 1:
+                slope = (rm * rn, mesh[0] * rm * rn)
+            else:
+                slope = (space.items_n * rm, mesh[0] * space.items_n * rm)
+            # What a range shares: the block, the item count and the piece of the numbering.
+            agree[site] = (heights[y], widths[x], rm * rn, slope)
     return [
-        sp.SitesOp(RectAttr.of(x0, x1, y0, y1), first, 1, (h, w), (fit(sub[0], h), fit(sub[1], w)))
-        for y0, y1, h in _runs(heights)
-        for x0, x1, w in _runs(widths)
+        sp.SitesOp(
+            RectAttr.of(*rect),
+            _first_map(first, rect, slope),
+            count,
+            (h, w),
+            (fit(sub[0], h), fit(sub[1], w)),
+        )
+        for rect, (h, w, count, slope) in _rectangles(agree)
     ]
 
 
@@ -206,12 +245,21 @@ class PlaceSection(SectionPattern):
         space = program.item_space()
         sub = (plan.osh.data, plan.osw.data)
         mesh = (self.target.mesh_x, self.target.mesh_y)
-        if plan.streaming or self.target.multicast != "rectangle":
+        gemm = program.one(sp.MatmulTilesOp) is not None
+        # A section that is not a GEMM shares no operand along rows or columns of sites: its
+        # items are dealt out flat, and its engines are plan_ops'.
+        if not gemm:
             ranges = flat_ranges(mesh, space, sub)
+        elif plan.streaming or self.target.multicast != "rectangle":
+            # split_work_to_sites over the plan's grid: the whole mesh or a rectangle of it.
+            ranges = flat_ranges((plan.grid_x.data, plan.grid_y.data), space, sub)
         else:
-            ranges = grid_ranges(mesh, space, sub)
-        gemm = SectionGemm.of(program) if program.one(sp.MatmulTilesOp) else None
-        for stage, engine in engines(self.target, plan, gemm).items():
+            ranges = grid_ranges(mesh, space, sub, plan.is_line)
+        if gemm:
+            assignment = engines(self.target, plan, SectionGemm.of(program))
+        else:
+            assignment = stream_engines(self.target, program)
+        for stage, engine in assignment.items():
             stage.set_engine(engine)
         t = self.target
         mesh_op = sp.MeshOp(

@@ -31,6 +31,7 @@ from spatial_dialect.passes.common import (
     recorded_target_name,
     section_cost,
 )
+from spatial_dialect.passes.plan_ops import report_row as stream_report_row
 from spatial_dialect.passes.size_buffers import memory_buffers, site_bytes
 from spatial_dialect.passes.tile import DEFAULT_FIDELITY
 from spatial_dialect.sp_attrs import Phase
@@ -66,17 +67,27 @@ def shared_dram_bytes(
 def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
     plan, work = program.one(sp.PlanOp), program.one(sp.WorkOp)
     assert plan is not None and work is not None
-    gemm = SectionGemm.of(program)
-    cost = section_cost(program, target, fidelity)
     ranges = program.ops_of(sp.SitesOp)
     clock_khz = target.clock_ghz * 1000.0
+    if program.one(sp.MatmulTilesOp) is None:
+        numbers = stream_report_row(program, target, fidelity)
+    else:
+        gemm = SectionGemm.of(program)
+        cost = section_cost(program, target, fidelity)
+        numbers = {
+            "roofline_us": roofline_cycles(target, gemm.shape(), fidelity) / clock_khz,
+            "dram_bytes": shared_dram_bytes(program, target, cost.dram_bytes, gemm),
+            "noc_bytes": cost.noc_bytes,
+        }
     return {
         "name": program.sym_name.data,
         "op": program.source_op.data,
         "plan": {
             "kind": plan.kind.data.value,
             "grid": [plan.grid_x.data, plan.grid_y.data],
+            "line": plan.is_line,
             "per_site": [work.block_m.data, work.block_n.data],
+            "over": list(work.over) if work.over is not None else None,
             "block": [plan.osh.data, plan.osw.data],
             "k_block": work.k_block.data,
             "k_blocks": work.k_blocks,
@@ -89,7 +100,7 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
         },
         "predicted_cycles": plan.predicted_cycles.data,
         "predicted_us": plan.predicted_cycles.data / clock_khz,
-        "roofline_us": roofline_cycles(target, gemm.shape(), fidelity) / clock_khz,
+        "roofline_us": numbers["roofline_us"],
         "bound": plan.bound.data,
         "runner_up": None
         if plan.runner_up is None
@@ -97,8 +108,8 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             "plan": plan.runner_up.data,
             "cycles": plan.runner_up_cycles.data if plan.runner_up_cycles else None,
         },
-        "dram_bytes": shared_dram_bytes(program, target, cost.dram_bytes, gemm),
-        "noc_bytes": cost.noc_bytes,
+        "dram_bytes": numbers["dram_bytes"],
+        "noc_bytes": numbers["noc_bytes"],
         "sites": sum(r.rect.width * r.rect.height for r in ranges),
         "site_ranges": len(ranges),
         "peak_local_bytes": max(site_bytes(program, r) for r in ranges),
@@ -180,12 +191,18 @@ def site_load(program: sp.ProgramOp) -> tuple[list[list[int]], list[list[int]]]:
 def write_heatmap(module: ModuleOp, path: str) -> None:
     """A PNG per sized module: for each section, the mesh coloured by the output tiles each site
     computes and by the local memory it uses (needs matplotlib: `pip install .[plot]`)."""
-    import matplotlib
+    # The phase check first: a user without matplotlib still learns that the file is not sized.
+    sections = _sized(module, "heatmap")
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(
+            "the heat map needs matplotlib: pip install 'spatial-dialect[plot]'"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sections = _sized(module, "heatmap")
     fig, axes = plt.subplots(len(sections), 2, figsize=(10, 4 * len(sections)), squeeze=False)
     for row, program in zip(axes, sections, strict=True):
         for ax, grid, what in zip(

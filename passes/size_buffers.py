@@ -31,6 +31,7 @@ instrument that changes exactly that number between two runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -72,11 +73,22 @@ def site_bytes(
 ) -> int:
     """Bytes of one site of range `r` (aliases share their target's), at `depths` where given."""
     b = r.bindings(program.one(sp.WorkOp).k_block.data)  # type: ignore[union-attr]
+    return buffer_bytes(memory_buffers(program), b, depths)
+
+
+def buffer_bytes(
+    buffers: Sequence[sp.MemoryBufferOp],
+    bindings: dict[str, int],
+    depths: dict[sp.MemoryBufferOp, int] | None = None,
+) -> int:
+    """Bytes of a site's buffers (a section's `memory_buffers`) under the size symbols
+    `bindings`: what lay_out lays out, and what tile prices a candidate plan of a stream section
+    with (one function for both)."""
     total = 0
-    for buf in memory_buffers(program):
+    for buf in buffers:
         if buf.alias is None:
-            depth = (depths or {}).get(buf) or buf.depth.resolve(b)[0]
-            total += depth * buf.page_tiles(b) * buf.tile_bytes.data
+            depth = (depths or {}).get(buf) or buf.depth.resolve(bindings)[0]
+            total += depth * buf.page_tiles(bindings) * buf.tile_bytes.data
     return total
 
 
@@ -125,7 +137,8 @@ def lay_out(program: sp.ProgramOp) -> None:
         buf = sp.buffer_of(group.buffer)
         assert isinstance(buf, sp.MemoryBufferOp)
         label = buf.label.data
-        members = [r for r in ranges if any(group.rect.contains(x, y) for x, y in r.rect.sites())]
+        sites = {site for _, family in group.groups() for site in family}
+        members = [r for r in ranges if any(site in sites for site in r.rect.sites())]
         if any(label in offsets[r] for r in members):
             continue
         at = max(cursor[r] for r in members)

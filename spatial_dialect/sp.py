@@ -14,11 +14,16 @@ lines more than an 8x8 one, not a copy of every stage per site (DESIGN.md sectio
 placement). The per-site instance of buffer `in0` on site (3, 4) is `in0@3,4` (seed 003's
 naming); a simulator expands the ranges lazily.
 
-Execution semantics (what spatial-run executes; each op's docstring adds its own part):
+Execution semantics (what spatial-run executes; each op's docstring adds its own part, and the
+stages of the sections that are not GEMMs, in sp_ops, theirs):
 
   * A site (x, y) belongs to at most one `sp.sites` range. It processes the work items
     `first(x, y) .. first(x, y) + count - 1` of the range, in order. Item i covers the block
     of the result given by `sp.work` (`ItemSpace.rect`): origin tile (r0, c0), extent h x w.
+    Items are numbered so that every site's items are consecutive: row-major over the blocks,
+    or, where the blocks are dealt round-robin over a grid of sites (`sp.work ... over`), site
+    by site with each site's blocks in round order (`ItemSpace`); every item of a range has the
+    range's block.
   * Per item, a stage iterates the loops whose variables its access pattern uses, nested
     k0 (outer), ti, tj, u, v (inner): k0 = 0, kw, ... below the work's K tiles; ti = 0, sh, ...
     below h; tj = 0, sw, ... below w; u = 0 .. sh - 1; v = 0 .. sw - 1. Each iteration moves
@@ -46,6 +51,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import (
@@ -153,8 +159,8 @@ def _numbers_text(pairs: Sequence[tuple[str, int]]) -> str:
 class ProgramOp(IRDLOperation):
     """`sp.program @c op "tg.matmul" phase sized tile 32x32 { ... }`: one section.
 
-    `op` names the tg op the section computes, `tile` the tile shape (rows x cols of elements)
-    the tensors are cut into. The body is one block of the ops below; tensors and groups are
+    `op` names the tg op the section computes (or the layout bridge it is: `tilize`,
+    `untilize`), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
     symbols of the section.
     """
 
@@ -440,8 +446,24 @@ class ItemRect:
 
 @dataclass(frozen=True)
 class ItemSpace:
-    """The work items of a section: the result cut into blocks of block_m x block_n tiles,
-    numbered row-major; a block at the bottom or right edge is clipped to the tensor.
+    """The work items of a section: the result cut into blocks of block_m x block_n tiles (a
+    block at the bottom or right edge is clipped to the tensor), and how the items are numbered.
+
+    Without `over` the items are the blocks in row-major order. With `over` = (GX, GY) the
+    blocks are dealt round-robin over a GX x GY grid of sites, seed 003's map: block (r, c) goes
+    to grid site (c % GX, r % GY), which runs its blocks in ROUNDS i = r // GY, j = c // GX.
+    Grid row y holds rm(y) = ceil((items_m - y) / GY) block rows and grid column x holds
+    rn(x) = ceil((items_n - x) / GX) block columns, so the first items_m % GY rows (items_n % GX
+    columns) hold one round more when GY (GX) does not divide the blocks. The items are numbered
+    site by site, grid site (x, y) after every site of the rows above and of its row to its left
+    (x fastest), each holding its rm(y) x rn(x) blocks in the order: the rounds every site of the
+    grid runs first, row-major, then its extra column round (by i), then its extra row round (by
+    j), then the corner. So each site's items are consecutive, and a site with fewer rounds than
+    a neighbour in its row (column) runs a prefix of the neighbour's sequence of block rows
+    (columns) when only the columns (rows) are dealt unevenly: a multicast group can then serve
+    them all from its first site. (With GX = items_n and GY = items_m, one block a site, this is
+    the row-major order.) A line of sites is the grid GX x 1 or 1 x GY: one grid site per block
+    column (block row), every block row (column) on each.
 
     THE one definition of what an item covers: place groups sites by it, the verifier checks
     ranges against it, the simulator runs it.
@@ -451,6 +473,15 @@ class ItemSpace:
     tiles_n: int
     block_m: int
     block_n: int
+    over: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.over is not None:
+            gx, gy = self.over
+            if not (0 < gx <= self.items_n and 0 < gy <= self.items_m):
+                raise VerifyException(
+                    f"{self.items_m}x{self.items_n} blocks leave sites of a {gx}x{gy} grid without work"
+                )
 
     @property
     def items_m(self) -> int:
@@ -464,8 +495,107 @@ class ItemSpace:
     def count(self) -> int:
         return self.items_m * self.items_n
 
+    @property
+    def grid(self) -> tuple[int, int]:
+        """The grid of sites the blocks are dealt over (GX, GY); one block each without `over`."""
+        return self.over if self.over is not None else (self.items_n, self.items_m)
+
+    def _even(self) -> tuple[int, int, int, int]:
+        """(rounds every grid row runs, rows with one more, likewise for columns)."""
+        gx, gy = self.grid
+        return self.items_m // gy, self.items_m % gy, self.items_n // gx, self.items_n % gx
+
+    def site_rounds(self, x: int, y: int) -> tuple[int, int]:
+        """The block rows and block columns grid site (x, y) runs."""
+        rm, em, rn, en = self._even()
+        return rm + (y < em), rn + (x < en)
+
+    @property
+    def rounds(self) -> tuple[int, int]:
+        """The most block rows and block columns a grid site runs (grid site (0, 0))."""
+        return self.site_rounds(0, 0)
+
+    @property
+    def per_site(self) -> int:
+        """The most items a grid site runs (grid site (0, 0))."""
+        rm, rn = self.rounds
+        return rm * rn
+
+    def site_count(self, x: int, y: int) -> int:
+        rm, rn = self.site_rounds(x, y)
+        return rm * rn
+
+    def site_first(self, x: int, y: int) -> int:
+        """The first item of grid site (x, y)."""
+        rm, em, rn, en = self._even()
+        rows_above = y * rm + min(y, em)
+        return rows_above * self.items_n + (rm + (y < em)) * (x * rn + min(x, en))
+
+    def _round(self, t: int, rmy: int, rnx: int) -> tuple[int, int]:
+        """The rounds (i, j) of the t-th item of a site running rmy x rnx blocks."""
+        rm, _, rn, _ = self._even()
+        if t < rm * rn:
+            return divmod(t, rn)
+        t -= rm * rn
+        if rnx > rn:
+            if t < rm:
+                return t, rn
+            t -= rm
+        if rmy > rm:
+            if t < rn:
+                return rm, t
+            t -= rn
+        assert t == 0 and rmy > rm and rnx > rn, "an item beyond its site's blocks"
+        return rm, rn
+
+    def _position(self, i: int, j: int, rnx: int) -> int:
+        """The inverse of `_round`: where rounds (i, j) come among a site's items."""
+        rm, _, rn, _ = self._even()
+        if i < rm and j < rn:
+            return i * rn + j
+        if i < rm:
+            return rm * rn + i
+        extra_column = rm if rnx > rn else 0
+        return rm * rn + extra_column + j
+
     def coord(self, item: int) -> tuple[int, int]:
-        return divmod(item, self.items_n)
+        """The block (row, column) item `item` covers."""
+        if self.over is None:
+            return divmod(item, self.items_n)
+        gx, gy = self.over
+        rm, em, rn, en = self._even()
+        row_items = self.items_n
+        per_long_row = (rm + 1) * row_items
+        if item < em * per_long_row:
+            y = item // per_long_row
+        else:
+            y = em + (item - em * per_long_row) // (rm * row_items)
+        rest = item - (y * rm + min(y, em)) * row_items
+        rmy = rm + (y < em)
+        per_long_col = (rn + 1) * rmy
+        if rest < en * per_long_col:
+            x = rest // per_long_col
+        else:
+            x = en + (rest - en * per_long_col) // (rn * rmy)
+        t = rest - rmy * (x * rn + min(x, en))
+        i, j = self._round(t, rmy, rn + (x < en))
+        return y + i * gy, x + j * gx
+
+    def item(self, row: int, col: int) -> int:
+        """The item covering block (row, column): the inverse of `coord`."""
+        if self.over is None:
+            return row * self.items_n + col
+        gx, gy = self.over
+        x, y = col % gx, row % gy
+        return self.site_first(x, y) + self._position(
+            row // gy, col // gx, self.site_rounds(x, y)[1]
+        )
+
+    def grid_site(self, item: int) -> tuple[int, int]:
+        """The grid site (x, y) that runs item `item` (seed 003's map)."""
+        row, col = self.coord(item)
+        gx, gy = self.grid
+        return col % gx, row % gy
 
     def rect(self, item: int) -> ItemRect:
         bi, bj = self.coord(item)
@@ -477,10 +607,13 @@ class ItemSpace:
 
 @irdl_op_definition
 class WorkOp(SectionOp):
-    """`sp.work @c block 16x16 k 128 by 2`: the work items and the K loop (tile's decision).
+    """`sp.work @c block 16x16 k 128 by 2 [over 8x8]`: the work items and the K loop (tile's
+    decision).
 
     The items cut the named result into blocks of the given tiles (`ItemSpace`); every item runs
-    the K loop over `k` tiles in blocks of `by` tiles (the size symbol kw).
+    the K loop over `k` tiles in blocks of `by` tiles (the size symbol kw). With `over GXxGY` the
+    blocks are dealt round-robin over a GX x GY grid of sites, several to a site, and numbered
+    site by site (`ItemSpace`); the grid is at most the block columns by the block rows.
     """
 
     name = "sp.work"
@@ -489,9 +622,18 @@ class WorkOp(SectionOp):
     block_n = prop_def(IntAttr)
     k_tiles = prop_def(IntAttr)
     k_block = prop_def(IntAttr)
+    over_x = opt_prop_def(IntAttr)
+    over_y = opt_prop_def(IntAttr)
     traits = _section_traits()
 
-    def __init__(self, tensor: str, block: tuple[int, int], k_tiles: int, k_block: int):
+    def __init__(
+        self,
+        tensor: str,
+        block: tuple[int, int],
+        k_tiles: int,
+        k_block: int,
+        over: tuple[int, int] | None = None,
+    ):
         super().__init__(
             properties={
                 "tensor": SymbolRefAttr(tensor),
@@ -499,12 +641,24 @@ class WorkOp(SectionOp):
                 "block_n": _int(block[1]),
                 "k_tiles": _int(k_tiles),
                 "k_block": _int(k_block),
+                "over_x": None if over is None else _int(over[0]),
+                "over_y": None if over is None else _int(over[1]),
             }
         )
 
+    @property
+    def over(self) -> tuple[int, int] | None:
+        if self.over_x is None or self.over_y is None:
+            return None
+        return self.over_x.data, self.over_y.data
+
     def space(self, result: TensorOp) -> ItemSpace:
         return ItemSpace(
-            result.tiles_m.data, result.tiles_n.data, self.block_m.data, self.block_n.data
+            result.tiles_m.data,
+            result.tiles_n.data,
+            self.block_m.data,
+            self.block_n.data,
+            self.over,
         )
 
     @property
@@ -518,6 +672,10 @@ class WorkOp(SectionOp):
             raise VerifyException(
                 f"sp.work: the K block of {self.k_block.data} tiles does not divide the {self.k_tiles.data} K tiles"
             )
+        if (self.over_x is None) != (self.over_y is None):
+            raise VerifyException("sp.work: `over` is a grid GXxGY")
+        if self.over is not None and min(self.over) <= 0:
+            raise VerifyException("sp.work: the grid the blocks are dealt over must have sites")
 
     @classmethod
     def parse(cls, parser: Parser) -> WorkOp:
@@ -525,19 +683,27 @@ class WorkOp(SectionOp):
         parser.parse_keyword("block")
         block = parse_pair(parser, "the item block")
         k_tiles, k_block = _parse_numbers(parser, ("k", "by"))
-        return _with_attrs(cls(tensor, block, k_tiles, k_block), parser)
+        over = (
+            parse_pair(parser, "the grid the blocks are dealt over")
+            if parser.parse_optional_keyword("over")
+            else None
+        )
+        return _with_attrs(cls(tensor, block, k_tiles, k_block, over), parser)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(
             f" @{self.tensor.root_reference.data} block {self.block_m.data}x{self.block_n.data}"
             + _numbers_text((("k", self.k_tiles.data), ("by", self.k_block.data)))
         )
+        if (over := self.over) is not None:
+            printer.print_string(f" over {over[0]}x{over[1]}")
         _print_attr_dict(self, printer)
 
 
 @irdl_op_definition
 class PlanOp(SectionOp):
-    """`sp.plan blocked grid 8x8 block 4x2 predicted 262144 bound "compute" runner_up ...`.
+    """`sp.plan blocked [line] grid 8x8 block 4x2 packing operand_with_store [multicast a, b]
+    predicted 262144 bound "compute" runner_up ...`.
 
     The block plan tile chose and why: the kind (`blocked`: each site computes its items'
     blocks in sub-blocks with operand reuse; `streaming`: each site walks single output tiles,
@@ -548,15 +714,24 @@ class PlanOp(SectionOp):
     `operand_with_store` (A's loader on one engine, B's loader with the store on the other:
     tt-metal's pairing of in1 with the writer, seed 003), `split` (A, B and the store each on
     their own). The per-site block and the K block are the work's (`sp.work`).
+
+    `line`: the grid (GX x 1 or 1 x GY) is a line of sites folded onto the mesh row by row,
+    tt-metal's 1-D multicast matmul: a GX x 1 line shares A over all its sites, a 1 x GY line
+    shares B. `multicast` names the operands a group of sites shares by rectangle multicast
+    (`a`: a row of the grid, or the whole line; `b`: a column, or the whole line); an operand
+    not named is read by every site for itself. The cost of the other choice for each operand
+    is in the `multicast_why` attribute.
     """
 
     name = "sp.plan"
     kind = prop_def(PlanKindAttr)
+    line = opt_prop_def(UnitAttr)
     grid_x = prop_def(IntAttr)
     grid_y = prop_def(IntAttr)
     osh = prop_def(IntAttr)
     osw = prop_def(IntAttr)
     packing = prop_def(StringAttr)
+    multicast = opt_prop_def(ArrayAttr[StringAttr])
     predicted_cycles = prop_def(IntAttr)
     bound = prop_def(StringAttr)
     runner_up = opt_prop_def(StringAttr)
@@ -564,6 +739,7 @@ class PlanOp(SectionOp):
     traits = _section_traits()
 
     PACKINGS: ClassVar = ("single", "operand_with_store", "split")
+    OPERANDS: ClassVar = ("a", "b")
 
     def __init__(
         self,
@@ -574,15 +750,20 @@ class PlanOp(SectionOp):
         predicted_cycles: int,
         bound: str,
         runner_up: tuple[str, int] | None = None,
+        *,
+        line: bool = False,
+        multicast: Sequence[str] = (),
     ):
         super().__init__(
             properties={
                 "kind": PlanKindAttr(kind),
+                "line": UnitAttr() if line else None,
                 "grid_x": _int(grid[0]),
                 "grid_y": _int(grid[1]),
                 "osh": _int(block[0]),
                 "osw": _int(block[1]),
                 "packing": StringAttr(packing),
+                "multicast": ArrayAttr([StringAttr(m) for m in multicast]) if multicast else None,
                 "predicted_cycles": _int(predicted_cycles),
                 "bound": StringAttr(bound),
                 "runner_up": StringAttr(runner_up[0]) if runner_up else None,
@@ -594,6 +775,14 @@ class PlanOp(SectionOp):
     def streaming(self) -> bool:
         return self.kind.data == PlanKind.STREAMING
 
+    @property
+    def is_line(self) -> bool:
+        return self.line is not None
+
+    @property
+    def multicast_operands(self) -> tuple[str, ...]:
+        return () if self.multicast is None else tuple(m.data for m in self.multicast.data)
+
     def verify_(self) -> None:
         if min(self.grid_x.data, self.grid_y.data, self.osh.data, self.osw.data) <= 0:
             raise VerifyException("sp.plan: grid and block must be positive")
@@ -603,16 +792,29 @@ class PlanOp(SectionOp):
             raise VerifyException(
                 f"sp.plan: packing is one of {', '.join(self.PACKINGS)}, got {self.packing.data}"
             )
+        ops = self.multicast_operands
+        if any(o not in self.OPERANDS for o in ops) or len(set(ops)) != len(ops):
+            raise VerifyException(f"sp.plan: multicast names operands a and b, got {list(ops)}")
+        if self.is_line and (self.streaming or min(self.grid_x.data, self.grid_y.data) != 1):
+            raise VerifyException(
+                f"sp.plan: a line is a blocked grid GXx1 or 1xGY, got {self.grid_x.data}x{self.grid_y.data}"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> PlanOp:
         kind = parser.parse_str_enum(PlanKind)
+        line = parser.parse_optional_keyword("line") is not None
         parser.parse_keyword("grid")
         grid = parse_pair(parser, "the grid")
         parser.parse_keyword("block")
         block = parse_pair(parser, "the sub-block")
         parser.parse_keyword("packing")
         packing = parser.parse_identifier()
+        multicast: list[str] = []
+        if parser.parse_optional_keyword("multicast"):
+            multicast = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_identifier
+            )
         parser.parse_keyword("predicted")
         cycles = parser.parse_integer(allow_negative=False)
         parser.parse_keyword("bound")
@@ -621,12 +823,19 @@ class PlanOp(SectionOp):
         if parser.parse_optional_keyword("runner_up"):
             what = parser.parse_str_literal()
             runner_up = (what, parser.parse_integer(allow_negative=False))
-        return _with_attrs(cls(kind, grid, block, packing, cycles, bound, runner_up), parser)
+        op = cls(
+            kind, grid, block, packing, cycles, bound, runner_up, line=line, multicast=multicast
+        )
+        return _with_attrs(op, parser)
 
     def print(self, printer: Printer) -> None:
+        line = " line" if self.is_line else ""
+        multicast = (
+            f" multicast {', '.join(self.multicast_operands)}" if self.multicast_operands else ""
+        )
         printer.print_string(
-            f" {self.kind.data.value} grid {self.grid_x.data}x{self.grid_y.data} block {self.osh.data}x{self.osw.data}"
-            f" packing {self.packing.data} predicted {self.predicted_cycles.data} bound "
+            f" {self.kind.data.value}{line} grid {self.grid_x.data}x{self.grid_y.data} block {self.osh.data}x{self.osw.data}"
+            f" packing {self.packing.data}{multicast} predicted {self.predicted_cycles.data} bound "
         )
         printer.print_string_literal(self.bound.data)
         if self.runner_up is not None and self.runner_up_cycles is not None:
@@ -1002,10 +1211,16 @@ class GroupOp(SectionOp):
 
     `rows`: each row y of the rectangle is one group; its sender is the site (sender, y), its
     members the instances of the buffer on every site (x, y) of the row. `columns`: each column
-    x, sender (x, sender). A load naming the group runs on the sender only: it reads the block
-    once from DRAM and writes each page to the same offset of every member's FIFO, waiting
-    until every member has a free page; the members' own instances of that load do nothing.
-    Members agree on depth, page size and offset (GroupMemberMismatch).
+    x, sender (x, sender). `line` (`sp.group @in0_line %in0 line [0, 7]x[0, 7] sites 60
+    sender 0`): one group, the first `sites` sites of the rectangle walked row by row (x
+    fastest), which is a line of sites folded onto the mesh; its sender is the `sender`-th of
+    them. A load naming the group runs on the sender only: for the sender's t-th item it reads
+    the block once from DRAM and writes each page to the same offset of the FIFO of every member
+    that runs a t-th item, waiting until each of them has a free page; the members' own
+    instances of that load do nothing. A member runs at most as many items as its sender, and
+    its t-th item reads the same block of the operand as the sender's t-th (the verifier checks
+    it), so each page it receives is the one its next item pops. Members agree on depth, page
+    size and offset (GroupMemberMismatch).
     """
 
     name = "sp.group"
@@ -1013,16 +1228,28 @@ class GroupOp(SectionOp):
     buffer = operand_def(BufferType)
     axis = prop_def(GroupAxisAttr)
     rect = prop_def(RectAttr)
+    sites = opt_prop_def(IntAttr)
     sender = prop_def(IntAttr)
     traits = traits_def(HasParent(ProgramOp), SymbolOpInterface())
 
-    def __init__(self, name: str, buffer: SSAValue, axis: GroupAxis, rect: RectAttr, sender: int):
+    def __init__(
+        self,
+        name: str,
+        buffer: SSAValue,
+        axis: GroupAxis,
+        rect: RectAttr,
+        sender: int,
+        sites: int | None = None,
+    ):
+        if axis == GroupAxis.LINE and sites is None:
+            sites = rect.width * rect.height
         super().__init__(
             operands=[buffer],
             properties={
                 "sym_name": StringAttr(name),
                 "axis": GroupAxisAttr(axis),
                 "rect": rect,
+                "sites": None if sites is None else _int(sites),
                 "sender": _int(sender),
             },
         )
@@ -1031,19 +1258,41 @@ class GroupOp(SectionOp):
         """Each group of the family: (sender site, member sites)."""
         x0, x1, y0, y1 = self.rect.bounds
         s = self.sender.data
-        if self.axis.data == GroupAxis.ROWS:
+        if self.axis.data == GroupAxis.LINE:
+            members = self.rect.sites()[: self.line_sites]
+            yield members[s], members
+        elif self.axis.data == GroupAxis.ROWS:
             for y in range(y0, y1 + 1):
                 yield (s, y), [(x, y) for x in range(x0, x1 + 1)]
         else:
             for x in range(x0, x1 + 1):
                 yield (x, s), [(x, y) for y in range(y0, y1 + 1)]
 
+    @property
+    def line_sites(self) -> int:
+        return self.sites.data if self.sites is not None else self.rect.width * self.rect.height
+
     def verify_(self) -> None:
         x0, x1, y0, y1 = self.rect.bounds
+        name = self.sym_name.data
+        if self.axis.data == GroupAxis.LINE:
+            n, width = self.line_sites, self.rect.width
+            # The rectangle is the one the line occupies: its last row is the only partial one.
+            if not (self.rect.height - 1) * width < n <= self.rect.height * width:
+                raise VerifyException(
+                    f"sp.group @{name}: a line of {n} sites does not fill the rows of {self.rect.text()}"
+                )
+            if not 0 <= self.sender.data < n:
+                raise VerifyException(
+                    f"sp.group @{name}: sender {self.sender.data} is not one of the line's {n} sites"
+                )
+            return
+        if self.sites is not None:
+            raise VerifyException(f"sp.group @{name}: only a line group counts its sites")
         lo, hi = (x0, x1) if self.axis.data == GroupAxis.ROWS else (y0, y1)
         if not lo <= self.sender.data <= hi:
             raise VerifyException(
-                f"sp.group @{self.sym_name.data}: sender {self.sender.data} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"
+                f"sp.group @{name}: sender {self.sender.data} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"
             )
 
     @classmethod
@@ -1052,17 +1301,22 @@ class GroupOp(SectionOp):
         buffer = parser.parse_operand(BUFFER)
         axis = parser.parse_str_enum(GroupAxis)
         rect = RectAttr.parse_body(parser)
-        parser.parse_keyword("sender")
-        return _with_attrs(
-            cls(name, buffer, axis, rect, parser.parse_integer(allow_negative=False)), parser
+        sites = (
+            parser.parse_integer(allow_negative=False)
+            if parser.parse_optional_keyword("sites")
+            else None
         )
+        parser.parse_keyword("sender")
+        sender = parser.parse_integer(allow_negative=False)
+        return _with_attrs(cls(name, buffer, axis, rect, sender, sites), parser)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" @{self.sym_name.data} ")
         printer.print_operand(self.buffer)
-        printer.print_string(
-            f" {self.axis.data.value} {self.rect.text()} sender {self.sender.data}"
-        )
+        printer.print_string(f" {self.axis.data.value} {self.rect.text()}")
+        if self.sites is not None:
+            printer.print_string(f" sites {self.sites.data}")
+        printer.print_string(f" sender {self.sender.data}")
         _print_attr_dict(self, printer)
 
 
@@ -1331,36 +1585,47 @@ class MatmulTilesOp(StageOp):
         self._print_engine(printer)
 
 
-SP = Dialect(
-    "sp",
-    [
-        ProgramOp,
-        EntryOp,
-        TensorOp,
-        WorkOp,
-        PlanOp,
-        MeshOp,
-        SitesOp,
-        FifoOp,
-        IntermOp,
-        AccOp,
-        GroupOp,
-        ShareOp,
-        LoadOp,
-        StoreOp,
-        MatmulTilesOp,
-    ],
-    [
-        BufferType,
-        SizesAttr,
-        AccessAttr,
-        RectAttr,
-        EngineAttr,
-        PhaseAttr,
-        TensorRoleAttr,
-        LayoutAttr,
-        PlanKindAttr,
-        GroupAxisAttr,
-        SharingAttr,
-    ],
-)
+def __getattr__(name: str) -> Dialect:
+    """`SP`, the dialect, built on first use: the stages of the non-GEMM sections live in
+    sp_ops, which builds on the classes above, so the dialect lists them once both modules exist
+    (whichever of the two is imported first)."""
+    if name != "SP":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from spatial_dialect.sp_ops import SP_OPS
+
+    dialect = Dialect(
+        "sp",
+        [
+            *SP_OPS,
+            ProgramOp,
+            EntryOp,
+            TensorOp,
+            WorkOp,
+            PlanOp,
+            MeshOp,
+            SitesOp,
+            FifoOp,
+            IntermOp,
+            AccOp,
+            GroupOp,
+            ShareOp,
+            LoadOp,
+            StoreOp,
+            MatmulTilesOp,
+        ],
+        [
+            BufferType,
+            SizesAttr,
+            AccessAttr,
+            RectAttr,
+            EngineAttr,
+            PhaseAttr,
+            TensorRoleAttr,
+            LayoutAttr,
+            PlanKindAttr,
+            GroupAxisAttr,
+            SharingAttr,
+        ],
+    )
+    globals()["SP"] = dialect
+    return dialect

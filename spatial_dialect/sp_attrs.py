@@ -87,6 +87,7 @@ class PlanKind(StrEnum):
 class GroupAxis(StrEnum):
     ROWS = "rows"
     COLUMNS = "columns"
+    LINE = "line"
 
 
 class Sharing(StrEnum):
@@ -244,11 +245,14 @@ def _check_map(m: AffineMap, dims: int, syms: int, results: int | None, what: st
 # ── Sizes ─────────────────────────────────────────────────────────────────────────────────────
 
 
-SizeTerm = int | str
+SizeTerm = int | str | AffineExpr
 
 
 def size_expr(term: SizeTerm) -> AffineExpr:
-    """A size written as an integer or as one of SIZE_SYMBOLS."""
+    """A size written as an integer, as one of SIZE_SYMBOLS, or as an expression of them
+    (`size_expr("w") // 2`)."""
+    if isinstance(term, AffineExpr):
+        return term
     return (
         AffineExpr.constant(term)
         if isinstance(term, int)
@@ -354,6 +358,16 @@ class AccessAttr(ParametrizedAttribute):
 
     def loop_vars(self) -> set[str]:
         return {LOOP_VARS[d] for r in self.origin.data.results for d in r.used_dims()}
+
+    def linear(self) -> bool:
+        """Whether the origin is linear in the loop variables (no floordiv, ceildiv or mod), so
+        its least and greatest values over a box of loop values lie at the box's corners."""
+        nonlinear = (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv, AffineBinaryOpKind.Mod)
+        return not any(
+            isinstance(e, AffineBinaryOpExpr) and e.kind in nonlinear
+            for r in self.origin.data.results
+            for e in r.dfs()
+        )
 
     def tile_bounds(
         self, ranges: Mapping[str, tuple[int, int]], bindings: Mapping[str, int]

@@ -74,10 +74,12 @@ class OverlappingOffsets(SpatialVerifyError):
 
 
 class GroupMemberMismatch(SpatialVerifyError):
-    """Members of one multicast group that disagree on depth, page size or offset.
+    """Members of one multicast group that disagree on depth, page size or offset, or on the
+    blocks they are sent.
 
     A multicast lands at ONE local address on every receiver (seed 001), so the members of a
-    group are one buffer replicated across a rectangle.
+    group are one buffer replicated across a rectangle; and the sender sends each member the
+    blocks of its own items, so a member's t-th item must read what the sender's t-th reads.
     """
 
     def __init__(
@@ -93,7 +95,8 @@ class GroupMemberMismatch(SpatialVerifyError):
         super().__init__(
             f"multicast group @{group}: member at site ({site_a[0]}, {site_a[1]}) has {what} {a} "
             f"but the member at ({site_b[0]}, {site_b[1]}) has {b}; a multicast lands at one "
-            "local address, so members must agree on depth, page size and offset"
+            "local address, so members must agree on depth, page size and offset (and the sender "
+            "sends each member the blocks its items read)"
         )
 
 

@@ -52,6 +52,7 @@ from spatial_dialect.sp_errors import (
     UnresolvedReference,
     WorkNotCovered,
 )
+from spatial_dialect.sp_ops import IndexedStage, ScatterOp
 
 # What each optional piece of a section needs: the phase that adds it.
 _ADDED_BY = {
@@ -116,7 +117,12 @@ def _check_structure(p: ProgramOp) -> None:
     if phase.rank >= Phase.TILED.rank:
         work = p.one(WorkOp)
         assert work is not None
-        _tensor(p, work.tensor.root_reference.data)
+        result = _tensor(p, work.tensor.root_reference.data)
+        if work.over is not None:
+            try:
+                work.space(result)
+            except VerifyException as err:
+                raise WorkNotCovered(f"sp.work: {err}") from None
     if phase.rank < Phase.SIZED.rank and any(s.memory is not None for s in p.ops_of(SitesOp)):
         raise PhaseViolation(f"a {phase.value} section has a memory map, which sized adds")
 
@@ -182,6 +188,25 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
             )
     if isinstance(s, MatmulTilesOp):
         _check_matmul(s)
+    if isinstance(s, IndexedStage):
+        _check_indexed(p, s)
+
+
+def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
+    """A gather or scatter: its tensor and its index exist, the index is an i32 vector, and the
+    tensor agrees with the stage's FIFO."""
+    rows = _tensor(p, s.tensor.root_reference.data)
+    index = _tensor(p, s.index.root_reference.data)
+    if index.element_type != IntegerType(32) or index.shape2d[0] != 1:
+        raise TypeMismatch(
+            f"{s.stage_name()}: @{index.sym_name.data} is {index.type}, not an i32 vector"
+        )
+    buf = buffer_of(s.buffer())
+    if not isinstance(buf, FifoOp):
+        raise TypeMismatch(f"{s.stage_name()}: moves pages through a FIFO, not {buf.name}")
+    _agree(s.stage_name(), rows, buf)
+    if isinstance(s, ScatterOp) and rows.role.data == TensorRole.INPUT:
+        raise TypeMismatch(f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section")
 
 
 def _check_matmul(s: MatmulTilesOp) -> None:
@@ -286,20 +311,29 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
         "u": (0, b["sh"] - 1),
         "v": (0, b["sw"] - 1),
     }
+    origins = sorted({(q.r0, q.c0) for q in rects})
     for s in p.stages():
         if not isinstance(s, LoadOp | StoreOp):
             continue
         t = p.tensor(s.tensor.root_reference.data)
-        r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(ranges, b)
+        # A linear origin takes its extremes at the corners of the box of loop values; one
+        # with a floordiv or mod of the item's origin (a grouped operand) is bounded item by item.
+        boxes = (
+            [ranges]
+            if s.access.linear()
+            else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins]
+        )
         tm, tn = t.tiles
-        for row, col in ((r_lo, c_lo), (r_hi, c_hi)):
-            if not (0 <= row < tm and 0 <= col < tn):
-                raise AccessOutOfBounds(
-                    f"{s.stage_name()} on sites {r.rect.text()}",
-                    t.sym_name.data,
-                    (row, col),
-                    (tm, tn),
-                )
+        for box in boxes:
+            r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
+            for row, col in ((r_lo, c_lo), (r_hi, c_hi)):
+                if not (0 <= row < tm and 0 <= col < tn):
+                    raise AccessOutOfBounds(
+                        f"{s.stage_name()} on sites {r.rect.text()}",
+                        t.sym_name.data,
+                        (row, col),
+                        (tm, tn),
+                    )
 
 
 def _check_accumulation(p: ProgramOp, r: SitesOp, work: WorkOp) -> None:
@@ -314,13 +348,45 @@ def _check_accumulation(p: ProgramOp, r: SitesOp, work: WorkOp) -> None:
 
 
 def _check_group_family(p: ProgramOp, g: GroupOp) -> None:
+    """Every member runs an instance, no more items than its sender, and its t-th item reads the
+    block of the operand the sender's t-th item reads (the sender serves it the pages it pops)."""
     ranges = {site: r for r in p.ops_of(SitesOp) for site in r.rect.sites()}
+    name = g.sym_name.data
     for sender, members in g.groups():
         for site in members:
             if site not in ranges:
                 raise GroupMemberMismatch(
-                    g.sym_name.data, "no instance (the site runs nothing)", site, 0, sender, 1
+                    name, "no instance (the site runs nothing)", site, 0, sender, 1
                 )
+    loads = [s for s in p.ops_of(LoadOp) if s.group is not None]
+    load = next((s for s in loads if s.group and s.group.root_reference.data == name), None)
+    if load is None:
+        return
+    space = p.item_space()
+    # The item's origin the load's blocks depend on: its row (r0), its column (c0), or both.
+    used = sorted(load.access.loop_vars() & {"r0", "c0"})
+
+    def block(item: int) -> tuple[int, ...]:
+        rect = space.rect(item)
+        return tuple(rect.r0 if v == "r0" else rect.c0 for v in used)
+
+    for sender, members in g.groups():
+        sent = ranges[sender].items(*sender)
+        blocks = [block(i) for i in sent]
+        for site in members:
+            items = ranges[site].items(*site)
+            if len(items) > len(sent):
+                raise GroupMemberMismatch(name, "items run", site, len(items), sender, len(sent))
+            for t, item in enumerate(items):
+                if block(item) != blocks[t]:
+                    raise GroupMemberMismatch(
+                        name,
+                        f"as its item {t} the block at {'/'.join(used)} tile",
+                        site,
+                        block(item)[0],
+                        sender,
+                        blocks[t][0],
+                    )
 
 
 # ── Memory ────────────────────────────────────────────────────────────────────────────────────

@@ -18,8 +18,13 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth.
 
-The program takes as long as its busiest site, site (0, 0): the 2-D map (seed 003) gives it the first
-block of every round and makes it the multicast sender of its row and column.
+The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
+it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
+map (seed 003) site (0, 0) gets the first block of every round and is the multicast sender of its row
+and column (of the whole line for a line plan); under split_work_to_cores (streaming plans, targets
+without multicast) the first site gets the most units. Every block a site runs brings its own A rows
+and B columns over the NoC, so a site running several blocks of one block row receives that row's A
+once per block.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from .footprint import (
     page_bytes,
     plan_fits,
 )
-from .gemm import TILE, GemmPlan, GemmShape, ceil_div
+from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal, span
 from .sharing import OperandStream, Sharing, SharingDecision, dram_cycles, share_operand
 from .spec import Target
 
@@ -59,6 +64,9 @@ __all__ = [
     "share_operand",
     "dram_cycles",
     "compulsory_dram_bytes",
+    "gemm_cost_floor",
+    "Deal",
+    "deal",
 ]
 
 
@@ -67,7 +75,8 @@ class GemmQuantities:
     """What a plan moves and computes, in tiles (no time in here).
 
     DRAM reads are given three ways: under the plan (``a_tiles_dram``), with multicast (a row of sites
-    reads each A block once per round and shares it) and replicated (every site reads its own).
+    reads each A block once per round and shares it; on a target without multicast, what one wave of
+    the flat deal shares through a cache) and replicated (every block reads its own).
     ``noc_tiles`` counts tiles landing in (or leaving) sites' local memory; ``noc_tile_hops`` the link
     traversals of multicast deliveries (a multicast occupies each link of its path once)."""
 
@@ -77,11 +86,12 @@ class GemmQuantities:
     blocks_m: int
     blocks_n: int
     k_blocks: int
-    # busiest site: (0, 0)
+    # busiest site: the one running unit 0 (gemm.deal)
     busiest_rows: int  # M tiles it computes
     busiest_cols: int  # N tiles it computes
     busiest_blocks: int
     busiest_steps: int  # blocks x K blocks (streaming: output tiles x K tiles)
+    busiest_out_tiles: int  # output tiles it computes (its blocks' areas summed)
     tile_matmuls: int  # whole program, padded tiles
     tile_matmuls_busiest: int
     # effective tile-matmuls of the busiest site once short rows pay whole row passes only
@@ -103,6 +113,7 @@ class GemmQuantities:
     busiest_a_tiles: int  # A tiles the busiest site receives
     busiest_b_tiles: int
     busiest_c_tiles: int
+    line: bool = False  # the sites are a line folded onto the mesh (multicast spans its rectangle)
 
     @property
     def dram_tiles_read(self) -> int:
@@ -151,61 +162,50 @@ def _row_pass_factor(target: Target, rows: int) -> float:
     return min(1.0, ceil_div(rows, rp) * rp / TILE)
 
 
-def _busiest_extent(tiles: int, per_block: int, sites: int) -> int:
-    """Tiles along one dimension the site at index 0 covers: blocks 0, sites, 2*sites, ...; only the
-    last block of the dimension can be short, and index 0 is never below any other index."""
-    blocks = ceil_div(tiles, per_block)
-    return sum(min(per_block, tiles - b * per_block) for b in range(0, blocks, sites))
-
-
 def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
     """Tiles read from DRAM per operand (with and without multicast), tiles moved on the NoC and
-    hops crossed, tile-matmuls (total and on the busiest site), output tiles written."""
+    hops crossed, tile-matmuls (total and on the busiest site), output tiles written.
+
+    Which site runs what is :func:`~.gemm.deal`, the function place lays the program out by: the 2-D
+    map (or a line folded onto the mesh) where the target multicasts, split_work_to_cores for
+    streaming plans and targets without multicast. The busiest site is the one running unit 0."""
     mt, kt, nt = shape.mt, shape.kt, shape.nt
-    gx, gy = plan.grid_x, plan.grid_y
+    d = deal(target, shape, plan)
     last_rows = shape.m - TILE * (mt - 1)
+    rect = target.multicast == "rectangle"
+    bm, bn, kb = d.blocks_m, d.blocks_n, (kt if plan.streaming else plan.k_blocks(kt))
+    busiest_steps = d.per_site * kb
+    tile_matmuls_busiest = d.out_tiles * kt
+    # Short rows: the tiles of the last M tile row pay whole row passes only (a 1-row decode tile on
+    # Tensix costs 8/32 of a tile). A streaming site is charged full tiles unless every tile is short.
+    eff = (d.out_tiles - d.last_row_tiles * (1.0 - _row_pass_factor(target, last_rows))) * kt
     if plan.streaming:
-        # tt-metal's non-reuse matmul: output tiles split over the sites, each tile reading its own K
-        # row of A and K column of B; no multicast, nothing shared.
-        units = mt * nt
-        per_site = ceil_div(units, gx * gy)
-        sites, gx_used, gy_used = min(gx * gy, units), min(gx, units), min(gy, ceil_div(units, gx))
-        bm, bn, kb = mt, nt, kt
-        rows, cols, blocks = min(per_site, mt), per_site, per_site
-        tile_matmuls_busiest = per_site * kt
-        # Short rows help only when every tile is short (M below one tile); otherwise the busiest site
-        # is charged full tiles, which can only over-estimate.
-        eff = tile_matmuls_busiest * (_row_pass_factor(target, last_rows) if mt == 1 else 1.0)
+        # tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
+        # no multicast, nothing shared.
+        units = d.units
         mc_a = mc_b = False
         a_mc = a_rep = 0 if shape.a_local else units * kt
         b_mc = b_rep = units * kt
         a_dram, b_dram = a_rep, b_rep
         delivered, hops = 2 * units * kt, 0
-        a_readers, b_readers = (0 if shape.a_local else sites), sites
-        busiest_a, busiest_b, busiest_c = per_site * kt, per_site * kt, per_site
+        a_readers, b_readers = (0 if shape.a_local else d.sites), d.sites
     else:
         pm, pn = plan.per_site_m, plan.per_site_n
-        bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-        gx_used, gy_used = min(gx, bn), min(gy, bm)
-        sites = gx_used * gy_used
-        rounds_m, rounds_n = ceil_div(bm, gy), ceil_div(bn, gx)
-        kb = plan.k_blocks(kt)
-        rows = _busiest_extent(mt, pm, gy)
-        cols = _busiest_extent(nt, pn, gx)
-        blocks = rounds_m * rounds_n
-        tile_matmuls_busiest = rows * cols * kt
-        # Site y = 0 holds the last M tile (the only short one) when the last block row maps to it.
-        eff_rows = (
-            rows - 1 + _row_pass_factor(target, last_rows) if (bm - 1) % gy == 0 else float(rows)
-        )
-        eff = eff_rows * cols * kt
-        rect = target.multicast == "rectangle"
-        mc_a = plan.mcast_a and rect and gx_used > 1
-        mc_b = plan.mcast_b and rect and gy_used > 1
-        # A block row is read once per round of column blocks when a row of sites shares it, once per
-        # column block otherwise; B symmetrically.
-        a_mc, a_rep = mt * kt * rounds_n, mt * kt * bn
-        b_mc, b_rep = kt * nt * rounds_m, kt * nt * bm
+        a_rep, b_rep = mt * kt * bn, kt * nt * bm
+        if rect:
+            mc_a = plan.mcast_a and d.grid_x > 1
+            mc_b = plan.mcast_b and d.grid_y > 1
+            # A block row is read once per round of column blocks when the sites sharing it take
+            # it from one multicast, once per column block otherwise; B symmetrically.
+            a_mc, b_mc = mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y)
+        else:
+            mc_a = mc_b = False
+            # What one wave of the flat deal (every site's t-th block at once) shares: the block
+            # rows and columns its blocks touch, each once.
+            used, per = d.sites, d.per_site
+            cols_wave = min(bn, used, bn // math.gcd(per, bn))
+            a_mc = min(a_rep, per * min(mt, min(bm, used) * pm) * kt)
+            b_mc = min(b_rep, per * min(nt, cols_wave * pn) * kt)
         if shape.a_local:
             a_mc = a_rep = 0
         a_dram = a_mc if mc_a else a_rep
@@ -225,24 +225,24 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         # Every site receives every A tile of its block rows and B tile of its block columns, shared
         # or not; multicast saves DRAM reads and link occupancy, not deliveries.
         delivered = mt * kt * bn + kt * nt * bm
-        hops = (mt * kt * rounds_n * (gx_used - 1) if mc_a else 0) + (
-            kt * nt * rounds_m * (gy_used - 1) if mc_b else 0
+        hops = (mt * kt * ceil_div(bn, d.grid_x) * (d.grid_x - 1) if mc_a else 0) + (
+            kt * nt * ceil_div(bm, d.grid_y) * (d.grid_y - 1) if mc_b else 0
         )
-        a_readers = 0 if shape.a_local else (gy_used if mc_a else sites)
-        b_readers = gx_used if mc_b else sites
-        busiest_a, busiest_b, busiest_c = rows * kt, kt * cols, rows * cols
+        a_readers = 0 if shape.a_local else (d.grid_y if mc_a else d.sites)
+        b_readers = d.grid_x if mc_b else d.sites
     c_written = 0 if shape.c_local else mt * nt
     return GemmQuantities(
-        sites_used=sites,
-        grid_x_used=gx_used,
-        grid_y_used=gy_used,
+        sites_used=d.sites,
+        grid_x_used=d.grid_x,
+        grid_y_used=d.grid_y,
         blocks_m=bm,
         blocks_n=bn,
         k_blocks=kb,
-        busiest_rows=rows,
-        busiest_cols=cols,
-        busiest_blocks=blocks,
-        busiest_steps=blocks * kb,
+        busiest_rows=d.rows,
+        busiest_cols=d.cols,
+        busiest_blocks=d.per_site,
+        busiest_steps=busiest_steps,
+        busiest_out_tiles=d.out_tiles,
         tile_matmuls=mt * nt * kt,
         tile_matmuls_busiest=tile_matmuls_busiest,
         tile_matmuls_busiest_eff=eff,
@@ -257,12 +257,13 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         c_tiles_written=c_written,
         a_readers=a_readers,
         b_readers=b_readers,
-        c_writers=0 if shape.c_local else sites,
+        c_writers=0 if shape.c_local else d.sites,
         noc_tiles=delivered + c_written,
         noc_tile_hops=hops,
-        busiest_a_tiles=busiest_a,
-        busiest_b_tiles=busiest_b,
-        busiest_c_tiles=0 if shape.c_local else busiest_c,
+        busiest_a_tiles=d.a_tiles_per_k * kt,
+        busiest_b_tiles=d.b_tiles_per_k * kt,
+        busiest_c_tiles=0 if shape.c_local else d.out_tiles,
+        line=plan.line and not plan.streaming,
     )
 
 
@@ -290,6 +291,63 @@ def _tile_matmul_cycles(
     joint_rate = target.unpack_joint_bytes_per_cycle or target.unpack_bytes_per_cycle
     both = tb * (1.0 + 1.0 / big) / joint_rate
     return fid, max(streamed, both)
+
+
+def _movement(
+    target: Target, shape: GemmShape, q: GemmQuantities, n: int
+) -> tuple[float, float, float, float, float, float]:
+    """The busiest site's movement over ``n`` steps: (A read, A send, B read, B send, and the
+    critical engine's read and send), each a total over the steps; every term grows with ``n``."""
+    tb = shape.operand_tile_bytes(target)
+    tbo = shape.out_tile_bytes(target)
+    link = float(target.link_bytes_per_cycle)
+    latency = float(target.dram_latency_cycles or 0)
+    # Movement on the busiest site. Each step, an operand's engine reads the block from DRAM and then,
+    # as the multicast sender of its row / column, sends it on: a chain, because the reader waits for
+    # the block (one DRAM round trip) before it can hand it on, and only then fetches the next. A block
+    # read is one NoC transaction per tile (interleaved tensors put neighbouring tiles in different
+    # banks), so it streams at the link's rate or the engine's transaction issue rate, whichever is
+    # slower. DRAM as a shared resource is not in this chain: all sites' reads and writes together are
+    # the program's DRAM time (step_dram below), which the steady state also respects.
+    a_tiles_step = q.busiest_a_tiles / n
+    b_tiles_step = q.busiest_b_tiles / n
+    issue = float(target.noc_issue_cycles or 0)
+
+    def read(tiles: float) -> float:
+        return n * (latency + max(tiles * issue, tiles * tb / link))
+
+    # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
+    # back to the sender, the block streams out (its first word one hop latency per hop behind), and
+    # the "valid" flag follows it: three crossings of the span, hop_cycles per hop.
+    a_span = target.hop_cycles * span(target, q.grid_x_used, q.line)
+    b_span = target.hop_cycles * span(target, q.grid_y_used, q.line)
+
+    def send(tiles: float, hops_cycles: float) -> float:
+        return n * (tiles * tb / link + 3 * hops_cycles)
+
+    if shape.a_local:
+        # Already sharded in local memory: the owner of each K block multicasts it along the row.
+        a_read, a_send = (
+            0.0,
+            (send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link),
+        )
+    else:
+        a_read = read(a_tiles_step)
+        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
+    b_read = read(b_tiles_step)
+    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
+    c_write = q.busiest_c_tiles * tbo / link
+    engines = max(1, target.movement_engines)
+    if engines >= 3:
+        paths = [(a_read, a_send), (b_read, b_send), (0.0, c_write)]
+    elif engines == 2:
+        # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
+        # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
+        paths = [(a_read, a_send), (b_read, b_send + c_write)]
+    else:
+        paths = [(a_read + b_read, a_send + b_send + c_write)]
+    crit_read, crit_send = max(paths, key=sum)
+    return a_read, a_send, b_read, b_send, crit_read, crit_send
 
 
 def gemm_cost(
@@ -326,53 +384,9 @@ def gemm_cost(
             else tb
         )
         local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
-        compute += (q.k_blocks - 1) * q.busiest_rows * q.busiest_cols * spill_tb / local_rate
+        compute += (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / local_rate
 
-    # Movement on the busiest site. Each step, an operand's engine reads the block from DRAM and then,
-    # as the multicast sender of its row / column, sends it on: a chain, because the reader waits for
-    # the block (one DRAM round trip) before it can hand it on, and only then fetches the next. A block
-    # read is one NoC transaction per tile (interleaved tensors put neighbouring tiles in different
-    # banks), so it streams at the link's rate or the engine's transaction issue rate, whichever is
-    # slower. DRAM as a shared resource is not in this chain: all sites' reads and writes together are
-    # the program's DRAM time (step_dram below), which the steady state also respects.
-    a_tiles_step = q.busiest_a_tiles / n
-    b_tiles_step = q.busiest_b_tiles / n
-    issue = float(target.noc_issue_cycles or 0)
-
-    def read(tiles: float) -> float:
-        return n * (latency + max(tiles * issue, tiles * tb / link))
-
-    # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
-    # back to the sender, the block streams out (its first word one hop latency per hop behind), and
-    # the "valid" flag follows it: three crossings of the span, hop_cycles per hop.
-    a_span = target.hop_cycles * (q.grid_x_used - 1)
-    b_span = target.hop_cycles * (q.grid_y_used - 1)
-
-    def send(tiles: float, span: float) -> float:
-        return n * (tiles * tb / link + 3 * span)
-
-    if shape.a_local:
-        # Already sharded in local memory: the owner of each K block multicasts it along the row.
-        a_read, a_send = (
-            0.0,
-            (send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link),
-        )
-    else:
-        a_read = read(a_tiles_step)
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
-    b_read = read(b_tiles_step)
-    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
-    c_write = q.busiest_c_tiles * tbo / link
-    engines = max(1, target.movement_engines)
-    if engines >= 3:
-        paths = [(a_read, a_send), (b_read, b_send), (0.0, c_write)]
-    elif engines == 2:
-        # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
-        # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
-        paths = [(a_read, a_send), (b_read, b_send + c_write)]
-    else:
-        paths = [(a_read + b_read, a_send + b_send + c_write)]
-    crit_read, crit_send = max(paths, key=sum)
+    a_read, a_send, b_read, b_send, crit_read, crit_send = _movement(target, shape, q, n)
     movement = crit_read + crit_send
 
     dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
@@ -430,6 +444,36 @@ def gemm_cost(
         quantities=q,
         why=why,
     )
+
+
+def gemm_cost_floor(
+    target: Target,
+    shape: GemmShape,
+    plan: GemmPlan,
+    fidelity: str = "hifi4",
+) -> int:
+    """Cycles no plan with ``plan``'s block, grid, arrangement and multicast can go below, whatever
+    its sub-block and K block: the parts of :func:`gemm_cost`'s total that do not depend on them,
+    each at its least. Compute at the matrix engine's rate (the unpacker and the K-block spill only
+    add), plus the least fill (one DRAM round trip) and the last block's write-back; the DRAM time;
+    the movement with one K block per block (reads and sends only grow with the number of steps).
+    The tile pass prunes with it, so the pruning is exact under the cost model."""
+    q = gemm_quantities(target, shape, plan)
+    fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
+    eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
+    compute = q.tile_matmuls_busiest * (fid * eff_ratio + target.matmul_handover_cycles)
+    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
+    latency = float(target.dram_latency_cycles or 0)
+    dram = ((q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo) / (
+        target.dram_bytes_per_cycle
+    )
+    *_, crit_read, crit_send = _movement(target, shape, q, max(1, q.busiest_blocks))
+    last = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n) if q.busiest_c_tiles else 0
+    drain = 0.0
+    if last:
+        burst = last * tbo * q.c_writers / target.dram_bytes_per_cycle
+        drain = max(last * tbo / target.link_bytes_per_cycle, burst) + latency
+    return math.floor(max(compute + latency + drain, dram, crit_read + crit_send))
 
 
 # ── bounds ─────────────────────────────────────────────────────────────────────────────────────────

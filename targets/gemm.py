@@ -82,7 +82,15 @@ class GemmPlan:
     ``osw`` tiles held in the accumulator, over K blocks of ``ibw`` tiles. ``streaming`` is tt-metal's
     non-reuse matmul: each site walks single output tiles (all block fields 1). ``mcast_a`` /
     ``mcast_b``: a row of sites shares its A blocks / a column its B blocks by rectangle multicast
-    (ignored on a target without multicast)."""
+    (ignored on a target without multicast).
+
+    ``line``: the ``grid_x`` x ``grid_y`` sites (one of the two is 1) are a LINE folded onto the
+    mesh row by row (line site s on mesh site (s % mesh_x, s // mesh_x)), tt-metal's
+    MatmulMultiCoreReuseMultiCast1D: a ``grid_x`` x 1 line deals the block columns over its sites and
+    runs every block row on each of them, so all of its sites share A (one multicast from the first
+    site to the whole line when ``mcast_a``); a 1 x ``grid_y`` line deals the block rows and shares B.
+    The blocks are dealt by the same 2-D map as a grid (:func:`deal`); only where the sites sit
+    differs, which the cost model sees as the multicast's span (:func:`span`)."""
 
     grid_x: int
     grid_y: int
@@ -94,6 +102,7 @@ class GemmPlan:
     streaming: bool = False
     mcast_a: bool = True
     mcast_b: bool = True
+    line: bool = False
 
     def __post_init__(self) -> None:
         for name in ("grid_x", "grid_y", "per_site_m", "per_site_n", "osh", "osw", "ibw"):
@@ -109,6 +118,10 @@ class GemmPlan:
         ):
             raise TargetError(
                 "a streaming GemmPlan walks single tiles: per_site_m/n, osh, osw and ibw must all be 1"
+            )
+        if self.line and (self.streaming or min(self.grid_x, self.grid_y) != 1):
+            raise TargetError(
+                f"a line GemmPlan is blocked on a grid_x x 1 or 1 x grid_y line, got {self.grid_x}x{self.grid_y}"
             )
 
     def k_blocks(self, kt: int) -> int:
@@ -126,3 +139,204 @@ class GemmPlan:
     @staticmethod
     def streaming_plan(grid_x: int, grid_y: int) -> GemmPlan:
         return GemmPlan(grid_x, grid_y, 1, 1, 1, 1, 1, streaming=True, mcast_a=False, mcast_b=False)
+
+
+# ── How a plan's work is dealt to sites ───────────────────────────────────────────────────────────
+#
+# ONE definition, read by the place pass (which sites run which items) and by the cost model (what the
+# busiest site runs), so the planner prices the placement place makes (seed 003: a model that prices a
+# map the emitter does not lay out ranks plans on work nobody does).
+
+Rect = tuple[int, int, int, int]
+"""x0, x1, y0, y1, both ends included."""
+
+
+def _column_ranges(start: tuple[int, int], n: int, ny: int) -> list[Rect]:
+    """The first `n` sites from `start` in column-major order, as tt-metal's
+    num_cores_to_corerangeset(row_wise=false) groups them: the rest of the start column, then a
+    block of full columns, then a partial column."""
+    out: list[Rect] = []
+    sx, sy = start
+    left = n
+    if sy != 0 and left > ny - sy:
+        out.append((sx, sx, sy, ny - 1))
+        left -= ny - sy
+        sx, sy = sx + 1, 0
+    if left > ny:
+        full = left // ny
+        out.append((sx, sx + full - 1, sy, ny - 1))
+        left -= full * ny
+        sx, sy = sx + full, 0
+    if left > 0:
+        out.append((sx, sx, sy, sy + left - 1))
+    return out
+
+
+def split_work_ranges(mesh_x: int, mesh_y: int, units: int) -> list[tuple[Rect, int, int]]:
+    """tt-metal's split_work_to_cores(grid, units, row_wise=false) as site rectangles: (rect, first
+    unit, units per site), in assignment order; a rectangle's sites take consecutive units, y outer
+    and x inner. The first ``units % sites`` sites take one unit more."""
+    cores = mesh_x * mesh_y
+    if units <= 0 or cores <= 0:
+        return []
+    used = min(units, cores)
+    if units % used == 0:
+        groups = [(_column_ranges((0, 0), used, mesh_y), units // used)]
+    else:
+        more = units % used
+        g1 = _column_ranges((0, 0), more, mesh_y)
+        _, x1, _, y1 = g1[-1]
+        start = (x1, y1 + 1) if y1 != mesh_y - 1 else (x1 + 1, 0)
+        groups = [
+            (g1, units // used + 1),
+            (_column_ranges(start, used - more, mesh_y), units // used),
+        ]
+    out: list[tuple[Rect, int, int]] = []
+    offset = 0
+    for rects, per in groups:
+        for x0, x1, y0, y1 in rects:
+            out.append(((x0, x1, y0, y1), offset, per))
+            offset += per * (x1 - x0 + 1) * (y1 - y0 + 1)
+    return out
+
+
+def fold(sites: int, mesh_x: int) -> tuple[int, int]:
+    """The columns and rows of mesh a line of ``sites`` occupies, folded row by row."""
+    return min(sites, mesh_x), ceil_div(sites, mesh_x)
+
+
+def span(target: Target, sites: int, line: bool) -> int:
+    """Hops from the first site of a multicast group of ``sites`` sites to its farthest: a row (or
+    column) of a grid is ``sites - 1``; a line folded onto the mesh is the rectangle it occupies,
+    (columns - 1) + (rows - 1), the route tt-metal's 1-D multicast takes to the far corner."""
+    if not line:
+        return max(0, sites - 1)
+    cols, rows = fold(sites, target.mesh_x)
+    return (cols - 1) + (rows - 1)
+
+
+def _extent(tiles: int, per_block: int, stride: int) -> int:
+    """Tiles along one dimension covered by blocks 0, stride, 2 stride, ... (only the last block of
+    the dimension can be short, and block 0 is never shorter than another)."""
+    blocks = ceil_div(tiles, per_block)
+    return sum(min(per_block, tiles - b * per_block) for b in range(0, blocks, stride))
+
+
+@dataclass(frozen=True)
+class Deal:
+    """How a plan's work units (blocks; output tiles when streaming) are dealt to sites, and what the
+    busiest site (the one that runs unit 0) gets.
+
+    ``kind``: ``grid`` (seed 003's 2-D map: block (r, c) on site (c % grid_x, r % grid_y), a site's
+    blocks in rounds), ``line`` (the same map over a ``grid_x`` x 1 or 1 x ``grid_y`` line folded
+    onto the mesh) or ``flat`` (tt-metal's split_work_to_cores over the units numbered row-major:
+    streaming plans and targets without multicast). ``grid_x`` x ``grid_y`` is the grid the units
+    are dealt over: the used part of the plan's grid for grid and line, the plan's grid for flat.
+    ``rounds_m`` x ``rounds_n``: the block rows and columns the busiest site runs (flat: 0, its
+    blocks need not form a rectangle). ``uniform``: every site with work runs the same number.
+
+    The busiest site, in tiles: ``out_tiles`` it computes, ``a_tiles_per_k`` / ``b_tiles_per_k``
+    A and B tiles it receives per K tile (every block brings its own A rows and B columns, even when
+    a site ran the same block row before), ``rows`` x ``cols`` the M and N tiles it touches, and
+    ``last_row_tiles`` its output tiles in the last M tile row (the only one that can be short)."""
+
+    kind: str
+    units: int
+    blocks_m: int
+    blocks_n: int
+    grid_x: int
+    grid_y: int
+    sites: int
+    per_site: int
+    rounds_m: int
+    rounds_n: int
+    uniform: bool
+    out_tiles: int
+    a_tiles_per_k: int
+    b_tiles_per_k: int
+    rows: int
+    cols: int
+    last_row_tiles: int
+
+
+def deal(target: Target, shape: GemmShape, plan: GemmPlan) -> Deal:
+    """THE dealing of ``plan``'s work to sites (see :class:`Deal`): place lays it out, the cost model
+    prices its busiest site."""
+    mt, nt = shape.mt, shape.nt
+    gx, gy = plan.grid_x, plan.grid_y
+    if plan.streaming:
+        units = mt * nt
+        used = min(units, gx * gy)
+        per = ceil_div(units, used)
+        return Deal(
+            "flat",
+            units,
+            mt,
+            nt,
+            gx,
+            gy,
+            used,
+            per,
+            0,
+            0,
+            units % used == 0,
+            per,
+            per,
+            per,
+            min(per, mt),
+            per,
+            per if mt == 1 else 0,
+        )
+    pm, pn = plan.per_site_m, plan.per_site_n
+    bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
+    if target.multicast != "rectangle":
+        units = bm * bn
+        used = min(units, gx * gy)
+        per = ceil_div(units, used)
+        # Site 0 runs units 0 .. per - 1: q whole block rows, then r blocks of the next.
+        q, r = divmod(per, bn)
+        rows_full = min(q * pm, mt)
+        h_q = min(pm, mt - q * pm) if q < bm else 0
+        w_r = min(r * pn, nt)
+        last = nt if q >= bm else (w_r if q == bm - 1 else 0)
+        return Deal(
+            "flat",
+            units,
+            bm,
+            bn,
+            gx,
+            gy,
+            used,
+            per,
+            0,
+            0,
+            units % used == 0,
+            rows_full * nt + h_q * w_r,
+            rows_full * bn + h_q * r,
+            q * nt + w_r,
+            min(mt, rows_full + (h_q if r else 0)),
+            nt if q else w_r,
+            last,
+        )
+    gxu, gyu = min(gx, bn), min(gy, bm)
+    rm, rn = ceil_div(bm, gyu), ceil_div(bn, gxu)
+    rows, cols = _extent(mt, pm, gyu), _extent(nt, pn, gxu)
+    return Deal(
+        "line" if plan.line else "grid",
+        bm * bn,
+        bm,
+        bn,
+        gxu,
+        gyu,
+        gxu * gyu,
+        rm * rn,
+        rm,
+        rn,
+        bm % gyu == 0 and bn % gxu == 0,
+        rows * cols,
+        rows * rn,
+        cols * rm,
+        rows,
+        cols,
+        cols if (bm - 1) % gyu == 0 else 0,
+    )

@@ -14,8 +14,8 @@ numbers, so this simulator trusts nothing the passes know and reads everything f
 - **Stages** are coroutines that wait on FIFOs, one page at a time: a push waits for a free
   page (for a multicast, a free page on every member), a pop for a full one. Stages on
   different engines run concurrently; stages sharing an engine are one kernel, which per work
-  item runs the K loop (each K block: its stages' iterations in program order) and then the
-  stages that have no K loop. When every unfinished stage waits and none can move, the
+  item runs, in program order, the stages before its first stage with a K loop, the K loop (each
+  K block: its stages' iterations in program order) and then the other stages. When every unfinished stage waits and none can move, the
   program deadlocks: `FifoDeadlock` names each waiting stage and the FIFO it waits on.
 - **Access patterns** are evaluated per iteration; a page is one numpy block of the padded
   DRAM tensor, so the work is vectorized over pages, never per element. A block that leaves
@@ -25,6 +25,9 @@ numbers, so this simulator trusts nothing the passes know and reads everything f
   precision, parks partials in the spill buffer between K blocks, and rounds the finished
   sub-block to the output FIFO's element type, with the same arithmetic as the reference
   (`reference.matmul`, `reference.round_to`).
+- **The other stages** (maps, row reductions, rope, flash attention, arg-max, gather, scatter)
+  run as tools/sim_ops.py says, one item at a time, with the same arithmetic as the reference;
+  a runtime index outside its tensor is `IndexOutOfRange`, never a read or a write.
 - **DRAM** tensors are padded to whole tiles; inputs are zero-padded (the tilize contract),
   everything else holds what the program wrote there. Sections run one after the other and
   share DRAM tensors by name.
@@ -132,6 +135,7 @@ class DramTensor:
         self.shape = tuple(op.type.get_shape())
         self.rows, self.cols = op.shape2d
         self.tiles = op.tiles
+        self.layout = op.layout.data
         self.tile = tile
         self.data = np.zeros((self.tiles[0] * tile[0], self.tiles[1] * tile[1]), self.dtype)
         self.written = np.zeros(self.tiles, bool)
@@ -348,14 +352,20 @@ def take(fifo: Fifo, tiles: tuple[int, int], who: str) -> Generator[Wait, None, 
 
 
 def give(fifos: tuple[Fifo, ...], block: np.ndarray, who: str) -> Process:
-    """Pushes a block to every FIFO (a multicast: all of them), waiting for room in each."""
-    th, tw = fifos[0].tile
+    """Pushes a block to every FIFO (a multicast: all of them) one page at a time, in row-major
+    page order, each page waiting for room in each (sp.fifo: a push waits while every page is
+    full). A block of several pages (a register accumulator's sub-block written a tile a lane)
+    therefore streams through a FIFO shallower than the block."""
+    (th, tw), (pr, pc) = fifos[0].tile, fifos[0].page
     down, across = fifos[0].pages_of((block.shape[0] // th, block.shape[1] // tw), who)
-    wait = Wait(fifos, True, down * across, who)
-    if wait.blocked():
-        yield wait
-    for f in fifos:
-        f.push(block, who)
+    for i in range(down):
+        for j in range(across):
+            page = block[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw]
+            wait = Wait(fifos, True, 1, who)
+            if wait.blocked():
+                yield wait
+            for f in fifos:
+                f.push(page, who)
 
 
 # ── Access patterns ───────────────────────────────────────────────────────────────────────────
@@ -515,7 +525,7 @@ class Section:
     # Stage processes ---------------------------------------------------------------------------
 
     def _load(self, op: sp.LoadOp, run: SiteRun, item: int, k0: int | None) -> Process:
-        dst = self._load_targets(op, run)
+        dst = self._load_targets(op, run, item - run.items.start)
         if not dst:
             return  # a member of a multicast group: the sender fills its FIFO
         tensor = self.dram[op.tensor.root_reference.data]
@@ -526,10 +536,11 @@ class Section:
             block = tensor.read(who, *pattern.tile(env), *pattern.extent)
             yield from give(dst, block, who)
 
-    def _load_targets(self, op: sp.LoadOp, run: SiteRun) -> tuple[Fifo, ...]:
-        """The FIFOs this site's instance of a load pushes to: its own; for a multicast group's
-        sender, every member's; none for a member that is not the sender. A site outside
-        every group of the family loads for itself."""
+    def _load_targets(self, op: sp.LoadOp, run: SiteRun, t: int) -> tuple[Fifo, ...]:
+        """The FIFOs this site's instance of a load pushes to for the site's t-th item: its own;
+        for a multicast group's sender, those of every member that runs a t-th item (sp.group);
+        none for a member that is not the sender. A site outside every group of the family loads
+        for itself."""
         dst = sp.buffer_of(op.dst)
         if op.group is None:
             return (run.buffers[dst],)
@@ -547,7 +558,7 @@ class Section:
                     f"{run.where(op.stage_name())} multicasts to site "
                     f"{absent[0]}, which runs no instance of {dst.label.data}"
                 )
-            return tuple(self.runs[m].buffers[dst] for m in members)
+            return tuple(self.runs[m].buffers[dst] for m in members if len(self.runs[m].items) > t)
         return (run.buffers[dst],)
 
     def _store(self, op: sp.StoreOp, run: SiteRun, item: int, k0: int | None) -> Process:
@@ -621,20 +632,25 @@ class Section:
         ]
 
     def _kernel(self, stages: list[sp.StageOp], run: SiteRun) -> Process:
-        """Per item: the K loop of the stages that have one (each K block: each stage's
-        iterations, in program order), then the other stages' iterations."""
+        """Per item, in program order: the stages before the first one with a K loop, the K
+        loop of the stages that have one (each K block: each stage's iterations, in program
+        order), then the other stages' iterations."""
         k_stages = [
             s
             for s in stages
             if isinstance(s, sp.LoadOp | sp.StoreOp) and self.pattern(s, run).has_k_loop
         ]
+        first = stages.index(k_stages[0]) if k_stages else len(stages)
+        before = [s for s in stages[:first] if s not in k_stages]
+        after = [s for s in stages[first:] if s not in k_stages]
         for item in run.items:
+            for s in before:
+                yield from self._iterations(s, run, item, None)
             for k0 in range(0, self.k_tiles, run.bindings["kw"]) if k_stages else ():
                 for s in k_stages:
                     yield from self._iterations(s, run, item, k0)
-            for s in stages:
-                if s not in k_stages:
-                    yield from self._iterations(s, run, item, None)
+            for s in after:
+                yield from self._iterations(s, run, item, None)
 
     def _iterations(self, stage: sp.StageOp, run: SiteRun, item: int, k0: int | None) -> Process:
         if isinstance(stage, sp.LoadOp):
@@ -643,10 +659,16 @@ class Section:
             return self._store(stage, run, item, k0)
         if isinstance(stage, sp.MatmulTilesOp):
             return self._matmul(stage, run, item)
+        if type(stage) in STAGE_RUNNERS:
+            return STAGE_RUNNERS[type(stage)](self, stage, run, item)
         raise NotSimulated(f"section @{self.name}: stage {stage.name} is not simulated")
 
     def run(self) -> None:
         run_processes(self.name, self.processes())
+
+
+STAGE_RUNNERS: dict[type, Callable[..., Process]] = {}
+"""The stages besides the GEMM's and how one item of each runs (filled by tools/sim_ops.py)."""
 
 
 # ── Whole modules ─────────────────────────────────────────────────────────────────────────────
@@ -671,6 +693,12 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
                     f"section @{program.sym_name.data} declares @{name} as "
                     f"{t.type}, an earlier section otherwise"
                 )
+            elif dram[name].layout != t.layout.data:
+                # one layout per tensor for the whole program (the prelude); the other is a twin
+                raise SimulationError(
+                    f"section @{program.sym_name.data} declares @{name} in {t.layout.data.value} "
+                    f"layout, an earlier section in {dram[name].layout.value}"
+                )
     names = [s.data for s in entry.inputs.data]
     if len(names) != len(inputs):
         raise NotSimulated(f"sp.entry takes {len(names)} inputs, {len(inputs)} given")
@@ -689,3 +717,7 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
         else:
             raise SimulationError(f"output @{out} is a tensor of no section")
     return outputs
+
+
+# The non-GEMM stages: sim_ops builds on the classes above and registers them in STAGE_RUNNERS.
+from spatial_dialect.tools import sim_ops  # noqa: E402, F401

@@ -64,18 +64,26 @@ def brute_force(target, shape, numerics):
         for gx in range(1, target.mesh_x + 1)
         for gy in range(1, target.mesh_y + 1)
     ]
-    for pm, pn, gx, gy, ma, mb in itertools.product(
+    sites = target.mesh_x * target.mesh_y
+    grids = [
+        (gx, gy, False) for gx in range(1, target.mesh_x + 1) for gy in range(1, target.mesh_y + 1)
+    ]
+    if target.multicast == "rectangle":  # lines longer than a mesh row
+        grids += [(n, 1, True) for n in range(target.mesh_x + 1, sites + 1)]
+        grids += [(1, n, True) for n in range(target.mesh_x + 1, sites + 1)]
+    for pm, pn, (gx, gy, line), ma, mb in itertools.product(
         range(1, shape.mt + 1),
         range(1, shape.nt + 1),
-        range(1, target.mesh_x + 1),
-        range(1, target.mesh_y + 1),
+        grids,
         (True, False),
         (True, False),
     ):
         for ibw in pq.divisors(shape.kt):
             for osh in pq.divisors(pm):
                 for osw in pq.divisors(pn):
-                    plans.append(GemmPlan(gx, gy, pm, pn, osh, osw, ibw, mcast_a=ma, mcast_b=mb))
+                    plans.append(
+                        GemmPlan(gx, gy, pm, pn, osh, osw, ibw, mcast_a=ma, mcast_b=mb, line=line)
+                    )
     for plan in plans:
         if search.legal(plan):
             total = numerics.cost(target, shape, plan, tile.DEFAULT_FIDELITY).total_cycles
@@ -90,6 +98,8 @@ def brute_force(target, shape, numerics):
         ("blackhole_p150", (2, 3), (96, 192, 64), "bf16"),
         ("h200", (3, 1), (96, 128, 64), "bf16"),
         ("plasticine", (2, 2), (64, 128, 96), "f32"),
+        # one block row: the tile pass's best is a line of 5 sites folded onto the 3x2 mesh
+        ("wormhole_n150", (3, 2), (32, 128, 320), "bf16"),
     ],
 )
 def test_pruned_search_finds_the_brute_force_minimum(name, grid, mkn, dtype):

@@ -27,25 +27,37 @@ func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tenso
 
 // -----
 
-// M = 1: one block row on one row of sites: A is shared along the row, B by nobody (a column of
-// one site is no group).
+// M = 1: one block row, laid over a line of sites folded onto the mesh (tt-metal's 1-D multicast
+// matmul): every site of the line reads the same A, so the line is one group, its first site the
+// sender; B is read by each site for its own block columns.
 func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<1x4096xbf16> {
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// BH:      sp.group @in0_rows %in0 rows [0, 12]x[0, 0] sender 0
+// BH:      sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted
+// BH:      sp.group @in0_line %in0 line [0, 12]x[0, 9] sites 128 sender 0
 // BH-NOT:  sp.group
-// BH:      sp.load @x[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+// BH:      sp.load @x[r0, k0] x [h, kw] -> %in0 multicast @in0_line on movement 1 noc 0
 // BH-NEXT: sp.load @w[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
-// WH:      sp.group @in0_rows %in0 rows [0, 7]x[0, 0] sender 0
+// WH:      sp.group @in0_line %in0 line [0, 7]x[0, 3] sites 32 sender 0
 
 // -----
 
-// A streaming plan is dealt out flat: no row of sites holds one block row, nothing is grouped.
-func.func @skinny(%a: tensor<32x32xbf16>, %b: tensor<32x8192xbf16>) -> tensor<32x8192xbf16> {
-  %c = tg.matmul %a, %b : (tensor<32x32xbf16>, tensor<32x8192xbf16>) -> tensor<32x8192xbf16>
-  func.return %c : tensor<32x8192xbf16>
+// Multicast is the plan's choice per operand: on this small GEMM a row's A sender would read a
+// block and then send it, a chain longer than each site reading its own, so tile lets every site
+// of a row read A (Wormhole) or both operands (Blackhole), and only what the plan multicasts is
+// grouped.
+func.func @small(%a: tensor<96x200xbf16>, %b: tensor<200x160xbf16>) -> tensor<96x160xbf16> {
+  %c = tg.matmul %a, %b : (tensor<96x200xbf16>, tensor<200x160xbf16>) -> tensor<96x160xbf16>
+  func.return %c : tensor<96x160xbf16>
 }
-// WH:      sp.plan streaming
+// WH:      sp.plan blocked grid 5x3 block 1x1 packing operand_with_store multicast b predicted
+// WH-NOT:  sp.group @in0
+// WH:      sp.group @in1_columns %in1 columns [0, 4]x[0, 2] sender 0
 // WH-NOT:  sp.group
 // WH:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+// WH-NEXT: sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+// BH:      sp.plan blocked grid 5x3 block 1x1 packing operand_with_store predicted
+// BH-NOT:  sp.group
+// BH:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+// BH-NEXT: sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1

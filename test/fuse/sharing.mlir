@@ -10,13 +10,18 @@ func.func @gemm(%a: tensor<256x1024xf32>, %b: tensor<1024x256xf32>) -> tensor<25
   %c = tg.matmul %a, %b : (tensor<256x1024xf32>, tensor<1024x256xf32>) -> tensor<256x256xf32>
   func.return %c : tensor<256x256xf32>
 }
-// 8x8 one-tile blocks on the 8x8 mesh. A's panel is one block row over K: 1 x 32 tiles of 4096
-// bytes = 131072 bytes, read by the 8 items of the row, the farthest 7 hops from the first.
-// Fan-out: 131072 / 64-byte words = 2048 words + 7 - 1 hops = 2054 fabric cycles either way.
-// Saved: 7 copies x 131072 bytes = 917504 bytes at 12.8 GB/s on a 1 GHz clock = 71680 cycles.
-// SLOW:      sp.share @a broadcast consumers 8 bytes 131072 hops 7 saves 71680 costs 2054 copies 1 "broadcasting saves 71680 DRAM cycles and costs 2054 on the fabric"
-// SLOW-NEXT: sp.share @b broadcast consumers 8 bytes 131072 hops 7 saves 71680 costs 2054 copies 1
-// At 2048 GB/s the same 917504 bytes take 448 cycles: not worth 2054 on the fabric.
+// 8x8 one-tile blocks. A's panel is one block row over K: 1 x 32 tiles of 4096 bytes = 131072
+// bytes, read by the 8 items of the row. Saved by fetching it once: 7 copies x 131072 bytes =
+// 917504 bytes at 12.8 GB/s on a 1 GHz clock = 71680 cycles. With that DRAM the plan is DRAM-bound
+// on any grid and tile deals the 64 blocks over 4x1 sites, 16 each (fewer last blocks written
+// back at once): a row's 8 items sit on one site (no hop) and a column's span 3 hops, so the
+// fan-out costs 131072 / 64-byte words = 2048 words (+ 3 - 1 hops for B) fabric cycles.
+// SLOW:      sp.plan blocked grid 4x1 block 1x1
+// SLOW:      sp.share @a broadcast consumers 8 bytes 131072 hops 0 saves 71680 costs 2048 copies 1 "broadcasting saves 71680 DRAM cycles and costs 2048 on the fabric"
+// SLOW-NEXT: sp.share @b broadcast consumers 8 bytes 131072 hops 3 saves 71680 costs 2050 copies 1
+// At 2048 GB/s the plan uses the whole 8x8 mesh, a panel's farthest reader 7 hops from its first
+// (2048 + 7 - 1 = 2054 fabric cycles), and the same 917504 bytes take 448 cycles: not worth it.
+// FAST:      sp.plan blocked grid 8x8 block 1x1
 // FAST:      sp.share @a replicated consumers 8 bytes 131072 hops 7 saves 448 costs 2054 copies 8 "a fan-out would cost 2054 fabric cycles to save 448 DRAM cycles"
 // FAST-NEXT: sp.share @b replicated consumers 8 bytes 131072 hops 7 saves 448 costs 2054 copies 8
 // The report counts exactly the bytes chosen: 8 panels of A and 8 of B, each fetched `copies`

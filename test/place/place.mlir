@@ -27,30 +27,42 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
 // WH:      sp.mesh 8x8 movement 2 nocs 2 local 1395424
 // WH-NEXT: sp.sites [0, 7]x[0, 7] first x + y * 8 count 1 block 4x4 sub_block 1x4
 // WH-NOT:  sp.sites
-// A GPU's SMs are a line without multicast: 16 x 32 = 512 blocks of 2x1 dealt out flat over 28
-// SMs, 512 = 18 x 28 + 8, so the first 8 take 19 blocks and the other 20 take 18.
+// A GPU's SMs are a line without multicast: 32 x 8 = 256 blocks of 1x4 dealt out flat over the 26
+// SMs tile chose (the fewest that run 10 each), 256 = 9 x 26 + 22, so the first 22 take 10 blocks
+// and the other 4 take 9; the output goes one tile a lane.
 // GPU:      sp.mesh 28x1 movement 2 nocs 1 local 101376
-// GPU-NEXT: sp.sites [0, 7]x[0, 0] first x * 19 count 19 block 2x1 sub_block 2x1
-// GPU-NEXT: sp.sites [8, 27]x[0, 0] first x * 18 + 8 count 18 block 2x1 sub_block 2x1
+// GPU-NEXT: sp.sites [0, 21]x[0, 0] first x * 10 count 10 block 1x4 sub_block 1x4
+// GPU-NEXT: sp.sites [22, 25]x[0, 0] first x * 9 + 22 count 9 block 1x4 sub_block 1x4
 // GPU:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
 // GPU-NEXT: sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 0
 
 // -----
 
-// 32x32x8192 bf16, skinny (one tile row, K of one tile): streaming, 256 output tiles dealt out.
+// 32x32x8192 bf16, skinny (one tile row, K of one tile): 1x256 output tiles. Tile deals the block
+// columns over a LINE of sites folded onto the mesh row by row (line site s on (s % X, s // X)),
+// every site running its blocks back to back; the ranges are the line's full rows and the pieces
+// of its last row, each with the first item an affine function of (x, y).
 func.func @skinny(%a: tensor<32x32xbf16>, %b: tensor<32x8192xbf16>) -> tensor<32x8192xbf16> {
   %c = tg.matmul %a, %b : (tensor<32x32xbf16>, tensor<32x8192xbf16>) -> tensor<32x8192xbf16>
   func.return %c : tensor<32x8192xbf16>
 }
-// 256 tiles on 130 sites: 256 = 130 + 126, so 126 sites take 2 (columns 0-11 whole, then
-// (12, 0..5)) and 4 take 1 (the rest of column 12), each range walked x fastest.
-// BH:      sp.plan streaming grid 13x10
-// BH:      sp.sites [0, 11]x[0, 9] first x * 2 + y * 24 count 2 block 1x1 sub_block 1x1
-// BH-NEXT: sp.sites [12, 12]x[0, 5] first y * 2 + 240 count 2 block 1x1 sub_block 1x1
-// BH-NEXT: sp.sites [12, 12]x[6, 9] first y + 246 count 1 block 1x1 sub_block 1x1
-// 256 on 64 sites: 4 each.
-// WH:      sp.plan streaming grid 8x8
-// WH:      sp.sites [0, 7]x[0, 7] first x * 4 + y * 32 count 4 block 1x1 sub_block 1x1
-// 256 on 28: 4 take 10, 24 take 9.
-// GPU:      sp.sites [0, 3]x[0, 0] first x * 10 count 10 block 1x1 sub_block 1x1
-// GPU-NEXT: sp.sites [4, 27]x[0, 0] first x * 9 + 4 count 9 block 1x1 sub_block 1x1
+// Blackhole: 256 blocks on a line of 128, 2 each (items 2s and 2s + 1 on line site s = x + 13 y): 9
+// rows of 13 and 11 sites of the tenth.
+// BH:      sp.work @c block 1x1 k 1 by 1 over 128x1
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1
+// BH:      sp.sites [0, 12]x[0, 8] first x * 2 + y * 26 count 2 block 1x1 sub_block 1x1
+// BH-NEXT: sp.sites [0, 10]x[9, 9] first x * 2 + y * 26 count 2 block 1x1 sub_block 1x1
+// BH-NOT:  sp.sites
+// Wormhole: 128 blocks of 1x2 on a line of 43, the fewest sites running 3 each: 128 = 42 x 3 + 2, so
+// line sites 0..41 run 3 and site 42 runs the last 2 from item 42 x 3 (uneven rounds: the sites
+// with the extra round first).
+// WH:      sp.work @c block 1x2 k 1 by 1 over 43x1
+// WH-NEXT: sp.plan blocked line grid 43x1 block 1x2
+// WH:      sp.sites [0, 7]x[0, 4] first x * 3 + y * 24 count 3 block 1x2 sub_block 1x2
+// WH-NEXT: sp.sites [0, 1]x[5, 5] first x * 3 + y * 24 count 3 block 1x2 sub_block 1x2
+// WH-NEXT: sp.sites [2, 2]x[5, 5] first x * 2 + (y * 16 + 42) count 2 block 1x2 sub_block 1x2
+// WH-NOT:  sp.sites
+// A GPU deals the 256 tiles flat over the 10 SMs tile chose: 256 = 10 x 25 + 6, so 6 take 26.
+// GPU:      sp.plan blocked grid 10x1 block 1x1
+// GPU:      sp.sites [0, 5]x[0, 0] first x * 26 count 26 block 1x1 sub_block 1x1
+// GPU-NEXT: sp.sites [6, 9]x[0, 0] first x * 25 + 6 count 25 block 1x1 sub_block 1x1

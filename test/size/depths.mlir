@@ -1,31 +1,101 @@
 // size-buffers: operand FIFO depths from the credit loop, depth = max(2, ceil((page_tiles x
 // fetch_tile + credit_return) / service_page)); Wormhole declares fetch_tile 64, credit_return 500,
-// service_page 512 cycles, Blackhole 32, 600, 512. The output FIFO keeps its depth.
-// RUN: spatial-opt %s --split-input-file -p spatial-pipeline | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=blackhole_p150}' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=h100}' | filecheck %s --check-prefix=GPU
+// service_page 512 cycles, Blackhole 32, 600, 512. The output FIFO keeps its depth. The inputs are
+// fused programs of plans whose pages make each case (so size-buffers is tested on its own,
+// whatever plan tile would choose today).
+// RUN: spatial-opt %s --split-input-file -p size-buffers | filecheck %s
 // Running size-buffers twice changes nothing.
-// RUN: spatial-opt %s --split-input-file -p spatial-pipeline,size-buffers | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p size-buffers,size-buffers | filecheck %s
 
-// A decode step, 1x4096 @ 4096x4096: on Wormhole blocks of 1x16 tiles in K blocks of 8, so A's page
+// A decode step, 1x4096 @ 4096x4096, on Wormhole: blocks of 1x16 tiles in K blocks of 8, so A's page
 // is 1x8 tiles (credit loop 8 x 64 + 500 = 1012 cycles: 2 pages) and B's 8x16 = 128 tiles
 // (128 x 64 + 500 = 8692 cycles: 17 pages). Seventeen 256 KiB pages do not fit 1395424 bytes, so
 // B's pages (the most bytes per page) are given back one at a time until the site fits: 5.
-func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<1x4096xbf16> {
-  %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
-  func.return %y : tensor<1x4096xbf16>
+builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+  sp.entry @decode(@x, @w) -> (@y)
+  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+    sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
+    sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
+    sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
+    sp.work @y block 1x16 k 128 by 8
+    sp.plan blocked grid 8x1 block 1x8 packing operand_with_store predicted 145652 bound "dram" runner_up "blocked per_site 1x16 block 1x4 k_block 8 k_blocks 16" 145652
+    sp.mesh 8x8 movement 2 nocs 2 local 1395424
+    sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8
+    %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+    %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+    %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+    %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+    %dst = sp.acc "dst" page [sh, sw] bf16
+    sp.group @in0_rows %in0 rows [0, 7]x[0, 0] sender 0
+    sp.load @x[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+    sp.load @w[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+    sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+    sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+  }
 }
-// WH:      sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768, out = 1343488, spill = 1343488}
-// WH:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-// WH-NEXT: %in1 = sp.fifo "in1" depth 5 page [kw, w] bf16 tile_bytes 2048
-// WH-NEXT: %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
-// Blackhole: B's page is 4x10 = 40 tiles (40 x 32 + 600 = 1880 cycles: 4 pages), 4x8 = 32 at the
-// boundary site (1624: 4); A's 1x4 (728: 2).
-// BH:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-// BH-NEXT: %in1 = sp.fifo "in1" depth 4 page [kw, w] bf16 tile_bytes 2048
+// CHECK:      sp.target = "wormhole_n150"
+// CHECK:      sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768, out = 1343488, spill = 1343488}
+// CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+// CHECK-NEXT: %in1 = sp.fifo "in1" depth 5 page [kw, w] bf16 tile_bytes 2048
+// CHECK-NEXT: %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+
+// -----
+
+// The decode step on Blackhole: B's page is 4x10 = 40 tiles (40 x 32 + 600 = 1880 cycles: 4 pages),
+// 4x8 = 32 at the boundary site (1624: 4); A's 1x4 (728: 2).
+builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+  sp.entry @decode(@x, @w) -> (@y)
+  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+    sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
+    sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
+    sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
+    sp.work @y block 1x10 k 128 by 4
+    sp.plan blocked grid 13x1 block 1x5 packing operand_with_store predicted 92438 bound "dram" runner_up "blocked per_site 1x10 block 1x2 k_block 4 k_blocks 32" 92694
+    sp.mesh 13x10 movement 2 nocs 2 local 1474560
+    sp.sites [0, 11]x[0, 0] first x + y * 13 count 1 block 1x10 sub_block 1x5
+    sp.sites [12, 12]x[0, 0] first x + y * 13 count 1 block 1x8 sub_block 1x4
+    %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+    %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+    %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+    %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+    %dst = sp.acc "dst" page [sh, sw] bf16
+    sp.group @in0_rows %in0 rows [0, 12]x[0, 0] sender 0
+    sp.load @x[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+    sp.load @w[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+    sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+    sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+  }
+}
+// CHECK:      sp.target = "blackhole_p150"
+// CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+// CHECK-NEXT: %in1 = sp.fifo "in1" depth 4 page [kw, w] bf16 tile_bytes 2048
+
+// -----
+
 // A GPU declares no credit-loop latencies: double buffering.
-// GPU:      %in0 = sp.fifo "in0" depth 2
-// GPU-NEXT: %in1 = sp.fifo "in1" depth 2
+builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+  sp.entry @decode(@x, @w) -> (@y)
+  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+    sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
+    sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
+    sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
+    sp.work @y block 1x1 k 128 by 1
+    sp.plan blocked grid 132x1 block 1x1 packing operand_with_store predicted 18768 bound "dram" runner_up "blocked per_site 1x2 block 1x2 k_block 1 k_blocks 128" 18776
+    sp.mesh 132x1 movement 2 nocs 1 local 232448
+    sp.sites [0, 127]x[0, 0] first x count 1 block 1x1 sub_block 1x1
+    %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+    %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+    %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
+    %dst = sp.acc "dst" page [sh, sw] f32
+    sp.load @x[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
+    sp.load @w[k0, c0] x [kw, w] -> %in1 on movement 0 noc 0
+    sp.matmul_tiles %in0, %in1 -> %out acc %dst on compute
+    sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 0
+  }
+}
+// CHECK:      sp.target = "h100"
+// CHECK:      %in0 = sp.fifo "in0" depth 2
+// CHECK-NEXT: %in1 = sp.fifo "in1" depth 2
 
 // -----
 
@@ -33,12 +103,32 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
 // tile. B's page is 8x3 = 24 tiles at the interior sites (24 x 64 + 500 = 2036 cycles: 4 pages)
 // but 8x1 = 8 at the boundary (1012: 2 pages). A buffer has one depth on every site, so members
 // of one multicast group agree by construction, and it takes the minimum: 2.
-func.func @g(%a: tensor<100x1024xbf16>, %b: tensor<1024x700xbf16>) -> tensor<100x700xbf16> {
-  %c = tg.matmul %a, %b : (tensor<100x1024xbf16>, tensor<1024x700xbf16>) -> tensor<100x700xbf16>
-  func.return %c : tensor<100x700xbf16>
-}
 // Groups first at one offset (in0 at 0 everywhere, in1 after the largest in0), then first-fit per
 // range: the output lands right after in1, which is 3 tiles wide inside and 1 at the boundary.
-// WH:      sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3 memory {in0 = 0, in1 = 32768, out = 131072, spill = 131072}
-// WH-NEXT: sp.sites [7, 7]x[0, 3] first x + y * 8 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 32768, out = 65536, spill = 65536}
-// WH:      %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+  sp.entry @g(@a, @b) -> (@c)
+  sp.program @c op "tg.matmul" phase fused tile 32x32 {
+    sp.tensor @a : tensor<100x1024xbf16> tiles 4x32 input tiled
+    sp.tensor @b : tensor<1024x700xbf16> tiles 32x22 input tiled
+    sp.tensor @c : tensor<100x700xbf16> tiles 4x22 output tiled
+    sp.work @c block 1x3 k 32 by 8
+    sp.plan blocked grid 8x4 block 1x3 packing operand_with_store predicted 17571 bound "dram" runner_up "blocked per_site 1x3 block 1x1 k_block 8 k_blocks 4" 17571
+    sp.mesh 8x8 movement 2 nocs 2 local 1395424
+    sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3
+    sp.sites [7, 7]x[0, 3] first x + y * 8 count 1 block 1x1 sub_block 1x1
+    %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+    %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+    %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+    %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+    %dst = sp.acc "dst" page [sh, sw] bf16
+    sp.group @in0_rows %in0 rows [0, 7]x[0, 3] sender 0
+    sp.group @in1_columns %in1 columns [0, 7]x[0, 3] sender 0
+    sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+    sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+    sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+    sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+  }
+}
+// CHECK:      sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3 memory {in0 = 0, in1 = 32768, out = 131072, spill = 131072}
+// CHECK-NEXT: sp.sites [7, 7]x[0, 3] first x + y * 8 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 32768, out = 65536, spill = 65536}
+// CHECK:      %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048

@@ -879,3 +879,105 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 }
 // CHECK: section @c declares buffer in0 twice
+
+// -----
+
+// A multicast member must run a prefix of what its sender sends it: with rounds dealt unevenly
+// along both dimensions (3x3 blocks over a 2x2 grid of sites), site (1, 0)'s second item is block
+// row 2 while the sender's second is block row 0 again.
+sp.program @c op "tg.matmul" phase fused tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
+  sp.tensor @c : tensor<96x96xbf16> tiles 3x3 output tiled
+  sp.work @c block 1x1 k 2 by 2 over 2x2
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 0]x[0, 0] first 0 count 4 block 1x1 sub_block 1x1
+  sp.sites [1, 1]x[0, 0] first 4 count 2 block 1x1 sub_block 1x1
+  sp.sites [0, 0]x[1, 1] first 6 count 2 block 1x1 sub_block 1x1
+  sp.sites [1, 1]x[1, 1] first 8 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: multicast group @in0_rows: member at site (1, 0) has as its item 1 the block at r0 tile 2 but the member at (0, 0) has 0
+
+// -----
+
+// ... and may not run more items than its sender (here the sender is the site with fewer).
+sp.program @c op "tg.matmul" phase fused tile 32x32 {
+  sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
+  sp.tensor @c : tensor<64x96xbf16> tiles 2x3 output tiled
+  sp.work @c block 1x1 k 2 by 2 over 2x2
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound "compute"
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 0]x[0, 1] first y * 3 count 2 block 1x1 sub_block 1x1
+  sp.sites [1, 1]x[0, 1] first y * 3 + 2 count 1 block 1x1 sub_block 1x1
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 1
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: multicast group @in0_rows: member at site (0, 0) has items run 2 but the member at (1, 0) has 1
+
+// -----
+
+// The grid the blocks are dealt over leaves sites without work (2 block rows on 3 rows of sites).
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
+  sp.work @c block 1x1 k 2 by 2 over 2x3
+  sp.plan blocked grid 2x3 block 1x1 packing operand_with_store predicted 100 bound "compute"
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.load @a[r0, k0] x [h, kw] -> %in0
+  sp.load @b[k0, c0] x [kw, w] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK: sp.work: 2x2 blocks leave sites of a 2x3 grid without work
+
+// -----
+
+// A line is one row or one column of sites.
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
+  sp.work @c block 1x1 k 2 by 2
+  // expected-error @+1 {{sp.plan: a line is a blocked grid GXx1 or 1xGY, got 2x2}}
+  sp.plan blocked line grid 2x2 block 1x1 packing operand_with_store predicted 100 bound "compute"
+}
+
+// -----
+
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
+  sp.work @c block 1x1 k 2 by 2
+  // expected-error @+1 {{sp.plan: multicast names operands a and b, got ['a', 'c']}}
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a, c predicted 100 bound "compute"
+}
+
+// -----
+
+// A line group is the first `sites` sites of its rectangle, row by row: 7 do not fill two rows of 3.
+sp.program @c op "tg.matmul" phase fused tile 32x32 {
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  // expected-error @+1 {{sp.group @in0_line: a line of 7 sites does not fill the rows of [0, 2]x[0, 1]}}
+  sp.group @in0_line %in0 line [0, 2]x[0, 1] sites 7 sender 0
+}

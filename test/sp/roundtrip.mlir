@@ -50,6 +50,38 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 
 // -----
 
+// A line plan with several blocks a site: the work dealt over a 6x1 grid of sites (`over`), the
+// line folded onto a 3x2 mesh, the last site one round short, A multicast over the whole line (one
+// group of 6 sites, sender the first).
+sp.entry @g(@a, @b) -> (@c)
+sp.program @c op "tg.matmul" phase sized tile 32x32 {
+  sp.tensor @a : tensor<32x128xbf16> tiles 1x4 input tiled
+  sp.tensor @b : tensor<128x704xbf16> tiles 4x22 input tiled
+  sp.tensor @c : tensor<32x704xbf16> tiles 1x22 output tiled
+  sp.work @c block 1x2 k 4 by 4 over 6x1
+  sp.plan blocked line grid 6x1 block 1x2 packing operand_with_store multicast a predicted 3324 bound "dram" runner_up "blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 line 6x1 unicast a" 3324 attributes {multicast_why = "A multicast over the line of 6 (unicast: 3324 cycles)"}
+  sp.mesh 3x2 movement 2 nocs 2 local 1395424
+  sp.sites [0, 2]x[0, 0] first x * 2 + y * 6 count 2 block 1x2 sub_block 1x2 memory {in0 = 0, in1 = 16384, out = 49152}
+  sp.sites [0, 1]x[1, 1] first x * 2 + y * 6 count 2 block 1x2 sub_block 1x2 memory {in0 = 0, in1 = 16384, out = 49152}
+  sp.sites [2, 2]x[1, 1] first x + (y * 3 + 5) count 1 block 1x2 sub_block 1x2 memory {in0 = 0, in1 = 16384, out = 49152}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_line %in0 line [0, 2]x[0, 1] sites 6 sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_line on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK:      sp.work @c block 1x2 k 4 by 4 over 6x1
+// CHECK-NEXT: sp.plan blocked line grid 6x1 block 1x2 packing operand_with_store multicast a predicted 3324 bound "dram" runner_up "blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 line 6x1 unicast a" 3324 attributes {multicast_why = "A multicast over the line of 6 (unicast: 3324 cycles)"}
+// CHECK:      sp.sites [2, 2]x[1, 1] first x + (y * 3 + 5) count 1 block 1x2 sub_block 1x2
+// CHECK:      sp.group @in0_line %in0 line [0, 2]x[0, 1] sites 6 sender 0
+// CHECK:      sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_line on movement 1 noc 0
+
+// -----
+
 // A linked section: symbolic shapes, no engines; a 1-row tensor in rows layout, a scratch
 // result, a block-float storage format, and an entry with two results.
 sp.entry @decode(@x, @w) -> (@y, @x)

@@ -82,6 +82,30 @@ def test_quantities_without_multicast_and_with_rounds():
     assert not q.mcast_a and not q.mcast_b
 
 
+def test_a_site_receives_its_operands_once_per_block():
+    # 256 x 64 x 256 (8 x 2 x 8 tiles) in 2x2 blocks on the 2x2 grid: 4 x 4 blocks, so site (0, 0)
+    # runs 2 x 2 rounds, blocks (0, 0), (0, 2), (2, 0), (2, 2): 4 blocks, 16 output tiles. Every block
+    # brings its own A rows and B columns (the FIFO streams them, nothing is kept between blocks):
+    # A 4 blocks x 2 rows x 2 K tiles = 16 tiles, B likewise 16; a row of sites still reads each
+    # block row from DRAM once per round of column blocks: 8 x 2 x 2 = 32 tiles of A.
+    q = gemm_quantities(toy(), GemmShape(256, 64, 256), GemmPlan(2, 2, 2, 2, 2, 2, 1))
+    assert (q.busiest_blocks, q.busiest_out_tiles) == (4, 16)
+    assert (q.busiest_a_tiles, q.busiest_b_tiles) == (16, 16)
+    assert q.a_tiles_dram == 32
+
+
+def test_a_flat_target_is_priced_as_split_work_deals_it():
+    # No multicast: 128 x 64 x 384 (4 x 2 x 12 tiles) in 2x3 blocks: 2 x 4 = 8 blocks dealt by
+    # split_work_to_sites over the 4 sites, 2 each; site 0 runs items 0 and 1, blocks (0, 0) and
+    # (0, 1): 12 output tiles, A 2 blocks x 2 rows x 2 K = 8 tiles, B 2 x 3 x 2 = 12. (The 2-D map
+    # over a 2x2 grid would have given it 1 x 2 blocks too, but over the 4 x 1 line of a GPU it
+    # would have put every block row on one site.)
+    t = toy(multicast="none", mesh_x=4, mesh_y=1)
+    q = gemm_quantities(t, GemmShape(128, 64, 384), GemmPlan(4, 1, 2, 3, 1, 1, 1))
+    assert (q.sites_used, q.busiest_blocks, q.busiest_out_tiles) == (4, 2, 12)
+    assert (q.busiest_a_tiles, q.busiest_b_tiles) == (8, 12)
+
+
 def test_streaming_quantities():
     # 64 x 96 x 64: 2 x 3 x 2 tiles; 4 output tiles over 4 sites, one each; each reads its K row of A
     # (3 tiles) and K column of B (3 tiles): 12 + 12 tiles from DRAM, nothing shared.

@@ -1,5 +1,7 @@
 """Properties of the cost model that must hold for every target, shape and plan."""
 
+import dataclasses
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +12,7 @@ from spatial_dialect.targets.cost import (
     OperandStream,
     Sharing,
     gemm_cost,
+    gemm_cost_floor,
     plan_fits,
     roofline_cycles,
     share_operand,
@@ -83,6 +86,23 @@ def test_roofline_never_exceeds_a_plan(case, fidelity, in_place):
     t, shape, plan = case
     cost = gemm_cost(t, shape, plan, fidelity, in_place=in_place)
     assert roofline_cycles(t, shape, fidelity) <= cost.total_cycles
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), FIDELITIES, st.booleans(), st.booleans(), st.booleans())
+def test_the_floor_tile_prunes_with_is_below_every_config(case, fidelity, in_place, exact, line):
+    """gemm_cost_floor(plan) bounds the plan's total whatever its sub-block and K block: tile drops
+    a block and grid once its floor passes the runner-up, so this is what keeps its choice exact."""
+    t, shape, plan = case
+    if line and not plan.streaming:
+        plan = dataclasses.replace(plan, grid_x=plan.grid_x * plan.grid_y, grid_y=1, line=True)
+    floor = gemm_cost_floor(t, shape, plan, fidelity)
+    for osh, osw, ibw in ((1, 1, 1), (plan.osh, plan.osw, plan.ibw), (2, 1, shape.kt)):
+        if plan.streaming and (osh, osw, ibw) != (1, 1, 1):
+            continue
+        other = dataclasses.replace(plan, osh=osh, osw=osw, ibw=ibw)
+        cost = gemm_cost(t, shape, other, fidelity, in_place=in_place, exact=exact)
+        assert floor <= cost.total_cycles
 
 
 STREAMS = st.builds(

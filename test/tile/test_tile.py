@@ -8,6 +8,7 @@ import itertools
 import pytest
 
 from spatial_dialect import sp
+from spatial_dialect.passes import tile
 from spatial_dialect.passes.common import (
     Numerics,
     SectionGemm,
@@ -17,10 +18,28 @@ from spatial_dialect.passes.common import (
 )
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.passes.size_buffers import operand_fifos, site_bytes
-from spatial_dialect.targets.cost import GemmPlan, footprint_bytes_for_plan, gemm_cost, plan_fits
+from spatial_dialect.targets import load_target
+from spatial_dialect.targets.cost import (
+    GemmPlan,
+    GemmShape,
+    footprint_bytes_for_plan,
+    gemm_cost,
+    plan_fits,
+)
 from spatial_dialect.targets.gemm import ceil_div
 
-SHAPES = [(96, 200, 160), (1, 256, 512), (32, 32, 1024), (256, 512, 320), (320, 64, 64)]
+SHAPES = [
+    (96, 200, 160),
+    (1, 256, 512),
+    (32, 32, 1024),
+    (256, 512, 320),
+    (320, 64, 64),
+    # several blocks a site (in even and uneven rounds), lines, multicast off
+    (1024, 64, 512),
+    (64, 128, 3072),
+    (3072, 64, 96),
+    (544, 64, 544),
+]
 TARGETS = ["wormhole_n150", "blackhole_p150", "rtx3060", "plasticine"]
 
 
@@ -39,28 +58,72 @@ def compiled(target: str, shape: tuple[int, int, int]):
     return module, program
 
 
+def _grids(tiles: int, per: int, sites: int) -> set[int]:
+    """The sites tile may deal one dimension's blocks over (its docstring): all of them in one
+    round when they fit, and, when the block divides the tiles, the fewest sites running the
+    fewest rounds R = ceil(blocks / sites) or R + 1 (at least two rounds), and the largest
+    divisor of the block count not above `sites`."""
+    blocks = ceil_div(tiles, per)
+    out = {blocks} if blocks <= sites else set()
+    if tiles % per == 0:
+        fewest = ceil_div(blocks, sites)
+        out |= {ceil_div(blocks, r) for r in (fewest, fewest + 1) if 2 <= r <= blocks}
+        if blocks > sites:
+            out.add(max(d for d in range(1, sites + 1) if blocks % d == 0))
+    return out
+
+
 def every_plan(target, shape, numerics):
-    """All plans of the rules in tile's docstring, by brute force: any per-site block whose block
-    grid fits the mesh (multicast) or that divides the tiles (flat), any sub-block dividing it
-    within the accumulator, any K block dividing K; and streaming."""
+    """All plans of the rules in tile's docstring, by brute force over every per-site block: on a
+    multicast mesh the 2-D map over a grid (at most one dimension dealt unevenly), lines longer
+    than a mesh row sharing A or B (the other dimension's blocks dividing it or one), multicast on
+    or off per shared operand; on a flat target blocks dividing the tiles over the mesh or a
+    rectangle of it with the fewest sites for the fewest rounds up to 16 more, or the most sites
+    dividing the blocks. Any sub-block dividing the block within the accumulator, any K block
+    dividing K; and streaming."""
     mt, kt, nt = shape.mt, shape.kt, shape.nt
+    x, y = target.mesh_x, target.mesh_y
     rect = target.multicast == "rectangle"
     acc = target.acc_tiles(numerics.acc)
     for pm, pn in itertools.product(range(1, mt + 1), range(1, nt + 1)):
         bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-        if rect and (bm > target.mesh_y or bn > target.mesh_x):
-            continue
-        if not rect and (mt % pm or nt % pn):
-            continue
-        grid = (bn, bm) if rect else (target.mesh_x, target.mesh_y)
-        for osh, osw, ibw in itertools.product(
-            range(1, pm + 1), range(1, pn + 1), range(1, kt + 1)
+        layouts = []  # (grid_x, grid_y, mcast_a, mcast_b, line)
+        if rect:
+            for gx, gy in itertools.product(_grids(nt, pn, x), _grids(mt, pm, y)):
+                if bm % gy and bn % gx:
+                    continue
+                for ma in (True, False) if gx > 1 else (True,):
+                    for mb in (True, False) if gy > 1 else (True,):
+                        layouts.append((gx, gy, ma, mb, False))
+            if bm == 1 or mt % pm == 0:
+                for line in _grids(nt, pn, x * y):
+                    if line > x:
+                        layouts += [(line, 1, ma, False, True) for ma in (True, False)]
+            if bn == 1 or nt % pn == 0:
+                for line in _grids(mt, pm, x * y):
+                    if line > x:
+                        layouts += [(1, line, False, mb, True) for mb in (True, False)]
+        elif mt % pm == 0 and nt % pn == 0:
+            units = bm * bn
+            widest = {}  # sites -> the widest rectangle of the mesh with that many
+            for gx, gy in itertools.product(range(1, x + 1), range(1, y + 1)):
+                if gx > widest.get(gx * gy, (0, 0))[0]:
+                    widest[gx * gy] = (gx, gy)
+            counts = {x * y}
+            fewest = ceil_div(units, x * y)
+            counts |= {ceil_div(units, r) for r in range(fewest, min(units, fewest + 16) + 1)}
+            if units > x * y:
+                counts.add(max(g for g in widest if units % g == 0))
+            grids = {widest[g] for g in counts if g in widest} | {(x, y)}
+            layouts += [(gx, gy, True, True, False) for gx, gy in grids]
+        for (gx, gy, ma, mb, line), osh, osw, ibw in itertools.product(
+            layouts, range(1, pm + 1), range(1, pn + 1), range(1, kt + 1)
         ):
             if pm % osh or pn % osw or kt % ibw or osh * osw > acc:
                 continue
             if target.acc_in_registers and ibw < kt and (osh, osw) != (pm, pn):
                 continue
-            plan = GemmPlan(*grid, pm, pn, osh, osw, ibw)
+            plan = GemmPlan(gx, gy, pm, pn, osh, osw, ibw, mcast_a=ma, mcast_b=mb, line=line)
             if plan_fits(target, shape, plan, in_place=numerics.in_place, exact=numerics.exact):
                 yield plan
     yield GemmPlan.streaming_plan(target.mesh_x, target.mesh_y)
@@ -83,6 +146,25 @@ def test_no_legal_plan_is_cheaper(target: str, shape: tuple[int, int, int]) -> N
     assert plan is not None
     assert plan.predicted_cycles.data == best
     assert plan.runner_up_cycles is None or plan.runner_up_cycles.data >= best
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("shape", [(1024, 64, 512), (64, 128, 3072), (544, 64, 544)])
+def test_the_pruned_ranking_keeps_the_cheapest_two(
+    target: str, shape: tuple[int, int, int]
+) -> None:
+    """rank() prices only what its floor cannot rule out; its first two are the cheapest two of
+    every candidate tile enumerates (`tile.candidates`, unpruned)."""
+    t = load_target(target)
+    dtype = "f32" if target == "plasticine" else "bf16"
+    gemm_shape = GemmShape(*shape, dtype, dtype)
+    numerics = Numerics.of(t, dtype, dtype)
+    ranked = tile.rank(t, gemm_shape, numerics, "hifi4")
+    every = sorted(
+        numerics.cost(t, gemm_shape, p, "hifi4").total_cycles
+        for p in tile.candidates(t, gemm_shape, numerics)
+    )
+    assert [c.total_cycles for _, c in ranked[:2]] == every[:2]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -1,0 +1,301 @@
+"""What linking one tg op needs besides the op: the function's tensor names, the prelude's layouts
+and the bridges that apply them, the target, the storage format; and the builder of a section.
+
+The layout agreement of seed 004 lives here because it is a property of naming: a section says
+which layout it wants each tensor in (`SectionContext.tensor(..., want=...)`); where that is not
+the layout the prelude decided for the whole function, the section reads or writes the tensor's
+TWIN (`x__rows` or `x__tiled`) instead, and ONE bridge section (tilize or untilize) converts
+between the two: before the section for a tensor it reads, after it for one it writes. A twin is
+made once and every later reader of that layout shares it. A tensor of one row is the same tile
+row in both layouts and is never bridged; carried state (a cache `tg.set_rows` updates in place)
+has one layout, tied by the prelude, so no section ever asks for the other.
+
+Names: every DRAM tensor is named after the function's value (its SSA name, made unique); a cache
+updated in place by `tg.set_rows` and the value the update returns are ONE DRAM tensor, so the
+result takes the cache's name (`carried_names`); section names are the tensor they write, made
+unique within the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from spatial_dialect import sp, tg
+from spatial_dialect.passes.prelude import Layout as PreludeLayout
+from spatial_dialect.passes.prelude import Prelude, rows_of
+from spatial_dialect.sp_attrs import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
+from spatial_dialect.sp_errors import UnsupportedDatatype
+from spatial_dialect.targets import Target, TargetError
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "bf16": BFloat16Type(),
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+    "i8": IntegerType(8),
+    "i32": IntegerType(32),
+}
+
+F32 = Float32Type()
+I32 = IntegerType(32)
+
+BRIDGE_OPS = {Layout.TILED: "tilize", Layout.ROWS: "untilize"}
+"""The bridge section that produces a tensor in each layout."""
+
+
+def value_names(function: func.FuncOp, ops: Sequence[Operation]) -> dict[SSAValue, str]:
+    """DRAM tensor names: the function's own value names where it has them, unique."""
+    names: dict[SSAValue, str] = {}
+    taken: set[str] = set()
+    values = [*function.body.block.args, *(r for op in ops for r in op.results)]
+    for i, v in enumerate(values):
+        base = v.name_hint or (f"arg{i}" if i < len(function.body.block.args) else f"t{i}")
+        name, n = base, 1
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        names[v] = name
+    return names
+
+
+def updates_in_place(op: tg.SetRowsOp, results: frozenset[SSAValue]) -> bool:
+    """Whether a `tg.set_rows` may update its cache in place: nothing reads the old cache after
+    it (in program order) and the function does not return the old cache."""
+    cache = op.cache
+    if cache in results:
+        return False
+    order = {o: i for i, o in enumerate(op.parent_block().ops)}  # type: ignore[union-attr]
+    return all(order[use.operation] <= order[op] for use in cache.uses)
+
+
+def carried_names(
+    ops: Sequence[Operation], names: dict[SSAValue, str], results: frozenset[SSAValue]
+) -> None:
+    """A cache updated in place and its updated value are one DRAM tensor: the result takes the
+    cache's name (carried state: one tensor, one layout, never bridged)."""
+    for op in ops:
+        if isinstance(op, tg.SetRowsOp) and updates_in_place(op, results):
+            names[op.res] = names[op.cache]
+
+
+@dataclass
+class Bridges:
+    """The twins made so far ((value, layout) -> twin name) and the bridges the op being linked
+    still needs: `before` (a twin of a tensor it reads) and `after` (the real tensor of a twin it
+    writes), each as (value, source name, source layout, destination name, destination layout)."""
+
+    twins: dict[tuple[SSAValue, Layout], str] = field(default_factory=dict)
+    before: list[tuple[SSAValue, str, Layout, str, Layout]] = field(default_factory=list)
+    after: list[tuple[SSAValue, str, Layout, str, Layout]] = field(default_factory=list)
+
+    def take(self) -> tuple[list, list]:
+        before, after = self.before, self.after
+        self.before, self.after = [], []
+        return before, after
+
+
+@dataclass(frozen=True)
+class SectionContext:
+    """What linking one op needs besides the op: names, layouts, results, the chip, the format."""
+
+    names: dict[SSAValue, str]
+    prelude: Prelude
+    results: frozenset[SSAValue]
+    target: Target
+    fmt: str
+    bridges: Bridges = field(default_factory=Bridges)
+    sections: set[str] = field(default_factory=set)
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.target.tile_rows, self.target.tile_cols
+
+    def tiles(self, rows: int, cols: int) -> tuple[int, int]:
+        tr, tc = self.tile
+        return -(-rows // tr), -(-cols // tc)
+
+    def storage(self, dtype: str) -> str | None:
+        """The storage format a tensor of `dtype` takes under the `format` option (bf16 only)."""
+        return self.fmt if dtype == "bf16" and self.fmt != "bf16" else None
+
+    def layout(self, value: SSAValue) -> Layout:
+        decided = self.prelude.layout(value)
+        return Layout.TILED if decided == PreludeLayout.TILED else Layout.ROWS
+
+    def section_name(self, base: str) -> str:
+        """A section name not used yet in this module: the tensor it writes, made unique."""
+        name, n = base, 1
+        while name in self.sections:
+            name, n = f"{base}_{n}", n + 1
+        self.sections.add(name)
+        return name
+
+    def tensor(self, value: SSAValue, role: TensorRole, want: Layout | None = None) -> sp.TensorOp:
+        """The DRAM tensor of `value` as the section sees it. `want`: the layout the section
+        needs it in, where it has one; when the prelude decided the other, the section gets the
+        twin and the bridge is recorded (module docstring)."""
+        t = value.type
+        assert isinstance(t, TensorType)
+        name, layout = self.names[value], self.layout(value)
+        if want is not None and want != layout and rows_of(value) > 1:
+            name = self._twin(value, name, layout, want, role)
+            layout = want
+            if role == TensorRole.OUTPUT:
+                role = TensorRole.SCRATCH  # the bridge writes the function's result
+        elif role == TensorRole.OUTPUT and value not in self.results:
+            role = TensorRole.SCRATCH
+        shape = t.get_shape()
+        rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+        op = sp.TensorOp(
+            name, t, self.tiles(rows, cols), role, layout, self.storage(str(t.element_type))
+        )
+        interval = self.prelude.intervals.get(value)
+        if interval is not None:
+            op.attributes["interval"] = DenseArrayBase.from_list(i64, [interval.lo, interval.hi])
+        return op
+
+    def _twin(
+        self, value: SSAValue, name: str, decided: Layout, want: Layout, role: TensorRole
+    ) -> str:
+        key = (value, want)
+        if key in self.bridges.twins:
+            return self.bridges.twins[key]
+        twin = f"{name}__{want.value}"
+        self.bridges.twins[key] = twin
+        if role == TensorRole.INPUT:
+            self.bridges.before.append((value, name, decided, twin, want))
+        else:
+            self.bridges.after.append((value, twin, want, name, decided))
+        return twin
+
+    def scratch(
+        self,
+        name: str,
+        shape: tuple[int, int],
+        elt: Attribute,
+        role: TensorRole = TensorRole.SCRATCH,
+    ) -> sp.TensorOp:
+        """A tensor of the compiler's own between two sections of one op (tiled: tiles in,
+        tiles out): SCRATCH where a section writes it, INPUT where the next reads it."""
+        return sp.TensorOp(name, TensorType(elt, shape), self.tiles(*shape), role, Layout.TILED)
+
+    def check_dtype(self, op: Operation, dtype: str, matmul: bool = False) -> None:
+        """Refuse a datatype (or storage format) the chip does not compute in, by name."""
+        try:
+            storage = self.storage(dtype) or dtype
+            self.target.tile_bytes(storage)
+            if matmul:
+                self.target.matmul_tile_cycles(dtype)
+        except TargetError as err:
+            raise UnsupportedDatatype(f"{op.name}: {err}") from None
+
+
+class Section:
+    """One section under construction: its tensors (each declared once), buffers and stages,
+    in the order a section lists them."""
+
+    def __init__(self, ctx: SectionContext, op: Operation | str):
+        self.ctx = ctx
+        self.op = op
+        self.source = op if isinstance(op, str) else op.name
+        self.tensors: dict[str, sp.TensorOp] = {}
+        self.buffers: list[Operation] = []
+        self.stages: list[Operation] = []
+        self.attributes: dict[str, Attribute] = {}
+
+    def _add(self, t: sp.TensorOp) -> sp.TensorOp:
+        if not isinstance(self.op, str):
+            self.ctx.check_dtype(self.op, str(t.element_type))
+        return self.tensors.setdefault(t.sym_name.data, t)
+
+    def input(self, value: SSAValue, want: Layout | None = None) -> sp.TensorOp:
+        return self._add(self.ctx.tensor(value, TensorRole.INPUT, want))
+
+    def output(self, value: SSAValue, want: Layout | None = None) -> sp.TensorOp:
+        return self._add(self.ctx.tensor(value, TensorRole.OUTPUT, want))
+
+    def declare(self, t: sp.TensorOp) -> sp.TensorOp:
+        return self._add(t)
+
+    def fifo(
+        self, label: str, elt_of: sp.TensorOp | Attribute, *page: SizeTerm, depth: int = 2
+    ) -> SSAValue:
+        """A FIFO of pages of `page` tiles holding what `elt_of` holds (a tensor: its element
+        type and storage format; an element type: that)."""
+        if isinstance(elt_of, sp.TensorOp):
+            elt, fmt, storage = (
+                elt_of.element_type,
+                elt_of.format.data if elt_of.format else None,
+                elt_of.storage,
+            )
+        else:
+            elt, fmt, storage = elt_of, None, str(elt_of)
+        if not isinstance(self.op, str):
+            self.ctx.check_dtype(self.op, storage)
+        buf = sp.FifoOp(
+            label,
+            SizesAttr.of(depth),
+            SizesAttr.of(*page),
+            elt,
+            self.ctx.target.tile_bytes(storage),
+            fmt,
+        )
+        return self._buffer(buf, label)
+
+    def interm(self, label: str, elt: Attribute, *page: SizeTerm) -> SSAValue:
+        """State a compute stage keeps in local memory between K blocks (one page)."""
+        if not isinstance(self.op, str):
+            self.ctx.check_dtype(self.op, str(elt))
+        buf = sp.IntermOp(
+            label,
+            SizesAttr.of(1),
+            SizesAttr.of(*page),
+            elt,
+            self.ctx.target.tile_bytes(str(elt)),
+        )
+        return self._buffer(buf, label)
+
+    def acc(self, label: str, elt: Attribute, *page: SizeTerm) -> SSAValue:
+        return self._buffer(sp.AccOp(label, SizesAttr.of(*page), elt), label)
+
+    def _buffer(self, buf: sp.BufferOp, label: str) -> SSAValue:
+        buf.res.name_hint = label
+        self.buffers.append(buf)
+        return buf.res
+
+    def load(self, tensor: sp.TensorOp, access: AccessAttr, dst: SSAValue) -> None:
+        self.stages.append(sp.LoadOp(tensor.sym_name.data, access, dst))
+
+    def store(self, src: SSAValue, tensor: sp.TensorOp, access: AccessAttr) -> None:
+        self.stages.append(sp.StoreOp(src, tensor.sym_name.data, access))
+
+    def stage(self, op: Operation) -> None:
+        self.stages.append(op)
+
+    def why(self, key: str, text: str) -> None:
+        """A decision link made for this section and its reason, recorded on it."""
+        self.attributes[key] = StringAttr(text)
+
+    def build(self, name: str) -> sp.ProgramOp:
+        program = sp.ProgramOp(
+            self.ctx.section_name(name),
+            self.source,
+            Phase.LINKED,
+            self.ctx.tile,
+            [*self.tensors.values(), *self.buffers, *self.stages],
+        )
+        program.attributes.update(self.attributes)
+        return program

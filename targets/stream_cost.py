@@ -1,0 +1,163 @@
+"""The cost model of a section that is not a GEMM: a stream of tiles through one compute stage.
+
+Pure functions of (target, quantities): the quantities are what a plan moves and computes, read
+off the section's IR by the tile pass (`passes/plan_ops.py`), and the rates are the target's
+fields, as for a GEMM (cost.py):
+
+* every item's tiles come from DRAM through a movement engine and leave through one: per site,
+  max(bytes / link bytes per cycle, tiles x NoC issue cycles) cycles of movement;
+* its compute engine runs the stage's vector instructions, `VECTOR_OPS[kind]` per element, at
+  `VECTOR_LANES` elements per cycle (ASSUMPTION: no preset declares its vector unit; 32 is a
+  Tensix SFPU's lanes, and a GPU's SM has more, so the model is conservative there), plus the
+  tile-matmuls of a flash attention at the target's tile-matmul cycles;
+* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth;
+* the items are dealt out over the mesh (split_work_to_sites), so the busiest site runs
+  ceil(items / sites) of them, movement and compute overlapping through the FIFOs:
+  total = max(compute, movement, DRAM) + fill, the fill being one DRAM round trip and one item's
+  compute (the first item's data arriving, the last item's result leaving).
+
+The roofline is the same bound as a GEMM's: max(FLOPs / peak, compulsory bytes / bandwidth), the
+FLOPs counting the vector instructions at the mesh's vector rate and the tile-matmuls at its peak.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .spec import Target
+
+VECTOR_LANES = 32
+"""Elements a site's vector unit retires per cycle (module docstring: an assumption)."""
+
+VECTOR_OPS: dict[str, float] = {
+    # data movement only
+    "copy": 0.0,
+    "tilize": 1.0,
+    "untilize": 1.0,
+    "transpose": 1.0,
+    "gather": 0.0,
+    "scatter": 0.0,
+    # one instruction per element
+    "relu": 1.0,
+    "scale": 1.0,
+    "add": 1.0,
+    "sub": 1.0,
+    "mul": 1.0,
+    "add_row": 1.0,
+    "sub_row": 1.0,
+    "mul_row": 1.0,
+    # exp, add, reciprocal, multiply
+    "silu": 4.0,
+    "sigmoid": 4.0,
+    "softcap": 4.0,
+    "swiglu": 5.0,
+    "gelu_tanh": 6.0,
+    "gelu": 8.0,
+    # rotate: two products and a sum per element
+    "rope": 3.0,
+    # statistics and their application
+    "rms_norm": 4.0,
+    "layer_norm": 6.0,
+    "softmax": 5.0,
+    "rms_apply": 2.0,
+    "layer_apply": 3.0,
+    "softmax_apply": 3.0,
+    "partial": 2.0,
+    "combine": 2.0,
+    "argmax": 2.0,
+    # per score: scale, mask, exp and the running maximum and sum
+    "attention": 6.0,
+}
+"""Vector instructions per element of each kind of stage (the kinds of sp_ops)."""
+
+
+@dataclass(frozen=True)
+class StreamQuantities:
+    """What a plan of a stream section moves and computes (no time in here). Per item: the DRAM
+    bytes read and written, the tiles through the movement engines, the elements the compute
+    stage works on, the tile-matmuls (flash attention); and the items."""
+
+    kind: str
+    items: int
+    read_bytes: int
+    write_bytes: int
+    tiles_moved: int
+    moved_bytes: int
+    elements: int
+    tile_matmuls: float = 0.0
+    matmul_dtype: str = "f32"
+    compulsory_bytes: int = 0
+
+    def sites_used(self, target: Target) -> int:
+        return min(self.items, target.sites)
+
+    def busiest_items(self, target: Target) -> int:
+        return -(-self.items // target.sites)
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.items * (self.read_bytes + self.write_bytes)
+
+
+@dataclass(frozen=True)
+class StreamCost:
+    """Cycles of a stream plan: the busiest site's compute and movement, the whole mesh's DRAM,
+    and the total with its binding resource (`bound`: compute, noc or dram) and a one-line `why`."""
+
+    compute_cycles: float
+    movement_cycles: float
+    dram_cycles: float
+    fill_cycles: float
+    total_cycles: int
+    bound: str
+    dram_bytes: int
+    noc_bytes: int
+    why: str
+
+
+def _item_compute(target: Target, q: StreamQuantities, fidelity: str) -> float:
+    vector = q.elements * VECTOR_OPS[q.kind] / VECTOR_LANES
+    matrix = (
+        q.tile_matmuls * target.matmul_tile_cycles(q.matmul_dtype, fidelity)
+        if q.tile_matmuls
+        else 0
+    )
+    return vector + matrix
+
+
+def stream_cost(target: Target, q: StreamQuantities, fidelity: str = "hifi4") -> StreamCost:
+    busiest = q.busiest_items(target)
+    item_move = q.moved_bytes / target.link_bytes_per_cycle
+    if target.noc_issue_cycles:
+        item_move = max(item_move, q.tiles_moved * target.noc_issue_cycles)
+    item_compute = _item_compute(target, q, fidelity)
+    compute = busiest * item_compute
+    movement = busiest * item_move
+    dram = q.dram_bytes / target.dram_bytes_per_cycle
+    fill = (target.dram_latency_cycles or 0) + item_compute
+    steady = max(compute, movement, dram)
+    bound = "compute" if steady == compute else "noc" if steady == movement else "dram"
+    total = math.ceil(steady + fill)
+    why = (
+        f"{bound}-bound: {q.items} item(s), {busiest} on the busiest of {q.sites_used(target)} "
+        f"site(s): compute {compute:.0f} / movement {movement:.0f} / DRAM {dram:.0f} cycles, "
+        f"fill {fill:.0f}"
+    )
+    return StreamCost(
+        compute,
+        movement,
+        dram,
+        fill,
+        total,
+        bound,
+        q.dram_bytes,
+        q.items * q.moved_bytes,
+        why,
+    )
+
+
+def stream_roofline_cycles(target: Target, q: StreamQuantities, fidelity: str = "hifi4") -> int:
+    """max(work / the whole mesh's rate, compulsory bytes / DRAM bandwidth)."""
+    work = q.items * _item_compute(target, q, fidelity) / target.sites
+    return math.ceil(max(work, q.compulsory_bytes / target.dram_bytes_per_cycle))

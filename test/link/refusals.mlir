@@ -1,0 +1,40 @@
+// link refuses, by name and with the numbers, what it cannot lay out: a shape an op cannot take
+// and a datatype the chip does not have, at the op, never with a traceback.
+// RUN: spatial-opt %s --split-input-file --verify-diagnostics -p link | filecheck %s
+// RUN: spatial-opt %s --split-input-file --verify-diagnostics -p "link{target=plasticine}" | filecheck %s --check-prefix=RDU
+
+// Groups of 48 columns: a group boundary inside a tile.
+func.func @norm(%x: tensor<4x96xf32>, %w: tensor<1x48xf32>) -> tensor<4x96xf32> {
+  %y = tg.rms_norm %x, %w eps 1.0e-06 width 48 : (tensor<4x96xf32>, tensor<1x48xf32>) -> tensor<4x96xf32>
+  func.return %y : tensor<4x96xf32>
+}
+// CHECK: NotLowered: tg.rms_norm: groups of 48 columns do not fill whole 32-column tiles (x has 96 columns), so two groups would share a tile
+// The diagnostic marks the op it refuses.
+// CHECK:      %y = "tg.rms_norm"(%x, %w)
+// CHECK-NEXT: ^^^^^^^^^^^^^^^^^^
+// CHECK-NEXT: | NotLowered: tg.rms_norm: groups of 48 columns
+
+// -----
+
+func.func @rope(%x: tensor<4x96xf32>, %c: tensor<4x24xf32>, %s: tensor<4x24xf32>) -> tensor<4x96xf32> {
+  %y = tg.rope %x, %c, %s head_dim 48 style "neox" : (tensor<4x96xf32>, tensor<4x24xf32>, tensor<4x24xf32>) -> tensor<4x96xf32>
+  func.return %y : tensor<4x96xf32>
+}
+// CHECK: NotLowered: tg.rope: head_dim 48 neither fills whole 32-column tiles nor divides one, so heads straddle tiles
+
+// -----
+
+func.func @attention(%q: tensor<1x96xf32>, %k: tensor<64x48xf32>, %v: tensor<64x48xf32>) -> tensor<1x96xf32> {
+  %y = tg.attention %q, %k, %v heads 2 kv_heads 1 head_dim 48 causal true scale 0.14 : (tensor<1x96xf32>, tensor<64x48xf32>, tensor<64x48xf32>) -> tensor<1x96xf32>
+  func.return %y : tensor<1x96xf32>
+}
+// CHECK: NotLowered: tg.attention: head_dim 48 does not fill whole 32-column tiles; the flash form reads a head as whole tiles
+
+// -----
+
+// Plasticine's datapath is 32-bit: bf16 is refused at the first op that uses it, by name.
+func.func @embed(%t: tensor<64x32xbf16>, %ids: tensor<4xi32>) -> tensor<4x32xbf16> {
+  %y = tg.gather_rows %t, %ids : (tensor<64x32xbf16>, tensor<4xi32>) -> tensor<4x32xbf16>
+  func.return %y : tensor<4x32xbf16>
+}
+// RDU: UnsupportedDatatype: tg.gather_rows: target plasticine has no datatype 'bf16'; it has f32, i32

@@ -1,0 +1,167 @@
+// The verifiers of the non-GEMM stages (sp_ops): each chunk breaks one rule and the diagnostic
+// names the stage, the rule and its numbers.
+// RUN: spatial-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+sp.program @s op "tg.silu" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.map "tanhshrink" %x -> %x valid 8x8
+}
+// CHECK: map tanhshrink: unknown kind 'tanhshrink'; the kinds are copy, tilize
+
+// -----
+
+sp.program @s op "tg.add" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.map "add" %x -> %x valid 8x8
+}
+// CHECK: map add: takes 2 input(s), got 1
+
+// -----
+
+sp.program @s op "tg.add" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.map "add_row" %x, %x -> %x valid 8x8
+}
+// CHECK: map add_row: reads its inputs as full, rows, not full, full
+
+// -----
+
+sp.program @s op "tg.scale" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.map "scale" %x -> %x valid 8x8
+}
+// CHECK: map scale: needs its factor
+
+// -----
+
+sp.program @s op "tg.silu" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] i32 tile_bytes 4096
+  sp.map "silu" %x -> %x valid 8x8
+}
+// CHECK: map silu: computes on floats, not i32
+
+// -----
+
+sp.program @s op "tg.add" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  %y = sp.fifo "y" depth 2 page [h, w] bf16 tile_bytes 2048
+  sp.map "add" %x, %y -> %y valid 8x8
+}
+// CHECK: map add: its inputs and output hold bf16, f32; they must agree
+
+// -----
+
+sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.row_reduce whole "rms_norm" %x, %x -> %x width 128 cols 128 rows 8
+}
+// CHECK: row_reduce whole rms_norm: needs its eps
+
+// -----
+
+sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.row_reduce partial "rms_norm" %x -> %x width 128 cols 128 rows 8
+}
+// CHECK: row_reduce partial rms_norm: needs the columns of a block
+
+// -----
+
+sp.program @s op "tg.softmax" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.row_reduce whole "softmax" %x, %x -> %x width 128 cols 128 rows 8
+}
+// CHECK: row_reduce whole softmax: takes 1 input(s), got 2
+
+// -----
+
+sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.row_reduce whole "rms_norm" %x, %x -> %x width 48 cols 128 rows 8 eps 1.0e-06
+}
+// CHECK: row_reduce whole rms_norm: groups of 48 do not cut 128 columns
+
+// -----
+
+sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] bf16 tile_bytes 2048
+  sp.row_reduce partial "rms_norm" %x -> %x width 128 cols 128 rows 8 block 32
+}
+// CHECK: row_reduce partial rms_norm: pushes f32 statistics, not bf16
+
+// -----
+
+sp.program @r op "tg.rope" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.rope "neox" %x, %x, %x -> %x head_dim 33 valid 8x8
+}
+// CHECK: rope: head_dim 33 must be even
+
+// -----
+
+sp.program @a op "tg.attention" phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q -> %q acc %dst state %o, %o heads 6 kv_heads 4 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0
+}
+// CHECK: attention: heads 6 must be a positive multiple of kv_heads 4
+
+// -----
+
+sp.program @a op "tg.attention" phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [h, kw] bf16
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q -> %q acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0
+}
+// CHECK: attention: the scores accumulate in an f32 sp.acc
+
+// -----
+
+sp.program @a op "tg.attention" phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q pos %q -> %q acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0
+}
+// CHECK: attention: the position page holds i32
+
+// -----
+
+sp.program @m op "tg.argmax" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [1, kw] f32 tile_bytes 4096
+  %o = sp.interm "o" depth 1 page [1, 2] f32 tile_bytes 4096
+  sp.argmax %x -> %x state %o cols 100 rows 8
+}
+// CHECK: argmax: pushes i32 indices
+
+// -----
+
+sp.program @g op "tg.gather_rows" phase linked tile 32x32 {
+  sp.tensor @table : tensor<512x128xbf16> tiles 16x4 input rows
+  sp.tensor @ids : tensor<8xf32> tiles 1x1 input rows
+  %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
+  sp.gather @table by @ids[r0, c0] x [1, w] count 8 -> %rows
+}
+// CHECK: gather @table -> rows: @ids is tensor<8xf32>, not an i32 vector
+
+// -----
+
+sp.program @g op "tg.set_rows" phase linked tile 32x32 {
+  sp.tensor @cache : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows
+  %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
+  sp.scatter %rows -> @cache at @pos[r0, c0] x [1, w] count 8
+}
+// CHECK: scatter rows -> @cache: writes @cache, an input of the section
+
+// -----
+
+sp.program @g op "tg.set_rows" phase linked tile 32x32 {
+  sp.tensor @cache : tensor<64x64xf32> tiles 2x2 output tiled
+  sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows
+  %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
+  sp.scatter %rows -> @cache at @pos[r0, c0] x [1, w] count 8
+}
+// CHECK: scatter rows -> @cache: @cache holds f32 stored as f32 but buffer rows holds bf16 stored as bf16

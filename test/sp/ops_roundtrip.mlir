@@ -1,0 +1,81 @@
+// The stages of the non-GEMM sections (sp_ops) in their custom form: the round trip
+// (custom -> generic -> custom) prints each one back unchanged.
+// RUN: %roundtrip
+
+// A map over a matrix with a row-broadcast operand, a placed and sized section.
+sp.entry @f(@a, @b) -> (@y)
+sp.program @y op "tg.add" phase sized tile 32x32 {
+  sp.tensor @a : tensor<8x128xbf16> tiles 1x4 input tiled
+  sp.tensor @b : tensor<1x128xbf16> tiles 1x4 input rows
+  sp.tensor @y : tensor<8x128xbf16> tiles 1x4 output tiled
+  sp.work @y block 1x2 k 1 by 1
+  sp.plan blocked grid 8x8 block 1x1 packing split predicted 900 bound "dram" runner_up "block 1x1 sub_block 1x1 k_block 1" 950
+  sp.mesh 8x8 movement 2 nocs 2 local 1395424
+  sp.sites [0, 0]x[0, 1] first y count 1 block 1x2 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 16384}
+  %in0 = sp.fifo "in0" depth 2 page [h, w] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [1, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
+  sp.load @a[r0, c0] x [h, w] -> %in0 on movement 1 noc 0
+  sp.load @b[0, c0] x [1, w] -> %in1 on movement 1 noc 0
+  sp.map "add_row" %in0, %in1 rows -> %out valid 8x128 on compute
+  sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK:      sp.load @b[0, c0] x [1, w] -> %in1 on movement 1 noc 0
+// CHECK-NEXT: sp.map "add_row" %in0, %in1 rows -> %out valid 8x128 on compute
+// CHECK-NEXT: sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+
+// -----
+
+// Every other stage, linked (no engines yet): maps with a scalar, a group and a transposed
+// operand, the three forms of a row reduction, rope, flash attention, arg-max, gather, scatter.
+sp.program @s op "tg.scale" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  %xt = sp.fifo "xt" depth 2 page [w, h] f32 tile_bytes 4096
+  %st = sp.fifo "st" depth 2 page [h, 1] f32 tile_bytes 4096
+  %wt = sp.fifo "wt" depth 2 page [1, w] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [sh, sw] f32 tile_bytes 4096
+  sp.map "scale" %x -> %out valid 40x72 scalar 5.0e-01
+  sp.map "transpose" %xt transposed -> %out valid 72x40
+  sp.map "rms_apply" %x, %st cols, %wt rows -> %out valid 8x256 group 4
+  sp.row_reduce whole "rms_norm" %x, %x, %wt -> %out width 128 cols 128 rows 8 eps 1.0e-06
+  sp.row_reduce partial "layer_norm" %x -> %st width 300 cols 300 rows 8 block 128
+  sp.row_reduce combine "softmax" %x -> %st width 300 cols 300 rows 8 block 128
+  sp.rope "interleaved" %x, %st, %st -> %out head_dim 64 valid 8x256
+}
+// CHECK-LABEL: sp.program @s op "tg.scale" phase linked tile 32x32 {
+// CHECK:         sp.map "scale" %x -> %out valid 40x72 scalar 5.0e-01
+// CHECK-NEXT:    sp.map "transpose" %xt transposed -> %out valid 72x40
+// CHECK-NEXT:    sp.map "rms_apply" %x, %st cols, %wt rows -> %out valid 8x256 group 4
+// CHECK-NEXT:    sp.row_reduce whole "rms_norm" %x, %x, %wt -> %out width 128 cols 128 rows 8 eps 1.0e-06
+// CHECK-NEXT:    sp.row_reduce partial "layer_norm" %x -> %st width 300 cols 300 rows 8 block 128
+// CHECK-NEXT:    sp.row_reduce combine "softmax" %x -> %st width 300 cols 300 rows 8 block 128
+// CHECK-NEXT:    sp.rope "interleaved" %x, %st, %st -> %out head_dim 64 valid 8x256
+
+// -----
+
+sp.program @attn op "tg.attention" phase linked tile 32x32 {
+  sp.tensor @ids : tensor<8xi32> tiles 1x1 input rows
+  sp.tensor @table : tensor<512x128xbf16> tiles 16x4 input rows
+  sp.tensor @cache : tensor<64x64xbf16> tiles 2x2 output tiled
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %k = sp.fifo "k" depth 2 page [kw, 1] bf16 tile_bytes 2048
+  %v = sp.fifo "v" depth 2 page [kw, 1] bf16 tile_bytes 2048
+  %pos = sp.fifo "pos" depth 2 page [1, 1] i32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  %ml = sp.interm "ml" depth 1 page [h, 1] f32 tile_bytes 4096
+  %idx = sp.fifo "idx" depth 2 page [1, 1] i32 tile_bytes 4096
+  %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
+  sp.attention %q, %k, %v pos %pos -> %out acc %dst state %o, %ml heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.7677669e-01 causal
+  sp.attention %q, %k, %v -> %out acc %dst state %o, %ml heads 4 kv_heads 4 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0e+00
+  sp.argmax %q -> %idx state %o cols 512 rows 8
+  sp.gather @table by @ids[r0, c0] x [1, w] count 8 -> %rows
+  sp.scatter %rows -> @cache at @ids[r0, c0] x [1, w] count 8
+}
+// CHECK-LABEL: sp.program @attn op "tg.attention"
+// CHECK:         sp.attention %q, %k, %v pos %pos -> %out acc %dst state %o, %ml heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.7677669e-01 causal
+// CHECK-NEXT:    sp.attention %q, %k, %v -> %out acc %dst state %o, %ml heads 4 kv_heads 4 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0e+00
+// CHECK-NEXT:    sp.argmax %q -> %idx state %o cols 512 rows 8
+// CHECK-NEXT:    sp.gather @table by @ids[r0, c0] x [1, w] count 8 -> %rows
+// CHECK-NEXT:    sp.scatter %rows -> @cache at @ids[r0, c0] x [1, w] count 8
