@@ -38,7 +38,7 @@ from spatial_dialect import sp
 from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
 from spatial_dialect.sp_attrs import GroupAxis, Phase, RectAttr, Sharing
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.cost import OperandStream, share_operand
+from spatial_dialect.targets.cost import OperandStream, gemm_operand_streams, share_operand
 
 
 def multicast_groups(
@@ -95,25 +95,21 @@ def site_of_items(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
 def operand_streams(
     program: sp.ProgramOp, gemm: SectionGemm, target: Target
 ) -> list[tuple[sp.LoadOp, OperandStream]]:
-    """Each operand's panel (one block row of A over all of K, one block column of B), the items
-    reading it, and the hops a fan-out from the first of them crosses to reach the farthest."""
+    """Each operand's stream as the cost model priced it (:func:`gemm_operand_streams`), with the
+    sites read off the placed ranges."""
     space = program.item_space()
     kt = program.one(sp.WorkOp).k_tiles.data  # type: ignore[union-attr]
     where = site_of_items(program)
     a, b = gemm.tensor(gemm.load_a), gemm.tensor(gemm.load_b)
-
-    def hops(items: list[int]) -> int:
-        (x0, y0), sites = where[items[0]], [where[i] for i in items]
-        return max(abs(x - x0) + abs(y - y0) for x, y in sites)
-
-    row = [space.item(0, j) for j in range(space.items_n)]
-    col = [space.item(i, 0) for i in range(space.items_m)]
-    a_bytes = space.block_m * kt * target.tile_bytes(a.storage)
-    b_bytes = kt * space.block_n * target.tile_bytes(b.storage)
-    return [
-        (gemm.load_a, OperandStream(a.sym_name.data, a_bytes, space.items_n, hops(row))),
-        (gemm.load_b, OperandStream(b.sym_name.data, b_bytes, space.items_m, hops(col))),
-    ]
+    a_stream, b_stream = gemm_operand_streams(
+        (a.sym_name.data, b.sym_name.data),
+        (target.tile_bytes(a.storage), target.tile_bytes(b.storage)),
+        (space.block_m, space.block_n),
+        kt,
+        (space.items_m, space.items_n),
+        lambda i, j: where[space.item(i, j)],
+    )
+    return [(gemm.load_a, a_stream), (gemm.load_b, b_stream)]
 
 
 def share_decisions(

@@ -40,7 +40,15 @@ from .footprint import (
     plan_fits,
 )
 from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal, span
-from .sharing import OperandStream, Sharing, SharingDecision, dram_cycles, share_operand
+from .sharing import (
+    OperandStream,
+    Sharing,
+    SharingDecision,
+    dram_cycles,
+    flat_site_of,
+    gemm_operand_streams,
+    share_operand,
+)
 from .spec import Target
 
 __all__ = [
@@ -62,6 +70,8 @@ __all__ = [
     "Sharing",
     "SharingDecision",
     "share_operand",
+    "gemm_operand_streams",
+    "operand_sharing",
     "dram_cycles",
     "compulsory_dram_bytes",
     "gemm_cost_floor",
@@ -114,6 +124,11 @@ class GemmQuantities:
     busiest_b_tiles: int
     busiest_c_tiles: int
     line: bool = False  # the sites are a line folded onto the mesh (multicast spans its rectangle)
+    # On a fabric without multicast rectangles: how each operand's panels reach their consumers
+    # (share_operand, exactly as fuse-operands decides it); None elsewhere.
+    share_a: SharingDecision | None = None
+    share_b: SharingDecision | None = None
+    fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
 
     @property
     def dram_tiles_read(self) -> int:
@@ -162,6 +177,29 @@ def _row_pass_factor(target: Target, rows: int) -> float:
     return min(1.0, ceil_div(rows, rp) * rp / TILE)
 
 
+def operand_sharing(
+    target: Target, shape: GemmShape, plan: GemmPlan
+) -> tuple[SharingDecision | None, SharingDecision | None]:
+    """What fuse-operands will decide for A and B on a fabric without multicast rectangles
+    (``fabric_word_bytes`` set): :func:`share_operand` on the streams of
+    :func:`gemm_operand_streams`, the sites those of the flat deal place lays out. (None, None)
+    elsewhere, and None for an A already in local memory."""
+    if target.multicast == "rectangle" or target.fabric_word_bytes is None or plan.streaming:
+        return None, None
+    pm, pn = plan.per_site_m, plan.per_site_n
+    bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
+    tb = shape.operand_tile_bytes(target)
+    a, b = gemm_operand_streams(
+        ("a", "b"),
+        (tb, tb),
+        (pm, pn),
+        shape.kt,
+        (bm, bn),
+        lambda i, j: flat_site_of(plan.grid_x, plan.grid_y, bm * bn, i * bn + j),
+    )
+    return (None if shape.a_local else share_operand(a, target)), share_operand(b, target)
+
+
 def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
     """Tiles read from DRAM per operand (with and without multicast), tiles moved on the NoC and
     hops crossed, tile-matmuls (total and on the busiest site), output tiles written.
@@ -178,6 +216,7 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
     tile_matmuls_busiest = d.out_tiles * kt
     # Short rows: the tiles of the last M tile row pay whole row passes only (a 1-row decode tile on
     # Tensix costs 8/32 of a tile). A streaming site is charged full tiles unless every tile is short.
+    fabric = 0  # fabric cycles of broadcast operand panels (share_operand)
     eff = (d.out_tiles - d.last_row_tiles * (1.0 - _row_pass_factor(target, last_rows))) * kt
     if plan.streaming:
         # tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
@@ -210,6 +249,20 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
             a_mc = a_rep = 0
         a_dram = a_mc if mc_a else a_rep
         b_dram = b_mc if mc_b else b_rep
+        share_a, share_b = operand_sharing(target, shape, plan)
+        # Shared over the fabric: DRAM serves each panel (a whole block row of A, block column of
+        # B) the copies share_operand chose, one when broadcast and one per consumer block when
+        # replicated, exactly as the report counts them; and each broadcast panel adds the fabric
+        # cycles share_operand weighed against the DRAM cycles it saves (same currency, so the
+        # plan's memory time is the least of the two arrangements, as the pass picks it).
+        if share_a is not None:
+            a_dram = bm * plan.per_site_m * kt * share_a.copies
+            if share_a.sharing == Sharing.BROADCAST:
+                fabric += bm * share_a.fabric_cycles_added
+        if share_b is not None:
+            b_dram = bn * plan.per_site_n * kt * share_b.copies
+            if share_b.sharing == Sharing.BROADCAST:
+                fabric += bn * share_b.fabric_cycles_added
         if target.l2_bytes and not rect:
             # A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one
             # wave read each panel they share from DRAM once; and a whole operand that fits in half the
@@ -230,6 +283,8 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         )
         a_readers = 0 if shape.a_local else (d.grid_y if mc_a else d.sites)
         b_readers = d.grid_x if mc_b else d.sites
+    if plan.streaming:
+        share_a = share_b = None
     c_written = 0 if shape.c_local else mt * nt
     return GemmQuantities(
         sites_used=d.sites,
@@ -264,6 +319,9 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         busiest_b_tiles=d.b_tiles_per_k * kt,
         busiest_c_tiles=0 if shape.c_local else d.out_tiles,
         line=plan.line and not plan.streaming,
+        share_a=share_a,
+        share_b=share_b,
+        fabric_cycles=fabric,
     )
 
 
@@ -390,7 +448,7 @@ def gemm_cost(
     movement = crit_read + crit_send
 
     dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
-    dram = dram_bytes / target.dram_bytes_per_cycle
+    dram = dram_bytes / target.dram_bytes_per_cycle + q.fabric_cycles
 
     step_c, step_m, step_d = compute / n, movement / n, dram / n
     # Fill: the first step's blocks are read and then sent before any compute starts.
@@ -466,7 +524,7 @@ def gemm_cost_floor(
     latency = float(target.dram_latency_cycles or 0)
     dram = ((q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo) / (
         target.dram_bytes_per_cycle
-    )
+    ) + q.fabric_cycles
     *_, crit_read, crit_send = _movement(target, shape, q, max(1, q.busiest_blocks))
     last = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n) if q.busiest_c_tiles else 0
     drain = 0.0

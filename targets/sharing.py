@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .gemm import ceil_div
+from .gemm import ceil_div, split_work_ranges
 from .spec import Target
 
 
@@ -50,6 +51,54 @@ class SharingDecision:
     fabric_cycles_added: int
     copies: int
     why: str
+
+
+def gemm_operand_streams(
+    names: tuple[str, str],
+    tile_bytes: tuple[int, int],
+    block: tuple[int, int],
+    k_tiles: int,
+    items: tuple[int, int],
+    site_of: Callable[[int, int], tuple[int, int]],
+) -> tuple[OperandStream, OperandStream]:
+    """THE operand streams of a tiled GEMM (A's, then B's), for the cost model and fuse-operands
+    alike: one block row of A over all of K (``block[0] x k_tiles`` tiles of ``tile_bytes[0]``),
+    wanted by the ``items[1]`` blocks of that row; one block column of B, wanted by the
+    ``items[0]`` blocks of that column; each with the hops a fan-out from its first block's site
+    crosses to reach the farthest. ``site_of(i, j)`` is the site running block (i, j): the placed
+    ranges for the pass, the same dealing (:func:`flat_site_of`) for the planner."""
+    (block_m, block_n), (items_m, items_n) = block, items
+
+    def hops(blocks: list[tuple[int, int]]) -> int:
+        sites = [site_of(i, j) for i, j in blocks]
+        x0, y0 = sites[0]
+        return max(abs(x - x0) + abs(y - y0) for x, y in sites)
+
+    a = OperandStream(
+        names[0],
+        block_m * k_tiles * tile_bytes[0],
+        items_n,
+        hops([(0, j) for j in range(items_n)]),
+    )
+    b = OperandStream(
+        names[1],
+        k_tiles * block_n * tile_bytes[1],
+        items_m,
+        hops([(i, 0) for i in range(items_m)]),
+    )
+    return a, b
+
+
+def flat_site_of(grid_x: int, grid_y: int, units: int, unit: int) -> tuple[int, int]:
+    """The site that runs ``unit`` of ``units`` dealt flat over a ``grid_x`` x ``grid_y`` grid
+    (split_work_to_cores, as place lays them out: a rectangle's sites take consecutive units,
+    x fastest)."""
+    for (x0, x1, y0, _y1), first, per in split_work_ranges(grid_x, grid_y, units):
+        width = x1 - x0 + 1
+        index = (unit - first) // per
+        if unit >= first and index < width * (_y1 - y0 + 1):
+            return x0 + index % width, y0 + index // width
+    raise ValueError(f"unit {unit} of {units} is not dealt over {grid_x}x{grid_y}")
 
 
 def dram_cycles(target: Target, nbytes: int) -> int:

@@ -313,3 +313,60 @@ def test_share_operand_one_consumer():
     d = share_operand(OperandStream("c", 4096, 1, 3), PRESETS["plasticine"])
     assert d.sharing is Sharing.REPLICATED and d.copies == 1 and d.dram_cycles_saved == 0
     assert "nothing to share" in d.why
+
+
+def test_cost_prices_the_fabric_broadcast_fuse_operands_decides():
+    # A 2x2 toy without multicast rectangles but with a 64-byte fabric word, 32 B/cycle of DRAM
+    # (32 GB/s at 1 GHz). 64 x 64 x 64 bf16: mt = kt = nt = 2, 2048-byte tiles. Plan: 2x2 grid,
+    # 1x1 blocks, ibw 1: 4 blocks dealt flat, one a site: block (0, 0) on (0, 0), (0, 1) on (1, 0),
+    # (1, 0) on (0, 1).
+    # A panel: 1 x 2 tiles = 4096 B, 2 consumers (block row 0), 1 hop ((0, 0) -> (1, 0)); B the same
+    # (block column 0, (0, 0) -> (0, 1)).
+    # share_operand: saved = ceil(4096 x 1 / 32) = 128 DRAM cycles; added = 4096 / 64 = 64 words
+    # + 1 - 1 = 64 fabric cycles -> broadcast, copies 1.
+    # DRAM: 2 A panels (block rows) x 1 copy x 2 tiles = 4 tiles (not 8 replicated), B 4, C 4:
+    # 12 x 2048 = 24,576 B, 24,576 / 32 = 768 cycles; plus the fan-outs in the same currency,
+    # (2 A panels + 2 B panels) x 64 = 256 fabric cycles: memory time 1024 (replicated would be
+    # 20 x 2048 / 32 = 1280, which is why share_operand broadcasts).
+    # Movement: 2 steps (1 block x 2 K blocks), 1 A and 1 B tile a step: A read 2 x 2048 / 32 = 128;
+    # B read 128 plus the C write 2048 / 32 = 64 on B's engine: the critical path, 192.
+    t = toy(multicast="none", fabric_word_bytes=64, dram_gbps=32.0)
+    shape, plan = GemmShape(64, 64, 64), GemmPlan(2, 2, 1, 1, 1, 1, 1)
+    q = gemm_quantities(t, shape, plan)
+    assert q.share_a is not None and q.share_b is not None
+    assert (q.share_a.sharing, q.share_a.dram_cycles_saved, q.share_a.fabric_cycles_added) == (
+        Sharing.BROADCAST,
+        128,
+        64,
+    )
+    assert q.share_b.sharing is Sharing.BROADCAST and q.share_b.copies == 1
+    assert (q.a_tiles_dram, q.b_tiles_dram, q.c_tiles_written) == (4, 4, 4)
+    c = gemm_cost(t, shape, plan)
+    assert q.fabric_cycles == 256
+    assert c.dram_bytes == 24_576 and c.dram_cycles == 768 + 256
+    assert c.movement_cycles == 192
+    # At 64 B/cycle the broadcast saves ceil(4096 / 64) = 64 cycles for 64 on the fabric: not more,
+    # so replicated: 2 copies of each panel, A and B 8 tiles each, and no fabric cycles.
+    q = gemm_quantities(toy(multicast="none", fabric_word_bytes=64), shape, plan)
+    assert q.share_a.sharing is Sharing.REPLICATED and q.share_a.copies == 2
+    assert (q.a_tiles_dram, q.b_tiles_dram, q.fabric_cycles) == (8, 8, 0)
+    # No fabric (a GPU-like chip): no sharing decision, every block reads its own.
+    q = gemm_quantities(toy(multicast="none", dram_gbps=32.0), shape, plan)
+    assert q.share_a is None and q.share_b is None and (q.a_tiles_dram, q.b_tiles_dram) == (8, 8)
+
+
+def test_cost_and_fuse_operands_build_the_same_streams():
+    # The planner's streams for test/tile/plasticine.mlir's plan (1024^3 f32, 1x1 blocks, 8x4 sites,
+    # 32 blocks each) are fuse-operands' `sp.share` numbers there: 32 consumers, 131,072 B each;
+    # A's block row 0 (units 0..31) all on site (0, 0): 0 hops, 2048 words; B's block column 0
+    # (units 0, 32, ..., 992) one block on each of sites 0..31, x fastest over the 8x4 grid:
+    # site 31 = (7, 3) is 10 hops from (0, 0), so 2048 + 10 - 1 = 2057.
+    # saved = ceil(131,072 x 31 / 49) = ceil(82,923.1) = 82,924.
+    from spatial_dialect.targets.cost import operand_sharing
+
+    p = PRESETS["plasticine"]
+    shape = GemmShape(1024, 1024, 1024, in_dtype="f32", out_dtype="f32", fmt="f32")
+    a, b = operand_sharing(p, shape, GemmPlan(8, 4, 1, 1, 1, 1, 1))
+    assert a is not None and b is not None
+    assert (a.dram_cycles_saved, a.fabric_cycles_added) == (82_924, 2048)
+    assert (b.dram_cycles_saved, b.fabric_cycles_added) == (82_924, 2057)
