@@ -362,7 +362,11 @@ class AccessAttr(ParametrizedAttribute):
     def linear(self) -> bool:
         """Whether the origin is linear in the loop variables (no floordiv, ceildiv or mod), so
         its least and greatest values over a box of loop values lie at the box's corners."""
-        nonlinear = (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv, AffineBinaryOpKind.Mod)
+        nonlinear = (
+            AffineBinaryOpKind.FloorDiv,
+            AffineBinaryOpKind.CeilDiv,
+            AffineBinaryOpKind.Mod,
+        )
         return not any(
             isinstance(e, AffineBinaryOpExpr) and e.kind in nonlinear
             for r in self.origin.data.results

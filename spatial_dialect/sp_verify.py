@@ -206,7 +206,9 @@ def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
         raise TypeMismatch(f"{s.stage_name()}: moves pages through a FIFO, not {buf.name}")
     _agree(s.stage_name(), rows, buf)
     if isinstance(s, ScatterOp) and rows.role.data == TensorRole.INPUT:
-        raise TypeMismatch(f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section")
+        raise TypeMismatch(
+            f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section"
+        )
 
 
 def _check_matmul(s: MatmulTilesOp) -> None:

@@ -60,6 +60,7 @@ def check(fn, module, seed: int = 0):
 
 # ── Examples ────────────────────────────────────────────────────────────────────────────────
 
+
 @pytest.mark.parametrize(
     "example, target",
     [
