@@ -84,6 +84,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "l2_bytes": ("opt_pos_int", False),
     "matmul_row_pass": ("pos_int", False),
     "matmul_handover_cycles": ("nonneg_int", False),
+    "vector_lanes": ("pos_int", False),
 }
 _TABLES = ("acc_tiles", "tile_bytes", "matmul")
 _DEFAULTS: dict[str, Any] = {
@@ -105,6 +106,7 @@ _DEFAULTS: dict[str, Any] = {
     "l2_bytes": None,
     "matmul_row_pass": 8,
     "matmul_handover_cycles": 0,
+    "vector_lanes": 32,
 }
 
 

@@ -123,6 +123,9 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         # tile's last MVMUL exposes the 4 cycles of pipeline behind it, once per tile-matmul (each
         # tile-matmul consumes a new bank of the streamed operand). Uncertain: derived, not measured.
         matmul_handover_cycles=4,
+        # The SFPU is a 32-lane SIMD vector unit [ISA VectorUnit.md] (a Wormhole document; uncertain
+        # for Blackhole). One element per lane per cycle is the simple-instruction rate.
+        vector_lanes=32,
         **chip,
     )
 
@@ -213,6 +216,9 @@ PLASTICINE = make_target(
     unpack_bytes_per_cycle=None,
     dram_latency_cycles=None,
     matmul_row_pass=1,  # a PCU streams rows through its lanes; no row-pass granularity
+    # A PCU is a 16-lane SIMD pipeline [PLAST]: one 16-wide vector enters per cycle (its 6 stages
+    # can chain ops, which this rate does not count: conservative).
+    vector_lanes=16,
 )
 
 
@@ -274,6 +280,8 @@ def _gpu(
         dram_latency_cycles=None,
         l2_bytes=l2_bytes,
         matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction
+        # 128 FP32 lanes per SM on GA10x [AMP] and on Hopper [HOP].
+        vector_lanes=128,
     )
 
 

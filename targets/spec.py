@@ -143,6 +143,9 @@ class Target:
     # Cycles the matrix engine loses per tile-matmul handing its source registers back to the operand
     # path (the pipeline drains before a bank is released). 0 where the chip does not declare it.
     matmul_handover_cycles: int = 0
+    # Elements a site's vector unit (Tensix SFPU, an SM's FP32 lanes, a PCU's SIMD lanes) retires
+    # per cycle: the rate of every non-GEMM section's pointwise and reduction work.
+    vector_lanes: int = 32
     description: str = ""
 
     # ── derived facts ─────────────────────────────────────────────────────────────────────────────

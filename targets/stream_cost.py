@@ -7,9 +7,9 @@ fields, as for a GEMM (cost.py):
 * every item's tiles come from DRAM through a movement engine and leave through one: per site,
   max(bytes / link bytes per cycle, tiles x NoC issue cycles) cycles of movement;
 * its compute engine runs the stage's vector instructions, `VECTOR_OPS[kind]` per element, at
-  `VECTOR_LANES` elements per cycle (ASSUMPTION: no preset declares its vector unit; 32 is a
-  Tensix SFPU's lanes, and a GPU's SM has more, so the model is conservative there), plus the
-  tile-matmuls of a flash attention at the target's tile-matmul cycles;
+  the target's `vector_lanes` elements per cycle (a Tensix SFPU's 32 lanes, an SM's 128 FP32
+  lanes, a PCU's 16), plus the tile-matmuls of a flash attention at the target's tile-matmul
+  cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth;
 * the items are dealt out over the mesh (split_work_to_sites), so the busiest site runs
   ceil(items / sites) of them, movement and compute overlapping through the FIFOs:
@@ -26,9 +26,6 @@ import math
 from dataclasses import dataclass
 
 from .spec import Target
-
-VECTOR_LANES = 32
-"""Elements a site's vector unit retires per cycle (module docstring: an assumption)."""
 
 VECTOR_OPS: dict[str, float] = {
     # data movement only
@@ -117,7 +114,7 @@ class StreamCost:
 
 
 def _item_compute(target: Target, q: StreamQuantities, fidelity: str) -> float:
-    vector = q.elements * VECTOR_OPS[q.kind] / VECTOR_LANES
+    vector = q.elements * VECTOR_OPS[q.kind] / target.vector_lanes
     matrix = (
         q.tile_matmuls * target.matmul_tile_cycles(q.matmul_dtype, fidelity)
         if q.tile_matmuls
