@@ -200,11 +200,14 @@ class SectionGemm:
     def shape(self) -> GemmShape:
         a, b, c = self.tensor(self.load_a), self.tensor(self.load_b), self.tensor(self.store)
         (m, k), (_, n) = a.shape2d, b.shape2d
+        # The datatype the chip computes in: the operand FIFO's (an integer operand may convert
+        # on load to the precision link chose from its interval).
+        in_dtype = str(sp.buffer_of(self.matmul.in0).elt)
         return GemmShape(
             m,
             k,
             n,
-            str(a.element_type),
+            in_dtype,
             str(c.element_type),
             fmt=a.format.data if a.format else None,
         )

@@ -103,7 +103,10 @@ def operand_streams(
     a, b = gemm.tensor(gemm.load_a), gemm.tensor(gemm.load_b)
     a_stream, b_stream = gemm_operand_streams(
         (a.sym_name.data, b.sym_name.data),
-        (target.tile_bytes(a.storage), target.tile_bytes(b.storage)),
+        # pages as the operand FIFOs hold them (an integer operand may convert on load)
+        tuple(
+            target.tile_bytes(sp.buffer_of(f).storage) for f in (gemm.matmul.in0, gemm.matmul.in1)
+        ),
         (space.block_m, space.block_n),
         kt,
         (space.items_m, space.items_n),

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -61,6 +61,7 @@ from spatial_dialect.passes.link_context import (
     Section,
     SectionContext,
     carried_names,
+    operand_precision,
     value_names,
 )
 from spatial_dialect.passes.prelude import Prelude
@@ -78,14 +79,25 @@ def link_matmul(op: tg.MatmulOp, ctx: SectionContext) -> sp.ProgramOp:
     a_t, c_t = op.a.type, op.res.type
     assert isinstance(a_t, TensorType) and isinstance(c_t, TensorType)
     in_dtype, out_dtype = str(a_t.element_type), str(c_t.element_type)
+    why = None
+    if isinstance(a_t.element_type, IntegerType):
+        in_dtype, why = operand_precision(op, ctx, [op.a, op.b])
     ctx.check_dtype(op, in_dtype, matmul=True)
     ctx.check_dtype(op, out_dtype)
     acc_dtype = Numerics.of(ctx.target, in_dtype, out_dtype).acc
     s = Section(ctx, op)
-    a, b = s.input(op.a, Layout.TILED), s.input(op.b, Layout.TILED)
+    if why is None:
+        a, b = s.input(op.a, Layout.TILED), s.input(op.b, Layout.TILED)
+        in0 = s.fifo("in0", a, "h", "kw")
+        in1 = s.fifo("in1", b, "kw", "w")
+    else:
+        # Loaded tiles convert to the compute datatype; the DRAM tensors keep their type.
+        a = s.input(op.a, Layout.TILED, check=False)
+        b = s.input(op.b, Layout.TILED, check=False)
+        in0 = s.fifo("in0", ELEMENT_TYPES[in_dtype], "h", "kw")
+        in1 = s.fifo("in1", ELEMENT_TYPES[in_dtype], "kw", "w")
+        s.why("operand_precision", why)
     c = s.output(op.res, Layout.TILED)
-    in0 = s.fifo("in0", a, "h", "kw")
-    in1 = s.fifo("in1", b, "kw", "w")
     out = s.fifo("out", c, "sh", "sw")
     dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
     r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))

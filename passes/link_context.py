@@ -35,8 +35,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from spatial_dialect import sp, tg
+from spatial_dialect.passes.prelude import Interval, Prelude, rows_of, type_interval
 from spatial_dialect.passes.prelude import Layout as PreludeLayout
-from spatial_dialect.passes.prelude import Prelude, rows_of
 from spatial_dialect.sp_attrs import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
 from spatial_dialect.sp_errors import UnsupportedDatatype
 from spatial_dialect.targets import Target, TargetError
@@ -203,6 +203,41 @@ class SectionContext:
             raise UnsupportedDatatype(f"{op.name}: {err}") from None
 
 
+INT_DTYPES = ("i8", "i32")
+"""The integer datatypes a chip may compute a product in, narrowest first."""
+
+
+def operand_precision(
+    op: Operation, ctx: SectionContext, operands: Sequence[SSAValue]
+) -> tuple[str, str]:
+    """Seed 004: an integer product's operand precision is the narrowest that holds its
+    interval. The datatype the chip computes `operands` in: the narrowest integer datatype the
+    target has whose width holds every operand's proven interval (the prelude's, or its element
+    type's range where it has none); and the reason, to record on the section. Refused, by name
+    and with the interval, where no datatype of the target holds it."""
+    interval: Interval | None = None
+    for v in operands:
+        t = v.type
+        assert isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
+        iv = ctx.prelude.intervals.get(v) or type_interval(t.element_type)
+        interval = iv if interval is None else interval.hull(iv)
+    assert interval is not None
+    target = ctx.target
+    for dtype in INT_DTYPES:
+        if target.has_dtype(dtype) and interval.bits() <= int(dtype[1:]):
+            skipped = [
+                d for d in INT_DTYPES[: INT_DTYPES.index(dtype)] if interval.bits() <= int(d[1:])
+            ]
+            why = f"{dtype}: interval {interval} fits"
+            if skipped:
+                why += f"; {target.name} has no {', '.join(skipped)}"
+            return dtype, why
+    raise UnsupportedDatatype(
+        f"{op.name}: no datatype of target {target.name} holds the operands' interval "
+        f"{interval} ({interval.bits()} bits); it has {', '.join(target.datatypes)}"
+    )
+
+
 class Section:
     """One section under construction: its tensors (each declared once), buffers and stages,
     in the order a section lists them."""
@@ -221,8 +256,13 @@ class Section:
             self.ctx.check_dtype(self.op, str(t.element_type))
         return self.tensors.setdefault(t.sym_name.data, t)
 
-    def input(self, value: SSAValue, want: Layout | None = None) -> sp.TensorOp:
-        return self._add(self.ctx.tensor(value, TensorRole.INPUT, want))
+    def input(self, value: SSAValue, want: Layout | None = None, check: bool = True) -> sp.TensorOp:
+        """`check=False`: the section converts the tensor on load (the FIFO's datatype is the
+        one the chip computes in), so the DRAM element type need not be one the chip has."""
+        t = self.ctx.tensor(value, TensorRole.INPUT, want)
+        if not check:
+            return self.tensors.setdefault(t.sym_name.data, t)
+        return self._add(t)
 
     def output(self, value: SSAValue, want: Layout | None = None) -> sp.TensorOp:
         return self._add(self.ctx.tensor(value, TensorRole.OUTPUT, want))

@@ -144,7 +144,11 @@ def _check_tensor(p: ProgramOp, t: TensorOp) -> None:
         )
 
 
-def _agree(stage: str, t: TensorOp, b: BufferOp) -> None:
+def _agree(stage: str, t: TensorOp, b: BufferOp, converts: bool = False) -> None:
+    """`converts`: a load may convert an integer tensor to the integer datatype its FIFO holds
+    (the operand precision link chose from the tensor's interval, seed 004)."""
+    if converts and isinstance(t.element_type, IntegerType) and isinstance(b.elt, IntegerType):
+        return
     if t.element_type != b.elt or t.storage != b.storage:
         raise TypeMismatch(
             f"{stage}: @{t.sym_name.data} holds {t.element_type} stored as {t.storage} but buffer "
@@ -169,7 +173,7 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
         buf = buffer_of(s.dst if isinstance(s, LoadOp) else s.src)
         if not isinstance(buf, FifoOp):
             raise TypeMismatch(f"{name}: moves pages through a FIFO, not {buf.name}")
-        _agree(name, t, buf)
+        _agree(name, t, buf, converts=isinstance(s, LoadOp))
         if isinstance(s, StoreOp) and t.role.data == TensorRole.INPUT:
             raise TypeMismatch(f"{name}: writes @{t.sym_name.data}, an input of the section")
     if isinstance(s, LoadOp) and s.group is not None:

@@ -333,3 +333,22 @@ def test_gemms_that_once_went_wrong(m, k, n, elt, target):
     fn = gemm(m, k, n, elt)
     (result,) = check(fn, compile_function(fn, target))
     assert result.ok, result.line()
+
+
+def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
+    """Seed 004: plasticine has no i8, but i32 holds an i8 operand's interval, so the operands
+    widen to i32 on load (the DRAM tensors stay i8) and the product is exact."""
+    a, b, c = "tensor<40x70xi8>", "tensor<70x50xi8>", "tensor<40x50xi32>"
+    fn = entry_function(
+        parse_module(
+            f"func.func @g(%a: {a}, %b: {b}) -> {c} {{\n"
+            f"  %c = tg.matmul %a, %b : ({a}, {b}) -> {c}\n  func.return %c : {c}\n}}"
+        )
+    )
+    module = compile_function(fn, "plasticine")
+    (program,) = (op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    assert program.attributes["operand_precision"].data == (
+        "i32: interval [-128, 127] fits; plasticine has no i8"
+    )
+    (result,) = check(fn, module)
+    assert result.ok, result.line()
