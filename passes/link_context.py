@@ -36,7 +36,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.prelude import Interval, Prelude, rows_of, type_interval
-from spatial_dialect.passes.prelude import Layout as PreludeLayout
 from spatial_dialect.sp_attrs import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
 from spatial_dialect.sp_errors import UnsupportedDatatype
 from spatial_dialect.targets import Target, TargetError
@@ -132,8 +131,7 @@ class SectionContext:
         return self.fmt if dtype == "bf16" and self.fmt != "bf16" else None
 
     def layout(self, value: SSAValue) -> Layout:
-        decided = self.prelude.layout(value)
-        return Layout.TILED if decided == PreludeLayout.TILED else Layout.ROWS
+        return self.prelude.layout(value)
 
     def section_name(self, base: str) -> str:
         """A section name not used yet in this module: the tensor it writes, made unique."""

@@ -25,18 +25,13 @@ disagree on them:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect import tg
-
-
-class Layout(Enum):
-    TILED = "tiled"
-    ROWS = "rows"
+from spatial_dialect.sp_attrs import Layout
 
 
 @dataclass(frozen=True)

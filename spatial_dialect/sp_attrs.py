@@ -46,6 +46,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+# The sp.share decision is the cost model's own enum: one definition of broadcast/replicated.
+from spatial_dialect.targets.sharing import Sharing
+
 LOOP_VARS = ("r0", "c0", "k0", "ti", "tj", "u", "v")
 SIZE_SYMBOLS = ("h", "w", "sh", "sw", "kw", "subs")
 SITE_VARS = ("x", "y")
@@ -88,11 +91,6 @@ class GroupAxis(StrEnum):
     ROWS = "rows"
     COLUMNS = "columns"
     LINE = "line"
-
-
-class Sharing(StrEnum):
-    BROADCAST = "broadcast"
-    REPLICATED = "replicated"
 
 
 @irdl_attr_definition
