@@ -71,7 +71,7 @@ from spatial_dialect.targets.cost import (  # noqa: E402
     roofline_cycles,
 )
 from spatial_dialect.targets.footprint import FOOTPRINT_DEPTH  # noqa: E402
-from spatial_dialect.targets.gemm import ceil_div, deal  # noqa: E402
+from spatial_dialect.targets.gemm import ceil_div, deal, divisors  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "plan_quality.md"
 FIDELITY = tile.DEFAULT_FIDELITY
@@ -135,10 +135,6 @@ def smallest(cases: list[Case]) -> Case:
 
 
 # ── the exhaustive lattice ─────────────────────────────────────────────────────────────────────
-
-
-def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 @dataclass

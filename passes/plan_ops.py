@@ -58,16 +58,13 @@ from spatial_dialect.sp_ops import (
     ScatterOp,
 )
 from spatial_dialect.targets import Target
+from spatial_dialect.targets.gemm import divisors
 from spatial_dialect.targets.stream_cost import (
     StreamCost,
     StreamQuantities,
     stream_cost,
     stream_roofline_cycles,
 )
-
-
-def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 @dataclass(frozen=True)

@@ -89,13 +89,9 @@ from spatial_dialect.targets.cost import (
     GemmShape,
     gemm_cost_floor,
 )
-from spatial_dialect.targets.gemm import ceil_div, deal
+from spatial_dialect.targets.gemm import ceil_div, deal, divisors
 
 DEFAULT_FIDELITY = "hifi4"
-
-
-def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def packing(target: Target) -> str:

@@ -18,6 +18,11 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def divisors(n: int) -> list[int]:
+    """Every d that divides n, ascending: the block sizes that tile n exactly."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
 @dataclass(frozen=True)
 class GemmShape:
     """C[m, n] = A[m, k] @ B[k, n], sizes in elements.
