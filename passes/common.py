@@ -160,14 +160,6 @@ def run_sections(module: ModuleOp, pattern: SectionPattern) -> None:
     )
 
 
-def module_of(op: Operation) -> ModuleOp:
-    while not isinstance(op, ModuleOp):
-        parent = op.parent_op()
-        assert parent is not None, "sections live in a module"
-        op = parent
-    return op
-
-
 # ── A section's GEMM ──────────────────────────────────────────────────────────────────────────
 
 

@@ -49,7 +49,6 @@ ELEMENT_TYPES: dict[str, Attribute] = {
 }
 
 F32 = Float32Type()
-I32 = IntegerType(32)
 
 BRIDGE_OPS = {Layout.TILED: "tilize", Layout.ROWS: "untilize"}
 """The bridge section that produces a tensor in each layout."""

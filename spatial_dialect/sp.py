@@ -521,10 +521,6 @@ class ItemSpace:
         rm, rn = self.rounds
         return rm * rn
 
-    def site_count(self, x: int, y: int) -> int:
-        rm, rn = self.site_rounds(x, y)
-        return rm * rn
-
     def site_first(self, x: int, y: int) -> int:
         """The first item of grid site (x, y)."""
         rm, em, rn, en = self._even()
@@ -590,12 +586,6 @@ class ItemSpace:
         return self.site_first(x, y) + self._position(
             row // gy, col // gx, self.site_rounds(x, y)[1]
         )
-
-    def grid_site(self, item: int) -> tuple[int, int]:
-        """The grid site (x, y) that runs item `item` (seed 003's map)."""
-        row, col = self.coord(item)
-        gx, gy = self.grid
-        return col % gx, row % gy
 
     def rect(self, item: int) -> ItemRect:
         bi, bj = self.coord(item)

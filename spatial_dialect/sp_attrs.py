@@ -454,10 +454,6 @@ class RectAttr(ParametrizedAttribute):
         x0, x1, y0, y1 = self.bounds
         return [(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)]
 
-    def contains(self, x: int, y: int) -> bool:
-        x0, x1, y0, y1 = self.bounds
-        return x0 <= x <= x1 and y0 <= y <= y1
-
     def within(self, mesh_x: int, mesh_y: int) -> bool:
         return self.x1.data < mesh_x and self.y1.data < mesh_y
 

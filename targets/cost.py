@@ -130,10 +130,6 @@ class GemmQuantities:
     share_b: SharingDecision | None = None
     fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
 
-    @property
-    def dram_tiles_read(self) -> int:
-        return self.a_tiles_dram + self.b_tiles_dram
-
 
 @dataclass(frozen=True)
 class GemmCost:
