@@ -152,7 +152,7 @@ class Search:
         self.acc_cap = t.acc_tiles(self.numerics.acc)
         self.engine = t.matmul_tile_cycles(s.in_dtype, self.fidelity)
         self.tb, self.tbo = s.operand_tile_bytes(t), s.out_tile_bytes(t)
-        self.rect = t.multicast == "rectangle"
+        self.rect = t.multicasts_rectangles
 
     # Legality, the tile pass's rules (module text).
     def legal(self, plan: GemmPlan) -> bool:
@@ -403,7 +403,7 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
     mt, nt = shape.mt, shape.nt
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-    if target.multicast == "rectangle":
+    if target.multicasts_rectangles:
         d = deal(target, shape, plan)
         x, y = target.mesh_x, target.mesh_y
         if not plan.line:
@@ -465,7 +465,7 @@ def ratio(v: float | None) -> str:
 
 def table(rows: list[Row]) -> list[str]:
     target = load_target(rows[0].target)
-    mesh = (target.mesh_x, target.mesh_y) if target.multicast == "rectangle" else None
+    mesh = (target.mesh_x, target.mesh_y) if target.multicasts_rectangles else None
     dtype = TARGETS[rows[0].target]
     fid = f", {FIDELITY}" if tile.fidelity_matters(target, dtype) else ""
     lines = [

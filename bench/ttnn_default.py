@@ -226,7 +226,7 @@ def line_target(target: Target, cores: int) -> Target:
 def ttnn_default(target: Target, shape: GemmShape, numerics: Numerics | None = None) -> TtnnConfig:
     """The config create_simple_matmul_program_config picks for ``shape`` on ``target``'s full
     compute grid, all tensors DRAM-interleaved. Raises :class:`NotApplicable` off Tensix."""
-    if target.multicast != "rectangle" or target.acc_in_registers:
+    if not target.multicasts_rectangles or target.acc_in_registers:
         raise NotApplicable(
             f"{target.name} is not a Tensix mesh: ttnn's heuristic has no meaning there"
         )

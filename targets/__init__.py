@@ -7,12 +7,21 @@ bounds on that target.
 
 from .loader import ALIASES, load_target, load_target_file, target_from_mapping
 from .presets import PRESETS
-from .spec import FIDELITIES, KNOWN_DTYPES, Target, TargetError, normalize_dtype, normalize_fidelity
+from .spec import (
+    FIDELITIES,
+    KNOWN_DTYPES,
+    Multicast,
+    Target,
+    TargetError,
+    normalize_dtype,
+    normalize_fidelity,
+)
 
 __all__ = [
     "ALIASES",
     "FIDELITIES",
     "KNOWN_DTYPES",
+    "Multicast",
     "PRESETS",
     "Target",
     "TargetError",

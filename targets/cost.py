@@ -180,7 +180,7 @@ def operand_sharing(
     (``fabric_word_bytes`` set): :func:`share_operand` on the streams of
     :func:`gemm_operand_streams`, the sites those of the flat deal place lays out. (None, None)
     elsewhere, and None for an A already in local memory."""
-    if target.multicast == "rectangle" or target.fabric_word_bytes is None or plan.streaming:
+    if target.multicasts_rectangles or target.fabric_word_bytes is None or plan.streaming:
         return None, None
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
@@ -206,7 +206,7 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     d = deal(target, shape, plan)
     last_rows = shape.m - TILE * (mt - 1)
-    rect = target.multicast == "rectangle"
+    rect = target.multicasts_rectangles
     bm, bn, kb = d.blocks_m, d.blocks_n, (kt if plan.streaming else plan.k_blocks(kt))
     busiest_steps = d.per_site * kb
     tile_matmuls_busiest = d.out_tiles * kt

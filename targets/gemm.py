@@ -294,7 +294,7 @@ def deal(target: Target, shape: GemmShape, plan: GemmPlan) -> Deal:
         )
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-    if target.multicast != "rectangle":
+    if not target.multicasts_rectangles:
         units = bm * bn
         used = min(units, gx * gy)
         per = ceil_div(units, used)

@@ -28,6 +28,7 @@ from .spec import (
     FIDELITIES,
     KNOWN_DTYPES,
     MULTICAST_KINDS,
+    Multicast,
     Target,
     TargetError,
     fidelity_table,
@@ -251,9 +252,9 @@ def _check_scalar(where: str, field: str, kind: str, v: Any) -> Any:
             raise bad("true or false")
         return v
     if kind == "multicast":
-        if v not in MULTICAST_KINDS:
+        if not isinstance(v, str) or v not in MULTICAST_KINDS:
             raise bad(" or ".join(repr(k) for k in MULTICAST_KINDS))
-        return v
+        return Multicast(v)
     if kind == "pos_num":
         if not (_is_int(v) or isinstance(v, float)) or not v > 0 or v != v or v == float("inf"):
             raise bad("a positive number")

@@ -43,7 +43,7 @@ Sources (cited below by their short name):
 
 from __future__ import annotations
 
-from .spec import Target, fidelity_table, make_target
+from .spec import Multicast, Target, fidelity_table, make_target
 
 # Tensix tile-matmul: 16 MVMULs (8x16 @ 16x16) per fidelity phase for a 32x32x32 tile [GEMM][ISA].
 _TENSIX_FLOAT = fidelity_table(16, 32, 48, 64)
@@ -103,7 +103,7 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         # (8 x 64 cycles). Uncertain by construction; it only sets how deep size-buffers makes FIFOs.
         service_page_cycles=512,
         # Rectangle multicast on both NoCs; loads receive on NoC0, the default writer is NoC1 [DESIGN].
-        multicast="rectangle",
+        multicast=Multicast.RECTANGLE,
         receiver_noc=0,
         writer_noc=1,
         tile_rows=32,
@@ -197,7 +197,7 @@ PLASTICINE = make_target(
     service_page_cycles=None,
     # No rectangle multicast: sharing an operand is share_operand's broadcast-or-replicate decision
     # over the vector network (seed 000).
-    multicast="none",
+    multicast=Multicast.NONE,
     receiver_noc=0,
     writer_noc=0,
     link_bytes_per_cycle=64,  # vector network: 16 lanes x 32 bit per cycle per link [PLAST]
@@ -262,7 +262,7 @@ def _gpu(
         fetch_tile_cycles=None,
         credit_return_cycles=None,
         service_page_cycles=None,
-        multicast="none",
+        multicast=Multicast.NONE,
         receiver_noc=0,
         writer_noc=0,
         # L2 -> SM load bandwidth per SM. Uncertain: 64 B/cycle per SM is the commonly quoted

@@ -14,13 +14,27 @@ cache or ride along an IR attribute without anyone mutating it underneath a pass
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 FIDELITIES: tuple[str, ...] = ("lofi", "hifi2", "hifi3", "hifi4")
 """Math fidelities of the Tensix matrix engine, cheapest first (1, 2, 3, 4 fidelity phases)."""
 
-MULTICAST_KINDS: tuple[str, ...] = ("rectangle", "none")
+
+class Multicast(enum.StrEnum):
+    """How one site's send reaches many sites. A StrEnum, so it reads and compares as the string a
+    TOML target writes (``multicast = "rectangle"``)."""
+
+    # One send lands in every site of a rectangle of the mesh (Tensix NoC): a row or column of sites
+    # shares an operand block that one of them read.
+    RECTANGLE = "rectangle"
+    # No on-chip multicast: an operand is shared by broadcast over a fabric (share_operand), through
+    # a shared cache, or not at all.
+    NONE = "none"
+
+
+MULTICAST_KINDS: tuple[str, ...] = tuple(m.value for m in Multicast)
 
 # Spellings users and tt-metal tables write, mapped to the one name the compiler uses.
 _DTYPE_ALIASES: dict[str, str] = {
@@ -109,7 +123,7 @@ class Target:
     credit_return_cycles: int | None
     service_page_cycles: int | None
     # ── interconnect ─────────────────────────────────────────────────────────────────────────────
-    multicast: str
+    multicast: Multicast
     receiver_noc: int
     writer_noc: int
     link_bytes_per_cycle: int
@@ -148,10 +162,27 @@ class Target:
     vector_lanes: int = 32
     description: str = ""
 
+    def __post_init__(self) -> None:
+        # Targets built in code (presets, tests) may spell the multicast kind as a string.
+        try:
+            multicast = Multicast(self.multicast)
+        except ValueError:
+            raise TargetError(
+                f"target {self.name}: multicast must be one of {', '.join(MULTICAST_KINDS)}, "
+                f"got {self.multicast!r}"
+            ) from None
+        object.__setattr__(self, "multicast", multicast)
+
     # ── derived facts ─────────────────────────────────────────────────────────────────────────────
     @property
     def sites(self) -> int:
         return self.mesh_x * self.mesh_y
+
+    @property
+    def multicasts_rectangles(self) -> bool:
+        """One send reaches a whole rectangle of sites: a row (column) of the grid shares the A (B)
+        blocks one of its sites reads, and blocks are dealt by the 2-D map, not split_work_to_cores."""
+        return self.multicast is Multicast.RECTANGLE
 
     @property
     def tile_elems(self) -> int:

@@ -1,11 +1,12 @@
 """load_target: presets by name, TOML files, and every refusal naming the file and the field."""
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
-from spatial_dialect.targets import PRESETS, TargetError, load_target
+from spatial_dialect.targets import PRESETS, Multicast, TargetError, load_target
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "targets"
@@ -120,6 +121,26 @@ def test_bad_field_is_named_with_the_file(tmp_path, field, value):
     msg = refused(p)
     assert str(p) in msg
     assert field in msg
+
+
+def test_multicast_is_parsed_into_the_enum(tmp_path):
+    t = load_target(str(EXAMPLES / "tensix_4x4.toml"))
+    assert t.multicast is Multicast.RECTANGLE and t.multicasts_rectangles
+    t = load_target(str(write(tmp_path, with_line("multicast", '"none"'))))
+    assert t.multicast is Multicast.NONE and not t.multicasts_rectangles
+
+
+@pytest.mark.parametrize("value", ['"ring"', '"Rectangle"', "1", "[]"])
+def test_unknown_multicast_lists_the_kinds(tmp_path, value):
+    msg = refused(write(tmp_path, with_line("multicast", value)))
+    assert "multicast" in msg and "'rectangle' or 'none'" in msg
+
+
+def test_target_built_in_code_parses_multicast():
+    wh = PRESETS["wormhole_n150"]
+    assert dataclasses.replace(wh, multicast="none").multicast is Multicast.NONE
+    with pytest.raises(TargetError, match="multicast must be one of rectangle, none"):
+        dataclasses.replace(wh, multicast="ring")
 
 
 def test_unknown_field(tmp_path):
