@@ -15,6 +15,7 @@ TILE = 32  # GemmShape counts tiles of 32 x 32 (tt-metal's TILE layout; every pr
 
 
 def ceil_div(a: int, b: int) -> int:
+    """ceil(a / b) for b > 0, in integers (a float division would round large counts)."""
     return -(-a // b)
 
 
@@ -267,81 +268,107 @@ class Deal:
 def deal(target: Target, shape: GemmShape, plan: GemmPlan) -> Deal:
     """THE dealing of ``plan``'s work to sites (see :class:`Deal`): place lays it out, the cost model
     prices its busiest site."""
-    mt, nt = shape.mt, shape.nt
-    gx, gy = plan.grid_x, plan.grid_y
     if plan.streaming:
-        units = mt * nt
-        used = min(units, gx * gy)
-        per = ceil_div(units, used)
-        return Deal(
-            "flat",
-            units,
-            mt,
-            nt,
-            gx,
-            gy,
-            used,
-            per,
-            0,
-            0,
-            units % used == 0,
-            per,
-            per,
-            per,
-            min(per, mt),
-            per,
-            per if mt == 1 else 0,
-        )
+        return _deal_output_tiles(shape, plan)
+    if not target.multicasts_rectangles:
+        return _deal_blocks_flat(shape, plan)
+    return _deal_blocks_on_grid(shape, plan)
+
+
+def _deal_output_tiles(shape: GemmShape, plan: GemmPlan) -> Deal:
+    """A streaming plan: its output tiles dealt flat (split_work_to_cores) over the plan's grid."""
+    mt, nt = shape.mt, shape.nt
+    units = mt * nt
+    used = min(units, plan.grid_x * plan.grid_y)
+    per = ceil_div(units, used)
+    return Deal(
+        kind="flat",
+        units=units,
+        blocks_m=mt,
+        blocks_n=nt,
+        grid_x=plan.grid_x,
+        grid_y=plan.grid_y,
+        sites=used,
+        per_site=per,
+        rounds_m=0,
+        rounds_n=0,
+        uniform=units % used == 0,
+        out_tiles=per,
+        a_tiles_per_k=per,
+        b_tiles_per_k=per,
+        rows=min(per, mt),
+        cols=per,
+        last_row_tiles=per if mt == 1 else 0,
+    )
+
+
+def _deal_blocks_flat(shape: GemmShape, plan: GemmPlan) -> Deal:
+    """Blocks numbered row-major, dealt flat (split_work_to_cores) over the plan's grid: on a target
+    without multicast rectangles no row or column of sites shares a block, so the 2-D map buys
+    nothing."""
+    mt, nt = shape.mt, shape.nt
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-    if not target.multicasts_rectangles:
-        units = bm * bn
-        used = min(units, gx * gy)
-        per = ceil_div(units, used)
-        # Site 0 runs units 0 .. per - 1: q whole block rows, then r blocks of the next.
-        q, r = divmod(per, bn)
-        rows_full = min(q * pm, mt)
-        h_q = min(pm, mt - q * pm) if q < bm else 0
-        w_r = min(r * pn, nt)
-        last = nt if q >= bm else (w_r if q == bm - 1 else 0)
-        return Deal(
-            "flat",
-            units,
-            bm,
-            bn,
-            gx,
-            gy,
-            used,
-            per,
-            0,
-            0,
-            units % used == 0,
-            rows_full * nt + h_q * w_r,
-            rows_full * bn + h_q * r,
-            q * nt + w_r,
-            min(mt, rows_full + (h_q if r else 0)),
-            nt if q else w_r,
-            last,
-        )
-    gxu, gyu = min(gx, bn), min(gy, bm)
+    units = bm * bn
+    used = min(units, plan.grid_x * plan.grid_y)
+    per = ceil_div(units, used)
+    # Site 0 runs units 0 .. per - 1: q whole block rows, then r blocks of the next.
+    q, r = divmod(per, bn)
+    rows_full = min(q * pm, mt)
+    h_q = min(pm, mt - q * pm) if q < bm else 0
+    w_r = min(r * pn, nt)
+    # Its tiles in the last M tile row: all of them once it runs every block row, else the r blocks
+    # it runs of the next row when that row is the last.
+    last_row_tiles = nt if q >= bm else (w_r if q == bm - 1 else 0)
+    return Deal(
+        kind="flat",
+        units=units,
+        blocks_m=bm,
+        blocks_n=bn,
+        grid_x=plan.grid_x,
+        grid_y=plan.grid_y,
+        sites=used,
+        per_site=per,
+        rounds_m=0,
+        rounds_n=0,
+        uniform=units % used == 0,
+        out_tiles=rows_full * nt + h_q * w_r,
+        a_tiles_per_k=rows_full * bn + h_q * r,
+        b_tiles_per_k=q * nt + w_r,
+        rows=min(mt, rows_full + (h_q if r else 0)),
+        cols=nt if q else w_r,
+        last_row_tiles=last_row_tiles,
+    )
+
+
+def _deal_blocks_on_grid(shape: GemmShape, plan: GemmPlan) -> Deal:
+    """Seed 003's 2-D map: block (r, c) on site (c % grid_x, r % grid_y) of the used grid (a line
+    plan's sites are the same map, folded onto the mesh), so each row of sites shares its block rows
+    of A and each column its block columns of B."""
+    mt, nt = shape.mt, shape.nt
+    pm, pn = plan.per_site_m, plan.per_site_n
+    bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
+    gxu, gyu = min(plan.grid_x, bn), min(plan.grid_y, bm)
     rm, rn = ceil_div(bm, gyu), ceil_div(bn, gxu)
     rows, cols = _extent(mt, pm, gyu), _extent(nt, pn, gxu)
     return Deal(
-        "line" if plan.line else "grid",
-        bm * bn,
-        bm,
-        bn,
-        gxu,
-        gyu,
-        gxu * gyu,
-        rm * rn,
-        rm,
-        rn,
-        bm % gyu == 0 and bn % gxu == 0,
-        rows * cols,
-        rows * rn,
-        cols * rm,
-        rows,
-        cols,
-        cols if (bm - 1) % gyu == 0 else 0,
+        kind="line" if plan.line else "grid",
+        units=bm * bn,
+        blocks_m=bm,
+        blocks_n=bn,
+        grid_x=gxu,
+        grid_y=gyu,
+        sites=gxu * gyu,
+        per_site=rm * rn,
+        rounds_m=rm,
+        rounds_n=rn,
+        uniform=bm % gyu == 0 and bn % gxu == 0,
+        out_tiles=rows * cols,
+        a_tiles_per_k=rows * rn,
+        b_tiles_per_k=cols * rm,
+        rows=rows,
+        cols=cols,
+        # The busiest site runs block rows 0, grid_y, 2 grid_y, ...: it computes tiles of the last
+        # M tile row (the only one that can be short) when the last block row is one of them.
+        last_row_tiles=cols if (bm - 1) % gyu == 0 else 0,
     )

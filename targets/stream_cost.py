@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .gemm import ceil_div
 from .spec import Target
 
 VECTOR_OPS: dict[str, float] = {
@@ -90,7 +91,7 @@ class StreamQuantities:
         return min(self.items, target.sites)
 
     def busiest_items(self, target: Target) -> int:
-        return -(-self.items // target.sites)
+        return ceil_div(self.items, target.sites)
 
     @property
     def dram_bytes(self) -> int:
