@@ -2,7 +2,7 @@
 
 A program is a `func.func` of tg ops over ranked tensors of rank 1 or 2 with static shapes and
 element types bf16, f16, f32, i8 or i32. Op names, operand order and property names are a contract
-(DESIGN.md section 3): importers and hidden acceptance tests write the generic form, e.g.
+(docs/tg.md): importers and other tools write the generic form, e.g.
 
     %c = "tg.matmul"(%a, %b) : (tensor<64x128xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>
     %y = "tg.rms_norm"(%x, %w) <{eps = 1.0e-06 : f32}> : (...) -> ...
@@ -11,6 +11,12 @@ The custom form is the generic one without quotes, with properties written as ke
 
     %y = tg.rms_norm %x, %w eps 1.000000e-06 : (tensor<4x64xf32>, tensor<1x64xf32>) -> tensor<4x64xf32>
 
+From Python, every op has a builder that infers the result type from the operands by the same
+rule its verifier checks, and takes the properties as Python values:
+
+    y = RmsNormOp(x, w, eps=1e-6)            # the result has x's type
+    o = AttentionOp(q, k, v, heads=4, kv_heads=2, causal=True)   # T x heads * v head dim
+
 Every verifier names the op, the operand that breaks the rule and the numbers involved, because
 the user reads these messages without a debugger: "tg.matmul: a is 64x100 and b is 128x32; the
 inner dimensions 100 and 128 differ".
@@ -18,7 +24,8 @@ inner dimensions 100 and 128 differ".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -33,8 +40,10 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    i32,
+    i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VerificationContext,
@@ -50,13 +59,46 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+__all__ = [
+    "TG",
+    "FLOAT_TYPES",
+    "GELU_APPROXIMATIONS",
+    "ROPE_STYLES",
+    "TgOp",
+    "UnaryOp",
+    "BinaryOp",
+    "MatmulOp",
+    "AddOp",
+    "SubOp",
+    "MulOp",
+    "SiluOp",
+    "ReluOp",
+    "SigmoidOp",
+    "GeluOp",
+    "ScaleOp",
+    "SoftcapOp",
+    "SwigluOp",
+    "RmsNormOp",
+    "LayerNormOp",
+    "RopeOp",
+    "AttentionOp",
+    "SoftmaxOp",
+    "TransposeOp",
+    "GatherRowsOp",
+    "SetRowsOp",
+    "ArgmaxOp",
+    "is_float",
+    "is_int",
+    "shape_str",
+    "matmul_shape",
+    "transpose_shape",
+    "gather_rows_shape",
+    "attention_shape",
+    "argmax_shape",
+]
+
 FLOAT_TYPES = (BFloat16Type, Float16Type, Float32Type)
 """Element types an op with float semantics (norms, attention, activations) accepts."""
-
-
-def element_name(t: Attribute) -> str:
-    """The short name of a tensor element type as users write it: bf16, f16, f32, i8, i32."""
-    return str(t)
 
 
 def is_float(t: Attribute) -> bool:
@@ -73,6 +115,99 @@ def is_int(t: Attribute) -> bool:
 
 def shape_str(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape)
+
+
+# Result shapes -----------------------------------------------------------------------------
+# One definition of each rule: the builders compute the result type with these functions and the
+# verifiers compare the result against them. The operands' ranks are checked before either calls.
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, int]:
+    """a @ b is M x N for a of M x K and b of K x N."""
+    return (a[0], b[1])
+
+
+def transpose_shape(x: Sequence[int]) -> tuple[int, int]:
+    """x^T is C x R for x of R x C."""
+    return (x[1], x[0])
+
+
+def gather_rows_shape(table: Sequence[int], ids: Sequence[int]) -> tuple[int, int]:
+    """table[ids] has one row per id, of the table's width."""
+    return (ids[0], table[1])
+
+
+def attention_shape(
+    q: Sequence[int], v: Sequence[int], heads: int, kv_heads: int
+) -> tuple[int, int]:
+    """One row per query, heads * (v's head width) columns: T x heads * (v columns / kv_heads)."""
+    return (q[0], heads * (v[1] // kv_heads))
+
+
+def argmax_shape(x: Sequence[int]) -> tuple[int]:
+    """One i32 index per row of x."""
+    return (x[0],)
+
+
+ARGMAX_ELEMENT = i32
+"""The element type of tg.argmax's result."""
+
+
+# Builder helpers ---------------------------------------------------------------------------
+
+Value = SSAValue | Operation
+"""What a builder accepts as an operand: a value, or an op of one result."""
+
+
+def _tensor(op_name: str, field: str, value: SSAValue, rank: int | None = None) -> TensorType:
+    """The value's tensor type, refused by the op's and the operand's names when a builder cannot
+    read a shape from it (the verifier later gives the full diagnostic for the other rules)."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{op_name}: {field} must be a ranked tensor, got {t}")
+    if rank is not None and len(t.get_shape()) != rank:
+        raise VerifyException(f"{op_name}: {field} {rank_phrase(rank)}, got {t}")
+    return t
+
+
+def rank_phrase(rank: int) -> str:
+    return "must be a matrix (rank 2)" if rank == 2 else "must be a vector (rank 1)"
+
+
+def _f32(op_name: str, prop: str, v: float | FloatAttr) -> FloatAttr:
+    if isinstance(v, FloatAttr):
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{op_name}: {prop} must be a float, got {v!r}")
+    return FloatAttr(float(v), Float32Type())
+
+
+def _i64(op_name: str, prop: str, v: int | IntegerAttr) -> IntegerAttr:
+    if isinstance(v, IntegerAttr):
+        return v
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{op_name}: {prop} must be an int, got {v!r}")
+    return IntegerAttr(v, i64)
+
+
+def _bool(op_name: str, prop: str, v: bool | IntegerAttr) -> IntegerAttr:
+    if isinstance(v, IntegerAttr):
+        return v
+    if not isinstance(v, bool):
+        raise TypeError(f"{op_name}: {prop} must be a bool, got {v!r}")
+    return IntegerAttr.from_bool(v)
+
+
+def _str(op_name: str, prop: str, v: str | StringAttr) -> StringAttr:
+    if isinstance(v, StringAttr):
+        return v
+    if not isinstance(v, str):
+        raise TypeError(f"{op_name}: {prop} must be a str, got {v!r}")
+    return StringAttr(v)
+
+
+def _values(*values: Value | None) -> list[SSAValue | None]:
+    return [None if v is None else SSAValue.get(v) for v in values]
 
 
 PROPERTY_KINDS = (
@@ -95,6 +230,11 @@ class TgOp(IRDLOperation):
 
     # Which element types the op's tensors may hold. Float-only ops override it.
     ALLOWS_INT: ClassVar[bool] = True
+
+    # The operand whose type the result has (pointwise ops, norms, rope, the cache update), or
+    # None where the result's shape is computed (matmul, attention, transpose, gather, argmax).
+    # The builder gives the result this operand's type and the verifier checks it, last.
+    RESULT_LIKE: ClassVar[str | None] = None
 
     def err(self, message: str) -> VerifyException:
         return VerifyException(f"{self.name}: {message}")
@@ -127,6 +267,27 @@ class TgOp(IRDLOperation):
                     f"{name} has element type {elt}; supported are bf16, f16, f32, i8, i32"
                 )
         self.verify_shapes()
+        if self.RESULT_LIKE is not None:
+            self.require_same_type("res", self.RESULT_LIKE)
+
+    def init_tg(
+        self,
+        operands: Sequence[Value | None],
+        properties: Mapping[str, Attribute | None] | None = None,
+        result_type: Attribute | None = None,
+    ) -> None:
+        """Initialize from operands in declaration order; the result type defaults to that of the
+        operand RESULT_LIKE names (ops whose result shape is computed pass it)."""
+        values = _values(*operands)
+        if result_type is None:
+            assert self.RESULT_LIKE is not None, f"{self.name} computes its result type"
+            names = [n for n, _ in type(self).get_irdl_definition().operands]
+            like = values[names.index(self.RESULT_LIKE)]
+            assert like is not None
+            result_type = _tensor(self.name, self.RESULT_LIKE, like)
+        IRDLOperation.__init__(
+            self, operands=values, result_types=[result_type], properties=properties or {}
+        )
 
     def verify_shapes(self) -> None:
         raise NotImplementedError
@@ -173,8 +334,7 @@ class TgOp(IRDLOperation):
     def require_rank(self, field: str, rank: int) -> tuple[int, ...]:
         shape = self.shape(getattr(self, field))
         if len(shape) != rank:
-            kind = "a matrix (rank 2)" if rank == 2 else "a vector (rank 1)"
-            raise self.err(f"{field} must be {kind}, got {shape_str(shape)}")
+            raise self.err(f"{field} {rank_phrase(rank)}, got {shape_str(shape)}")
         return shape
 
     def require_float(self, *fields: str) -> None:
@@ -216,15 +376,15 @@ class UnaryOp(TgOp):
     x = operand_def(TensorType)
     res = result_def(TensorType)
     ALLOWS_INT: ClassVar[bool] = False
+    RESULT_LIKE: ClassVar[str | None] = "x"
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, x: SSAValue, properties: dict[str, Attribute] | None = None):
-        super().__init__(operands=[x], result_types=[x.type], properties=properties or {})
+    def __init__(self, x: Value, properties: Mapping[str, Attribute] | None = None):
+        self.init_tg([x], properties)
 
     def verify_shapes(self) -> None:
         if not self.ALLOWS_INT:
             self.require_float("x")
-        self.require_same_type("res", "x")
 
 
 class BinaryOp(TgOp):
@@ -235,8 +395,10 @@ class BinaryOp(TgOp):
     res = result_def(TensorType)
     assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, a: SSAValue, b: SSAValue):
-        super().__init__(operands=[a, b], result_types=[a.type])
+    RESULT_LIKE: ClassVar[str | None] = "a"
+
+    def __init__(self, a: Value, b: Value):
+        self.init_tg([a, b])
 
     def verify_shapes(self) -> None:
         a, b = self.shape(self.a), self.shape(self.b)
@@ -247,7 +409,6 @@ class BinaryOp(TgOp):
                 + (f" or 1x{a[1]} (broadcast over rows)" if len(a) == 2 else "")
             )
         self.require_same_element("a", "b")
-        self.require_same_type("res", "a")
 
 
 @irdl_op_definition
@@ -260,8 +421,24 @@ class MatmulOp(TgOp):
     res = result_def(TensorType)
     assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
-        super().__init__(operands=[a, b], result_types=[result_type])
+    def __init__(
+        self,
+        a: Value,
+        b: Value,
+        result_type: Attribute | None = None,
+        *,
+        element_type: Attribute | None = None,
+    ):
+        """The result is M x N (`matmul_shape`) of `element_type`, by default a's element type;
+        pass f32 for bf16 operands kept in f32, i32 for i8 ones. `result_type` gives it whole."""
+        if result_type is None:
+            ta = _tensor(self.name, "a", SSAValue.get(a), 2)
+            tb = _tensor(self.name, "b", SSAValue.get(b), 2)
+            shape = matmul_shape(ta.get_shape(), tb.get_shape())
+            result_type = TensorType(element_type or ta.element_type, shape)
+        elif element_type is not None:
+            raise TypeError("tg.matmul: give result_type or element_type, not both")
+        self.init_tg([a, b], result_type=result_type)
 
     def verify_shapes(self) -> None:
         m, k = self.require_rank("a", 2)
@@ -273,7 +450,7 @@ class MatmulOp(TgOp):
         self.require_same_element("a", "b")
         ea = self.elt(self.a)
         rows, cols = self.require_rank("res", 2)
-        if (rows, cols) != (m, n):
+        if (rows, cols) != matmul_shape((m, k), (k2, n)):
             raise self.err(f"the result is {rows}x{cols} but a @ b is {m}x{n}")
         er = self.elt(self.res)
         if is_float(ea) != is_float(er):
@@ -337,6 +514,19 @@ class GeluOp(UnaryOp):
         "$x (`approximate` $approximate^)? attr-dict `:` functional-type(operands, results)"
     )
 
+    def __init__(
+        self,
+        x: Value,
+        approximate: str | StringAttr | None = None,
+        *,
+        properties: Mapping[str, Attribute] | None = None,
+    ):
+        """approximate is "none" (the default, left out of the IR when not given) or "tanh"."""
+        props = dict(properties or {})
+        if approximate is not None:
+            props["approximate"] = _str(self.name, "approximate", approximate)
+        self.init_tg([x], props)
+
     def verify_shapes(self) -> None:
         super().verify_shapes()
         if self.approximate.data not in GELU_APPROXIMATIONS:
@@ -351,6 +541,20 @@ class ScaleOp(UnaryOp):
     factor = prop_def(FloatAttr[Float32Type])
     assembly_format = "$x `factor` $factor attr-dict `:` functional-type(operands, results)"
 
+    def __init__(
+        self,
+        x: Value,
+        factor: float | FloatAttr | None = None,
+        *,
+        properties: Mapping[str, Attribute] | None = None,
+    ):
+        props = dict(properties or {})
+        if factor is not None:
+            props["factor"] = _f32(self.name, "factor", factor)
+        if "factor" not in props:
+            raise TypeError("tg.scale: factor is required")
+        self.init_tg([x], props)
+
 
 @irdl_op_definition
 class SoftcapOp(UnaryOp):
@@ -359,6 +563,20 @@ class SoftcapOp(UnaryOp):
     name = "tg.softcap"
     cap = prop_def(FloatAttr[Float32Type])
     assembly_format = "$x `cap` $cap attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        x: Value,
+        cap: float | FloatAttr | None = None,
+        *,
+        properties: Mapping[str, Attribute] | None = None,
+    ):
+        props = dict(properties or {})
+        if cap is not None:
+            props["cap"] = _f32(self.name, "cap", cap)
+        if "cap" not in props:
+            raise TypeError("tg.softcap: cap is required")
+        self.init_tg([x], props)
 
     def verify_shapes(self) -> None:
         super().verify_shapes()
@@ -385,12 +603,15 @@ class SwigluOp(TgOp):
     gate = operand_def(TensorType)
     up = operand_def(TensorType)
     res = result_def(TensorType)
+    RESULT_LIKE: ClassVar[str | None] = "gate"
     assembly_format = "$gate `,` $up attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, gate: Value, up: Value):
+        self.init_tg([gate, up])
 
     def verify_shapes(self) -> None:
         self.require_float("gate")
         self.require_same_type("up", "gate")
-        self.require_same_type("res", "gate")
 
 
 @irdl_op_definition
@@ -407,9 +628,26 @@ class RmsNormOp(TgOp):
     res = result_def(TensorType)
     eps = prop_def(FloatAttr[Float32Type])
     width = opt_prop_def(IntegerAttr[I64])
+    RESULT_LIKE: ClassVar[str | None] = "x"
     assembly_format = (
         "operands `eps` $eps (`width` $width^)? attr-dict `:` functional-type(operands, results)"
     )
+
+    def __init__(
+        self,
+        x: Value,
+        weight: Value,
+        residual: Value | None = None,
+        *,
+        eps: float | FloatAttr,
+        width: int | IntegerAttr | None = None,
+    ):
+        """width (per-head groups) is left out of the IR when not given: the whole row."""
+        props = {
+            "eps": _f32(self.name, "eps", eps),
+            "width": None if width is None else _i64(self.name, "width", width),
+        }
+        self.init_tg([x, weight, residual], props)
 
     def group_width(self) -> int:
         """The normalized group's width: the property, or the whole row."""
@@ -428,7 +666,6 @@ class RmsNormOp(TgOp):
             raise self.err(f"weight is {w_rows}x{w_cols}; it must be 1x{width}")
         if self.residual is not None:
             self.require_same_type("residual", "x")
-        self.require_same_type("res", "x")
 
 
 @irdl_op_definition
@@ -441,7 +678,11 @@ class LayerNormOp(TgOp):
     bias = operand_def(TensorType)
     res = result_def(TensorType)
     eps = prop_def(FloatAttr[Float32Type])
+    RESULT_LIKE: ClassVar[str | None] = "x"
     assembly_format = "operands `eps` $eps attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: Value, weight: Value, bias: Value, *, eps: float | FloatAttr):
+        self.init_tg([x, weight, bias], {"eps": _f32(self.name, "eps", eps)})
 
     def verify_shapes(self) -> None:
         _, cols = self.require_rank("x", 2)
@@ -450,7 +691,6 @@ class LayerNormOp(TgOp):
             shape = self.require_rank(field, 2)
             if shape != (1, cols):
                 raise self.err(f"{field} is {shape_str(shape)}; it must be 1x{cols}")
-        self.require_same_type("res", "x")
 
 
 ROPE_STYLES = ("neox", "interleaved")
@@ -470,10 +710,29 @@ class RopeOp(TgOp):
     res = result_def(TensorType)
     head_dim = prop_def(IntegerAttr[I64])
     style = prop_def(StringAttr)
+    RESULT_LIKE: ClassVar[str | None] = "x"
     assembly_format = (
         "operands `head_dim` $head_dim `style` $style attr-dict "
         "`:` functional-type(operands, results)"
     )
+
+    def __init__(
+        self,
+        x: Value,
+        cos: Value,
+        sin: Value,
+        *,
+        head_dim: int | IntegerAttr | None = None,
+        style: str | StringAttr = "neox",
+    ):
+        """head_dim defaults to twice the width of cos (the tables hold head_dim / 2 columns)."""
+        if head_dim is None:
+            head_dim = 2 * _tensor(self.name, "cos", SSAValue.get(cos), 2).get_shape()[1]
+        props = {
+            "head_dim": _i64(self.name, "head_dim", head_dim),
+            "style": _str(self.name, "style", style),
+        }
+        self.init_tg([x, cos, sin], props)
 
     def verify_shapes(self) -> None:
         rows, cols = self.require_rank("x", 2)
@@ -489,7 +748,6 @@ class RopeOp(TgOp):
                 raise self.err(f"{field} is {shape_str(shape)}; it must be {rows}x{d // 2}")
         if self.style.data not in ROPE_STYLES:
             raise self.err(f'style must be "neox" or "interleaved", got "{self.style.data}"')
-        self.require_same_type("res", "x")
 
 
 @irdl_op_definition
@@ -515,6 +773,44 @@ class AttentionOp(TgOp):
         "operands `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `causal` $causal "
         "`scale` $scale attr-dict `:` functional-type(operands, results)"
     )
+
+    def __init__(
+        self,
+        q: Value,
+        k: Value,
+        v: Value,
+        pos: Value | None = None,
+        *,
+        heads: int | IntegerAttr,
+        kv_heads: int | IntegerAttr,
+        causal: bool | IntegerAttr,
+        head_dim: int | IntegerAttr | None = None,
+        scale: float | FloatAttr | None = None,
+        element_type: Attribute | None = None,
+    ):
+        """head_dim defaults to q's columns / heads, scale to 1 / sqrt(head_dim). The result is
+        `attention_shape` of `element_type`, by default q's element type."""
+        tq = _tensor(self.name, "q", SSAValue.get(q), 2)
+        tv = _tensor(self.name, "v", SSAValue.get(v), 2)
+        h = _i64(self.name, "heads", heads)
+        kv = _i64(self.name, "kv_heads", kv_heads)
+        if head_dim is None:
+            head_dim = tq.get_shape()[1] // max(h.value.data, 1)
+        d = _i64(self.name, "head_dim", head_dim)
+        if scale is None:
+            scale = 1.0 / math.sqrt(max(d.value.data, 1))
+        props = {
+            "heads": h,
+            "kv_heads": kv,
+            "head_dim": d,
+            "causal": _bool(self.name, "causal", causal),
+            "scale": _f32(self.name, "scale", scale),
+        }
+        if kv.value.data <= 0:
+            raise VerifyException(f"{self.name}: kv_heads must be positive, got {kv.value.data}")
+        shape = attention_shape(tq.get_shape(), tv.get_shape(), h.value.data, kv.value.data)
+        result_type = TensorType(element_type or tq.element_type, shape)
+        self.init_tg([q, k, v, pos], props, result_type)
 
     def v_head_dim(self) -> int:
         return self.shape(self.v)[1] // self.kv_heads.value.data
@@ -545,7 +841,7 @@ class AttentionOp(TgOp):
                 "T positions, so T <= S"
             )
         rows, cols = self.require_rank("res", 2)
-        if (rows, cols) != (t, h * self.v_head_dim()):
+        if (rows, cols) != attention_shape((t, q_cols), (s_v, v_cols), h, kv):
             raise self.err(
                 f"the result is {rows}x{cols}; it must be {t}x{h * self.v_head_dim()} "
                 "(T x heads * v head dim)"
@@ -561,10 +857,14 @@ class TransposeOp(TgOp):
     res = result_def(TensorType)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, x: Value):
+        t = _tensor(self.name, "x", SSAValue.get(x), 2)
+        self.init_tg([x], result_type=TensorType(t.element_type, transpose_shape(t.get_shape())))
+
     def verify_shapes(self) -> None:
         r, c = self.require_rank("x", 2)
         rr, rc = self.require_rank("res", 2)
-        if (rr, rc) != (c, r):
+        if (rr, rc) != transpose_shape((r, c)):
             raise self.err(f"x is {r}x{c}, so the result must be {c}x{r}, got {rr}x{rc}")
         self.require_same_element("res", "x")
 
@@ -579,11 +879,17 @@ class GatherRowsOp(TgOp):
     res = result_def(TensorType)
     assembly_format = "$table `,` $ids attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, table: Value, ids: Value):
+        tt = _tensor(self.name, "table", SSAValue.get(table), 2)
+        ti = _tensor(self.name, "ids", SSAValue.get(ids), 1)
+        shape = gather_rows_shape(tt.get_shape(), ti.get_shape())
+        self.init_tg([table, ids], result_type=TensorType(tt.element_type, shape))
+
     def verify_shapes(self) -> None:
-        _, d = self.require_rank("table", 2)
+        v, d = self.require_rank("table", 2)
         t = self.require_i32_vector("ids")
         rows, cols = self.require_rank("res", 2)
-        if (rows, cols) != (t, d):
+        if (rows, cols) != gather_rows_shape((v, d), (t,)):
             raise self.err(f"the result is {rows}x{cols}; it must be {t}x{d} (ids x table width)")
         self.require_same_element("res", "table")
 
@@ -597,7 +903,11 @@ class SetRowsOp(TgOp):
     rows = operand_def(TensorType)
     pos = operand_def(TensorType)
     res = result_def(TensorType)
+    RESULT_LIKE: ClassVar[str | None] = "cache"
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, cache: Value, rows: Value, pos: Value):
+        self.init_tg([cache, rows, pos])
 
     def verify_shapes(self) -> None:
         s, d = self.require_rank("cache", 2)
@@ -608,7 +918,6 @@ class SetRowsOp(TgOp):
             raise self.err(f"rows has {t} rows, more than the cache's {s}")
         self.require_same_element("rows", "cache")
         self.require_i32_vector("pos", 1)
-        self.require_same_type("res", "cache")
 
 
 @irdl_op_definition
@@ -620,10 +929,14 @@ class ArgmaxOp(TgOp):
     res = result_def(TensorType)
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
+    def __init__(self, x: Value):
+        t = _tensor(self.name, "x", SSAValue.get(x), 2)
+        self.init_tg([x], result_type=TensorType(ARGMAX_ELEMENT, argmax_shape(t.get_shape())))
+
     def verify_shapes(self) -> None:
-        rows, _ = self.require_rank("x", 2)
+        rows, cols = self.require_rank("x", 2)
         n = self.require_i32_vector("res")
-        if n != rows:
+        if (n,) != argmax_shape((rows, cols)):
             raise self.err(f"x has {rows} rows, so the result must be tensor<{rows}xi32>")
 
 
