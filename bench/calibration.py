@@ -1,6 +1,6 @@
 """Calibrate the GEMM cost model against public tt-metal measurements.
 
-For every row of ``shared/calibration/tt_gemm_flops_calibration.csv`` (tt-metal's GEMM_FLOPS tech
+For every row of ``targets/data/tt_gemm_flops_calibration.csv`` (tt-metal's GEMM_FLOPS tech
 report tables, N150 and P150) print the shape, storage format, fidelity, grid, measured device time,
 predicted time and error, then a summary. Nothing here is fitted: the targets are the presets of
 ``spatial_dialect.targets`` (hardware facts with sources), the model is ``targets.cost``.
@@ -39,11 +39,9 @@ from pathlib import Path
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmPlan, GemmShape, gemm_cost, plan_fits
 
+# The repository's copy (targets/data/README.md says where the rows come from).
 DEFAULT_CSV = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared"
-    / "calibration"
-    / "tt_gemm_flops_calibration.csv"
+    Path(__file__).resolve().parents[1] / "targets" / "data" / "tt_gemm_flops_calibration.csv"
 )
 
 CARDS = {"N150": "wormhole_n150", "P150": "blackhole_p150"}
