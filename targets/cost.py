@@ -196,6 +196,67 @@ def operand_sharing(
     return (None if shape.a_local else share_operand(a, target)), share_operand(b, target)
 
 
+@dataclass(frozen=True)
+class _TileReads:
+    """Tiles of A and of B read from DRAM."""
+
+    a: int
+    b: int
+
+
+@dataclass(frozen=True)
+class _MulticastReads:
+    """A and B's DRAM reads two ways, and which operands the plan really multicasts (the plan asks,
+    the target has rectangles, more than one site shares)."""
+
+    mcast_a: bool
+    mcast_b: bool
+    # A row of sites reads each A block once per round and shares it (on a target without
+    # multicast rectangles: what one wave of the flat deal shares through a cache); B symmetrically.
+    shared: _TileReads
+    replicated: _TileReads  # every block reads its own
+
+    @property
+    def planned(self) -> _TileReads:
+        """The reads under the plan: shared where the operand really multicasts."""
+        return _TileReads(
+            self.shared.a if self.mcast_a else self.replicated.a,
+            self.shared.b if self.mcast_b else self.replicated.b,
+        )
+
+
+@dataclass(frozen=True)
+class _FabricSharing:
+    """The reads once operand panels are shared over a fabric without multicast rectangles
+    (share_operand's decisions, None where it does not decide), and the broadcasts' fabric cycles."""
+
+    share_a: SharingDecision | None
+    share_b: SharingDecision | None
+    reads: _TileReads
+    fabric_cycles: int = 0
+
+
+@dataclass(frozen=True)
+class _NocTraffic:
+    """Tiles landing in sites' local memory, link traversals of multicast deliveries, and the
+    sites reading A and B from DRAM at the same time."""
+
+    delivered: int
+    hops: int
+    a_readers: int
+    b_readers: int
+
+
+@dataclass(frozen=True)
+class _OperandTraffic:
+    """Everything a plan moves of A and B: ``dram`` is what it reads under the plan."""
+
+    reads: _MulticastReads
+    sharing: _FabricSharing
+    dram: _TileReads
+    noc: _NocTraffic
+
+
 def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
     """Tiles read from DRAM per operand (with and without multicast), tiles moved on the NoC and
     hops crossed, tile-matmuls (total and on the busiest site), output tiles written.
@@ -205,129 +266,257 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
     streaming plans and targets without multicast. The busiest site is the one running unit 0."""
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     d = deal(target, shape, plan)
-    last_rows = shape.m - TILE * (mt - 1)
-    rect = target.multicasts_rectangles
-    bm, bn, kb = d.blocks_m, d.blocks_n, (kt if plan.streaming else plan.k_blocks(kt))
-    busiest_steps = d.per_site * kb
-    tile_matmuls_busiest = d.out_tiles * kt
-    # Short rows: the tiles of the last M tile row pay whole row passes only (a 1-row decode tile on
-    # Tensix costs 8/32 of a tile). A streaming site is charged full tiles unless every tile is short.
-    fabric = 0  # fabric cycles of broadcast operand panels (share_operand)
-    eff = (d.out_tiles - d.last_row_tiles * (1.0 - _row_pass_factor(target, last_rows))) * kt
+    kb = kt if plan.streaming else plan.k_blocks(kt)
     if plan.streaming:
-        # tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
-        # no multicast, nothing shared.
-        units = d.units
-        mc_a = mc_b = False
-        a_mc = a_rep = 0 if shape.a_local else units * kt
-        b_mc = b_rep = units * kt
-        a_dram, b_dram = a_rep, b_rep
-        delivered, hops = 2 * units * kt, 0
-        a_readers, b_readers = (0 if shape.a_local else d.sites), d.sites
+        t = _streaming_traffic(shape, d)
     else:
-        pm, pn = plan.per_site_m, plan.per_site_n
-        a_rep, b_rep = mt * kt * bn, kt * nt * bm
-        if rect:
-            mc_a = plan.mcast_a and d.grid_x > 1
-            mc_b = plan.mcast_b and d.grid_y > 1
-            # A block row is read once per round of column blocks when the sites sharing it take
-            # it from one multicast, once per column block otherwise; B symmetrically.
-            a_mc, b_mc = mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y)
-        else:
-            mc_a = mc_b = False
-            # What one wave of the flat deal (every site's t-th block at once) shares: the block
-            # rows and columns its blocks touch, each once.
-            used, per = d.sites, d.per_site
-            cols_wave = min(bn, used, bn // math.gcd(per, bn))
-            a_mc = min(a_rep, per * min(mt, min(bm, used) * pm) * kt)
-            b_mc = min(b_rep, per * min(nt, cols_wave * pn) * kt)
-        if shape.a_local:
-            a_mc = a_rep = 0
-        a_dram = a_mc if mc_a else a_rep
-        b_dram = b_mc if mc_b else b_rep
-        share_a, share_b = operand_sharing(target, shape, plan)
-        # Shared over the fabric: DRAM serves each panel (a whole block row of A, block column of
-        # B) the copies share_operand chose, one when broadcast and one per consumer block when
-        # replicated, exactly as the report counts them; and each broadcast panel adds the fabric
-        # cycles share_operand weighed against the DRAM cycles it saves (same currency, so the
-        # plan's memory time is the least of the two arrangements, as the pass picks it).
-        if share_a is not None:
-            a_dram = bm * plan.per_site_m * kt * share_a.copies
-            if share_a.sharing == Sharing.BROADCAST:
-                fabric += bm * share_a.fabric_cycles_added
-        if share_b is not None:
-            b_dram = bn * plan.per_site_n * kt * share_b.copies
-            if share_b.sharing == Sharing.BROADCAST:
-                fabric += bn * share_b.fabric_cycles_added
-        if target.l2_bytes and not rect:
-            # A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one
-            # wave read each panel they share from DRAM once; and a whole operand that fits in half the
-            # cache stays there across waves, so DRAM serves it once. Sites still pull every tile from
-            # L2 over their link, which the movement model charges.
-            a_dram, b_dram = min(a_dram, a_mc), min(b_dram, b_mc)
-            half = target.l2_bytes // 2
-            tb = shape.operand_tile_bytes(target)
-            if mt * kt * tb <= half:
-                a_dram = min(a_dram, mt * kt)
-            if kt * nt * tb <= half:
-                b_dram = min(b_dram, kt * nt)
-        # Every site receives every A tile of its block rows and B tile of its block columns, shared
-        # or not; multicast saves DRAM reads and link occupancy, not deliveries.
-        delivered = mt * kt * bn + kt * nt * bm
-        hops = (mt * kt * ceil_div(bn, d.grid_x) * (d.grid_x - 1) if mc_a else 0) + (
-            kt * nt * ceil_div(bm, d.grid_y) * (d.grid_y - 1) if mc_b else 0
-        )
-        a_readers = 0 if shape.a_local else (d.grid_y if mc_a else d.sites)
-        b_readers = d.grid_x if mc_b else d.sites
-    if plan.streaming:
-        share_a = share_b = None
+        t = _blocked_traffic(target, shape, plan, d)
     c_written = 0 if shape.c_local else mt * nt
     return GemmQuantities(
         sites_used=d.sites,
         grid_x_used=d.grid_x,
         grid_y_used=d.grid_y,
-        blocks_m=bm,
-        blocks_n=bn,
+        blocks_m=d.blocks_m,
+        blocks_n=d.blocks_n,
         k_blocks=kb,
         busiest_rows=d.rows,
         busiest_cols=d.cols,
         busiest_blocks=d.per_site,
-        busiest_steps=busiest_steps,
+        busiest_steps=d.per_site * kb,
         busiest_out_tiles=d.out_tiles,
         tile_matmuls=mt * nt * kt,
-        tile_matmuls_busiest=tile_matmuls_busiest,
-        tile_matmuls_busiest_eff=eff,
-        mcast_a=mc_a,
-        mcast_b=mc_b,
-        a_tiles_dram=a_dram,
-        b_tiles_dram=b_dram,
-        a_tiles_dram_mcast=a_mc,
-        b_tiles_dram_mcast=b_mc,
-        a_tiles_dram_replicated=a_rep,
-        b_tiles_dram_replicated=b_rep,
+        tile_matmuls_busiest=d.out_tiles * kt,
+        tile_matmuls_busiest_eff=_busiest_effective_tile_matmuls(target, shape, d),
+        mcast_a=t.reads.mcast_a,
+        mcast_b=t.reads.mcast_b,
+        a_tiles_dram=t.dram.a,
+        b_tiles_dram=t.dram.b,
+        a_tiles_dram_mcast=t.reads.shared.a,
+        b_tiles_dram_mcast=t.reads.shared.b,
+        a_tiles_dram_replicated=t.reads.replicated.a,
+        b_tiles_dram_replicated=t.reads.replicated.b,
         c_tiles_written=c_written,
-        a_readers=a_readers,
-        b_readers=b_readers,
+        a_readers=t.noc.a_readers,
+        b_readers=t.noc.b_readers,
         c_writers=0 if shape.c_local else d.sites,
-        noc_tiles=delivered + c_written,
-        noc_tile_hops=hops,
+        noc_tiles=t.noc.delivered + c_written,
+        noc_tile_hops=t.noc.hops,
         busiest_a_tiles=d.a_tiles_per_k * kt,
         busiest_b_tiles=d.b_tiles_per_k * kt,
         busiest_c_tiles=0 if shape.c_local else d.out_tiles,
         line=plan.line and not plan.streaming,
-        share_a=share_a,
-        share_b=share_b,
-        fabric_cycles=fabric,
+        share_a=t.sharing.share_a,
+        share_b=t.sharing.share_b,
+        fabric_cycles=t.sharing.fabric_cycles,
+    )
+
+
+def _busiest_effective_tile_matmuls(target: Target, shape: GemmShape, d: Deal) -> float:
+    """The busiest site's tile-matmuls once short rows pay whole row passes only: the tiles of the
+    last M tile row (a 1-row decode tile on Tensix costs 8/32 of a tile). A streaming site is charged
+    full tiles unless every tile is short."""
+    last_rows = shape.m - TILE * (shape.mt - 1)
+    return (d.out_tiles - d.last_row_tiles * (1.0 - _row_pass_factor(target, last_rows))) * shape.kt
+
+
+def _streaming_traffic(shape: GemmShape, d: Deal) -> _OperandTraffic:
+    """tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
+    no multicast, nothing shared."""
+    a = 0 if shape.a_local else d.units * shape.kt
+    reads = _TileReads(a, d.units * shape.kt)
+    return _OperandTraffic(
+        reads=_MulticastReads(False, False, shared=reads, replicated=reads),
+        sharing=_FabricSharing(None, None, reads),
+        dram=reads,
+        noc=_NocTraffic(
+            delivered=2 * d.units * shape.kt,
+            hops=0,
+            a_readers=0 if shape.a_local else d.sites,
+            b_readers=d.sites,
+        ),
+    )
+
+
+def _blocked_traffic(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) -> _OperandTraffic:
+    """A blocked plan's traffic: its multicast (or one-wave) reads, then what sharing operand panels
+    over a fabric or a shared cache saves."""
+    reads = _multicast_reads(target, shape, plan, d)
+    sharing = _fabric_sharing(target, shape, plan, d, reads.planned)
+    return _OperandTraffic(
+        reads=reads,
+        sharing=sharing,
+        dram=_through_shared_cache(target, shape, sharing.reads, reads.shared),
+        noc=_blocked_noc_traffic(shape, d, reads),
+    )
+
+
+def _multicast_reads(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) -> _MulticastReads:
+    """A and B's DRAM reads replicated (every block its own) and shared (by the multicast of a row or
+    column of sites, or one wave of the flat deal); nothing of an A already in local memory."""
+    mt, kt, nt = shape.mt, shape.kt, shape.nt
+    bm, bn = d.blocks_m, d.blocks_n
+    replicated = _TileReads(mt * kt * bn, kt * nt * bm)
+    if target.multicasts_rectangles:
+        mcast_a = plan.mcast_a and d.grid_x > 1
+        mcast_b = plan.mcast_b and d.grid_y > 1
+        # A block row is read once per round of column blocks when the sites sharing it take
+        # it from one multicast, once per column block otherwise; B symmetrically.
+        shared = _TileReads(mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y))
+    else:
+        mcast_a = mcast_b = False
+        shared = _one_wave_reads(shape, plan, d, replicated)
+    if shape.a_local:
+        replicated, shared = _TileReads(0, replicated.b), _TileReads(0, shared.b)
+    return _MulticastReads(mcast_a, mcast_b, shared, replicated)
+
+
+def _one_wave_reads(
+    shape: GemmShape, plan: GemmPlan, d: Deal, replicated: _TileReads
+) -> _TileReads:
+    """What one wave of the flat deal (every site's t-th block at once) shares: the block rows and
+    columns its blocks touch, each once."""
+    used, per = d.sites, d.per_site
+    cols_wave = min(d.blocks_n, used, d.blocks_n // math.gcd(per, d.blocks_n))
+    rows = min(shape.mt, min(d.blocks_m, used) * plan.per_site_m)
+    cols = min(shape.nt, cols_wave * plan.per_site_n)
+    return _TileReads(
+        min(replicated.a, per * rows * shape.kt), min(replicated.b, per * cols * shape.kt)
+    )
+
+
+def _fabric_sharing(
+    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, planned: _TileReads
+) -> _FabricSharing:
+    """Shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
+    copies share_operand chose, one when broadcast and one per consumer block when replicated,
+    exactly as the report counts them; and each broadcast panel adds the fabric cycles share_operand
+    weighed against the DRAM cycles it saves (same currency, so the plan's memory time is the least
+    of the two arrangements, as the pass picks it)."""
+    share_a, share_b = operand_sharing(target, shape, plan)
+    a, fabric_a = _panels_read(planned.a, d.blocks_m, plan.per_site_m * shape.kt, share_a)
+    b, fabric_b = _panels_read(planned.b, d.blocks_n, plan.per_site_n * shape.kt, share_b)
+    return _FabricSharing(share_a, share_b, _TileReads(a, b), fabric_a + fabric_b)
+
+
+def _panels_read(
+    planned: int, panels: int, panel_tiles: int, decision: SharingDecision | None
+) -> tuple[int, int]:
+    """(tiles read, fabric cycles) of one operand's ``panels`` under share_operand's ``decision``;
+    the plan's own reads where there is none."""
+    if decision is None:
+        return planned, 0
+    fabric = panels * decision.fabric_cycles_added if decision.sharing == Sharing.BROADCAST else 0
+    return panels * panel_tiles * decision.copies, fabric
+
+
+def _through_shared_cache(
+    target: Target, shape: GemmShape, dram: _TileReads, one_wave: _TileReads
+) -> _TileReads:
+    """A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one wave
+    read each panel they share from DRAM once; and a whole operand that fits in half the cache stays
+    there across waves, so DRAM serves it once. Sites still pull every tile from L2 over their link,
+    which the movement model charges."""
+    if not target.l2_bytes or target.multicasts_rectangles:
+        return dram
+    mt, kt, nt = shape.mt, shape.kt, shape.nt
+    a, b = min(dram.a, one_wave.a), min(dram.b, one_wave.b)
+    half = target.l2_bytes // 2
+    tb = shape.operand_tile_bytes(target)
+    if mt * kt * tb <= half:
+        a = min(a, mt * kt)
+    if kt * nt * tb <= half:
+        b = min(b, kt * nt)
+    return _TileReads(a, b)
+
+
+def _blocked_noc_traffic(shape: GemmShape, d: Deal, reads: _MulticastReads) -> _NocTraffic:
+    """Every site receives every A tile of its block rows and B tile of its block columns, shared or
+    not; multicast saves DRAM reads and link occupancy, not deliveries. A multicast occupies each
+    link of its row (column) once per block it sends."""
+    mt, kt, nt = shape.mt, shape.kt, shape.nt
+    bm, bn = d.blocks_m, d.blocks_n
+    hops_a = mt * kt * ceil_div(bn, d.grid_x) * (d.grid_x - 1) if reads.mcast_a else 0
+    hops_b = kt * nt * ceil_div(bm, d.grid_y) * (d.grid_y - 1) if reads.mcast_b else 0
+    return _NocTraffic(
+        delivered=mt * kt * bn + kt * nt * bm,
+        hops=hops_a + hops_b,
+        a_readers=0 if shape.a_local else (d.grid_y if reads.mcast_a else d.sites),
+        b_readers=d.grid_x if reads.mcast_b else d.sites,
     )
 
 
 # ── cycles ─────────────────────────────────────────────────────────────────────────────────────────
 
 
-def _tile_matmul_cycles(
-    target: Target, shape: GemmShape, plan: GemmPlan, fidelity: str
-) -> tuple[float, float]:
-    """(matrix-engine cycles, unpacker cycles) per tile-matmul.
+@dataclass(frozen=True)
+class _Compute:
+    """The busiest site's compute: cycles per tile-matmul on the matrix engine (short rows paying
+    whole row passes, plus the bank handover) and through the unpackers, the slower of the two that
+    each tile-matmul costs, and the site's total with any K-block spill."""
+
+    engine: float
+    unpack: float
+    per_tile_matmul: float
+    cycles: float
+
+
+@dataclass(frozen=True)
+class _EngineTime:
+    """A movement engine's time over the steps: DRAM reads, then sends on to other sites."""
+
+    read: float
+    send: float
+
+
+@dataclass(frozen=True)
+class _Movement:
+    """The busiest site's A and B movement, and the critical engine's (the one busiest with the
+    loads and the store it carries)."""
+
+    a: _EngineTime
+    b: _EngineTime
+    critical: _EngineTime
+
+    @property
+    def cycles(self) -> float:
+        return self.critical.read + self.critical.send
+
+
+@dataclass(frozen=True)
+class _DramTime:
+    """Every byte the plan reads or writes at the chip's DRAM bandwidth, plus the fabric cycles of
+    broadcast panels (share_operand weighed them against the DRAM time they replace)."""
+
+    bytes: int
+    cycles: float
+
+
+@dataclass(frozen=True)
+class _Pipeline:
+    """Per-step times and the busiest site's pipeline of ``n`` steps: fill, steady state, drain."""
+
+    step_compute: float
+    step_movement: float
+    step_dram: float
+    fill: float
+    drain: float
+    steady: float
+    compute_done: float
+    total: float
+
+
+def _engine_cycles_per_tile_matmul(
+    target: Target, shape: GemmShape, q: GemmQuantities, fidelity: str
+) -> float:
+    """The matrix engine's cycles per tile-matmul of the busiest site at ``fidelity``: short rows pay
+    whole row passes, and each tile-matmul loses the bank handover."""
+    fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
+    eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
+    return fid * eff_ratio + target.matmul_handover_cycles
+
+
+def _unpack_cycles_per_tile_matmul(target: Target, shape: GemmShape, plan: GemmPlan) -> float:
+    """Unpacker cycles per tile-matmul (0 where the target declares no unpack rate).
 
     The unpackers feed the engine's two source registers from local memory. For a sub-block of
     osh x osw tiles the matmul LLK (tt-llk ``_llk_unpack_AB_matmul_``: ``reuse_a = ct_dim >= rt_dim``)
@@ -336,36 +525,69 @@ def _tile_matmul_cycles(
     (one tile per tile-matmul) goes through one unpacker at ``unpack_bytes_per_cycle``; both together
     are capped at ``unpack_joint_bytes_per_cycle`` (they share L1 ports). On Tensix this is what makes a
     1x1 sub-block, or bf16 at LoFi, slower than the fidelity alone says."""
-    fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
     if not target.unpack_bytes_per_cycle:
-        return fid, 0.0
+        return 0.0
     tb = shape.operand_tile_bytes(target)
     big = max(plan.osh, plan.osw)
     streamed = tb / target.unpack_bytes_per_cycle
     joint_rate = target.unpack_joint_bytes_per_cycle or target.unpack_bytes_per_cycle
     both = tb * (1.0 + 1.0 / big) / joint_rate
-    return fid, max(streamed, both)
+    return max(streamed, both)
 
 
-def _movement(
-    target: Target, shape: GemmShape, q: GemmQuantities, n: int
-) -> tuple[float, float, float, float, float, float]:
-    """The busiest site's movement over ``n`` steps: (A read, A send, B read, B send, and the
-    critical engine's read and send), each a total over the steps; every term grows with ``n``."""
+def _busiest_compute(
+    target: Target,
+    shape: GemmShape,
+    plan: GemmPlan,
+    q: GemmQuantities,
+    fidelity: str,
+    *,
+    in_place: bool,
+    exact: bool,
+) -> _Compute:
+    """Every tile-matmul of the busiest site at the slower of engine and unpacker (short rows pay
+    whole row passes on the engine; the unpacker still reads whole, padded tiles), plus the spill."""
+    engine = _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
+    unpack = _unpack_cycles_per_tile_matmul(target, shape, plan)
+    per_tm = max(engine, unpack)
+    cycles = q.tile_matmuls_busiest * per_tm
+    if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
+        cycles += _k_block_spill_cycles(target, shape, q, exact=exact)
+    return _Compute(engine, unpack, per_tm, cycles)
+
+
+def _k_block_spill_cycles(
+    target: Target, shape: GemmShape, q: GemmQuantities, *, exact: bool
+) -> float:
+    """The K-block spill: every K block after the first reloads the block's partial sums into the
+    accumulator through the operand path before it can accumulate again (32-bit when ``exact``)."""
+    if not exact:
+        spill_tb = shape.operand_tile_bytes(target)
+    elif target.has_dtype("f32"):
+        spill_tb = target.tile_bytes("f32")
+    else:
+        spill_tb = 4 * target.tile_elems
+    local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
+    return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / local_rate
+
+
+def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _Movement:
+    """The busiest site's movement over ``n`` steps, each engine's read and send a total over the
+    steps; every term grows with ``n``.
+
+    Each step, an operand's engine reads the block from DRAM and then, as the multicast sender of its
+    row / column, sends it on: a chain, because the reader waits for the block (one DRAM round trip)
+    before it can hand it on, and only then fetches the next. A block read is one NoC transaction per
+    tile (interleaved tensors put neighbouring tiles in different banks), so it streams at the link's
+    rate or the engine's transaction issue rate, whichever is slower. DRAM as a shared resource is
+    not in this chain: all sites' reads and writes together are the program's DRAM time, which the
+    steady state also respects."""
     tb = shape.operand_tile_bytes(target)
-    tbo = shape.out_tile_bytes(target)
     link = float(target.link_bytes_per_cycle)
     latency = float(target.dram_latency_cycles or 0)
-    # Movement on the busiest site. Each step, an operand's engine reads the block from DRAM and then,
-    # as the multicast sender of its row / column, sends it on: a chain, because the reader waits for
-    # the block (one DRAM round trip) before it can hand it on, and only then fetches the next. A block
-    # read is one NoC transaction per tile (interleaved tensors put neighbouring tiles in different
-    # banks), so it streams at the link's rate or the engine's transaction issue rate, whichever is
-    # slower. DRAM as a shared resource is not in this chain: all sites' reads and writes together are
-    # the program's DRAM time (step_dram below), which the steady state also respects.
+    issue = float(target.noc_issue_cycles or 0)
     a_tiles_step = q.busiest_a_tiles / n
     b_tiles_step = q.busiest_b_tiles / n
-    issue = float(target.noc_issue_cycles or 0)
 
     def read(tiles: float) -> float:
         return n * (latency + max(tiles * issue, tiles * tb / link))
@@ -381,27 +603,96 @@ def _movement(
 
     if shape.a_local:
         # Already sharded in local memory: the owner of each K block multicasts it along the row.
-        a_read, a_send = (
-            0.0,
-            (send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link),
-        )
+        a_send = send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link
+        a = _EngineTime(0.0, a_send)
     else:
-        a_read = read(a_tiles_step)
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
-    b_read = read(b_tiles_step)
-    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
-    c_write = q.busiest_c_tiles * tbo / link
+        a = _EngineTime(read(a_tiles_step), send(a_tiles_step, a_span) if q.mcast_a else 0.0)
+    b = _EngineTime(read(b_tiles_step), send(b_tiles_step, b_span) if q.mcast_b else 0.0)
+    c_write = q.busiest_c_tiles * shape.out_tile_bytes(target) / link
+    return _Movement(a, b, _critical_engine(target, a, b, c_write))
+
+
+def _critical_engine(target: Target, a: _EngineTime, b: _EngineTime, c_write: float) -> _EngineTime:
+    """The busiest movement engine once A's and B's loads and the result store are packed onto the
+    target's engines."""
     engines = max(1, target.movement_engines)
     if engines >= 3:
-        paths = [(a_read, a_send), (b_read, b_send), (0.0, c_write)]
+        paths = [(a.read, a.send), (b.read, b.send), (0.0, c_write)]
     elif engines == 2:
         # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
         # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
-        paths = [(a_read, a_send), (b_read, b_send + c_write)]
+        paths = [(a.read, a.send), (b.read, b.send + c_write)]
     else:
-        paths = [(a_read + b_read, a_send + b_send + c_write)]
-    crit_read, crit_send = max(paths, key=sum)
-    return a_read, a_send, b_read, b_send, crit_read, crit_send
+        paths = [(a.read + b.read, a.send + b.send + c_write)]
+    read, send = max(paths, key=sum)
+    return _EngineTime(read, send)
+
+
+def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
+    """DRAM is shared by the whole mesh: the program's DRAM time, not one site's."""
+    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
+    dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
+    return _DramTime(dram_bytes, dram_bytes / target.dram_bytes_per_cycle + q.fabric_cycles)
+
+
+def _write_back_cycles(
+    target: Target, shape: GemmShape, plan: GemmPlan, q: GemmQuantities
+) -> float:
+    """After the last compute, the last blocks' results written back: every site writes its last
+    block at once, through its link and, together, through DRAM; then the write round trip."""
+    if not q.busiest_c_tiles:
+        return 0.0
+    last_block_tiles = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n)
+    tbo = shape.out_tile_bytes(target)
+    burst = last_block_tiles * tbo * q.c_writers / target.dram_bytes_per_cycle
+    link = float(target.link_bytes_per_cycle)
+    return max(last_block_tiles * tbo / link, burst) + float(target.dram_latency_cycles or 0)
+
+
+def _pipeline(
+    target: Target,
+    shape: GemmShape,
+    plan: GemmPlan,
+    q: GemmQuantities,
+    n: int,
+    compute: float,
+    move: _Movement,
+    dram: float,
+) -> _Pipeline:
+    """Movement and compute overlap through double-buffered FIFOs: the site takes
+    ``fill + (n - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles, and never less
+    than any of the three totals."""
+    movement = move.cycles
+    step_c, step_m, step_d = compute / n, movement / n, dram / n
+    # Fill: the first step's blocks are read and then sent before any compute starts.
+    fill = max((move.a.read + move.a.send) / n, (move.b.read + move.b.send) / n, step_d)
+    # Drain: the last step's compute, then the write-back.
+    drain = step_c + _write_back_cycles(target, shape, plan, q)
+    steady = (n - 1) * max(step_c, step_m, step_d)
+    return _Pipeline(
+        step_compute=step_c,
+        step_movement=step_m,
+        step_dram=step_d,
+        fill=fill,
+        drain=drain,
+        steady=steady,
+        compute_done=max(fill + steady + step_c, compute),
+        total=max(fill + steady + drain, compute, dram, movement),
+    )
+
+
+def _binding(target: Target, pipe: _Pipeline, move: _Movement) -> str:
+    """What binds: the compute engine; DRAM (its bandwidth, or the round trips of a reader that waits
+    on it); or the on-chip network (multicast sends, link rates, and on a chip without declared DRAM
+    latency, e.g. a GPU reading through its L2, the link reads too)."""
+    step_c, step_m, step_d = pipe.step_compute, pipe.step_movement, pipe.step_dram
+    if step_c >= max(step_m, step_d):
+        return "compute"
+    if step_d >= step_m or (
+        move.critical.read >= move.critical.send and target.dram_latency_cycles
+    ):
+        return "dram"
+    return "noc"
 
 
 def gemm_cost(
@@ -417,83 +708,36 @@ def gemm_cost(
     for the structure. ``in_place``: partial sums accumulate in the output buffer (tt-metal's packer
     L1 accumulation), so no K-block spill is reloaded; ``exact``: the spill is 32-bit."""
     q = gemm_quantities(target, shape, plan)
-    tb = shape.operand_tile_bytes(target)
-    tbo = shape.out_tile_bytes(target)
     n = max(1, q.busiest_steps)
-    link = float(target.link_bytes_per_cycle)
-    latency = float(target.dram_latency_cycles or 0)
-
-    # Compute: every tile-matmul of the busiest site at the slower of engine and unpacker; short rows
-    # pay whole row passes on the engine (the unpacker still reads whole, padded tiles).
-    fid, unpack = _tile_matmul_cycles(target, shape, plan, fidelity)
-    eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
-    per_tm = max(fid * eff_ratio + target.matmul_handover_cycles, unpack)
-    compute = q.tile_matmuls_busiest * per_tm
-    # The K-block spill: every K block after the first reloads the block's partial sums into the
-    # accumulator through the operand path before it can accumulate again.
-    if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
-        spill_tb = (
-            (target.tile_bytes("f32") if target.has_dtype("f32") else 4 * target.tile_elems)
-            if exact
-            else tb
-        )
-        local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
-        compute += (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / local_rate
-
-    a_read, a_send, b_read, b_send, crit_read, crit_send = _movement(target, shape, q, n)
-    movement = crit_read + crit_send
-
-    dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
-    dram = dram_bytes / target.dram_bytes_per_cycle + q.fabric_cycles
-
-    step_c, step_m, step_d = compute / n, movement / n, dram / n
-    # Fill: the first step's blocks are read and then sent before any compute starts.
-    fill = max((a_read + a_send) / n, (b_read + b_send) / n, step_d)
-    # Drain: the last step's compute, then the last blocks' results written back: every site writes
-    # its last block at once, through its link and, together, through DRAM; then the write round trip.
-    last_block_tiles = (
-        min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n) if q.busiest_c_tiles else 0
-    )
-    drain = step_c
-    if last_block_tiles:
-        burst = last_block_tiles * tbo * q.c_writers / target.dram_bytes_per_cycle
-        drain += max(last_block_tiles * tbo / link, burst) + latency
-    steady = (n - 1) * max(step_c, step_m, step_d)
-    done = max(fill + steady + step_c, compute)
-    total = max(fill + steady + drain, compute, dram, movement)
-
-    # What binds: the compute engine; DRAM (its bandwidth, or the round trips of a reader that waits on
-    # it); or the on-chip network (multicast sends, link rates, and on a chip without declared DRAM
-    # latency, e.g. a GPU reading through its L2, the link reads too).
-    if step_c >= max(step_m, step_d):
-        bound = "compute"
-    elif step_d >= step_m or (crit_read >= crit_send and target.dram_latency_cycles):
-        bound = "dram"
-    else:
-        bound = "noc"
-    total_cycles = math.ceil(total)
-    us = total_cycles / (target.clock_ghz * 1000.0)
+    compute = _busiest_compute(target, shape, plan, q, fidelity, in_place=in_place, exact=exact)
+    move = _movement(target, shape, q, n)
+    dram = _dram_time(target, shape, q)
+    pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles)
+    bound = _binding(target, pipe, move)
+    total_cycles = math.ceil(pipe.total)
+    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
     noc_bytes = (q.noc_tiles - q.c_tiles_written) * tb + q.c_tiles_written * tbo
     why = (
-        f"{bound}-bound: {n} steps of compute {step_c:.0f} / movement {step_m:.0f} / DRAM {step_d:.0f} cycles"
-        f" (tile-matmul {per_tm:.1f} cycles: engine {fid * eff_ratio + target.matmul_handover_cycles:.1f}, unpack {unpack:.1f}),"
-        f" fill {fill:.0f}, drain {drain:.0f}"
+        f"{bound}-bound: {n} steps of compute {pipe.step_compute:.0f} / movement "
+        f"{pipe.step_movement:.0f} / DRAM {pipe.step_dram:.0f} cycles (tile-matmul "
+        f"{compute.per_tile_matmul:.1f} cycles: engine {compute.engine:.1f}, unpack "
+        f"{compute.unpack:.1f}), fill {pipe.fill:.0f}, drain {pipe.drain:.0f}"
     )
     return GemmCost(
-        compute_cycles=compute,
-        movement_cycles=movement,
-        dram_cycles=dram,
-        step_compute=step_c,
-        step_movement=step_m,
-        step_dram=step_d,
-        fill_cycles=fill,
-        drain_cycles=drain,
-        steady_cycles=steady,
-        compute_done_cycles=math.ceil(done),
+        compute_cycles=compute.cycles,
+        movement_cycles=move.cycles,
+        dram_cycles=dram.cycles,
+        step_compute=pipe.step_compute,
+        step_movement=pipe.step_movement,
+        step_dram=pipe.step_dram,
+        fill_cycles=pipe.fill,
+        drain_cycles=pipe.drain,
+        steady_cycles=pipe.steady,
+        compute_done_cycles=math.ceil(pipe.compute_done),
         total_cycles=total_cycles,
         bound=bound,
-        us=us,
-        dram_bytes=int(dram_bytes),
+        us=total_cycles / (target.clock_ghz * 1000.0),
+        dram_bytes=int(dram.bytes),
         noc_bytes=int(noc_bytes),
         quantities=q,
         why=why,
@@ -513,21 +757,12 @@ def gemm_cost_floor(
     the movement with one K block per block (reads and sends only grow with the number of steps).
     The tile pass prunes with it, so the pruning is exact under the cost model."""
     q = gemm_quantities(target, shape, plan)
-    fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
-    eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
-    compute = q.tile_matmuls_busiest * (fid * eff_ratio + target.matmul_handover_cycles)
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
+    compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
     latency = float(target.dram_latency_cycles or 0)
-    dram = ((q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo) / (
-        target.dram_bytes_per_cycle
-    ) + q.fabric_cycles
-    *_, crit_read, crit_send = _movement(target, shape, q, max(1, q.busiest_blocks))
-    last = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n) if q.busiest_c_tiles else 0
-    drain = 0.0
-    if last:
-        burst = last * tbo * q.c_writers / target.dram_bytes_per_cycle
-        drain = max(last * tbo / target.link_bytes_per_cycle, burst) + latency
-    return math.floor(max(compute + latency + drain, dram, crit_read + crit_send))
+    drain = _write_back_cycles(target, shape, plan, q)
+    dram = _dram_time(target, shape, q).cycles
+    movement = _movement(target, shape, q, max(1, q.busiest_blocks)).cycles
+    return math.floor(max(compute + latency + drain, dram, movement))
 
 
 # ── bounds ─────────────────────────────────────────────────────────────────────────────────────────
