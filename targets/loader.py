@@ -162,19 +162,30 @@ def load_target_file(path: str | Path) -> Target:
 def target_from_mapping(data: dict, *, where: str, default_name: str = "custom") -> Target:
     """Validate a mapping of TOML fields into a Target; ``where`` prefixes every message."""
     data = dict(data)
-    base_fields: dict[str, Any] = {}
-    if "base" in data:
-        base = data.pop("base")
-        if not isinstance(base, str) or base.lower() not in PRESETS:
-            raise TargetError(
-                f"{where}: field 'base': expected a preset name ({preset_names()}), got {base!r}"
-            )
-        base_fields = _fields_of(PRESETS[base.lower()])
+    base_fields = _base_fields(where, data.pop("base")) if "base" in data else {}
     unknown = sorted(set(data) - set(_SCALARS) - set(_TABLES))
     if unknown:
         raise TargetError(
             f"{where}: field {unknown[0]!r} is not a target field (known: {', '.join(sorted(set(_SCALARS) | set(_TABLES)))})"
         )
+    fields = _scalar_fields(where, data, base_fields, default_name)
+    tables = _table_fields(where, data, base_fields)
+    return make_target(**tables, **fields)
+
+
+def _base_fields(where: str, base: Any) -> dict[str, Any]:
+    """The fields of the preset ``base = ...`` names, which the file's fields override."""
+    if not isinstance(base, str) or base.lower() not in PRESETS:
+        raise TargetError(
+            f"{where}: field 'base': expected a preset name ({preset_names()}), got {base!r}"
+        )
+    return _fields_of(PRESETS[base.lower()])
+
+
+def _scalar_fields(
+    where: str, data: dict, base_fields: dict[str, Any], default_name: str
+) -> dict[str, Any]:
+    """Every scalar field: the file's (checked), else the base preset's, else its default."""
     fields: dict[str, Any] = {}
     for field, (kind, required) in _SCALARS.items():
         if field in data:
@@ -202,10 +213,14 @@ def target_from_mapping(data: dict, *, where: str, default_name: str = "custom")
             f"{where}: field 'local_mem_max_bytes': {fields['local_mem_max_bytes']} is below local_mem_bytes "
             f"{fields['local_mem_bytes']} (the maximum cannot be less than the default)"
         )
+    return fields
+
+
+def _table_fields(where: str, data: dict, base_fields: dict[str, Any]) -> dict[str, Any]:
+    """The three datatype tables: the file's (checked), else the base preset's; every datatype the
+    chip computes must have its tile bytes."""
     for table in _TABLES:
-        if table in data:
-            continue
-        if table not in base_fields:
+        if table not in data and table not in base_fields:
             raise TargetError(f"{where}: missing table [{table}]")
     tile_bytes = (
         _dtype_table(where, "tile_bytes", data["tile_bytes"])
@@ -223,7 +238,7 @@ def target_from_mapping(data: dict, *, where: str, default_name: str = "custom")
             raise TargetError(
                 f"{where}: field 'matmul.{dtype}': the chip computes {dtype} but [tile_bytes] does not list it"
             )
-    return make_target(acc_tiles=acc, tile_bytes=tile_bytes, matmul=matmul, **fields)
+    return {"acc_tiles": acc, "tile_bytes": tile_bytes, "matmul": matmul}
 
 
 def _fields_of(t: Target) -> dict[str, Any]:
