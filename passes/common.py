@@ -16,8 +16,8 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from spatial_dialect import sp
-from spatial_dialect.sp_attrs import Phase
-from spatial_dialect.sp_errors import InvalidTarget, SpatialPassError, WrongPhase
+from spatial_dialect.sp import Phase
+from spatial_dialect.sp.errors import InvalidTarget, SpatialPassError, WrongPhase
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape, gemm_cost, plan_fits
 

@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint
 
 from spatial_dialect import sp
 from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
-from spatial_dialect.sp_attrs import GroupAxis, Phase, RectAttr
+from spatial_dialect.sp import GroupAxis, Phase, RectAttr
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import OperandStream, gemm_operand_streams, share_operand
 
@@ -129,7 +129,8 @@ def share_decisions(
             "fabric_cycles_added": d.fabric_cycles_added,
             "copies": d.copies,
         }
-        share = sp.ShareOp(load.tensor.root_reference.data, d.sharing, numbers, d.why)
+        sharing = sp.Sharing(d.sharing.value)  # the cost model's answer, as the dialect's enum
+        share = sp.ShareOp(load.tensor.root_reference.data, sharing, numbers, d.why)
         rewriter.insert(share, InsertPoint.after(anchor))
         anchor = share
 

@@ -65,8 +65,8 @@ from spatial_dialect.passes.link_context import (
     value_names,
 )
 from spatial_dialect.passes.prelude import Prelude
-from spatial_dialect.sp_attrs import AccessAttr, Layout, loop_var
-from spatial_dialect.sp_errors import NotLowered, SpatialPassError, UnsupportedDatatype
+from spatial_dialect.sp import AccessAttr, Layout, loop_var
+from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
 
 __all__ = ["ELEMENT_TYPES", "LINKERS", "LinkPass"]

@@ -31,9 +31,8 @@ from xdsl.ir.affine import AffineExpr
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link_context import F32, Section, SectionContext
 from spatial_dialect.passes.link_ops import C0, K0, R0, SUB_BLOCK, ZERO, valid
-from spatial_dialect.sp_attrs import AccessAttr, Layout, SizeTerm, size_expr
-from spatial_dialect.sp_errors import NotLowered
-from spatial_dialect.sp_ops import AttentionOp
+from spatial_dialect.sp import AccessAttr, AttentionOp, Layout, SizeTerm, size_expr
+from spatial_dialect.sp.errors import NotLowered
 
 
 def _group_column(item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:

@@ -36,8 +36,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.prelude import Interval, Prelude, rows_of, type_interval
-from spatial_dialect.sp_attrs import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
-from spatial_dialect.sp_errors import UnsupportedDatatype
+from spatial_dialect.sp import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
+from spatial_dialect.sp.errors import UnsupportedDatatype
 from spatial_dialect.targets import Target, TargetError
 
 ELEMENT_TYPES: dict[str, Attribute] = {

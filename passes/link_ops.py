@@ -42,16 +42,19 @@ from spatial_dialect.passes.link_context import (
     Section,
     SectionContext,
 )
-from spatial_dialect.sp_attrs import AccessAttr, Layout, TensorRole, loop_var
-from spatial_dialect.sp_errors import NotLowered
-from spatial_dialect.sp_ops import (
+from spatial_dialect.sp import (
+    AccessAttr,
     ArgmaxOp,
     GatherOp,
+    Layout,
     MapOp,
     Mode,
     RopeOp,
     ScatterOp,
+    TensorRole,
+    loop_var,
 )
+from spatial_dialect.sp.errors import NotLowered
 
 R0, C0, K0, TI, TJ = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
 ZERO = AffineExpr.constant(0)

@@ -43,9 +43,8 @@ from spatial_dialect.passes.link_ops import (
     valid,
 )
 from spatial_dialect.passes.size_buffers import buffer_bytes, memory_buffers
-from spatial_dialect.sp_attrs import AccessAttr, TensorRole
-from spatial_dialect.sp_errors import NotLowered
-from spatial_dialect.sp_ops import Mode, RowReduceOp
+from spatial_dialect.sp import AccessAttr, Mode, RowReduceOp, TensorRole
+from spatial_dialect.sp.errors import NotLowered
 
 
 def _fits(ctx: SectionContext, program: sp.ProgramOp, width: int) -> bool:

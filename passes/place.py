@@ -43,8 +43,8 @@ from xdsl.rewriter import InsertPoint
 from spatial_dialect import sp
 from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
 from spatial_dialect.passes.plan_ops import engines as stream_engines
-from spatial_dialect.sp_attrs import EngineAttr, Phase, RectAttr, linear_site_map
-from spatial_dialect.sp_errors import SpatialPassError, TooManyEngines
+from spatial_dialect.sp import EngineAttr, Phase, RectAttr, linear_site_map
+from spatial_dialect.sp.errors import SpatialPassError, TooManyEngines
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import split_work_ranges
 

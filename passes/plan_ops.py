@@ -44,19 +44,21 @@ from xdsl.rewriter import InsertPoint
 
 from spatial_dialect import sp
 from spatial_dialect.passes.size_buffers import buffer_bytes, memory_buffers
-from spatial_dialect.sp_attrs import EngineAttr, Phase, PlanKind
-from spatial_dialect.sp_errors import NoLegalPlan, SpatialPassError, TooManyEngines
-from spatial_dialect.sp_ops import (
+from spatial_dialect.sp import (
     COMPUTE_STAGES,
     ArgmaxOp,
     AttentionOp,
+    EngineAttr,
     GatherOp,
     IndexedStage,
     MapOp,
+    Phase,
+    PlanKind,
     RopeOp,
     RowReduceOp,
     ScatterOp,
 )
+from spatial_dialect.sp.errors import NoLegalPlan, SpatialPassError, TooManyEngines
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import divisors
 from spatial_dialect.targets.stream_cost import (

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect import tg
-from spatial_dialect.sp_attrs import Layout
+from spatial_dialect.sp import Layout
 
 
 @dataclass(frozen=True)

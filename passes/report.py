@@ -34,8 +34,8 @@ from spatial_dialect.passes.common import (
 from spatial_dialect.passes.plan_ops import report_row as stream_report_row
 from spatial_dialect.passes.size_buffers import memory_buffers, site_bytes
 from spatial_dialect.passes.tile import DEFAULT_FIDELITY
-from spatial_dialect.sp_attrs import Phase
-from spatial_dialect.sp_errors import WrongPhase
+from spatial_dialect.sp import Phase
+from spatial_dialect.sp.errors import WrongPhase
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import roofline_cycles
 

@@ -41,8 +41,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from spatial_dialect import sp
 from spatial_dialect.passes.common import SectionPattern, module_target, run_sections
-from spatial_dialect.sp_attrs import Phase, SizesAttr
-from spatial_dialect.sp_errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
+from spatial_dialect.sp import Phase, SizesAttr
+from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
 from spatial_dialect.targets import Target
 
 Offsets = dict[sp.SitesOp, dict[str, int]]

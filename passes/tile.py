@@ -79,8 +79,8 @@ from spatial_dialect.passes.common import (
 )
 from spatial_dialect.passes.link import ELEMENT_TYPES
 from spatial_dialect.passes.plan_ops import tile_stream
-from spatial_dialect.sp_attrs import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
-from spatial_dialect.sp_errors import InvalidTarget, NoLegalPlan
+from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
+from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
 from spatial_dialect.targets import FIDELITIES, Target
 from spatial_dialect.targets.cost import (
     GemmCost,

@@ -59,6 +59,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from spatial_dialect.sp.kinds import ROPE_STYLES
+
 __all__ = [
     "TG",
     "FLOAT_TYPES",
@@ -691,9 +693,6 @@ class LayerNormOp(TgOp):
             shape = self.require_rank(field, 2)
             if shape != (1, cols):
                 raise self.err(f"{field} is {shape_str(shape)}; it must be 1x{cols}")
-
-
-ROPE_STYLES = ("neox", "interleaved")
 
 
 @irdl_op_definition

@@ -1,7 +1,7 @@
-"""The simulator's execution of the stages of sp_ops: maps, row reductions, rope, flash
+"""The simulator's execution of the non-GEMM stages of sp: maps, row reductions, rope, flash
 attention, arg-max, gather and scatter.
 
-Each function here runs ONE work item of one stage instance, as the op's docstring in sp_ops
+Each function here runs ONE work item of one stage instance, as the op's docstring in the sp dialect
 says, over the FIFOs of its site (tools/simulator.py: pages are bytes in the site's local memory,
 a pop waits for a full page, a push for a free one). The arithmetic is the reference's
 (tools/reference.py): the same functions where the op computes the same thing, f32 throughout,
@@ -11,19 +11,20 @@ running maximum) goes through its `sp.interm` page, so it lives at the offset th
 gave it. A runtime index outside its tensor (a gather's id, a scatter's or an attention's
 position) is `IndexOutOfRange`, raised before anything is read or written.
 
-`RUNNERS` maps each stage class to its function; importing this module registers them in the
-simulator's dispatch table (`simulator.STAGE_RUNNERS`).
+`RUNNERS` maps each stage class to its function: the simulator's dispatch table for these stages
+(`simulator.STAGE_RUNNERS`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from spatial_dialect import sp
-from spatial_dialect.sp_ops import (
+from spatial_dialect.sp import (
     ArgmaxOp,
     AttentionOp,
     GatherOp,
@@ -35,13 +36,11 @@ from spatial_dialect.sp_ops import (
     ScatterOp,
 )
 from spatial_dialect.tools import reference as ref
-from spatial_dialect.tools.simulator import (
-    STAGE_RUNNERS,
+from spatial_dialect.tools.sim_machine import (
     AccessOutsideTensor,
     DramTensor,
     Fifo,
     Process,
-    Section,
     SimulationError,
     SiteRun,
     UnwrittenRead,
@@ -49,6 +48,10 @@ from spatial_dialect.tools.simulator import (
     give,
     take,
 )
+
+if TYPE_CHECKING:
+    # The simulator's Section runs these functions (simulator.py imports this module).
+    from spatial_dialect.tools.simulator import Section
 
 F32 = np.float32
 
@@ -151,7 +154,7 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "layer_apply": _layer_apply,
     "softmax_apply": _softmax_apply,
 }
-"""The math of each map kind (sp_ops.MAP_KINDS), on the item's operand blocks."""
+"""The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 
 
 def run_map(sec: Section, op: MapOp, run: SiteRun, item: int) -> Process:
@@ -199,7 +202,7 @@ def _whole(kind: str, op: RowReduceOp, x: np.ndarray, rows: list[np.ndarray]) ->
 
 
 def _partial(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two statistics of a block of real columns, per row (module docstring of sp_ops)."""
+    """The two statistics of a block of real columns, per row (module docstring of sp/compute.py)."""
     if kind == "rms_norm":
         return np.sum(x * x, axis=-1), np.zeros(x.shape[0], F32)
     if kind == "layer_norm":
@@ -501,5 +504,4 @@ RUNNERS: dict[type, Callable[..., Process]] = {
     GatherOp: run_gather,
     ScatterOp: run_scatter,
 }
-"""How the simulator runs one item of each stage of sp_ops."""
-STAGE_RUNNERS.update(RUNNERS)
+"""How the simulator runs one item of each non-GEMM stage of sp."""

@@ -12,7 +12,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.sp_attrs import Phase
+from spatial_dialect.sp import Phase
 from spatial_dialect.targets import PRESETS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -25,8 +25,7 @@ from spatial_dialect import sp
 from spatial_dialect.passes import get_all_passes
 from spatial_dialect.passes.pipeline import SpatialPipelinePass, compile_module
 from spatial_dialect.passes.report import report
-from spatial_dialect.sp import SP
-from spatial_dialect.sp_attrs import Phase
+from spatial_dialect.sp import SP, Phase
 from spatial_dialect.tg import TG
 
 MIXED = """

@@ -14,13 +14,13 @@ from xdsl.dialects.builtin import AffineMapAttr, IntAttr
 from xdsl.ir.affine import AffineMap
 
 from spatial_dialect import sp
-from spatial_dialect.sp_attrs import LOOP_VARS, AccessAttr, loop_var
-from spatial_dialect.sp_errors import SpatialPassError, SpatialVerifyError
+from spatial_dialect.sp import LOOP_VARS, AccessAttr, loop_var
+from spatial_dialect.sp.errors import SpatialPassError, SpatialVerifyError
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools import spatial_run
 from spatial_dialect.tools.compare import compare
 from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.simulator import (
+from spatial_dialect.tools.sim_machine import (
     AccessOutsideTensor,
     BufferOutsideMemory,
     FifoDeadlock,

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spatial_dialect import sp
-from spatial_dialect.sp_attrs import Layout, LayoutAttr
-from spatial_dialect.sp_errors import SpatialPassError, SpatialVerifyError
+from spatial_dialect.sp import Layout, LayoutAttr
+from spatial_dialect.sp.errors import SpatialPassError, SpatialVerifyError
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools.inputs import draw_inputs
 from spatial_dialect.tools.sim_ops import IndexOutOfRange

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import Float32Type, TensorType
 
-from spatial_dialect.sp import TensorOp
-from spatial_dialect.sp_attrs import Layout, TensorRole
-from spatial_dialect.tools.simulator import (
+from spatial_dialect.sp import Layout, TensorOp, TensorRole
+from spatial_dialect.tools.sim_machine import (
     AccessOutsideTensor,
     BufferOutsideMemory,
     DramTensor,

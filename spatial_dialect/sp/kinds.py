@@ -1,0 +1,95 @@
+"""The kinds of the compute stages (compute.py): the one place that says which kinds exist and
+what operands each takes. Plain tables, no IR: the tg dialect reads the rope styles here too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Mode:
+    """How a map reads one input (the page it pops per item):
+
+    full        the item's block, [h, w] tiles, element for element
+    rows        a 1 x C operand broadcast over rows: [1, w] tiles, row 0 of each tile is used
+    cols        an R x 1 operand broadcast over columns: [h, 1] tiles, column 0 is used
+    transposed  the transposed block, [w, h] tiles (a transpose's input)
+    """
+
+    FULL = "full"
+    ROWS = "rows"
+    COLS = "cols"
+    TRANSPOSED = "transposed"
+    ALL = (FULL, ROWS, COLS, TRANSPOSED)
+
+
+@dataclass(frozen=True)
+class MapKind:
+    """A map's operands by role (each with the mode it is read in) and whether it takes a scalar.
+    `optional` roles may be left out (the residual of an rms_norm's apply step)."""
+
+    roles: tuple[tuple[str, str], ...]
+    scalar: str | None = None
+    optional: tuple[str, ...] = ()
+    ints: bool = False
+
+    def arities(self) -> set[int]:
+        return {len(self.roles) - n for n in range(len(self.optional) + 1)}
+
+    def modes(self, arity: int) -> list[str]:
+        """The modes of the operands when `arity` of them are given (optional ones dropped)."""
+        drop = len(self.roles) - arity
+        dropped = set(self.optional[:drop])
+        return [mode for role, mode in self.roles if role not in dropped]
+
+
+_X = (("x", Mode.FULL),)
+_AB = (("a", Mode.FULL), ("b", Mode.FULL))
+
+MAP_KINDS: dict[str, MapKind] = {
+    # Layout bridges and copies: the identity on the data (tilize / untilize change the layout
+    # of the DRAM tensors the section's movement stages read and write).
+    "copy": MapKind(_X, ints=True),
+    "tilize": MapKind(_X, ints=True),
+    "untilize": MapKind(_X, ints=True),
+    "transpose": MapKind((("x", Mode.TRANSPOSED),), ints=True),
+    "silu": MapKind(_X),
+    "relu": MapKind(_X, ints=True),
+    "sigmoid": MapKind(_X),
+    "gelu": MapKind(_X),
+    "gelu_tanh": MapKind(_X),
+    "scale": MapKind(_X, scalar="factor"),
+    "softcap": MapKind(_X, scalar="cap"),
+    "add": MapKind(_AB, ints=True),
+    "sub": MapKind(_AB, ints=True),
+    "mul": MapKind(_AB, ints=True),
+    # a op b with b a 1 x C row broadcast over the rows of a
+    "add_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
+    "sub_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
+    "mul_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
+    "swiglu": MapKind((("gate", Mode.FULL), ("up", Mode.FULL))),
+    # The last section of a blocked row reduction (row_reduce partial / combine before it):
+    # rms: (x [+ residual]) * stats[:, 0] * weight; layer: (x - stats[:, 1]) * stats[:, 0] *
+    # weight + bias; softmax: exp(x - stats[:, 0]) * stats[:, 1].
+    "rms_apply": MapKind(
+        (("x", Mode.FULL), ("residual", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS)),
+        optional=("residual",),
+    ),
+    "layer_apply": MapKind(
+        (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS))
+    ),
+    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+}
+"""Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
+
+
+ROW_KINDS: dict[str, dict[str, set[int]]] = {
+    # form -> the input counts it takes
+    "rms_norm": {"whole": {2, 3}, "partial": {1, 2}, "combine": {1}},
+    "layer_norm": {"whole": {3}, "partial": {1}, "combine": {1}},
+    "softmax": {"whole": {1}, "partial": {1}, "combine": {1}},
+}
+"""Row reductions and the inputs each form takes (sp.row_reduce)."""
+
+ROW_FORMS = ("whole", "partial", "combine")
+
+ROPE_STYLES = ("neox", "interleaved")

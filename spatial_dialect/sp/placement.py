@@ -1,0 +1,401 @@
+"""Where a section runs and how its sites share operands: `sp.mesh` (the sites), `sp.sites` (a
+site range and its work items), `sp.group` (multicast groups) and `sp.share` (sharing decisions
+where the fabric has no multicast rectangles)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import ClassVar, cast
+
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DictionaryAttr,
+    FlatSymbolRefAttr,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from spatial_dialect.sp.abstract_ops import InProgram, SectionOp, section_traits
+from spatial_dialect.sp.attrs import (
+    BUFFER,
+    BufferType,
+    GroupAxis,
+    GroupAxisAttr,
+    RectAttr,
+    Sharing,
+    SharingAttr,
+    parse_pair,
+    parse_site_map,
+    site_map_text,
+)
+from spatial_dialect.sp.syntax import numbers_text, parse_numbers, print_attr_dict, with_attrs
+
+# ── Placement ─────────────────────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class MeshOp(SectionOp):
+    """`sp.mesh 8x8 movement 2 nocs 2 local 1395424`: the sites a placed section runs on.
+
+    The (sub-)mesh, each site's movement engines and NoCs, and the local memory each site can
+    be configured with (bytes from its first usable address): the budget size-buffers lays out
+    against.
+    """
+
+    name = "sp.mesh"
+    x = prop_def(IntAttr)
+    y = prop_def(IntAttr)
+    movement_engines = prop_def(IntAttr)
+    nocs = prop_def(IntAttr)
+    local_mem = prop_def(IntAttr)
+    traits = section_traits()
+
+    def __init__(self, mesh: tuple[int, int], movement_engines: int, nocs: int, local_mem: int):
+        super().__init__(
+            properties={
+                "x": IntAttr(mesh[0]),
+                "y": IntAttr(mesh[1]),
+                "movement_engines": IntAttr(movement_engines),
+                "nocs": IntAttr(nocs),
+                "local_mem": IntAttr(local_mem),
+            }
+        )
+
+    def verify_(self) -> None:
+        if min(self.x.data, self.y.data) <= 0:
+            raise VerifyException("sp.mesh: the mesh must have sites")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MeshOp:
+        mesh = parse_pair(parser, "the mesh")
+        engines, nocs, local = parse_numbers(parser, ("movement", "nocs", "local"))
+        return with_attrs(cls(mesh, engines, nocs, local), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(
+            f" {self.x.data}x{self.y.data}"
+            + numbers_text(
+                (
+                    ("movement", self.movement_engines.data),
+                    ("nocs", self.nocs.data),
+                    ("local", self.local_mem.data),
+                )
+            )
+        )
+        print_attr_dict(self, printer)
+
+
+@irdl_op_definition
+class SitesOp(SectionOp):
+    """`sp.sites [0, 6]x[0, 7] first y * 8 + x count 1 block 16x16 sub_block 4x2 [memory {...}]`.
+
+    A site range: sites that run the same instances with the same shapes (tt-metal's
+    CoreRange). Per site, what differs is an argument: site (x, y) runs the `count` work items
+    from `first(x, y)` (affine in x and y). Every item of the range has the stated block; with
+    the sub-block it binds the size symbols (`bindings`). Once sized, `memory` gives each
+    buffer's offset in the site's local memory (from its first usable byte); a buffer's bytes
+    are its depth x page tiles x tile bytes under the range's bindings.
+    """
+
+    name = "sp.sites"
+    rect = prop_def(RectAttr)
+    first = prop_def(AffineMapAttr)
+    count = prop_def(IntAttr)
+    block_h = prop_def(IntAttr)
+    block_w = prop_def(IntAttr)
+    sub_h = prop_def(IntAttr)
+    sub_w = prop_def(IntAttr)
+    memory = opt_prop_def(DictionaryAttr)
+    traits = section_traits()
+
+    def __init__(
+        self,
+        rect: RectAttr,
+        first: AffineMapAttr,
+        count: int,
+        block: tuple[int, int],
+        sub_block: tuple[int, int],
+        memory: dict[str, int] | None = None,
+    ):
+        super().__init__(
+            properties={
+                "rect": rect,
+                "first": first,
+                "count": IntAttr(count),
+                "block_h": IntAttr(block[0]),
+                "block_w": IntAttr(block[1]),
+                "sub_h": IntAttr(sub_block[0]),
+                "sub_w": IntAttr(sub_block[1]),
+                "memory": None if memory is None else _memory_attr(memory),
+            }
+        )
+
+    # Semantics ---------------------------------------------------------------------------------
+
+    def first_item(self, x: int, y: int) -> int:
+        return self.first.data.eval([x, y], [])[0]
+
+    def items(self, x: int, y: int) -> range:
+        first = self.first_item(x, y)
+        return range(first, first + self.count.data)
+
+    @property
+    def block(self) -> tuple[int, int]:
+        return self.block_h.data, self.block_w.data
+
+    @property
+    def sub_block(self) -> tuple[int, int]:
+        return self.sub_h.data, self.sub_w.data
+
+    def bindings(self, k_block: int) -> dict[str, int]:
+        """The size symbols of this range's sites."""
+        (h, w), (sh, sw) = self.block, self.sub_block
+        return {"h": h, "w": w, "sh": sh, "sw": sw, "kw": k_block, "subs": (h // sh) * (w // sw)}
+
+    def offsets(self) -> dict[str, int]:
+        if self.memory is None:
+            return {}
+        return {k: cast(IntegerAttr, v).value.data for k, v in self.memory.data.items()}
+
+    def set_offsets(self, offsets: dict[str, int]) -> None:
+        self.properties["memory"] = _memory_attr(offsets)
+
+    def verify_(self) -> None:
+        m = self.first.data
+        if m.num_dims != 2 or m.num_symbols != 0 or len(m.results) != 1:
+            raise VerifyException(
+                "sp.sites: `first` is one affine expression of the site's x and y"
+            )
+        (h, w), (sh, sw) = self.block, self.sub_block
+        if self.count.data <= 0 or min(h, w, sh, sw) <= 0:
+            raise VerifyException("sp.sites: count, block and sub-block must be positive")
+        if h % sh or w % sw:
+            raise VerifyException(
+                f"sp.sites: the sub-block {sh}x{sw} does not tile the block {h}x{w}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SitesOp:
+        rect = RectAttr.parse_body(parser)
+        parser.parse_keyword("first")
+        first = parse_site_map(parser)
+        parser.parse_keyword("count")
+        count = parser.parse_integer(allow_negative=False)
+        parser.parse_keyword("block")
+        block = parse_pair(parser, "the block")
+        parser.parse_keyword("sub_block")
+        sub = parse_pair(parser, "the sub-block")
+        memory = None
+        if parser.parse_optional_keyword("memory"):
+
+            def entry() -> tuple[str, int]:
+                key = parser.parse_identifier()
+                parser.parse_punctuation("=")
+                return key, parser.parse_integer(allow_negative=False)
+
+            memory = dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry))
+        return with_attrs(cls(rect, AffineMapAttr(first), count, block, sub, memory), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(
+            f" {self.rect.text()} first {site_map_text(self.first.data)} count {self.count.data}"
+            f" block {self.block_h.data}x{self.block_w.data} sub_block {self.sub_h.data}x{self.sub_w.data}"
+        )
+        if self.memory is not None:
+            printer.print_string(
+                " memory {" + ", ".join(f"{k} = {v}" for k, v in self.offsets().items()) + "}"
+            )
+        print_attr_dict(self, printer)
+
+
+def _memory_attr(offsets: dict[str, int]) -> DictionaryAttr:
+    return DictionaryAttr({k: IntegerAttr(v, i64) for k, v in offsets.items()})
+
+
+# ── Multicast groups and sharing decisions ────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class GroupOp(SectionOp):
+    """`sp.group @in0_rows %in0 rows [0, 7]x[0, 7] sender 0`: a family of multicast groups.
+
+    `rows`: each row y of the rectangle is one group; its sender is the site (sender, y), its
+    members the instances of the buffer on every site (x, y) of the row. `columns`: each column
+    x, sender (x, sender). `line` (`sp.group @in0_line %in0 line [0, 7]x[0, 7] sites 60
+    sender 0`): one group, the first `sites` sites of the rectangle walked row by row (x
+    fastest), which is a line of sites folded onto the mesh; its sender is the `sender`-th of
+    them. A load naming the group runs on the sender only: for the sender's t-th item it reads
+    the block once from DRAM and writes each page to the same offset of the FIFO of every member
+    that runs a t-th item, waiting until each of them has a free page; the members' own
+    instances of that load do nothing. A member runs at most as many items as its sender, and
+    its t-th item reads the same block of the operand as the sender's t-th (the verifier checks
+    it), so each page it receives is the one its next item pops. Members agree on depth, page
+    size and offset (GroupMemberMismatch).
+    """
+
+    name = "sp.group"
+    sym_name = prop_def(SymbolNameConstraint())
+    buffer = operand_def(BufferType)
+    axis = prop_def(GroupAxisAttr)
+    rect = prop_def(RectAttr)
+    sites = opt_prop_def(IntAttr)
+    sender = prop_def(IntAttr)
+    traits = traits_def(InProgram(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        buffer: SSAValue,
+        axis: GroupAxis,
+        rect: RectAttr,
+        sender: int,
+        sites: int | None = None,
+    ):
+        if axis == GroupAxis.LINE and sites is None:
+            sites = rect.width * rect.height
+        super().__init__(
+            operands=[buffer],
+            properties={
+                "sym_name": StringAttr(name),
+                "axis": GroupAxisAttr(axis),
+                "rect": rect,
+                "sites": None if sites is None else IntAttr(sites),
+                "sender": IntAttr(sender),
+            },
+        )
+
+    def groups(self) -> Iterator[tuple[tuple[int, int], list[tuple[int, int]]]]:
+        """Each group of the family: (sender site, member sites)."""
+        x0, x1, y0, y1 = self.rect.bounds
+        s = self.sender.data
+        if self.axis.data == GroupAxis.LINE:
+            members = self.rect.sites()[: self.line_sites]
+            yield members[s], members
+        elif self.axis.data == GroupAxis.ROWS:
+            for y in range(y0, y1 + 1):
+                yield (s, y), [(x, y) for x in range(x0, x1 + 1)]
+        else:
+            for x in range(x0, x1 + 1):
+                yield (x, s), [(x, y) for y in range(y0, y1 + 1)]
+
+    @property
+    def line_sites(self) -> int:
+        return self.sites.data if self.sites is not None else self.rect.width * self.rect.height
+
+    def verify_(self) -> None:
+        x0, x1, y0, y1 = self.rect.bounds
+        name = self.sym_name.data
+        if self.axis.data == GroupAxis.LINE:
+            n, width = self.line_sites, self.rect.width
+            # The rectangle is the one the line occupies: its last row is the only partial one.
+            if not (self.rect.height - 1) * width < n <= self.rect.height * width:
+                raise VerifyException(
+                    f"sp.group @{name}: a line of {n} sites does not fill the rows of {self.rect.text()}"
+                )
+            if not 0 <= self.sender.data < n:
+                raise VerifyException(
+                    f"sp.group @{name}: sender {self.sender.data} is not one of the line's {n} sites"
+                )
+            return
+        if self.sites is not None:
+            raise VerifyException(f"sp.group @{name}: only a line group counts its sites")
+        lo, hi = (x0, x1) if self.axis.data == GroupAxis.ROWS else (y0, y1)
+        if not lo <= self.sender.data <= hi:
+            raise VerifyException(
+                f"sp.group @{name}: sender {self.sender.data} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GroupOp:
+        name = parser.parse_symbol_name().data
+        buffer = parser.parse_operand(BUFFER)
+        axis = parser.parse_str_enum(GroupAxis)
+        rect = RectAttr.parse_body(parser)
+        sites = (
+            parser.parse_integer(allow_negative=False)
+            if parser.parse_optional_keyword("sites")
+            else None
+        )
+        parser.parse_keyword("sender")
+        sender = parser.parse_integer(allow_negative=False)
+        return with_attrs(cls(name, buffer, axis, rect, sender, sites), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.sym_name.data} ")
+        printer.print_operand(self.buffer)
+        printer.print_string(f" {self.axis.data.value} {self.rect.text()}")
+        if self.sites is not None:
+            printer.print_string(f" sites {self.sites.data}")
+        printer.print_string(f" sender {self.sender.data}")
+        print_attr_dict(self, printer)
+
+
+@irdl_op_definition
+class ShareOp(SectionOp):
+    """`sp.share @a broadcast consumers 8 bytes 65536 hops 7 saves 40 costs 12 copies 1 "why"`.
+
+    How one shared operand panel reaches the items that read it where the fabric has no
+    multicast rectangles (seed 000): `broadcast` fetches it once and fans it out over the
+    fabric, `replicated` lets each consumer fetch its own copy. The numbers are the decision's:
+    the panel's bytes, its consumers, the hops a fan-out crosses, the DRAM cycles a broadcast
+    saves and the fabric cycles it costs, and the copies fetched from DRAM. Every consumer
+    receives the same panel either way, so a simulator's data does not change; the bytes the
+    report and the roofline count do.
+    """
+
+    name = "sp.share"
+    tensor = prop_def(FlatSymbolRefAttr)
+    sharing = prop_def(SharingAttr)
+    consumers = prop_def(IntAttr)
+    bytes = prop_def(IntAttr)
+    hops = prop_def(IntAttr)
+    dram_cycles_saved = prop_def(IntAttr)
+    fabric_cycles_added = prop_def(IntAttr)
+    copies = prop_def(IntAttr)
+    why = prop_def(StringAttr)
+    traits = section_traits()
+
+    FIELDS: ClassVar = (
+        ("consumers", "consumers"),
+        ("bytes", "bytes"),
+        ("hops", "hops"),
+        ("saves", "dram_cycles_saved"),
+        ("costs", "fabric_cycles_added"),
+        ("copies", "copies"),
+    )
+
+    def __init__(self, tensor: str, sharing: Sharing, numbers: dict[str, int], why: str):
+        props: dict[str, Attribute] = {
+            "tensor": SymbolRefAttr(tensor),
+            "sharing": SharingAttr(sharing),
+            "why": StringAttr(why),
+        }
+        props.update({field: IntAttr(numbers[field]) for _, field in self.FIELDS})
+        super().__init__(properties=props)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShareOp:
+        tensor = parser.parse_symbol_name().data
+        sharing = parser.parse_str_enum(Sharing)
+        values = parse_numbers(parser, [keyword for keyword, _ in cls.FIELDS])
+        numbers = {field: v for (_, field), v in zip(cls.FIELDS, values, strict=True)}
+        return with_attrs(cls(tensor, sharing, numbers, parser.parse_str_literal()), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.tensor.root_reference.data} {self.sharing.data.value}")
+        printer.print_string(
+            numbers_text([(k, cast(IntAttr, self.properties[f]).data) for k, f in self.FIELDS])
+        )
+        printer.print_string(" ")
+        printer.print_string_literal(self.why.data)
+        print_attr_dict(self, printer)

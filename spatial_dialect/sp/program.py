@@ -1,0 +1,317 @@
+"""The section and the module's interface: `sp.program` (one section), `sp.entry` (the linked
+function's arguments and results) and `sp.tensor` (a DRAM tensor of a section).
+
+The execution semantics every section follows are the package docstring's (spatial_dialect.sp).
+The section-wide rules (verify.py) run when the program op verifies, after each op verified on
+its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar, cast
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from spatial_dialect.sp.abstract_ops import BufferOp, SectionOp, StageOp
+from spatial_dialect.sp.attrs import (
+    Layout,
+    LayoutAttr,
+    Phase,
+    PhaseAttr,
+    TensorRole,
+    TensorRoleAttr,
+    parse_pair,
+)
+from spatial_dialect.sp.errors import UnresolvedReference
+from spatial_dialect.sp.item_space import ItemSpace
+from spatial_dialect.sp.syntax import parse_attr_dict, print_attr_dict, with_attrs
+from spatial_dialect.sp.verify import verify_program
+from spatial_dialect.sp.work import WorkOp
+
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+# ── The section ───────────────────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """`sp.program @c op "tg.matmul" phase sized tile 32x32 { ... }`: one section.
+
+    `op` names the tg op the section computes (or the layout bridge it is: `tilize`,
+    `untilize`), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
+    symbols of the section.
+    """
+
+    name = "sp.program"
+    sym_name = prop_def(SymbolNameConstraint())
+    source_op = prop_def(StringAttr, prop_name="op")
+    phase = prop_def(PhaseAttr)
+    tile_rows = prop_def(IntAttr)
+    tile_cols = prop_def(IntAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
+
+    def __init__(
+        self,
+        sym_name: str,
+        source_op: str,
+        phase: Phase,
+        tile: tuple[int, int],
+        ops: Sequence[Operation] = (),
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(sym_name),
+                "op": StringAttr(source_op),
+                "phase": PhaseAttr(phase),
+                "tile_rows": IntAttr(tile[0]),
+                "tile_cols": IntAttr(tile[1]),
+            },
+            regions=[Region(Block(ops))],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ProgramOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("op")
+        source = parser.parse_str_literal()
+        parser.parse_keyword("phase")
+        phase = parser.parse_str_enum(Phase)
+        parser.parse_keyword("tile")
+        rows, cols = parse_pair(parser, "the tile shape")
+        attrs = parse_attr_dict(parser)
+        region = parser.parse_region()
+        if not region.blocks:
+            region.add_block(Block())
+        op = cls.create(
+            properties={
+                "sym_name": name,
+                "op": StringAttr(source),
+                "phase": PhaseAttr(phase),
+                "tile_rows": IntAttr(rows),
+                "tile_cols": IntAttr(cols),
+            },
+            attributes=attrs,
+            regions=[region],
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" op ")
+        printer.print_string_literal(self.source_op.data)
+        printer.print_string(
+            f" phase {self.phase.data.value} tile {self.tile_rows.data}x{self.tile_cols.data}"
+        )
+        print_attr_dict(self, printer)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    # Accessors ---------------------------------------------------------------------------------
+
+    @property
+    def phase_value(self) -> Phase:
+        return self.phase.data
+
+    def set_phase(self, phase: Phase) -> None:
+        self.properties["phase"] = PhaseAttr(phase)
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.tile_rows.data, self.tile_cols.data
+
+    def ops_of(self, kind: type[_OpT]) -> list[_OpT]:
+        return [op for op in self.body.block.ops if isinstance(op, kind)]
+
+    def one(self, kind: type[_OpT]) -> _OpT | None:
+        found = self.ops_of(kind)
+        return found[0] if found else None
+
+    def tensors(self) -> list[TensorOp]:
+        return self.ops_of(TensorOp)
+
+    def tensor(self, name: str) -> TensorOp:
+        found = SymbolTable.lookup_symbol(self, name)
+        if not isinstance(found, TensorOp):
+            raise UnresolvedReference(f"section @{self.sym_name.data} declares no tensor @{name}")
+        return found
+
+    def buffers(self) -> list[BufferOp]:
+        return self.ops_of(BufferOp)
+
+    def stages(self) -> list[StageOp]:
+        return self.ops_of(StageOp)
+
+    def item_space(self) -> ItemSpace:
+        work = self.one(WorkOp)
+        assert work is not None, "a tiled section has its work"
+        return work.space(self.tensor(work.tensor.root_reference.data))
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        super().verify(verify_nested_ops)
+        # The section-wide rules run after every op verified on its own, and report at the op
+        # that breaks them (verify.py), not at the section.
+        verify_program(self)
+
+
+# ── Module-level interface ────────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class EntryOp(IRDLOperation):
+    """`sp.entry @main(@a, @b) -> (@c)`: the linked function's interface.
+
+    Argument i of function @main is the DRAM tensor named by the i-th input, and result j the
+    tensor named by the j-th output; a simulator fills and reads those by name.
+    """
+
+    name = "sp.entry"
+    function = prop_def(StringAttr)
+    inputs = prop_def(ArrayAttr[StringAttr])
+    outputs = prop_def(ArrayAttr[StringAttr])
+
+    def __init__(self, function: str, inputs: Sequence[str], outputs: Sequence[str]):
+        super().__init__(
+            properties={
+                "function": StringAttr(function),
+                "inputs": ArrayAttr([StringAttr(n) for n in inputs]),
+                "outputs": ArrayAttr([StringAttr(n) for n in outputs]),
+            }
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> EntryOp:
+        function = parser.parse_symbol_name().data
+        inputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_symbol_name().data
+        )
+        parser.parse_punctuation("->")
+        outputs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_symbol_name().data
+        )
+        return with_attrs(cls(function, inputs, outputs), parser)
+
+    def print(self, printer: Printer) -> None:
+        def names(a: ArrayAttr[StringAttr]) -> str:
+            return ", ".join(f"@{s.data}" for s in a.data)
+
+        printer.print_string(
+            f" @{self.function.data}({names(self.inputs)}) -> ({names(self.outputs)})"
+        )
+        print_attr_dict(self, printer)
+
+
+# ── DRAM tensors ──────────────────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class TensorOp(SectionOp):
+    """`sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled [format bfp8_b]`.
+
+    A DRAM tensor: its shape in elements and in tiles (a rank-1 tensor is one row), its role in
+    the section, its layout (`tiled`: whole tiles in row-major tile order, a partial tile padded
+    with zeros, tt-metal's TILE layout; `rows`: row-major elements, ROW_MAJOR) and, for bf16 on
+    Tensix, the storage format of its tiles in DRAM and local memory.
+    """
+
+    name = "sp.tensor"
+    sym_name = prop_def(SymbolNameConstraint())
+    type = prop_def(TensorType)
+    tiles_m = prop_def(IntAttr)
+    tiles_n = prop_def(IntAttr)
+    role = prop_def(TensorRoleAttr)
+    layout = prop_def(LayoutAttr)
+    format = opt_prop_def(StringAttr)
+    traits = traits_def(HasParent(ProgramOp), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        type: TensorType,
+        tiles: tuple[int, int],
+        role: TensorRole,
+        layout: Layout,
+        format: str | None = None,
+    ):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "type": type,
+                "tiles_m": IntAttr(tiles[0]),
+                "tiles_n": IntAttr(tiles[1]),
+                "role": TensorRoleAttr(role),
+                "layout": LayoutAttr(layout),
+                "format": StringAttr(format) if format else None,
+            }
+        )
+
+    @property
+    def shape2d(self) -> tuple[int, int]:
+        shape = self.type.get_shape()
+        return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        return self.tiles_m.data, self.tiles_n.data
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.type.element_type
+
+    @property
+    def storage(self) -> str:
+        """The storage format of the tiles: the element type unless a format overrides it."""
+        return self.format.data if self.format else str(self.element_type)
+
+    def verify_(self) -> None:
+        shape = self.type.get_shape()
+        if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
+            raise VerifyException(
+                f"@{self.sym_name.data}: a DRAM tensor has a static rank-1 or rank-2 shape, got {self.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TensorOp:
+        name = parser.parse_symbol_name().data
+        parser.parse_punctuation(":")
+        type = parser.parse_type()
+        if not isinstance(type, TensorType):
+            parser.raise_error(f"a DRAM tensor has a tensor type, got {type}")
+        parser.parse_keyword("tiles")
+        tiles = parse_pair(parser, "the tile counts")
+        role = parser.parse_str_enum(TensorRole)
+        layout = parser.parse_str_enum(Layout)
+        fmt = parser.parse_identifier() if parser.parse_optional_keyword("format") else None
+        return with_attrs(cls(name, cast(TensorType, type), tiles, role, layout, fmt), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.sym_name.data} : ")
+        printer.print_attribute(self.type)
+        printer.print_string(
+            f" tiles {self.tiles_m.data}x{self.tiles_n.data} {self.role.data.value} {self.layout.data.value}"
+        )
+        if self.format:
+            printer.print_string(f" format {self.format.data}")
+        print_attr_dict(self, printer)

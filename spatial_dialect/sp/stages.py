@@ -1,0 +1,287 @@
+"""The movement stages and the GEMM's compute stage: `sp.load` and `sp.store` (DRAM to FIFO and
+back), `sp.matmul_tiles`, and the data-dependent movements `sp.gather` and `sp.scatter`.
+
+Each is a stage template (`StageOp`): one instance per site, executed per work item in the order
+the package docstring states; its docstring says what it does per item.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FlatSymbolRefAttr, StringAttr, SymbolRefAttr
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from spatial_dialect.sp.abstract_ops import IndexedStage, StageOp, buffer_of, section_traits
+from spatial_dialect.sp.attrs import BUFFER, AccessAttr, BufferType, EngineAttr
+from spatial_dialect.sp.syntax import parse_attr_dict, with_attrs
+
+
+@irdl_op_definition
+class LoadOp(StageOp):
+    """`sp.load @a[r0, k0] x [h, kw] -> %in0 [multicast @in0_rows] [on movement 1 noc 0]`.
+
+    Per item and per iteration of its loops, reads the block of tiles the access pattern gives
+    from the DRAM tensor and pushes it as one page. With `multicast`, the load belongs to the
+    group's sender (sp.group).
+    """
+
+    name = "sp.load"
+    tensor = prop_def(FlatSymbolRefAttr)
+    access = prop_def(AccessAttr)
+    group = opt_prop_def(FlatSymbolRefAttr)
+    dst = operand_def(BufferType)
+    traits = section_traits()
+
+    def __init__(
+        self,
+        tensor: str,
+        access: AccessAttr,
+        dst: SSAValue,
+        group: str | None = None,
+        engine: EngineAttr | None = None,
+    ):
+        super().__init__(
+            operands=[dst],
+            properties={
+                "tensor": SymbolRefAttr(tensor),
+                "access": access,
+                "group": SymbolRefAttr(group) if group else None,
+                "engine": engine,
+            },
+        )
+
+    def stage_name(self) -> str:
+        return f"load @{self.tensor.root_reference.data} -> {buffer_of(self.dst).label.data}"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        tensor = parser.parse_symbol_name().data
+        access = AccessAttr.parse_body(parser)
+        parser.parse_punctuation("->")
+        dst = parser.parse_operand(BUFFER)
+        group = (
+            parser.parse_symbol_name().data if parser.parse_optional_keyword("multicast") else None
+        )
+        return with_attrs(cls(tensor, access, dst, group, cls._parse_engine(parser)), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.tensor.root_reference.data}{self.access.text()} -> ")
+        printer.print_operand(self.dst)
+        if self.group is not None:
+            printer.print_string(f" multicast @{self.group.root_reference.data}")
+        self._print_engine(printer)
+
+
+@irdl_op_definition
+class StoreOp(StageOp):
+    """`sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] [on movement 0 noc 1]`.
+
+    Per item and per iteration of its loops, pops one page and writes it to the block of the
+    DRAM tensor the access pattern gives.
+    """
+
+    name = "sp.store"
+    src = operand_def(BufferType)
+    tensor = prop_def(FlatSymbolRefAttr)
+    access = prop_def(AccessAttr)
+    traits = section_traits()
+
+    def __init__(
+        self, src: SSAValue, tensor: str, access: AccessAttr, engine: EngineAttr | None = None
+    ):
+        super().__init__(
+            operands=[src],
+            properties={
+                "tensor": SymbolRefAttr(tensor),
+                "access": access,
+                "engine": engine,
+            },
+        )
+
+    def stage_name(self) -> str:
+        return f"store {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        src = parser.parse_operand(BUFFER)
+        parser.parse_punctuation("->")
+        tensor = parser.parse_symbol_name().data
+        access = AccessAttr.parse_body(parser)
+        return with_attrs(cls(src, tensor, access, cls._parse_engine(parser)), parser)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(f" -> @{self.tensor.root_reference.data}{self.access.text()}")
+        self._print_engine(printer)
+
+
+@irdl_op_definition
+class MatmulTilesOp(StageOp):
+    """`sp.matmul_tiles %in0, %in1 -> %out acc %dst [spill %spill] [fidelity hifi4] [on compute]`.
+
+    Per item: for each K block k0, pop one page of A (h x kw tiles) and one of B (kw x w); for
+    each sub-block (ti, tj), row-major: start the accumulator at zero on the first K block,
+    else from the sub-block's partial (popped from the spill, or still held in the accumulator
+    where there is no spill: a single sub-block, or a register accumulator holding the whole
+    block); add A[ti .. ti+sh, :] @ B[:, tj .. tj+sw] over the kw tiles in the accumulator's
+    precision; push the partial to the spill, or on the last K block push the sub-block to the
+    output FIFO rounded to its element type, in pages of the FIFO's page shape (row-major over
+    the sub-block: one page of sh x sw tiles, or single tiles where a register accumulator's
+    lanes write their own tiles). Then release the two operand pages. Without a spill, an item
+    has one sub-block or one K block. `fidelity` is the Tensix math fidelity (lofi, hifi2,
+    hifi3, hifi4) where the target has one.
+    """
+
+    name = "sp.matmul_tiles"
+    in0 = operand_def(BufferType)
+    in1 = operand_def(BufferType)
+    out = operand_def(BufferType)
+    acc = operand_def(BufferType)
+    spill = opt_operand_def(BufferType)
+    fidelity = opt_prop_def(StringAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = section_traits()
+
+    def __init__(
+        self,
+        in0: SSAValue,
+        in1: SSAValue,
+        out: SSAValue,
+        acc: SSAValue,
+        spill: SSAValue | None = None,
+        fidelity: str | None = None,
+        engine: EngineAttr | None = None,
+    ):
+        super().__init__(
+            operands=[in0, in1, out, acc, spill],
+            properties={
+                "fidelity": StringAttr(fidelity) if fidelity else None,
+                "engine": engine,
+            },
+        )
+
+    def stage_name(self) -> str:
+        return "matmul_tiles"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MatmulTilesOp:
+        in0 = parser.parse_operand(BUFFER)
+        parser.parse_punctuation(",")
+        in1 = parser.parse_operand(BUFFER)
+        parser.parse_punctuation("->")
+        out = parser.parse_operand(BUFFER)
+        parser.parse_keyword("acc")
+        acc = parser.parse_operand(BUFFER)
+        spill = parser.parse_operand(BUFFER) if parser.parse_optional_keyword("spill") else None
+        fidelity = parser.parse_identifier() if parser.parse_optional_keyword("fidelity") else None
+        return with_attrs(
+            cls(in0, in1, out, acc, spill, fidelity, cls._parse_engine(parser)), parser
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.in0)
+        printer.print_string(", ")
+        printer.print_operand(self.in1)
+        printer.print_string(" -> ")
+        printer.print_operand(self.out)
+        printer.print_string(" acc ")
+        printer.print_operand(self.acc)
+        if self.spill is not None:
+            printer.print_string(" spill ")
+            printer.print_operand(self.spill)
+        if self.fidelity is not None:
+            printer.print_string(f" fidelity {self.fidelity.data}")
+        self._print_engine(printer)
+
+
+# ── Data-dependent movement ───────────────────────────────────────────────────────────────────
+
+
+@irdl_op_definition
+class GatherOp(IndexedStage):
+    """`sp.gather @table by @ids[r0, c0] x [1, w] count 8 -> %out`.
+
+    An embedding lookup on a movement engine. The access pattern walks the result's tiles: per
+    iteration, the block of er x ec tiles at (R, C). For each of its element rows
+    r = R * tile_rows + i below `count`, read id = ids[r] from DRAM; an id outside [0, V) of the
+    V-row table is a runtime error, reported, never read; row i of the page is the table's row
+    id, columns C * tile_cols onward (zero past the table's width); rows at or past `count` are
+    zero. Push the block as one page.
+    """
+
+    name = "sp.gather"
+    dst = operand_def(BufferType)
+    traits = section_traits()
+
+    def buffer(self) -> SSAValue:
+        return self.dst
+
+    def stage_name(self) -> str:
+        return f"gather @{self.tensor.root_reference.data} -> {buffer_of(self.dst).label.data}"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GatherOp:
+        table = parser.parse_symbol_name().data
+        parser.parse_keyword("by")
+        ids, access, count = cls._parse_rows(parser)
+        parser.parse_punctuation("->")
+        dst = parser.parse_operand(BUFFER)
+        op = cls(table, ids, access, count, dst, cls._parse_engine(parser))
+        op.attributes.update(parse_attr_dict(parser))
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" @{self.tensor.root_reference.data} by {self._rows_text()} -> ")
+        printer.print_operand(self.dst)
+        self._print_engine(printer)
+
+
+@irdl_op_definition
+class ScatterOp(IndexedStage):
+    """`sp.scatter %in -> @cache at @pos[r0, c0] x [1, w] count 8`.
+
+    A row write at a runtime position (the KV-cache update) on a movement engine. The access
+    pattern walks the tiles of the rows written: per iteration pop one page, the block of er x ec
+    tiles at (R, C); read p = pos[0] from DRAM; each element row r = R * tile_rows + i below
+    `count` is written to row p + r of the tensor, columns C * tile_cols onward up to its width.
+    p < 0 or p + count past the tensor's rows is a runtime error, reported, never written.
+    The tensor is carried state: updated in place, it keeps every row not written.
+    """
+
+    name = "sp.scatter"
+    src = operand_def(BufferType)
+    traits = section_traits()
+
+    def buffer(self) -> SSAValue:
+        return self.src
+
+    def stage_name(self) -> str:
+        return f"scatter {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScatterOp:
+        src = parser.parse_operand(BUFFER)
+        parser.parse_punctuation("->")
+        cache = parser.parse_symbol_name().data
+        parser.parse_keyword("at")
+        pos, access, count = cls._parse_rows(parser)
+        op = cls(cache, pos, access, count, src, cls._parse_engine(parser))
+        op.attributes.update(parse_attr_dict(parser))
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(f" -> @{self.tensor.root_reference.data} at {self._rows_text()}")
+        self._print_engine(printer)

@@ -1,0 +1,463 @@
+"""The section-wide rules of sp, checked at every phase (DESIGN.md section 4).
+
+Always: references resolve, stages agree with their buffers and tensors on element type and
+storage format, a phase holds what it promises and nothing a later phase adds. Placed: every
+work item runs on exactly one site and the range's block is the item's, every stage has an
+engine the site has, no access pattern leaves its tensor. Sized: every buffer has an offset,
+no two overlap on a site, every site fits its budget, and multicast group members agree
+(GroupMemberMismatch). A violation is reported at the op that breaks it, with its numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from spatial_dialect.sp.abstract_ops import (
+    BufferOp,
+    IndexedStage,
+    MemoryBufferOp,
+    SectionOp,
+    StageOp,
+    buffer_of,
+)
+from spatial_dialect.sp.attrs import Phase, TensorRole
+from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
+from spatial_dialect.sp.errors import (
+    AccessOutOfBounds,
+    GroupMemberMismatch,
+    LocalMemExceeded,
+    OverlappingOffsets,
+    PhaseViolation,
+    TooManyEngines,
+    TypeMismatch,
+    UnresolvedReference,
+    WorkNotCovered,
+)
+from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
+from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
+from spatial_dialect.sp.stages import LoadOp, MatmulTilesOp, ScatterOp, StoreOp
+from spatial_dialect.sp.work import PlanOp, WorkOp
+
+if TYPE_CHECKING:
+    # The program op runs these rules from its verifier (program.py imports this module).
+    from spatial_dialect.sp.program import ProgramOp, TensorOp
+
+# What each optional piece of a section needs: the phase that adds it.
+_ADDED_BY = {
+    PlanOp: Phase.TILED,
+    WorkOp: Phase.TILED,
+    MeshOp: Phase.PLACED,
+    SitesOp: Phase.PLACED,
+    GroupOp: Phase.FUSED,
+    ShareOp: Phase.FUSED,
+}
+
+
+def _at(op: Operation, check: Callable[[], None]) -> None:
+    """Run `check`, reporting a violation at `op`."""
+    try:
+        check()
+    except VerifyException as err:
+        op.emit_error(str(err), err)
+
+
+def verify_program(p: ProgramOp) -> None:
+    phase = p.phase_value
+    _at(p, lambda: _check_structure(p))
+    for t in p.tensors():
+        _at(t, lambda t=t: _check_tensor(p, t))
+    for s in p.stages():
+        _at(s, lambda s=s: _check_stage(p, s))
+    if phase.rank >= Phase.PLACED.rank:
+        _check_placement(p)
+    if phase.rank >= Phase.FUSED.rank:
+        for g in p.ops_of(GroupOp):
+            _at(g, lambda g=g: _check_group_family(p, g))
+    if phase == Phase.SIZED:
+        _check_memory(p)
+
+
+# ── Structure and references ──────────────────────────────────────────────────────────────────
+
+
+def _check_structure(p: ProgramOp) -> None:
+    phase = p.phase_value
+    for op in p.body.block.ops:
+        if not isinstance(op, SectionOp):
+            raise PhaseViolation(
+                f"section @{p.sym_name.data} holds {op.name}, which is not an sp section op"
+            )
+    for kind, added in _ADDED_BY.items():
+        present = p.ops_of(kind)
+        if kind in (PlanOp, WorkOp, MeshOp) and len(present) > 1:
+            raise PhaseViolation(
+                f"section @{p.sym_name.data} has {len(present)} {kind.name} ops; it has one"
+            )
+        if present and phase.rank < added.rank:
+            raise PhaseViolation(
+                f"a {phase.value} section holds {kind.name}, which {added.value} adds"
+            )
+        if not present and phase.rank >= added.rank and kind not in (GroupOp, ShareOp):
+            raise PhaseViolation(f"a {phase.value} section lacks {kind.name}")
+    labels = [b.label.data for b in p.buffers()]
+    if dup := sorted({n for n in labels if labels.count(n) > 1}):
+        raise PhaseViolation(f"section @{p.sym_name.data} declares buffer {dup[0]} twice")
+    if phase.rank >= Phase.TILED.rank:
+        work = p.one(WorkOp)
+        assert work is not None
+        result = p.tensor(work.tensor.root_reference.data)
+        if work.over is not None:
+            try:
+                work.space(result)
+            except ItemSpaceError as err:
+                raise WorkNotCovered(f"sp.work: {err}") from None
+    if phase.rank < Phase.SIZED.rank and any(s.memory is not None for s in p.ops_of(SitesOp)):
+        raise PhaseViolation(f"a {phase.value} section has a memory map, which sized adds")
+
+
+def _check_tensor(p: ProgramOp, t: TensorOp) -> None:
+    (rows, cols), (tr, tc) = t.shape2d, p.tile
+    want = (ceil_div(rows, tr), ceil_div(cols, tc))
+    if t.tiles != want:
+        raise PhaseViolation(
+            f"@{t.sym_name.data} is {rows}x{cols} elements, which is {want[0]}x{want[1]} tiles of "
+            f"{tr}x{tc}, not {t.tiles[0]}x{t.tiles[1]}"
+        )
+
+
+def _agree(stage: str, t: TensorOp, b: BufferOp, converts: bool = False) -> None:
+    """`converts`: a load may convert an integer tensor to the integer datatype its FIFO holds
+    (the operand precision link chose from the tensor's interval, seed 004)."""
+    if converts and isinstance(t.element_type, IntegerType) and isinstance(b.elt, IntegerType):
+        return
+    if t.element_type != b.elt or t.storage != b.storage:
+        raise TypeMismatch(
+            f"{stage}: @{t.sym_name.data} holds {t.element_type} stored as {t.storage} but buffer "
+            f"{b.label.data} holds {b.elt} stored as {b.storage}"
+        )
+
+
+def _check_stage(p: ProgramOp, s: StageOp) -> None:
+    phase = p.phase_value
+    name = s.stage_name()
+    if (s.engine is not None) != (phase.rank >= Phase.PLACED.rank):
+        raise PhaseViolation(
+            f"{name}: "
+            + (
+                "a stage of a placed section runs on an engine"
+                if s.engine is None
+                else f"a {phase.value} section assigns no engines, place does"
+            )
+        )
+    if isinstance(s, LoadOp | StoreOp):
+        t = p.tensor(s.tensor.root_reference.data)
+        buf = buffer_of(s.dst if isinstance(s, LoadOp) else s.src)
+        if not isinstance(buf, FifoOp):
+            raise TypeMismatch(f"{name}: moves pages through a FIFO, not {buf.name}")
+        _agree(name, t, buf, converts=isinstance(s, LoadOp))
+        if isinstance(s, StoreOp) and t.role.data == TensorRole.INPUT:
+            raise TypeMismatch(f"{name}: writes @{t.sym_name.data}, an input of the section")
+    if isinstance(s, LoadOp) and s.group is not None:
+        if phase.rank < Phase.FUSED.rank:
+            raise PhaseViolation(
+                f"{name}: a {phase.value} section has no multicast groups, fuse-operands adds them"
+            )
+        g = SymbolTable.lookup_symbol(p, s.group.root_reference.data)
+        if not isinstance(g, GroupOp):
+            raise UnresolvedReference(
+                f"{name}: section declares no group @{s.group.root_reference.data}"
+            )
+        if g.buffer != s.dst:
+            raise UnresolvedReference(
+                f"{name}: group @{g.sym_name.data} multicasts {buffer_of(g.buffer).label.data}, not its FIFO"
+            )
+    if isinstance(s, MatmulTilesOp):
+        _check_matmul(s)
+    if isinstance(s, IndexedStage):
+        _check_indexed(p, s)
+
+
+def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
+    """A gather or scatter: its tensor and its index exist, the index is an i32 vector, and the
+    tensor agrees with the stage's FIFO."""
+    rows = p.tensor(s.tensor.root_reference.data)
+    index = p.tensor(s.index.root_reference.data)
+    if index.element_type != IntegerType(32) or index.shape2d[0] != 1:
+        raise TypeMismatch(
+            f"{s.stage_name()}: @{index.sym_name.data} is {index.type}, not an i32 vector"
+        )
+    buf = buffer_of(s.buffer())
+    if not isinstance(buf, FifoOp):
+        raise TypeMismatch(f"{s.stage_name()}: moves pages through a FIFO, not {buf.name}")
+    _agree(s.stage_name(), rows, buf)
+    if isinstance(s, ScatterOp) and rows.role.data == TensorRole.INPUT:
+        raise TypeMismatch(
+            f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section"
+        )
+
+
+def _check_matmul(s: MatmulTilesOp) -> None:
+    in0, in1, out, acc = (buffer_of(v) for v in (s.in0, s.in1, s.out, s.acc))
+    for role, b, kind in (
+        ("in0", in0, FifoOp),
+        ("in1", in1, FifoOp),
+        ("out", out, FifoOp),
+        ("acc", acc, AccOp),
+    ):
+        if not isinstance(b, kind):
+            raise TypeMismatch(f"matmul_tiles: {role} is {b.name}, expected {kind.name}")
+    if in0.elt != in1.elt:
+        raise TypeMismatch(f"matmul_tiles: in0 holds {in0.elt} but in1 holds {in1.elt}")
+    integer = isinstance(in0.elt, IntegerType)
+    if isinstance(acc.elt, IntegerType) != integer or (integer and acc.elt != IntegerType(32)):
+        raise TypeMismatch(
+            f"matmul_tiles: {in0.elt} operands accumulate in {'i32' if integer else 'a float type'}, not {acc.elt}"
+        )
+    if s.spill is not None:
+        spill = buffer_of(s.spill)
+        if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
+            raise TypeMismatch(
+                f"matmul_tiles: the spill is an sp.interm at the accumulator's precision {acc.elt}"
+            )
+
+
+# ── Placement ─────────────────────────────────────────────────────────────────────────────────
+
+
+def _check_placement(p: ProgramOp) -> None:
+    mesh, work = p.one(MeshOp), p.one(WorkOp)
+    assert mesh is not None and work is not None
+    space = p.item_space()
+    owner: dict[int, SitesOp] = {}
+    site_range: dict[tuple[int, int], SitesOp] = {}
+    for r in p.ops_of(SitesOp):
+
+        def check_range(r: SitesOp = r) -> None:
+            if not r.rect.within(mesh.x.data, mesh.y.data):
+                raise WorkNotCovered(
+                    f"sites {r.rect.text()} reach outside the {mesh.x.data}x{mesh.y.data} mesh"
+                )
+            for x, y in r.rect.sites():
+                if (x, y) in site_range:
+                    raise WorkNotCovered(
+                        f"site ({x}, {y}) is in two ranges, {site_range[(x, y)].rect.text()} and {r.rect.text()}"
+                    )
+                site_range[(x, y)] = r
+                for item in r.items(x, y):
+                    if not 0 <= item < space.count:
+                        raise WorkNotCovered(
+                            f"site ({x}, {y}) runs item {item}; the section has {space.count}"
+                        )
+                    if item in owner:
+                        raise WorkNotCovered(
+                            f"item {item} runs on two sites (ranges {owner[item].rect.text()} and {r.rect.text()})"
+                        )
+                    owner[item] = r
+                    rect = space.rect(item)
+                    if (rect.h, rect.w) != r.block:
+                        raise WorkNotCovered(
+                            f"site ({x}, {y}) runs item {item}, a {rect.h}x{rect.w} block, in a range of {r.block[0]}x{r.block[1]} blocks"
+                        )
+            _check_bounds(p, r, space, work)
+            _check_accumulation(p, r, work)
+
+        _at(r, check_range)
+
+    def check_covered() -> None:
+        if len(owner) != space.count:
+            missing = next(i for i in range(space.count) if i not in owner)
+            raise WorkNotCovered(f"item {missing} of {space.count} runs on no site")
+
+    _at(work, check_covered)
+    for s in p.stages():
+        _at(s, lambda s=s: _check_engine(s, mesh))
+
+
+def _check_engine(s: StageOp, mesh: MeshOp) -> None:
+    e = s.engine
+    assert e is not None
+    if e.is_movement and e.index.data >= mesh.movement_engines.data:
+        raise TooManyEngines(
+            s.stage_name(), f"movement engine {e.index.data}", mesh.movement_engines.data
+        )
+    noc = e.noc_index
+    if noc is not None and noc >= mesh.nocs.data:
+        raise TooManyEngines(s.stage_name(), f"NoC {noc}", mesh.nocs.data, "NoCs")
+
+
+def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> None:
+    """No iteration of a load or store leaves its tensor (a wrong stride is a wrong answer)."""
+    rects = [space.rect(i) for x, y in r.rect.sites() for i in r.items(x, y)]
+    b = r.bindings(work.k_block.data)
+    ranges = {
+        "r0": (min(q.r0 for q in rects), max(q.r0 for q in rects)),
+        "c0": (min(q.c0 for q in rects), max(q.c0 for q in rects)),
+        "k0": (0, work.k_tiles.data - work.k_block.data),
+        "ti": (0, b["h"] - b["sh"]),
+        "tj": (0, b["w"] - b["sw"]),
+        "u": (0, b["sh"] - 1),
+        "v": (0, b["sw"] - 1),
+    }
+    origins = sorted({(q.r0, q.c0) for q in rects})
+    for s in p.stages():
+        if not isinstance(s, LoadOp | StoreOp):
+            continue
+        t = p.tensor(s.tensor.root_reference.data)
+        # A linear origin takes its extremes at the corners of the box of loop values; one
+        # with a floordiv or mod of the item's origin (a grouped operand) is bounded item by item.
+        boxes = (
+            [ranges]
+            if s.access.linear()
+            else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins]
+        )
+        tm, tn = t.tiles
+        for box in boxes:
+            r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
+            for row, col in ((r_lo, c_lo), (r_hi, c_hi)):
+                if not (0 <= row < tm and 0 <= col < tn):
+                    raise AccessOutOfBounds(
+                        f"{s.stage_name()} on sites {r.rect.text()}",
+                        t.sym_name.data,
+                        (row, col),
+                        (tm, tn),
+                    )
+
+
+def _check_accumulation(p: ProgramOp, r: SitesOp, work: WorkOp) -> None:
+    """Without a spill the accumulator holds the partial sums across K blocks, which it can for
+    one sub-block only."""
+    matmul = p.one(MatmulTilesOp)
+    subs = r.bindings(work.k_block.data)["subs"]
+    if matmul is not None and matmul.spill is None and work.k_blocks > 1 and subs > 1:
+        raise PhaseViolation(
+            f"sites {r.rect.text()}: {subs} sub-blocks over {work.k_blocks} K blocks need a spill for their partial sums"
+        )
+
+
+def _site_ranges(p: ProgramOp) -> dict[tuple[int, int], SitesOp]:
+    """The range each site belongs to."""
+    return {site: r for r in p.ops_of(SitesOp) for site in r.rect.sites()}
+
+
+def _check_group_family(p: ProgramOp, g: GroupOp) -> None:
+    """Every member runs an instance, no more items than its sender, and its t-th item reads the
+    block of the operand the sender's t-th item reads (the sender serves it the pages it pops)."""
+    ranges = _site_ranges(p)
+    name = g.sym_name.data
+    for sender, members in g.groups():
+        for site in members:
+            if site not in ranges:
+                raise GroupMemberMismatch(
+                    name, "no instance (the site runs nothing)", site, 0, sender, 1
+                )
+    loads = [s for s in p.ops_of(LoadOp) if s.group is not None]
+    load = next((s for s in loads if s.group and s.group.root_reference.data == name), None)
+    if load is None:
+        return
+    space = p.item_space()
+    # The item's origin the load's blocks depend on: its row (r0), its column (c0), or both.
+    used = sorted(load.access.loop_vars() & {"r0", "c0"})
+
+    def block(item: int) -> tuple[int, ...]:
+        rect = space.rect(item)
+        return tuple(rect.r0 if v == "r0" else rect.c0 for v in used)
+
+    for sender, members in g.groups():
+        sent = ranges[sender].items(*sender)
+        blocks = [block(i) for i in sent]
+        for site in members:
+            items = ranges[site].items(*site)
+            if len(items) > len(sent):
+                raise GroupMemberMismatch(name, "items run", site, len(items), sender, len(sent))
+            for t, item in enumerate(items):
+                if block(item) != blocks[t]:
+                    raise GroupMemberMismatch(
+                        name,
+                        f"as its item {t} the block at {'/'.join(used)} tile",
+                        site,
+                        block(item)[0],
+                        sender,
+                        blocks[t][0],
+                    )
+
+
+# ── Memory ────────────────────────────────────────────────────────────────────────────────────
+
+
+def _check_memory(p: ProgramOp) -> None:
+    mesh, work = p.one(MeshOp), p.one(WorkOp)
+    assert mesh is not None and work is not None
+    buffers = [b for b in p.buffers() if isinstance(b, MemoryBufferOp)]
+    for r in p.ops_of(SitesOp):
+        _at(r, lambda r=r: _check_range_memory(r, buffers, mesh, work.k_block.data))
+    for g in p.ops_of(GroupOp):
+        _at(g, lambda g=g: _check_group_members(p, g, work.k_block.data))
+
+
+def _check_range_memory(
+    r: SitesOp, buffers: list[MemoryBufferOp], mesh: MeshOp, k_block: int
+) -> None:
+    offsets = r.offsets()
+    where = r.rect.text()
+    b = r.bindings(k_block)
+    labels = {buf.label.data for buf in buffers}
+    if set(offsets) != labels:
+        missing = sorted(labels - set(offsets)) or sorted(set(offsets) - labels)
+        raise PhaseViolation(
+            f"sites {where}: the memory map and the buffers disagree on {missing[0]}"
+        )
+    spans: list[tuple[int, int, str]] = []
+    for buf in buffers:
+        start, size = offsets[buf.label.data], buf.bytes(b)
+        target = buf.alias_of
+        if target is not None:
+            if start != offsets[target.label.data] or size > target.bytes(b):
+                raise OverlappingOffsets(
+                    where,
+                    buf.label.data,
+                    (start, start + size),
+                    target.label.data,
+                    (offsets[target.label.data], offsets[target.label.data] + target.bytes(b)),
+                )
+            continue
+        spans.append((start, start + size, buf.label.data))
+    spans.sort()
+    for (s0, e0, n0), (s1, e1, n1) in itertools.pairwise(spans):
+        if s1 < e0:
+            raise OverlappingOffsets(where, n0, (s0, e0), n1, (s1, e1))
+    used = max((e for _, e, _ in spans), default=0)
+    if used > mesh.local_mem.data:
+        x0, _, y0, _ = r.rect.bounds
+        raise LocalMemExceeded((x0, y0), used, mesh.local_mem.data)
+
+
+def _check_group_members(p: ProgramOp, g: GroupOp, k_block: int) -> None:
+    ranges = _site_ranges(p)
+    buf = buffer_of(g.buffer)
+    assert isinstance(buf, MemoryBufferOp)
+    for sender, members in g.groups():
+
+        def facts(site: tuple[int, int]) -> dict[str, int]:
+            r = ranges[site]
+            b = r.bindings(k_block)
+            return {
+                "depth": buf.depth.resolve(b)[0],
+                "page tiles": buf.page_tiles(b),
+                "offset": r.offsets()[buf.label.data],
+            }
+
+        want = facts(sender)
+        for site in members:
+            got = facts(site)
+            for what in want:
+                if got[what] != want[what]:
+                    raise GroupMemberMismatch(
+                        g.sym_name.data, what, site, got[what], sender, want[what]
+                    )

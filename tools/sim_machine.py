@@ -1,0 +1,424 @@
+"""The machine the simulator runs on (tools/simulator.py): what it can find wrong, DRAM tensors,
+each site's local memory and its FIFOs, the stage processes and their scheduler, and the access
+patterns evaluated per iteration. The stages' execution builds on it: the GEMM's in
+simulator.py, the others' in sim_ops.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+)
+
+from spatial_dialect import sp
+from spatial_dialect.sp import LOOP_VARS, ceil_div
+from spatial_dialect.tools.reference import matmul, numpy_dtype, round_to
+
+Site = tuple[int, int]
+
+
+class SimulationError(Exception):
+    """The compiled program does not compute its result; the message says where and why."""
+
+
+class NotSimulated(Exception):
+    """A construct of the IR this simulator does not execute (yet): not a verdict on the
+    program."""
+
+
+class AccessOutsideTensor(SimulationError):
+    def __init__(
+        self,
+        where: str,
+        tensor: str,
+        tile: tuple[int, int],
+        extent: tuple[int, int],
+        tiles: tuple[int, int],
+    ):
+        self.where, self.tensor, self.tile, self.tiles = where, tensor, tile, tiles
+        super().__init__(
+            f"{where}: the block of {extent[0]}x{extent[1]} tiles at tile ({tile[0]}, {tile[1]}) "
+            f"leaves @{tensor}, which has {tiles[0]}x{tiles[1]} tiles"
+        )
+
+
+class BufferOutsideMemory(SimulationError):
+    def __init__(self, buffer: str, start: int, end: int, size: int):
+        self.buffer, self.start, self.end, self.size = buffer, start, end, size
+        super().__init__(
+            f"buffer {buffer} occupies [{start}, {end}) but local memory is [0, {size})"
+        )
+
+
+class FifoDeadlock(SimulationError):
+    def __init__(self, section: str, waits: list[str]):
+        self.section, self.waits = section, waits
+        shown = waits[:8] + ([f"... and {len(waits) - 8} more"] if len(waits) > 8 else [])
+        super().__init__(
+            f"FIFO deadlock in section @{section}: every unfinished stage waits:\n  "
+            + "\n  ".join(shown)
+        )
+
+
+class UnwrittenRead(SimulationError):
+    def __init__(self, where: str, tensor: str, element: tuple[int, int], count: int):
+        self.where, self.tensor, self.element, self.count = where, tensor, element, count
+        super().__init__(
+            f"{where} reads {count} tile(s) of @{tensor} that nothing wrote, the first at "
+            f"element ({element[0]}, {element[1]})"
+        )
+
+
+class UnwrittenOutput(SimulationError):
+    def __init__(self, tensor: str, element: tuple[int, ...], count: int, total: int):
+        self.tensor, self.element, self.count = tensor, element, count
+        super().__init__(
+            f"output @{tensor}: {count} of its {total} tiles never written, the first at "
+            f"element {element}"
+        )
+
+
+# ── DRAM ──────────────────────────────────────────────────────────────────────────────────────
+
+
+class DramTensor:
+    """A DRAM tensor padded to whole tiles, with a mask of the tiles written so far (access
+    patterns move whole tiles, so a tile is written entirely or not at all)."""
+
+    def __init__(self, op: sp.TensorOp, tile: tuple[int, int]):
+        self.name = op.sym_name.data
+        self.dtype = numpy_dtype(op.element_type)
+        self.shape = tuple(op.type.get_shape())
+        self.rows, self.cols = op.shape2d
+        self.tiles = op.tiles
+        self.layout = op.layout.data
+        self.tile = tile
+        self.data = np.zeros((self.tiles[0] * tile[0], self.tiles[1] * tile[1]), self.dtype)
+        self.written = np.zeros(self.tiles, bool)
+        if op.format is not None:
+            raise NotSimulated(f"@{self.name}: storage format {op.format.data} is not simulated")
+
+    def fill(self, array: np.ndarray) -> None:
+        """An input: its elements, zero padding, every tile written."""
+        self.data[: self.rows, : self.cols] = array.reshape(self.rows, self.cols)
+        self.written[:] = True
+
+    def _block(self, where: str, r: int, c: int, rows: int, cols: int) -> tuple[slice, slice]:
+        tm, tn = self.tiles
+        if r < 0 or c < 0 or r + rows > tm or c + cols > tn:
+            raise AccessOutsideTensor(where, self.name, (r, c), (rows, cols), self.tiles)
+        return slice(r, r + rows), slice(c, c + cols)
+
+    def _elements(self, tiles: tuple[slice, slice]) -> tuple[slice, slice]:
+        (th, tw), (rs, cs) = self.tile, tiles
+        return slice(rs.start * th, rs.stop * th), slice(cs.start * tw, cs.stop * tw)
+
+    def read(self, where: str, r: int, c: int, rows: int, cols: int) -> np.ndarray:
+        tiles = self._block(where, r, c, rows, cols)
+        missing = ~self.written[tiles]
+        if missing.any():
+            i, j = np.argwhere(missing)[0]
+            raise UnwrittenRead(
+                where,
+                self.name,
+                ((r + i) * self.tile[0], (c + j) * self.tile[1]),
+                int(np.count_nonzero(missing)),
+            )
+        return self.data[self._elements(tiles)].copy()
+
+    def write(self, where: str, r: int, c: int, rows: int, cols: int, block: np.ndarray) -> None:
+        tiles = self._block(where, r, c, rows, cols)
+        self.data[self._elements(tiles)] = block
+        self.written[tiles] = True
+
+    def result(self) -> np.ndarray:
+        """The unpadded result; UnwrittenOutput if a tile of it was never written."""
+        if not self.written.all():
+            i, j = (int(v) for v in np.argwhere(~self.written)[0])
+            raise UnwrittenOutput(
+                self.name,
+                (i * self.tile[0], j * self.tile[1]),
+                int(np.count_nonzero(~self.written)),
+                self.written.size,
+            )
+        return self.data[: self.rows, : self.cols].reshape(self.shape).copy()
+
+
+# ── Local memory and FIFOs ────────────────────────────────────────────────────────────────────
+
+
+class LocalMemory:
+    """Every site's local memory, one byte array each, created when a site first uses it."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._sites: dict[Site, np.ndarray] = {}
+
+    def window(self, site: Site, buffer: str, offset: int, nbytes: int) -> np.ndarray:
+        if offset < 0 or offset + nbytes > self.size:
+            raise BufferOutsideMemory(buffer, offset, offset + nbytes, self.size)
+        if site not in self._sites:
+            self._sites[site] = np.zeros(self.size, np.uint8)
+        return self._sites[site][offset : offset + nbytes]
+
+
+class Fifo:
+    """One buffer instance: `depth` pages in a window of a site's local memory, used as a ring.
+
+    A page of rows x cols tiles is stored tile after tile (each tile's elements row-major), so
+    bytes, not arrays, are what a page is between its push and its pop. A block of several
+    pages (a stage whose block is larger than the FIFO's page) is cut into pages in row-major
+    page order.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        window: np.ndarray,
+        depth: int,
+        page: tuple[int, int],
+        dtype: np.dtype,
+        tile: tuple[int, int],
+    ):
+        self.name, self.depth, self.page, self.dtype, self.tile = name, depth, page, dtype, tile
+        self.page_bytes = page[0] * page[1] * tile[0] * tile[1] * dtype.itemsize
+        self.window = window
+        self.count = self.head = self.tail = 0
+
+    def free(self) -> int:
+        return self.depth - self.count
+
+    def _slot(self, i: int) -> np.ndarray:
+        return self.window[i * self.page_bytes : (i + 1) * self.page_bytes]
+
+    def pages_of(self, tiles: tuple[int, int], who: str) -> tuple[int, int]:
+        """How many pages (down, across) a block of `tiles` is; SimulationError if the page
+        does not divide it."""
+        (rows, cols), (pr, pc) = tiles, self.page
+        if rows % pr or cols % pc:
+            raise SimulationError(
+                f"{who}: a block of {rows}x{cols} tiles is no whole number of "
+                f"{self.name}'s {pr}x{pc}-tile pages"
+            )
+        return rows // pr, cols // pc
+
+    def push(self, block: np.ndarray, who: str) -> None:
+        (th, tw), (pr, pc) = self.tile, self.page
+        down, across = self.pages_of((block.shape[0] // th, block.shape[1] // tw), who)
+        data = round_to(block, self.dtype)
+        for i in range(down):
+            for j in range(across):
+                page = data[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw]
+                tiles = page.reshape(pr, th, pc, tw).transpose(0, 2, 1, 3)
+                self._slot(self.tail)[:] = np.ascontiguousarray(tiles).view(np.uint8).reshape(-1)
+                self.tail = (self.tail + 1) % self.depth
+                self.count += 1
+
+    def front(self, tiles: tuple[int, int], who: str) -> np.ndarray:
+        """The oldest pages that make a block of `tiles`, decoded from the bytes there now."""
+        (th, tw), (pr, pc) = self.tile, self.page
+        down, across = self.pages_of(tiles, who)
+        block = np.empty((tiles[0] * th, tiles[1] * tw), self.dtype)
+        for n in range(down * across):
+            i, j = divmod(n, across)
+            page = self._slot((self.head + n) % self.depth).view(self.dtype).reshape(pr, pc, th, tw)
+            block[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw] = (
+                page.transpose(0, 2, 1, 3).reshape(pr * th, pc * tw)
+            )
+        return block
+
+    def pop(self, pages: int) -> None:
+        self.head = (self.head + pages) % self.depth
+        self.count -= pages
+
+
+# ── Processes and the scheduler ───────────────────────────────────────────────────────────────
+
+
+def accumulate(acc: np.ndarray, a: np.ndarray, b: np.ndarray, tile_k: int) -> np.ndarray:
+    """acc + a @ b in the accumulator's precision. A 32-bit accumulator (f32, i32) takes the
+    whole K block at once; a narrower one (Tensix dest in its 16-bit mode) rounds after each
+    tile-matmul, as the hardware adds each into dest."""
+    steps = (
+        [slice(0, a.shape[1])]
+        if acc.dtype.itemsize >= 4
+        else [slice(k, k + tile_k) for k in range(0, a.shape[1], tile_k)]
+    )
+    for k in steps:
+        product = matmul(a[:, k], b[k])
+        acc = round_to(acc.astype(product.dtype) + product, acc.dtype)
+    return acc
+
+
+@dataclass(frozen=True)
+class Wait:
+    """What a stage needs before its next step: `pages` free pages in every FIFO (`space`) or
+    that many full ones in every FIFO; `who` says which stage instance and where in its loops."""
+
+    fifos: tuple[Fifo, ...]
+    space: bool
+    pages: int
+    who: str
+
+    def blocked(self) -> list[Fifo]:
+        return [f for f in self.fifos if (f.free() if self.space else f.count) < self.pages]
+
+    def describe(self) -> str:
+        what = "free page" if self.space else "full page"
+        need = f"a {what}" if self.pages == 1 else f"{self.pages} {what}s"
+        return f"{self.who} waits for {need} in " + ", ".join(
+            f"{f.name} ({f.count}/{f.depth} pages full)" for f in self.blocked()
+        )
+
+
+Process = Generator[Wait, None, None]
+
+
+def run_processes(section: str, processes: Sequence[Process]) -> None:
+    """Runs every process to its end, each as far as it can go in turn; FifoDeadlock when all
+    unfinished ones wait on FIFOs that no one can change."""
+    waiting: list[tuple[Process, Wait | None]] = [(p, None) for p in processes]
+    while waiting:
+        progressed = False
+        still: list[tuple[Process, Wait | None]] = []
+        for proc, wait in waiting:
+            while wait is None or not wait.blocked():
+                progressed = True  # even a last step (to StopIteration) can move pages
+                try:
+                    wait = next(proc)
+                except StopIteration:
+                    wait = None
+                    break
+            if wait is not None:
+                still.append((proc, wait))
+        if still and not progressed:
+            raise FifoDeadlock(section, [w.describe() for _, w in still if w is not None])
+        waiting = still
+
+
+def take(fifo: Fifo, tiles: tuple[int, int], who: str) -> Generator[Wait, None, np.ndarray]:
+    """Pops a block of `tiles` (one page or several), waiting until they are all there."""
+    down, across = fifo.pages_of(tiles, who)
+    wait = Wait((fifo,), False, down * across, who)
+    if wait.blocked():
+        yield wait
+    block = fifo.front(tiles, who)
+    fifo.pop(down * across)
+    return block
+
+
+def give(fifos: tuple[Fifo, ...], block: np.ndarray, who: str) -> Process:
+    """Pushes a block to every FIFO (a multicast: all of them) one page at a time, in row-major
+    page order, each page waiting for room in each (sp.fifo: a push waits while every page is
+    full). A block of several pages (a register accumulator's sub-block written a tile a lane)
+    therefore streams through a FIFO shallower than the block."""
+    (th, tw), (pr, pc) = fifos[0].tile, fifos[0].page
+    down, across = fifos[0].pages_of((block.shape[0] // th, block.shape[1] // tw), who)
+    for i in range(down):
+        for j in range(across):
+            page = block[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw]
+            wait = Wait(fifos, True, 1, who)
+            if wait.blocked():
+                yield wait
+            for f in fifos:
+                f.push(page, who)
+
+
+# ── Access patterns ───────────────────────────────────────────────────────────────────────────
+
+
+def compile_expr(e: AffineExpr) -> Callable[[Sequence[int]], int]:
+    """An affine expression of the loop variables as a Python function of their values."""
+    if isinstance(e, AffineConstantExpr):
+        value = e.value
+        return lambda _: value
+    if isinstance(e, AffineDimExpr):
+        i = e.position
+        return lambda env: env[i]
+    assert isinstance(e, AffineBinaryOpExpr)
+    lhs, rhs = compile_expr(e.lhs), compile_expr(e.rhs)
+    op = {
+        AffineBinaryOpKind.Add: lambda a, b: a + b,
+        AffineBinaryOpKind.Mul: lambda a, b: a * b,
+        AffineBinaryOpKind.FloorDiv: lambda a, b: a // b,
+        AffineBinaryOpKind.CeilDiv: ceil_div,
+        AffineBinaryOpKind.Mod: lambda a, b: a % b,
+    }[e.kind]
+    return lambda env: op(lhs(env), rhs(env))
+
+
+class Pattern:
+    """A stage's access pattern under one range's size symbols: its iterations and their tiles."""
+
+    def __init__(self, access: sp.AccessAttr, bindings: dict[str, int], k_tiles: int):
+        self.row, self.col = (compile_expr(e) for e in access.origin.data.results)
+        self.extent = access.extent.resolve(bindings)
+        self.used = access.loop_vars()
+        b = bindings
+        ranges = {
+            "k0": range(0, k_tiles, b["kw"]),
+            "ti": range(0, b["h"], b["sh"]),
+            "tj": range(0, b["w"], b["sw"]),
+            "u": range(b["sh"]),
+            "v": range(b["sw"]),
+        }
+        self.nested = [v for v in LOOP_VARS if v not in ("r0", "c0")]
+        if unknown := [v for v in self.nested if v not in ranges]:
+            raise NotSimulated(f"loop variables {unknown} are not simulated")
+        self.ranges = [ranges[v] if v in self.used else [0] for v in self.nested]
+        self.k = self.nested.index("k0")
+
+    @property
+    def has_k_loop(self) -> bool:
+        return "k0" in self.used
+
+    def iterations(self, r0: int, c0: int, k0: int | None) -> Iterator[list[int]]:
+        """The loop variables (in LOOP_VARS order) of each iteration for the item at (r0, c0);
+        with k0 given, only that K block's."""
+        ranges = list(self.ranges)
+        if k0 is not None:
+            ranges[self.k] = [k0]
+        for values in itertools.product(*ranges):
+            yield [r0, c0, *values]
+
+    def tile(self, env: list[int]) -> tuple[int, int]:
+        return self.row(env), self.col(env)
+
+    def describe(self, env: list[int]) -> str:
+        """The loop variables this pattern uses, with their values: "k0 4" or "ti 0, tj 2"."""
+        return ", ".join(
+            f"{n} {x}"
+            for n, x in zip(LOOP_VARS, env, strict=True)
+            if n in self.used and n not in ("r0", "c0")
+        )
+
+
+# ── One site ──────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class SiteRun:
+    """One site of one range: its symbols, its items, its buffer instances."""
+
+    site: Site
+    sites: sp.SitesOp
+    bindings: dict[str, int]
+    items: range
+    buffers: dict[sp.BufferOp, Fifo] = field(default_factory=dict)
+
+    def name(self, buffer: str) -> str:
+        """A buffer instance's name, seed 003's `label@x,y`."""
+        return f"{buffer}@{self.site[0]},{self.site[1]}"
+
+    def where(self, stage: str) -> str:
+        """A stage instance, as reports name it."""
+        return f"{stage} at ({self.site[0]}, {self.site[1]})"
