@@ -327,7 +327,6 @@ def test_attention_on_one_site_with_one_movement_engine(tmp_path):
     toml = (EXAMPLES / "targets" / "tensix_4x4.toml").read_text()
     toml = toml.replace("movement_engines = 2", "movement_engines = 1")
     toml = toml.replace("mesh_x = 4", "mesh_x = 1").replace("mesh_y = 4", "mesh_y = 1")
-    toml = toml.replace("[tile_bytes]\n", "[tile_bytes]\ni32 = 4096\n")
     path = tmp_path / "one_site.toml"
     path.write_text(toml)
     fn, module, _, comparisons = run(attention(8, 1024, 8, 2, 32, True, True)("f32"), str(path))
