@@ -29,6 +29,7 @@ once per block.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -197,42 +198,30 @@ def operand_sharing(
 
 
 @dataclass(frozen=True)
-class _TileReads:
-    """Tiles of A and of B read from DRAM."""
-
-    a: int
-    b: int
-
-
-@dataclass(frozen=True)
 class _MulticastReads:
-    """A and B's DRAM reads two ways, and which operands the plan really multicasts (the plan asks,
-    the target has rectangles, more than one site shares)."""
+    """A and B's DRAM tile reads two ways, and which operands the plan really multicasts (the plan
+    asks, the target has rectangles, more than one site shares)."""
 
     mcast_a: bool
     mcast_b: bool
     # A row of sites reads each A block once per round and shares it (on a target without
     # multicast rectangles: what one wave of the flat deal shares through a cache); B symmetrically.
-    shared: _TileReads
-    replicated: _TileReads  # every block reads its own
-
-    @property
-    def planned(self) -> _TileReads:
-        """The reads under the plan: shared where the operand really multicasts."""
-        return _TileReads(
-            self.shared.a if self.mcast_a else self.replicated.a,
-            self.shared.b if self.mcast_b else self.replicated.b,
-        )
+    a_shared: int
+    b_shared: int
+    # Every block reads its own.
+    a_replicated: int
+    b_replicated: int
 
 
 @dataclass(frozen=True)
-class _FabricSharing:
-    """The reads once operand panels are shared over a fabric without multicast rectangles
-    (share_operand's decisions, None where it does not decide), and the broadcasts' fabric cycles."""
+class _TileReads:
+    """Tiles of A and of B read from DRAM under the plan, and the fabric cycles of the broadcasts
+    that replace some of them (share_operand's decisions, None where it does not decide)."""
 
-    share_a: SharingDecision | None
-    share_b: SharingDecision | None
-    reads: _TileReads
+    a: int
+    b: int
+    share_a: SharingDecision | None = None
+    share_b: SharingDecision | None = None
     fabric_cycles: int = 0
 
 
@@ -249,10 +238,10 @@ class _NocTraffic:
 
 @dataclass(frozen=True)
 class _OperandTraffic:
-    """Everything a plan moves of A and B: ``dram`` is what it reads under the plan."""
+    """Everything a plan moves of A and B: its multicast reads, what it reads from DRAM once operand
+    sharing is applied, and what the NoC delivers."""
 
     reads: _MulticastReads
-    sharing: _FabricSharing
     dram: _TileReads
     noc: _NocTraffic
 
@@ -291,10 +280,10 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         mcast_b=t.reads.mcast_b,
         a_tiles_dram=t.dram.a,
         b_tiles_dram=t.dram.b,
-        a_tiles_dram_mcast=t.reads.shared.a,
-        b_tiles_dram_mcast=t.reads.shared.b,
-        a_tiles_dram_replicated=t.reads.replicated.a,
-        b_tiles_dram_replicated=t.reads.replicated.b,
+        a_tiles_dram_mcast=t.reads.a_shared,
+        b_tiles_dram_mcast=t.reads.b_shared,
+        a_tiles_dram_replicated=t.reads.a_replicated,
+        b_tiles_dram_replicated=t.reads.b_replicated,
         c_tiles_written=c_written,
         a_readers=t.noc.a_readers,
         b_readers=t.noc.b_readers,
@@ -305,9 +294,9 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         busiest_b_tiles=d.b_tiles_per_k * kt,
         busiest_c_tiles=0 if shape.c_local else d.out_tiles,
         line=plan.line and not plan.streaming,
-        share_a=t.sharing.share_a,
-        share_b=t.sharing.share_b,
-        fabric_cycles=t.sharing.fabric_cycles,
+        share_a=t.dram.share_a,
+        share_b=t.dram.share_b,
+        fabric_cycles=t.dram.fabric_cycles,
     )
 
 
@@ -323,11 +312,10 @@ def _streaming_traffic(shape: GemmShape, d: Deal) -> _OperandTraffic:
     """tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
     no multicast, nothing shared."""
     a = 0 if shape.a_local else d.units * shape.kt
-    reads = _TileReads(a, d.units * shape.kt)
+    b = d.units * shape.kt
     return _OperandTraffic(
-        reads=_MulticastReads(False, False, shared=reads, replicated=reads),
-        sharing=_FabricSharing(None, None, reads),
-        dram=reads,
+        reads=_MulticastReads(False, False, a, b, a, b),
+        dram=_TileReads(a, b),
         noc=_NocTraffic(
             delivered=2 * d.units * shape.kt,
             hops=0,
@@ -341,11 +329,10 @@ def _blocked_traffic(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) 
     """A blocked plan's traffic: its multicast (or one-wave) reads, then what sharing operand panels
     over a fabric or a shared cache saves."""
     reads = _multicast_reads(target, shape, plan, d)
-    sharing = _fabric_sharing(target, shape, plan, d, reads.planned)
+    shared = _reads_after_fabric_sharing(target, shape, plan, d, reads)
     return _OperandTraffic(
         reads=reads,
-        sharing=sharing,
-        dram=_through_shared_cache(target, shape, sharing.reads, reads.shared),
+        dram=_reads_after_shared_cache(target, shape, shared, reads),
         noc=_blocked_noc_traffic(shape, d, reads),
     )
 
@@ -355,47 +342,50 @@ def _multicast_reads(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) 
     column of sites, or one wave of the flat deal); nothing of an A already in local memory."""
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     bm, bn = d.blocks_m, d.blocks_n
-    replicated = _TileReads(mt * kt * bn, kt * nt * bm)
+    a_rep, b_rep = mt * kt * bn, kt * nt * bm
     if target.multicasts_rectangles:
         mcast_a = plan.mcast_a and d.grid_x > 1
         mcast_b = plan.mcast_b and d.grid_y > 1
         # A block row is read once per round of column blocks when the sites sharing it take
         # it from one multicast, once per column block otherwise; B symmetrically.
-        shared = _TileReads(mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y))
+        a_shared, b_shared = mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y)
     else:
         mcast_a = mcast_b = False
-        shared = _one_wave_reads(shape, plan, d, replicated)
+        a_shared, b_shared = _one_wave_reads(shape, plan, d, a_rep, b_rep)
     if shape.a_local:
-        replicated, shared = _TileReads(0, replicated.b), _TileReads(0, shared.b)
-    return _MulticastReads(mcast_a, mcast_b, shared, replicated)
+        a_shared = a_rep = 0
+    return _MulticastReads(mcast_a, mcast_b, a_shared, b_shared, a_rep, b_rep)
 
 
 def _one_wave_reads(
-    shape: GemmShape, plan: GemmPlan, d: Deal, replicated: _TileReads
-) -> _TileReads:
+    shape: GemmShape, plan: GemmPlan, d: Deal, a_rep: int, b_rep: int
+) -> tuple[int, int]:
     """What one wave of the flat deal (every site's t-th block at once) shares: the block rows and
-    columns its blocks touch, each once."""
+    columns its blocks touch, each once; never more than the replicated reads."""
     used, per = d.sites, d.per_site
     cols_wave = min(d.blocks_n, used, d.blocks_n // math.gcd(per, d.blocks_n))
     rows = min(shape.mt, min(d.blocks_m, used) * plan.per_site_m)
     cols = min(shape.nt, cols_wave * plan.per_site_n)
-    return _TileReads(
-        min(replicated.a, per * rows * shape.kt), min(replicated.b, per * cols * shape.kt)
-    )
+    return min(a_rep, per * rows * shape.kt), min(b_rep, per * cols * shape.kt)
 
 
-def _fabric_sharing(
-    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, planned: _TileReads
-) -> _FabricSharing:
-    """Shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
+def _reads_after_fabric_sharing(
+    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, reads: _MulticastReads
+) -> _TileReads:
+    """The plan's reads (shared where the operand really multicasts, replicated otherwise), then
+    shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
     copies share_operand chose, one when broadcast and one per consumer block when replicated,
     exactly as the report counts them; and each broadcast panel adds the fabric cycles share_operand
     weighed against the DRAM cycles it saves (same currency, so the plan's memory time is the least
     of the two arrangements, as the pass picks it)."""
+    a = reads.a_shared if reads.mcast_a else reads.a_replicated
+    b = reads.b_shared if reads.mcast_b else reads.b_replicated
     share_a, share_b = operand_sharing(target, shape, plan)
-    a, fabric_a = _panels_read(planned.a, d.blocks_m, plan.per_site_m * shape.kt, share_a)
-    b, fabric_b = _panels_read(planned.b, d.blocks_n, plan.per_site_n * shape.kt, share_b)
-    return _FabricSharing(share_a, share_b, _TileReads(a, b), fabric_a + fabric_b)
+    if share_a is None and share_b is None:
+        return _TileReads(a, b)
+    a, fabric_a = _panels_read(a, d.blocks_m, plan.per_site_m * shape.kt, share_a)
+    b, fabric_b = _panels_read(b, d.blocks_n, plan.per_site_n * shape.kt, share_b)
+    return _TileReads(a, b, share_a, share_b, fabric_a + fabric_b)
 
 
 def _panels_read(
@@ -409,8 +399,8 @@ def _panels_read(
     return panels * panel_tiles * decision.copies, fabric
 
 
-def _through_shared_cache(
-    target: Target, shape: GemmShape, dram: _TileReads, one_wave: _TileReads
+def _reads_after_shared_cache(
+    target: Target, shape: GemmShape, dram: _TileReads, reads: _MulticastReads
 ) -> _TileReads:
     """A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one wave
     read each panel they share from DRAM once; and a whole operand that fits in half the cache stays
@@ -419,14 +409,14 @@ def _through_shared_cache(
     if not target.l2_bytes or target.multicasts_rectangles:
         return dram
     mt, kt, nt = shape.mt, shape.kt, shape.nt
-    a, b = min(dram.a, one_wave.a), min(dram.b, one_wave.b)
+    a, b = min(dram.a, reads.a_shared), min(dram.b, reads.b_shared)
     half = target.l2_bytes // 2
     tb = shape.operand_tile_bytes(target)
     if mt * kt * tb <= half:
         a = min(a, mt * kt)
     if kt * nt * tb <= half:
         b = min(b, kt * nt)
-    return _TileReads(a, b)
+    return dataclasses.replace(dram, a=a, b=b)
 
 
 def _blocked_noc_traffic(shape: GemmShape, d: Deal, reads: _MulticastReads) -> _NocTraffic:
@@ -461,25 +451,20 @@ class _Compute:
 
 
 @dataclass(frozen=True)
-class _EngineTime:
-    """A movement engine's time over the steps: DRAM reads, then sends on to other sites."""
-
-    read: float
-    send: float
-
-
-@dataclass(frozen=True)
 class _Movement:
-    """The busiest site's A and B movement, and the critical engine's (the one busiest with the
-    loads and the store it carries)."""
+    """The busiest site's movement engines over the steps: A's and B's DRAM reads and sends on to
+    other sites, and the critical engine's (the one busiest with the loads and the store it carries)."""
 
-    a: _EngineTime
-    b: _EngineTime
-    critical: _EngineTime
+    a_read: float
+    a_send: float
+    b_read: float
+    b_send: float
+    critical_read: float
+    critical_send: float
 
     @property
     def cycles(self) -> float:
-        return self.critical.read + self.critical.send
+        return self.critical_read + self.critical_send
 
 
 @dataclass(frozen=True)
@@ -603,29 +588,31 @@ def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _M
 
     if shape.a_local:
         # Already sharded in local memory: the owner of each K block multicasts it along the row.
+        a_read = 0.0
         a_send = send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link
-        a = _EngineTime(0.0, a_send)
     else:
-        a = _EngineTime(read(a_tiles_step), send(a_tiles_step, a_span) if q.mcast_a else 0.0)
-    b = _EngineTime(read(b_tiles_step), send(b_tiles_step, b_span) if q.mcast_b else 0.0)
+        a_read = read(a_tiles_step)
+        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
+    b_read = read(b_tiles_step)
+    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
     c_write = q.busiest_c_tiles * shape.out_tile_bytes(target) / link
-    return _Movement(a, b, _critical_engine(target, a, b, c_write))
+    paths = _engine_paths(target, (a_read, a_send), (b_read, b_send), c_write)
+    return _Movement(a_read, a_send, b_read, b_send, *max(paths, key=sum))
 
 
-def _critical_engine(target: Target, a: _EngineTime, b: _EngineTime, c_write: float) -> _EngineTime:
-    """The busiest movement engine once A's and B's loads and the result store are packed onto the
-    target's engines."""
+def _engine_paths(
+    target: Target, a: tuple[float, float], b: tuple[float, float], c_write: float
+) -> list[tuple[float, float]]:
+    """(read, send) of each movement engine once A's and B's loads (each a (read, send) pair) and the
+    result store are packed onto the target's engines."""
     engines = max(1, target.movement_engines)
     if engines >= 3:
-        paths = [(a.read, a.send), (b.read, b.send), (0.0, c_write)]
-    elif engines == 2:
+        return [a, b, (0.0, c_write)]
+    if engines == 2:
         # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
         # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
-        paths = [(a.read, a.send), (b.read, b.send + c_write)]
-    else:
-        paths = [(a.read + b.read, a.send + b.send + c_write)]
-    read, send = max(paths, key=sum)
-    return _EngineTime(read, send)
+        return [a, (b[0], b[1] + c_write)]
+    return [(a[0] + b[0], a[1] + b[1] + c_write)]
 
 
 def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
@@ -665,7 +652,7 @@ def _pipeline(
     movement = move.cycles
     step_c, step_m, step_d = compute / n, movement / n, dram / n
     # Fill: the first step's blocks are read and then sent before any compute starts.
-    fill = max((move.a.read + move.a.send) / n, (move.b.read + move.b.send) / n, step_d)
+    fill = max((move.a_read + move.a_send) / n, (move.b_read + move.b_send) / n, step_d)
     # Drain: the last step's compute, then the write-back.
     drain = step_c + _write_back_cycles(target, shape, plan, q)
     steady = (n - 1) * max(step_c, step_m, step_d)
@@ -689,7 +676,7 @@ def _binding(target: Target, pipe: _Pipeline, move: _Movement) -> str:
     if step_c >= max(step_m, step_d):
         return "compute"
     if step_d >= step_m or (
-        move.critical.read >= move.critical.send and target.dram_latency_cycles
+        move.critical_read >= move.critical_send and target.dram_latency_cycles
     ):
         return "dram"
     return "noc"

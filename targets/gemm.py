@@ -8,6 +8,7 @@ out_subblock_h/w = ``osh``/``osw``, in0_block_w = ``ibw``, on a ``grid_x`` x ``g
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .spec import Target, TargetError, normalize_dtype
 
@@ -53,15 +54,17 @@ class GemmShape:
         if self.fmt is not None:
             object.__setattr__(self, "fmt", normalize_dtype(self.fmt))
 
-    @property
+    # Tile counts, computed once per shape: the planner prices hundreds of thousands of plans of one
+    # shape and reads them in every step.
+    @cached_property
     def mt(self) -> int:
         return ceil_div(self.m, TILE)
 
-    @property
+    @cached_property
     def kt(self) -> int:
         return ceil_div(self.k, TILE)
 
-    @property
+    @cached_property
     def nt(self) -> int:
         return ceil_div(self.n, TILE)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -72,7 +73,14 @@ class TargetError(Exception):
 def normalize_dtype(dtype: str) -> str:
     """The compiler's name for a datatype spelled any of the usual ways (``BFLOAT8_B`` -> ``bfp8_b``,
     ``float32`` -> ``f32``). Unknown spellings come back lowercased, so the caller's error names them."""
-    d = str(dtype).strip().lower()
+    return _normalize_spelling(str(dtype))
+
+
+# Memoized: the cost model reads tile bytes (so normalizes a datatype) several times per plan it
+# prices, and the planner prices hundreds of thousands of plans; few spellings ever occur.
+@functools.lru_cache(maxsize=256)
+def _normalize_spelling(spelling: str) -> str:
+    d = spelling.strip().lower()
     if d.startswith("datatype."):
         d = d[len("datatype.") :]
     return _DTYPE_ALIASES.get(d, d)
