@@ -197,7 +197,7 @@ def operand_sharing(
     return (None if shape.a_local else share_operand(a, target)), share_operand(b, target)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _MulticastReads:
     """A and B's DRAM tile reads two ways, and which operands the plan really multicasts (the plan
     asks, the target has rectangles, more than one site shares)."""
@@ -213,7 +213,7 @@ class _MulticastReads:
     b_replicated: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _TileReads:
     """Tiles of A and of B read from DRAM under the plan, and the fabric cycles of the broadcasts
     that replace some of them (share_operand's decisions, None where it does not decide)."""
@@ -225,7 +225,7 @@ class _TileReads:
     fabric_cycles: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _NocTraffic:
     """Tiles landing in sites' local memory, link traversals of multicast deliveries, and the
     sites reading A and B from DRAM at the same time."""
@@ -236,7 +236,7 @@ class _NocTraffic:
     b_readers: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _OperandTraffic:
     """Everything a plan moves of A and B: its multicast reads, what it reads from DRAM once operand
     sharing is applied, and what the NoC delivers."""
@@ -438,7 +438,7 @@ def _blocked_noc_traffic(shape: GemmShape, d: Deal, reads: _MulticastReads) -> _
 # ── cycles ─────────────────────────────────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Compute:
     """The busiest site's compute: cycles per tile-matmul on the matrix engine (short rows paying
     whole row passes, plus the bank handover) and through the unpackers, the slower of the two that
@@ -450,7 +450,7 @@ class _Compute:
     cycles: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Movement:
     """The busiest site's movement engines over the steps: A's and B's DRAM reads and sends on to
     other sites, and the critical engine's (the one busiest with the loads and the store it carries)."""
@@ -467,7 +467,7 @@ class _Movement:
         return self.critical_read + self.critical_send
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _DramTime:
     """Every byte the plan reads or writes at the chip's DRAM bandwidth, plus the fabric cycles of
     broadcast panels (share_operand weighed them against the DRAM time they replace)."""
@@ -476,7 +476,7 @@ class _DramTime:
     cycles: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Pipeline:
     """Per-step times and the busiest site's pipeline of ``n`` steps: fill, steady state, drain."""
 
