@@ -9,7 +9,7 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   waits for the block before it hands it on; one NoC transaction per tile, so the read streams at the
   link rate or the transaction issue rate) and then, as the multicast sender of its row / column,
   sends it through a credit loop across the rectangle; result tiles leave on the engine that also
-  loads B (seed 003's operand-with-store packing);
+  loads B (the operand-with-store packing, docs/passes.md#place-engines-and-nocs);
 * the compute engine runs ``per_site_m x per_site_n x ibw`` tile-matmuls per step, each costing the
   slower of the matrix engine (fidelity phases, plus the bank handover) and the unpackers feeding it
   (the operand bytes its sub-block shape makes it re-read), plus the K-block spill when partial sums
@@ -20,7 +20,7 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
-map (seed 003) site (0, 0) gets the first block of every round and is the multicast sender of its row
+map (docs/passes.md#place-the-2-d-map-where-multicast-exists) site (0, 0) gets the first block of every round and is the multicast sender of its row
 and column (of the whole line for a line plan); under split_work_to_cores (streaming plans, targets
 without multicast) the first site gets the most units. Every block a site runs brings its own A rows
 and B columns over the NoC, so a site running several blocks of one block row receives that row's A
@@ -609,7 +609,7 @@ def _engine_paths(
     if engines >= 3:
         return [a, b, (0.0, c_write)]
     if engines == 2:
-        # Loads on one engine, stores on the other; B's loader shares the store engine (seed 003:
+        # Loads on one engine, stores on the other; B's loader shares the store engine (docs/passes.md#place-engines-and-nocs:
         # operand-with-store packing), which is how tt-metal pairs in1 with the writer.
         return [a, (b[0], b[1] + c_write)]
     return [(a[0] + b[0], a[1] + b[1] + c_write)]

@@ -1,4 +1,4 @@
-"""Bytes a GEMM block plan needs in one site's local memory (seed 001, ``footprint_bytes_for_plan``).
+"""Bytes a GEMM block plan needs in one site's local memory (docs/passes.md#tile-one-footprint-function).
 
 THE one definition: the tile pass calls it to decide which plans are legal, size-buffers lays out
 exactly these buffers. If the two ever priced different things the planner would choose plans the
@@ -62,7 +62,7 @@ def footprint_parts(
     in0 = FOOTPRINT_DEPTH * page_bytes(target, ob, pm * ibw)
     in1 = FOOTPRINT_DEPTH * page_bytes(target, ob, ibw * pn)
     # ★ The epilogue costs a fixed scratch, not the block, where the accumulator is register-resident
-    # (seed 001): each lane (a warp) writes its own tiles to DRAM through one tile-sized slot, so the
+    # (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block): each lane (a warp) writes its own tiles to DRAM through one tile-sized slot, so the
     # output never stages through a ring. Charging the whole block (osh*osw tiles, double-buffered)
     # is what stopped the planner affording a block tile worth running on a GPU. Only where the lanes
     # really tile the sub-block; otherwise the output goes through a ring like anywhere else.
@@ -101,7 +101,7 @@ def plan_fits(
 ) -> bool:
     """Whether ``plan``'s footprint fits the site's local memory. The budget is what the site can be
     CONFIGURED with (``local_mem_max_bytes``), the same number size-buffers checks its layout against
-    (seed 001: measuring against a GPU's 48 KiB default rejected plans the device runs well)."""
+    (docs/passes.md#tile-the-budget-is-the-configurable-maximum: measuring against a GPU's 48 KiB default rejected plans the device runs well)."""
     return (
         footprint_bytes_for_plan(target, shape, plan, in_place=in_place, exact=exact)
         <= target.local_mem_max_bytes

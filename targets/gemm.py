@@ -153,7 +153,7 @@ class GemmPlan:
 # ── How a plan's work is dealt to sites ───────────────────────────────────────────────────────────
 #
 # ONE definition, read by the place pass (which sites run which items) and by the cost model (what the
-# busiest site runs), so the planner prices the placement place makes (seed 003: a model that prices a
+# busiest site runs), so the planner prices the placement place makes (docs/passes.md#tile-one-dealing-function: a model that prices a
 # map the emitter does not lay out ranks plans on work nobody does).
 
 Rect = tuple[int, int, int, int]
@@ -236,7 +236,7 @@ class Deal:
     """How a plan's work units (blocks; output tiles when streaming) are dealt to sites, and what the
     busiest site (the one that runs unit 0) gets.
 
-    ``kind``: ``grid`` (seed 003's 2-D map: block (r, c) on site (c % grid_x, r % grid_y), a site's
+    ``kind``: ``grid`` (the 2-D map of docs/passes.md#place-the-2-d-map-where-multicast-exists: block (r, c) on site (c % grid_x, r % grid_y), a site's
     blocks in rounds), ``line`` (the same map over a ``grid_x`` x 1 or 1 x ``grid_y`` line folded
     onto the mesh) or ``flat`` (tt-metal's split_work_to_cores over the units numbered row-major:
     streaming plans and targets without multicast). ``grid_x`` x ``grid_y`` is the grid the units

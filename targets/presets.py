@@ -21,7 +21,7 @@ Sources (cited below by their short name):
 [TILE]    tt-metal tt_metal/common tile_size(): bf16/f16 2048, f32 4096, bfp8_b 256*4 + 16*4 = 1088,
           bfp4_b 128*4 + 16*4 = 576, int8/uint8 1024, int32/uint32 4096 bytes per 32x32 tile.
 [HAL]     tt-metal dev_mem_map / HAL: Wormhole L1 1464 KiB, Blackhole 1536 KiB (also [ISA] L1.md); the
-          unreserved base differs between tt-metal releases (DESIGN.md section 6 table).
+          unreserved base differs between tt-metal releases (the project's founding table, [TABLE]).
 [PLAST]   Prabhakar et al., "Plasticine: A Reconfigurable Architecture For Parallel Patterns", ISCA
           2017: 16x8 checkerboard of 64 PCUs and 64 PMUs, PCU 16 lanes x 6 stages, PMU 256 KB scratchpad
           in 16 banks, 1 GHz, 4 DDR3 channels, 12.3 single-precision TFLOPS; statically routed,
@@ -38,7 +38,8 @@ Sources (cited below by their short name):
 [NOCMODEL] tt-metal tests/tt_metal/tt_metal/perf_microbenchmark (NoC analytical model scripts):
           read issue = NIU programming 6 + non-NIU programming 43 cycles, round trip ~95 cycles,
           NoC data width 32 B (Grayskull-era measurements).
-[DESIGN]  /work/shared/DESIGN.md section 6 table (the project's first table, cross-checked above).
+[TABLE]   The project's founding preset table, kept in docs/targets.md#presets: numbers it took
+          from tt-metal and vendor material without a finer citation; cross-checked above.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ _TENSIX_MATMUL = {
 }
 
 # Dest in half-sync mode (one half computes while the packer drains the other): 16 tiles of 16-bit
-# datums in all, 8 per half; fp32 accumulation halves it to 4 [DESIGN][BENCH]. Int32 accumulates in
+# datums in all, 8 per half; fp32 accumulation halves it to 4 [TABLE][BENCH]. Int32 accumulates in
 # 32-bit dest like fp32.
 _TENSIX_ACC = {"bf16": 8, "f16": 8, "f32": 4, "i32": 4}
 
@@ -94,15 +95,15 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         local_mem_max_bytes=l1_bytes - local_mem_base,
         credit_return_cycles=dram_round_trip,
         dram_latency_cycles=dram_round_trip,
-        # Two data-movement RISC-Vs (BRISC, NCRISC), one per NoC by tt-metal convention [DESIGN].
+        # Two data-movement RISC-Vs (BRISC, NCRISC), one per NoC by tt-metal convention [TABLE].
         movement_engines=2,
-        acc_tiles=_TENSIX_ACC,  # same dest on both [DESIGN]
+        acc_tiles=_TENSIX_ACC,  # same dest on both [TABLE]
         acc_in_registers=False,
         acc_lanes=1,
         # service_page: a declared nominal, not a measurement: an 8-tile page at the HiFi4 tile time
         # (8 x 64 cycles). Uncertain by construction; it only sets how deep size-buffers makes FIFOs.
         service_page_cycles=512,
-        # Rectangle multicast on both NoCs; loads receive on NoC0, the default writer is NoC1 [DESIGN].
+        # Rectangle multicast on both NoCs; loads receive on NoC0, the default writer is NoC1 [TABLE].
         multicast=Multicast.RECTANGLE,
         receiver_noc=0,
         writer_noc=1,
@@ -138,7 +139,7 @@ WORMHOLE_N150 = _tensix(
     mesh_x=8,
     mesh_y=8,
     # L1 is 1464 KiB = 1,499,136 B [ISA L1.md][HAL]; the first 103,712 B are firmware, mailboxes and
-    # kernel config [DESIGN]. Uncertain: the unreserved base moves between tt-metal releases.
+    # kernel config [TABLE]. Uncertain: the unreserved base moves between tt-metal releases.
     l1_bytes=1_499_136,
     local_mem_base=103_712,
     # Credit loop: one bf16 tile crosses a 32 B/cycle link in 2048 / 32 = 64 cycles [ISA L1.md]; the
@@ -159,7 +160,7 @@ BLACKHOLE_P150 = _tensix(
     # 13x10 is the GEMM report's full grid [GEMM]; its tables also run 11x10 (use with_grid(11, 10)).
     mesh_x=13,
     mesh_y=10,
-    # L1 1536 KiB = 1,572,864 B [ISA L1.md][HAL]; usable from 98,304 [DESIGN] (uncertain, as for WH).
+    # L1 1536 KiB = 1,572,864 B [ISA L1.md][HAL]; usable from 98,304 [TABLE] (uncertain, as for WH).
     l1_bytes=1_572_864,
     local_mem_base=98_304,
     # 2048 B over a 64 B/cycle link = 32 cycles. DRAM round trip: one 16 KB read in flight per reader
@@ -187,7 +188,7 @@ PLASTICINE = make_target(
     local_mem_max_bytes=256 * 1024,
     # A PMU has separate read and write address datapaths [PLAST]; uncertain as a count of engines.
     movement_engines=2,
-    # Partial sums live in the PCU's pipeline registers [DESIGN]; 16 lanes x 6 stages hold about one
+    # Partial sums live in the PCU's pipeline registers [TABLE]; 16 lanes x 6 stages hold about one
     # 32x32 fp32 tile (uncertain).
     acc_tiles={"f32": 1, "i32": 1},
     acc_in_registers=True,
@@ -196,12 +197,12 @@ PLASTICINE = make_target(
     credit_return_cycles=None,
     service_page_cycles=None,
     # No rectangle multicast: sharing an operand is share_operand's broadcast-or-replicate decision
-    # over the vector network (seed 000).
+    # over the vector network (docs/passes.md#fuse-broadcast-or-replicate-on-the-rdu).
     multicast=Multicast.NONE,
     receiver_noc=0,
     writer_noc=0,
     link_bytes_per_cycle=64,  # vector network: 16 lanes x 32 bit per cycle per link [PLAST]
-    hop_cycles=1,  # registered switch: one cycle per hop (seed 000: words + hops - 1)
+    hop_cycles=1,  # registered switch: one cycle per hop (docs/passes.md#fuse-pipelined-links-cost-words-plus-hops-minus-one)
     tile_rows=32,
     tile_cols=32,
     tile_bytes={"f32": 4096, "i32": 4096},  # 32-bit datapath only [PLAST]
@@ -209,10 +210,10 @@ PLASTICINE = make_target(
     # 32*32*32 FMA / 96 = 341.3 -> 342 cycles. No fidelity phases.
     matmul={"f32": fidelity_table(342), "i32": fidelity_table(342)},
     clock_ghz=1.0,  # [PLAST]
-    # 4 DDR3 channels, ~49 GB/s [DESIGN][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
+    # 4 DDR3 channels, ~49 GB/s [TABLE][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
     dram_gbps=49.0,
     dram_channels=4,
-    fabric_word_bytes=4 * 16,  # 4 bytes x 16 PCU lanes (seed 000)
+    fabric_word_bytes=4 * 16,  # 4 bytes x 16 PCU lanes [PLAST]
     unpack_bytes_per_cycle=None,
     dram_latency_cycles=None,
     matmul_row_pass=1,  # a PCU streams rows through its lanes; no row-pass granularity
@@ -292,7 +293,7 @@ RTX3060 = _gpu(
     "rtx3060",
     "NVIDIA GeForce RTX 3060 (GA106) as a line of 28 SMs",
     sms=28,
-    clock_ghz=1.777,  # boost [AMP]; DESIGN rounds to 1.78
+    clock_ghz=1.777,  # boost [AMP]; the founding table rounds to 1.78
     dram_gbps=360.0,  # [AMP]
     dram_channels=6,  # 192-bit bus = 6 x 32-bit GDDR6 channels [AMP]
     smem_default=48 * 1024,
@@ -323,7 +324,7 @@ H100 = _gpu(
 )
 
 # H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
-# Uncertain: DESIGN lists 1.98 GHz, the maximum boost; the dense-BF16 datasheet figure implies 1.83 GHz
+# Uncertain: the founding table lists 1.98 GHz, the maximum boost; the dense-BF16 datasheet figure implies 1.83 GHz
 # at 4096 FLOP/SM/clock, which is what the roofline must agree with, so 1.83 is used here.
 H200 = _gpu(
     "h200",

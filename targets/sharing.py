@@ -1,4 +1,4 @@
-"""Operand sharing on a fabric without rectangle multicast (seed 000, the RDU lane).
+"""Operand sharing on a fabric without rectangle multicast (docs/passes.md#fuse-broadcast-or-replicate-on-the-rdu).
 
 Unroll a tiled GEMM over several instances and each wants the same operand panel. Two ways to feed
 them: **replicated**, every consumer streams its own copy from DRAM (consumers x the traffic, nothing

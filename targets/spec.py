@@ -122,7 +122,7 @@ class Target:
     acc_tiles_by_precision: tuple[tuple[str, int], ...]
     acc_in_registers: bool
     acc_lanes: int
-    # ── credit loop (seed 001): None where the chip does not declare them ─────────────────────────
+    # ── credit loop (docs/passes.md#size-operand-depth-from-the-credit-loop): None where the chip does not declare them ─────────────────────────
     # fetch_tile: cycles to bring one tile into a FIFO page; credit_return: cycles from the consumer
     # freeing a page to the producer's next fetch arriving (the round trip); service_page: cycles
     # the consumer spends per page. size-buffers sizes an operand FIFO to
@@ -268,7 +268,7 @@ class Target:
         """How the accumulator's lanes tile an ``osh`` x ``osw`` sub-block, as (rows, cols) of lanes,
         or None when they cannot (no split of the lanes divides both sides). On a register
         accumulator each lane (a warp) owns whole tiles and writes them itself; the epilogue then
-        needs one tile-sized slot per lane and no output ring (seed 001)."""
+        needs one tile-sized slot per lane and no output ring (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block)."""
         lanes = max(1, self.acc_lanes)
         best: tuple[int, int] | None = None
         for a in range(1, lanes + 1):

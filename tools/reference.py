@@ -1,4 +1,4 @@
-"""Reference semantics of tg: every op of DESIGN.md section 3 in numpy, and an evaluator of a
+"""Reference semantics of tg: every op of docs/tg.md in numpy, and an evaluator of a
 `func.func` of tg ops.
 
 This is the meaning the compiler must preserve: spatial-run compares what the simulator computes

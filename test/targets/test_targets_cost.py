@@ -227,7 +227,7 @@ def test_noc_ingress_bound():
     )
 
 
-# ── footprint (seed 001) ─────────────────────────────────────────────────────────────────────────
+# ── footprint (docs/targets.md#footprint) ─────────────────────────────────────────────────────────────────────────
 
 
 def test_footprint_tensix_block():
@@ -284,7 +284,7 @@ def test_page_bytes_and_fit():
     assert not plan_fits(WH.with_local_mem(393_215), shape, plan)
 
 
-# ── share_operand (seed 000) ─────────────────────────────────────────────────────────────────────
+# ── share_operand (docs/targets.md#sharing) ─────────────────────────────────────────────────────────────────────
 
 
 def test_share_operand_hand_derivation():
