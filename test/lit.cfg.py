@@ -32,3 +32,13 @@ config.substitutions.append(
         "| spatial-opt --split-input-file | filecheck %s",
     )
 )
+# The generic form alone: printed generic, parsed back and printed generic again must say the same
+# (the CHECK-GENERIC lines), as xDSL's own tests do with XDSL_GENERIC_ROUNDTRIP.
+config.substitutions.append(
+    (
+        "%generic_roundtrip",
+        "spatial-opt %s --split-input-file --print-op-generic "
+        "| spatial-opt --split-input-file --print-op-generic "
+        "| filecheck %s --check-prefix=CHECK-GENERIC",
+    )
+)

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from xdsl.dialects.builtin import IntAttr, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -23,13 +23,12 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.attrs import BUFFER, AccessAttr, BufferType, EngineAttr, SizesAttr
-from spatial_dialect.sp.syntax import parse_props, print_attr_dict, with_attrs
+from spatial_dialect.sp.formats import Engine, Size, Sizes, TensorAccess
+from spatial_dialect.sp.syntax import IntValue, int_attr, int_prop
 
 if TYPE_CHECKING:
     from spatial_dialect.sp.program import ProgramOp
@@ -102,8 +101,14 @@ class MemoryBufferOp(BufferOp, ABC):
     """A buffer in the site's local memory: `depth` pages, laid out at an offset once sized."""
 
     depth = prop_def(SizesAttr)
-    tile_bytes = prop_def(IntAttr)
+    tile_bytes_attr = int_prop("tile_bytes")
     alias = opt_operand_def(BufferType)
+    tile_bytes = IntValue("tile_bytes")
+    custom_directives = (Size, Sizes)
+    assembly_format = (
+        "$label `depth` custom<Size>($depth) `page` custom<Sizes>($page) $elt"
+        " (`as` $format^)? `tile_bytes` $tile_bytes (`alias` $alias^)? attr-dict-with-keyword"
+    )
 
     def __init__(
         self,
@@ -122,14 +127,14 @@ class MemoryBufferOp(BufferOp, ABC):
                 "depth": depth,
                 "page": page,
                 "elt": elt,
-                "tile_bytes": IntAttr(tile_bytes),
+                "tile_bytes": int_attr(tile_bytes),
                 "format": StringAttr(format) if format else None,
             },
             result_types=[BUFFER],
         )
 
     def bytes(self, bindings: dict[str, int]) -> int:
-        return self.depth.resolve(bindings)[0] * self.page_tiles(bindings) * self.tile_bytes.data
+        return self.depth.resolve(bindings)[0] * self.page_tiles(bindings) * self.tile_bytes
 
     @property
     def alias_of(self) -> MemoryBufferOp | None:
@@ -145,39 +150,12 @@ class MemoryBufferOp(BufferOp, ABC):
             raise VerifyException(f"buffer {self.label.data}: a depth is one size")
         if (d := self.depth.constant()) is not None and d[0] < 1:
             raise VerifyException(f"buffer {self.label.data}: depth {d[0]} must be at least 1")
-        if self.tile_bytes.data <= 0:
+        if self.tile_bytes <= 0:
             raise VerifyException(f"buffer {self.label.data}: tile bytes must be positive")
         if self.alias is not None and not isinstance(self.alias.owner, MemoryBufferOp):
             raise VerifyException(
                 f"buffer {self.label.data}: an alias names a buffer in local memory"
             )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> MemoryBufferOp:
-        label = parser.parse_str_literal()
-        parser.parse_keyword("depth")
-        depth = SizesAttr.parse_scalar(parser)
-        parser.parse_keyword("page")
-        page = SizesAttr.parse_body(parser)
-        elt = parser.parse_type()
-        fmt = parser.parse_identifier() if parser.parse_optional_keyword("as") else None
-        parser.parse_keyword("tile_bytes")
-        tile_bytes = parser.parse_integer(allow_negative=False)
-        alias = parser.parse_operand(BUFFER) if parser.parse_optional_keyword("alias") else None
-        return with_attrs(cls(label, depth, page, elt, tile_bytes, fmt, alias), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.label.data)
-        printer.print_string(f" depth {self.depth.scalar_text()} page {self.page.text()} ")
-        printer.print_attribute(self.elt)
-        if self.format:
-            printer.print_string(f" as {self.format.data}")
-        printer.print_string(f" tile_bytes {self.tile_bytes.data}")
-        if self.alias is not None:
-            printer.print_string(" alias ")
-            printer.print_operand(self.alias)
-        print_attr_dict(self, printer)
 
 
 def buffer_of(value: SSAValue) -> BufferOp:
@@ -200,20 +178,13 @@ class StageOp(SectionOp, ABC):
     def set_engine(self, engine: EngineAttr) -> None:
         self.properties["engine"] = engine
 
-    def _print_engine(self, printer: Printer) -> None:
-        if self.engine is not None:
-            printer.print_string(f" on {self.engine.text()}")
-        print_attr_dict(self, printer)
 
-    @staticmethod
-    def _parse_engine(parser: Parser) -> EngineAttr | None:
-        return EngineAttr.parse_body(parser) if parser.parse_optional_keyword("on") else None
+ON_ENGINE = "(`on` custom<Engine>($engine)^)? attr-dict-with-keyword"
+"""The end of every stage's format: the engine once placed, then the other attributes."""
 
 
 class ComputeStage(StageOp, ABC):
     """A compute stage with a kind (each subclass declares `ins` and then `out`)."""
-
-    kind = prop_def(StringAttr)
 
     def stage_name(self) -> str:
         return f"{self.name.removeprefix('sp.')} {self.kind.data}"
@@ -227,7 +198,9 @@ class IndexedStage(StageOp, ABC):
     tensor = prop_def(SymbolRefAttr)
     index = prop_def(SymbolRefAttr)
     access = prop_def(AccessAttr)
-    count = prop_def(IntAttr)
+    count_attr = int_prop("count")
+    count = IntValue("count")
+    custom_directives = (TensorAccess, Engine)
 
     def __init__(
         self,
@@ -244,20 +217,10 @@ class IndexedStage(StageOp, ABC):
                 "tensor": SymbolRefAttr(tensor),
                 "index": SymbolRefAttr(index),
                 "access": access,
-                "count": IntAttr(count),
+                "count": int_attr(count),
                 "engine": engine,
             },
         )
 
     @abstractmethod
     def buffer(self) -> SSAValue: ...
-
-    @staticmethod
-    def _parse_rows(parser: Parser) -> tuple[str, AccessAttr, int]:
-        """`@index[origin] x [extent] count N`."""
-        index = parser.parse_symbol_name().data
-        access = AccessAttr.parse_body(parser)
-        return index, access, parse_props(parser, ("count",))["count"].data
-
-    def _rows_text(self) -> str:
-        return f"@{self.index.root_reference.data}{self.access.text()} count {self.count.data}"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import AffineMapAttr, IntAttr, NoneAttr, StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, IntAttr, NoneAttr
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, TypeAttribute
 from xdsl.ir.affine import (
@@ -47,6 +47,18 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from spatial_dialect.sp.item_space import ceil_div
+from spatial_dialect.sp.kinds import (
+    Bound,
+    EngineKind,
+    Fidelity,
+    MapKindName,
+    Mode,
+    Operand,
+    Packing,
+    RopeStyle,
+    RowForm,
+    RowKindName,
+)
 
 LOOP_VARS = ("r0", "c0", "k0", "ti", "tj", "u", "v")
 SIZE_SYMBOLS = ("h", "w", "sh", "sw", "kw", "subs")
@@ -128,6 +140,88 @@ class GroupAxisAttr(EnumAttribute[GroupAxis], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class SharingAttr(EnumAttribute[Sharing], SpacedOpaqueSyntaxAttribute):
     name = "sp.sharing"
+
+
+@irdl_attr_definition
+class ModeAttr(EnumAttribute[Mode], SpacedOpaqueSyntaxAttribute):
+    name = "sp.mode"
+
+
+@irdl_attr_definition
+class MapKindAttr(EnumAttribute[MapKindName], SpacedOpaqueSyntaxAttribute):
+    name = "sp.map_kind"
+
+
+@irdl_attr_definition
+class RowKindAttr(EnumAttribute[RowKindName], SpacedOpaqueSyntaxAttribute):
+    name = "sp.row_kind"
+
+
+@irdl_attr_definition
+class RowFormAttr(EnumAttribute[RowForm], SpacedOpaqueSyntaxAttribute):
+    name = "sp.row_form"
+
+
+@irdl_attr_definition
+class RopeStyleAttr(EnumAttribute[RopeStyle], SpacedOpaqueSyntaxAttribute):
+    name = "sp.rope_style"
+
+
+@irdl_attr_definition
+class PackingAttr(EnumAttribute[Packing], SpacedOpaqueSyntaxAttribute):
+    name = "sp.packing"
+
+
+@irdl_attr_definition
+class BoundAttr(EnumAttribute[Bound], SpacedOpaqueSyntaxAttribute):
+    name = "sp.bound"
+
+
+@irdl_attr_definition
+class OperandAttr(EnumAttribute[Operand], SpacedOpaqueSyntaxAttribute):
+    name = "sp.operand"
+
+
+@irdl_attr_definition
+class FidelityAttr(EnumAttribute[Fidelity], SpacedOpaqueSyntaxAttribute):
+    name = "sp.fidelity"
+
+
+@irdl_attr_definition
+class EngineKindAttr(EnumAttribute[EngineKind], SpacedOpaqueSyntaxAttribute):
+    name = "sp.engine_kind"
+
+
+# ── Pairs ─────────────────────────────────────────────────────────────────────────────────────
+
+
+@irdl_attr_definition
+class PairAttr(ParametrizedAttribute):
+    """`#sp.pair<8x8>`: two non-negative integers, rows x cols (or x by y); ops print `8x8`."""
+
+    name = "sp.pair"
+    first: IntAttr
+    second: IntAttr
+
+    def __init__(self, first: int, second: int):
+        super().__init__(IntAttr(first), IntAttr(second))
+
+    @property
+    def values(self) -> tuple[int, int]:
+        return self.first.data, self.second.data
+
+    def text(self) -> str:
+        return f"{self.first.data}x{self.second.data}"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            a, b = parse_pair(parser, "a pair AxB")
+        return (IntAttr(a), IntAttr(b))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.text())
 
 
 # ── The buffer type ───────────────────────────────────────────────────────────────────────────
@@ -518,27 +612,25 @@ class EngineAttr(ParametrizedAttribute):
     """
 
     name = "sp.engine"
-    kind: StringAttr
+    kind: EngineKindAttr
     index: IntAttr
     noc: IntAttr | NoneAttr
 
     @staticmethod
     def compute() -> EngineAttr:
-        return EngineAttr(StringAttr("compute"), IntAttr(0), NoneAttr())
+        return EngineAttr(EngineKindAttr(EngineKind.COMPUTE), IntAttr(0), NoneAttr())
 
     @staticmethod
     def movement(index: int, noc: int | None) -> EngineAttr:
         return EngineAttr(
-            StringAttr("movement"), IntAttr(index), NoneAttr() if noc is None else IntAttr(noc)
+            EngineKindAttr(EngineKind.MOVEMENT),
+            IntAttr(index),
+            NoneAttr() if noc is None else IntAttr(noc),
         )
-
-    def verify(self) -> None:
-        if self.kind.data not in ("compute", "movement"):
-            raise VerifyException(f"engine kind must be compute or movement, got {self.kind.data}")
 
     @property
     def is_movement(self) -> bool:
-        return self.kind.data == "movement"
+        return self.kind.data == EngineKind.MOVEMENT
 
     @property
     def noc_index(self) -> int | None:

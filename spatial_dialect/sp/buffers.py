@@ -7,12 +7,10 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from spatial_dialect.sp.abstract_ops import BufferOp, MemoryBufferOp, section_traits
 from spatial_dialect.sp.attrs import BUFFER, SizesAttr
-from spatial_dialect.sp.syntax import print_attr_dict, with_attrs
+from spatial_dialect.sp.formats import Sizes
 
 
 @irdl_op_definition
@@ -50,22 +48,12 @@ class AccOp(BufferOp):
 
     name = "sp.acc"
     traits = section_traits()
+    custom_directives = (Sizes,)
+    assembly_format = (
+        "$label `page` custom<Sizes>($page) $elt (`as` $format^)? attr-dict-with-keyword"
+    )
 
     def __init__(self, label: str, page: SizesAttr, elt: Attribute):
         super().__init__(
             properties={"label": StringAttr(label), "page": page, "elt": elt}, result_types=[BUFFER]
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AccOp:
-        label = parser.parse_str_literal()
-        parser.parse_keyword("page")
-        page = SizesAttr.parse_body(parser)
-        return with_attrs(cls(label, page, parser.parse_type()), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.label.data)
-        printer.print_string(f" page {self.page.text()} ")
-        printer.print_attribute(self.elt)
-        print_attr_dict(self, printer)

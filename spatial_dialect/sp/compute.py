@@ -32,9 +32,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     Float32Type,
     FloatAttr,
-    IntAttr,
     IntegerType,
-    StringAttr,
+    UnitAttr,
     f32,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -47,28 +46,45 @@ from xdsl.irdl import (
     prop_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
+from xdsl.irdl.declarative_assembly_format import AttributeVariable, irdl_custom_directive
 from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import (
+    ON_ENGINE,
     BufferOp,
     ComputeStage,
     StageOp,
     buffer_of,
     section_traits,
 )
-from spatial_dialect.sp.attrs import BUFFER, BufferType
+from spatial_dialect.sp.attrs import (
+    BufferType,
+    MapKindAttr,
+    ModeAttr,
+    RopeStyleAttr,
+    RowFormAttr,
+    RowKindAttr,
+)
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.errors import TypeMismatch
-from spatial_dialect.sp.kinds import MAP_KINDS, ROPE_STYLES, ROW_FORMS, ROW_KINDS, Mode
+from spatial_dialect.sp.formats import F32, Engine, EnumList, Pair
+from spatial_dialect.sp.kinds import (
+    MAP_KINDS,
+    ROW_KINDS,
+    MapKindName,
+    Mode,
+    RopeStyle,
+    RowForm,
+    RowKindName,
+)
 from spatial_dialect.sp.syntax import (
-    float_text,
-    parse_attr_dict,
-    parse_operands,
-    parse_props,
-    print_operands,
-    props_text,
+    IntValue,
+    PairValue,
+    int_attr,
+    int_prop,
+    opt_int_prop,
+    pair_attr,
+    pair_prop,
 )
 
 # ── Checks shared by the stages ───────────────────────────────────────────────────────────────
@@ -95,11 +111,12 @@ def _f32_state(op: StageOp, value: SSAValue, role: str) -> None:
         raise TypeMismatch(f"{op.stage_name()}: {role} is an sp.interm of f32")
 
 
-def _kind_of(op: StageOp, kind: str, known: Sequence[str]) -> None:
-    if kind not in known:
-        raise VerifyException(
-            f"{op.stage_name()}: unknown kind {kind!r}; the kinds are {', '.join(known)}"
-        )
+@irdl_custom_directive
+class Modes(EnumList):
+    """`[full, rows]`: how a map reads each input."""
+
+    attr: AttributeVariable
+    ENUM = ModeAttr
 
 
 # ── Maps ──────────────────────────────────────────────────────────────────────────────────────
@@ -119,14 +136,23 @@ class MapOp(ComputeStage):
     """
 
     name = "sp.map"
+    kind = prop_def(MapKindAttr)
     ins = var_operand_def(BufferType)
     out = operand_def(BufferType)
-    modes = prop_def(ArrayAttr[StringAttr])
-    valid_rows = prop_def(IntAttr)
-    valid_cols = prop_def(IntAttr)
-    group = opt_prop_def(IntAttr)
+    modes = prop_def(ArrayAttr[ModeAttr])
+    valid_attr = pair_prop("valid")
+    group_attr = opt_int_prop("group")
     scalar = opt_prop_def(FloatAttr)
     traits = section_traits()
+    custom_directives = (Modes, Pair, F32, Engine)
+    assembly_format = (
+        "$kind $ins custom<Modes>($modes) `->` $out `valid` custom<Pair>($valid)"
+        " (`group` $group^)? (`scalar` custom<F32>($scalar)^)? " + ON_ENGINE
+    )
+
+    valid = PairValue("valid")
+    """The rows and columns of the result that hold data (the rest is zeroed)."""
+    group = IntValue("group")
 
     def __init__(
         self,
@@ -142,11 +168,10 @@ class MapOp(ComputeStage):
         super().__init__(
             operands=[list(ins), out],
             properties={
-                "kind": StringAttr(kind),
-                "modes": ArrayAttr([StringAttr(m) for m in modes]),
-                "valid_rows": IntAttr(valid[0]),
-                "valid_cols": IntAttr(valid[1]),
-                "group": IntAttr(group) if group is not None else None,
+                "kind": MapKindAttr(MapKindName(kind)),
+                "modes": ArrayAttr([ModeAttr(Mode(m)) for m in modes]),
+                "valid": pair_attr(valid),
+                "group": int_attr(group),
                 "scalar": FloatAttr(scalar, f32) if scalar is not None else None,
                 "engine": engine,
             },
@@ -161,7 +186,6 @@ class MapOp(ComputeStage):
 
     def verify_(self) -> None:
         kind = self.kind.data
-        _kind_of(self, kind, list(MAP_KINDS))
         spec = MAP_KINDS[kind]
         if len(self.ins) not in spec.arities():
             raise VerifyException(
@@ -183,48 +207,8 @@ class MapOp(ComputeStage):
             raise TypeMismatch(f"{self.stage_name()}: computes on floats, not {out.elt}")
         if kind not in ("rms_apply", "layer_apply", "softmax_apply"):
             _same_elt(self, [*ins, out], "its inputs and output")
-        if min(self.valid_rows.data, self.valid_cols.data) <= 0:
+        if min(self.valid) <= 0:
             raise VerifyException(f"{self.stage_name()}: the valid extent must be positive")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> MapOp:
-        kind = parser.parse_str_literal()
-
-        def one() -> tuple[SSAValue, str]:
-            value = parser.parse_operand(BUFFER)
-            mode = parser.parse_optional_keyword_in(Mode.ALL[1:])
-            return value, mode or Mode.FULL
-
-        ins = parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        parser.parse_keyword("valid")
-        rows, cols = parser.parse_dimension_list()[:2]
-        group = parser.parse_integer() if parser.parse_optional_keyword("group") else None
-        scalar = parser.parse_float() if parser.parse_optional_keyword("scalar") else None
-        engine = cls._parse_engine(parser)
-        op = cls(
-            kind, [v for v, _ in ins], [m for _, m in ins], out, (rows, cols), group, scalar, engine
-        )
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.kind.data)
-        for i, (v, mode) in enumerate(self.inputs()):
-            printer.print_string(", " if i else " ")
-            printer.print_operand(v)
-            if mode != Mode.FULL:
-                printer.print_string(f" {mode}")
-        printer.print_string(" -> ")
-        printer.print_operand(self.out)
-        printer.print_string(f" valid {self.valid_rows.data}x{self.valid_cols.data}")
-        if self.group is not None:
-            printer.print_string(f" group {self.group.data}")
-        if self.scalar is not None:
-            printer.print_string(f" scalar {float_text(self.scalar)}")
-        self._print_engine(printer)
 
 
 # ── Row reductions ────────────────────────────────────────────────────────────────────────────
@@ -256,15 +240,26 @@ class RowReduceOp(ComputeStage):
     """
 
     name = "sp.row_reduce"
-    form = prop_def(StringAttr)
+    form = prop_def(RowFormAttr)
+    kind = prop_def(RowKindAttr)
     ins = var_operand_def(BufferType)
     out = operand_def(BufferType)
-    width = prop_def(IntAttr)
-    cols = prop_def(IntAttr)
-    rows = prop_def(IntAttr)
-    block = opt_prop_def(IntAttr)
+    width_attr = int_prop("width")
+    cols_attr = int_prop("cols")
+    rows_attr = int_prop("rows")
+    block_attr = opt_int_prop("block")
     eps = opt_prop_def(FloatAttr)
     traits = section_traits()
+    custom_directives = (F32, Engine)
+    assembly_format = (
+        "$form $kind $ins `->` $out `width` $width `cols` $cols `rows` $rows"
+        " (`block` $block^)? (`eps` custom<F32>($eps)^)? " + ON_ENGINE
+    )
+
+    width = IntValue("width")
+    cols = IntValue("cols")
+    rows = IntValue("rows")
+    block = IntValue("block")
 
     def __init__(
         self,
@@ -282,12 +277,12 @@ class RowReduceOp(ComputeStage):
         super().__init__(
             operands=[list(ins), out],
             properties={
-                "form": StringAttr(form),
-                "kind": StringAttr(kind),
-                "width": IntAttr(width),
-                "cols": IntAttr(cols),
-                "rows": IntAttr(rows),
-                "block": IntAttr(block) if block is not None else None,
+                "form": RowFormAttr(RowForm(form)),
+                "kind": RowKindAttr(RowKindName(kind)),
+                "width": int_attr(width),
+                "cols": int_attr(cols),
+                "rows": int_attr(rows),
+                "block": int_attr(block),
                 "eps": FloatAttr(eps, f32) if eps is not None else None,
                 "engine": engine,
             },
@@ -298,9 +293,6 @@ class RowReduceOp(ComputeStage):
 
     def verify_(self) -> None:
         form, kind = self.form.data, self.kind.data
-        if form not in ROW_FORMS:
-            raise VerifyException(f"sp.row_reduce: the form is one of {', '.join(ROW_FORMS)}")
-        _kind_of(self, kind, list(ROW_KINDS))
         if len(self.ins) not in ROW_KINDS[kind][form]:
             raise VerifyException(
                 f"{self.stage_name()}: takes {' or '.join(map(str, sorted(ROW_KINDS[kind][form])))} input(s), got {len(self.ins)}"
@@ -315,53 +307,15 @@ class RowReduceOp(ComputeStage):
                 f"{self.stage_name()}: "
                 + ("takes no block" if form == "whole" else "needs the columns of a block")
             )
-        if self.cols.data % self.width.data and self.width.data != self.cols.data:
+        if self.cols % self.width and self.width != self.cols:
             raise VerifyException(
-                f"{self.stage_name()}: groups of {self.width.data} do not cut {self.cols.data} columns"
+                f"{self.stage_name()}: groups of {self.width} do not cut {self.cols} columns"
             )
         for i, v in enumerate(self.ins):
             _fifo(self, v, f"input {i}")
         out = _fifo(self, self.out, "the output")
         if form != "whole" and out.elt != Float32Type():
             raise TypeMismatch(f"{self.stage_name()}: pushes f32 statistics, not {out.elt}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RowReduceOp:
-        form = parser.parse_identifier()
-        kind = parser.parse_str_literal()
-        ins = parse_operands(parser)
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        p = parse_props(parser, ("width", "cols", "rows"))
-        block = parser.parse_integer() if parser.parse_optional_keyword("block") else None
-        eps = parser.parse_float() if parser.parse_optional_keyword("eps") else None
-        op = cls(
-            form,
-            kind,
-            ins,
-            out,
-            p["width"].data,
-            p["cols"].data,
-            p["rows"].data,
-            block,
-            eps,
-            cls._parse_engine(parser),
-        )
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.form.data} ")
-        printer.print_string_literal(self.kind.data)
-        print_operands(printer, self.ins)
-        printer.print_string(" -> ")
-        printer.print_operand(self.out)
-        printer.print_string(props_text(self, ("width", "cols", "rows")))
-        if self.block is not None:
-            printer.print_string(f" block {self.block.data}")
-        if self.eps is not None:
-            printer.print_string(f" eps {float_text(self.eps)}")
-        self._print_engine(printer)
 
 
 # ── Rope ──────────────────────────────────────────────────────────────────────────────────────
@@ -379,12 +333,19 @@ class RopeOp(ComputeStage):
     """
 
     name = "sp.rope"
+    kind = prop_def(RopeStyleAttr)
     ins = var_operand_def(BufferType)
     out = operand_def(BufferType)
-    head_dim = prop_def(IntAttr)
-    valid_rows = prop_def(IntAttr)
-    valid_cols = prop_def(IntAttr)
+    head_dim_attr = int_prop("head_dim")
+    valid_attr = pair_prop("valid")
     traits = section_traits()
+    custom_directives = (Pair, Engine)
+    assembly_format = (
+        "$kind $ins `->` $out `head_dim` $head_dim `valid` custom<Pair>($valid) " + ON_ENGINE
+    )
+
+    head_dim = IntValue("head_dim")
+    valid = PairValue("valid")
 
     def __init__(
         self,
@@ -400,48 +361,20 @@ class RopeOp(ComputeStage):
         super().__init__(
             operands=[[x, cos, sin], out],
             properties={
-                "kind": StringAttr(style),
-                "head_dim": IntAttr(head_dim),
-                "valid_rows": IntAttr(valid[0]),
-                "valid_cols": IntAttr(valid[1]),
+                "kind": RopeStyleAttr(RopeStyle(style)),
+                "head_dim": int_attr(head_dim),
+                "valid": pair_attr(valid),
                 "engine": engine,
             },
         )
 
     def verify_(self) -> None:
-        _kind_of(self, self.kind.data, ROPE_STYLES)
         if len(self.ins) != 3:
             raise VerifyException("rope: takes x, cos and sin")
         bufs = [_fifo(self, v, r) for v, r in zip(self.ins, ("x", "cos", "sin"), strict=True)]
         _same_elt(self, [*bufs, _fifo(self, self.out, "the output")], "x, cos, sin and the output")
-        if self.head_dim.data <= 0 or self.head_dim.data % 2:
-            raise VerifyException(f"rope: head_dim {self.head_dim.data} must be even")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RopeOp:
-        style = parser.parse_str_literal()
-        ins = parse_operands(parser)
-        if len(ins) != 3:
-            parser.raise_error("sp.rope takes x, cos and sin")
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        head_dim = parse_props(parser, ("head_dim",))["head_dim"].data
-        parser.parse_keyword("valid")
-        rows, cols = parser.parse_dimension_list()[:2]
-        op = cls(style, *ins, out, head_dim, (rows, cols), cls._parse_engine(parser))
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.kind.data)
-        print_operands(printer, self.ins)
-        printer.print_string(" -> ")
-        printer.print_operand(self.out)
-        printer.print_string(
-            f" head_dim {self.head_dim.data} valid {self.valid_rows.data}x{self.valid_cols.data}"
-        )
-        self._print_engine(printer)
+        if self.head_dim <= 0 or self.head_dim % 2:
+            raise VerifyException(f"rope: head_dim {self.head_dim} must be even")
 
 
 # ── Flash attention ───────────────────────────────────────────────────────────────────────────
@@ -479,16 +412,30 @@ class AttentionOp(StageOp):
     acc = operand_def(BufferType)
     state = operand_def(BufferType)
     stats = operand_def(BufferType)
-    heads = prop_def(IntAttr)
-    kv_heads = prop_def(IntAttr)
-    head_dim = prop_def(IntAttr)
-    v_head_dim = prop_def(IntAttr)
-    queries = prop_def(IntAttr)
-    keys = prop_def(IntAttr)
+    heads_attr = int_prop("heads")
+    kv_heads_attr = int_prop("kv_heads")
+    head_dim_attr = int_prop("head_dim")
+    v_head_dim_attr = int_prop("v_head_dim")
+    queries_attr = int_prop("queries")
+    keys_attr = int_prop("keys")
     scale = prop_def(FloatAttr)
-    causal = opt_prop_def(IntAttr)
+    causal = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
+    custom_directives = (F32, Engine)
+    assembly_format = (
+        "$q `,` $k `,` $v (`pos` $pos^)? `->` $out `acc` $acc `state` $state `,` $stats"
+        " `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `v_head_dim` $v_head_dim"
+        " `queries` $queries `keys` $keys `scale` custom<F32>($scale) (`causal` $causal^)? "
+        + ON_ENGINE
+    )
+
+    heads = IntValue("heads")
+    kv_heads = IntValue("kv_heads")
+    head_dim = IntValue("head_dim")
+    v_head_dim = IntValue("v_head_dim")
+    queries = IntValue("queries")
+    keys = IntValue("keys")
 
     NUMBERS: ClassVar = ("heads", "kv_heads", "head_dim", "v_head_dim", "queries", "keys")
 
@@ -507,9 +454,9 @@ class AttentionOp(StageOp):
         causal: bool,
         engine: Attribute | None = None,
     ):
-        props: dict[str, Attribute | None] = {k_: IntAttr(numbers[k_]) for k_ in self.NUMBERS}
+        props: dict[str, Attribute | None] = {k_: int_attr(numbers[k_]) for k_ in self.NUMBERS}
         props.update(
-            scale=FloatAttr(scale, f32), causal=IntAttr(1) if causal else None, engine=engine
+            scale=FloatAttr(scale, f32), causal=UnitAttr() if causal else None, engine=engine
         )
         super().__init__(operands=[q, k, v, pos, out, acc, state, stats], properties=props)
 
@@ -523,11 +470,11 @@ class AttentionOp(StageOp):
     @property
     def group(self) -> int:
         """Query heads per kv head."""
-        return self.heads.data // self.kv_heads.data
+        return self.heads // self.kv_heads
 
     def verify_(self) -> None:
-        h, kv = self.heads.data, self.kv_heads.data
-        if min(h, kv, self.head_dim.data, self.v_head_dim.data) <= 0 or h % kv:
+        h, kv = self.heads, self.kv_heads
+        if min(h, kv, self.head_dim, self.v_head_dim) <= 0 or h % kv:
             raise VerifyException(
                 f"attention: heads {h} must be a positive multiple of kv_heads {kv}"
             )
@@ -541,55 +488,6 @@ class AttentionOp(StageOp):
             raise TypeMismatch("attention: the scores accumulate in an f32 sp.acc")
         _f32_state(self, self.state, "the running output")
         _f32_state(self, self.stats, "the running maximum and sum")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AttentionOp:
-        q, k, v = parse_operands(parser)[:3]
-        pos = parser.parse_operand(BUFFER) if parser.parse_optional_keyword("pos") else None
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        parser.parse_keyword("acc")
-        acc = parser.parse_operand(BUFFER)
-        parser.parse_keyword("state")
-        state = parser.parse_operand(BUFFER)
-        parser.parse_punctuation(",")
-        stats = parser.parse_operand(BUFFER)
-        numbers = {k_: a.data for k_, a in parse_props(parser, cls.NUMBERS).items()}
-        parser.parse_keyword("scale")
-        scale = parser.parse_float()
-        causal = parser.parse_optional_keyword("causal") is not None
-        op = cls(
-            q,
-            k,
-            v,
-            pos,
-            out,
-            acc,
-            state,
-            stats,
-            numbers,
-            scale,
-            causal,
-            cls._parse_engine(parser),
-        )
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_operands(printer, (self.q, self.k, self.v))
-        if self.pos is not None:
-            printer.print_string(" pos ")
-            printer.print_operand(self.pos)
-        for word, value in ((" -> ", self.out), (" acc ", self.acc), (" state ", self.state)):
-            printer.print_string(word)
-            printer.print_operand(value)
-        printer.print_string(", ")
-        printer.print_operand(self.stats)
-        printer.print_string(props_text(self, self.NUMBERS))
-        printer.print_string(f" scale {float_text(self.scale)}")
-        if self.is_causal:
-            printer.print_string(" causal")
-        self._print_engine(printer)
 
 
 # ── Arg-max ───────────────────────────────────────────────────────────────────────────────────
@@ -611,9 +509,14 @@ class ArgmaxOp(StageOp):
     x = operand_def(BufferType)
     out = operand_def(BufferType)
     best = operand_def(BufferType)
-    cols = prop_def(IntAttr)
-    rows = prop_def(IntAttr)
+    cols_attr = int_prop("cols")
+    rows_attr = int_prop("rows")
     traits = section_traits()
+    custom_directives = (Engine,)
+    assembly_format = "$x `->` $out `state` $best `cols` $cols `rows` $rows " + ON_ENGINE
+
+    cols = IntValue("cols")
+    rows = IntValue("rows")
 
     def __init__(
         self,
@@ -626,7 +529,7 @@ class ArgmaxOp(StageOp):
     ):
         super().__init__(
             operands=[x, out, best],
-            properties={"cols": IntAttr(cols), "rows": IntAttr(rows), "engine": engine},
+            properties={"cols": int_attr(cols), "rows": int_attr(rows), "engine": engine},
         )
 
     def stage_name(self) -> str:
@@ -637,28 +540,6 @@ class ArgmaxOp(StageOp):
         if _fifo(self, self.out, "the output").elt != IntegerType(32):
             raise TypeMismatch("argmax: pushes i32 indices")
         _f32_state(self, self.best, "the running maximum")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ArgmaxOp:
-        x = parser.parse_operand(BUFFER)
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        parser.parse_keyword("state")
-        best = parser.parse_operand(BUFFER)
-        p = parse_props(parser, ("cols", "rows"))
-        op = cls(x, out, best, p["cols"].data, p["rows"].data, cls._parse_engine(parser))
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.x)
-        printer.print_string(" -> ")
-        printer.print_operand(self.out)
-        printer.print_string(" state ")
-        printer.print_operand(self.best)
-        printer.print_string(props_text(self, ("cols", "rows")))
-        self._print_engine(printer)
 
 
 COMPUTE_STAGES = (MapOp, RowReduceOp, RopeOp, AttentionOp, ArgmaxOp)

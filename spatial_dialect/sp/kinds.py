@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.utils.str_enum import StrEnum
 
-class Mode:
+
+class Mode(StrEnum):
     """How a map reads one input (the page it pops per item):
 
     full        the item's block, [h, w] tiles, element for element
@@ -19,7 +21,6 @@ class Mode:
     ROWS = "rows"
     COLS = "cols"
     TRANSPOSED = "transposed"
-    ALL = (FULL, ROWS, COLS, TRANSPOSED)
 
 
 @dataclass(frozen=True)
@@ -93,3 +94,60 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
 ROW_FORMS = ("whole", "partial", "combine")
 
 ROPE_STYLES = ("neox", "interleaved")
+
+
+# ── The closed vocabularies of the sp ops, as enumerations (their attributes are attrs.py's) ─────
+
+MapKindName = StrEnum("MapKindName", {k.upper(): k for k in MAP_KINDS})  # type: ignore[misc]
+"""The name of a map kind (the keys of MAP_KINDS)."""
+
+RowKindName = StrEnum("RowKindName", {k.upper(): k for k in ROW_KINDS})  # type: ignore[misc]
+"""The name of a row reduction (the keys of ROW_KINDS)."""
+
+
+class RowForm(StrEnum):
+    WHOLE = "whole"
+    PARTIAL = "partial"
+    COMBINE = "combine"
+
+
+class RopeStyle(StrEnum):
+    NEOX = "neox"
+    INTERLEAVED = "interleaved"
+
+
+class Packing(StrEnum):
+    """How a plan's data movement shares the movement engines (sp.plan)."""
+
+    SINGLE = "single"
+    OPERAND_WITH_STORE = "operand_with_store"
+    SPLIT = "split"
+
+
+class Bound(StrEnum):
+    """The resource that binds a plan's predicted cycles."""
+
+    COMPUTE = "compute"
+    DRAM = "dram"
+    NOC = "noc"
+
+
+class Operand(StrEnum):
+    """A GEMM operand a plan multicasts."""
+
+    A = "a"
+    B = "b"
+
+
+class Fidelity(StrEnum):
+    """The Tensix math fidelity of a matmul."""
+
+    LOFI = "lofi"
+    HIFI2 = "hifi2"
+    HIFI3 = "hifi3"
+    HIFI4 = "hifi4"
+
+
+class EngineKind(StrEnum):
+    COMPUTE = "compute"
+    MOVEMENT = "movement"

@@ -11,7 +11,6 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     DictionaryAttr,
     FlatSymbolRefAttr,
-    IntAttr,
     IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
@@ -20,25 +19,28 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, traits_def
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import InProgram, SectionOp, section_traits
 from spatial_dialect.sp.attrs import (
-    BUFFER,
     BufferType,
     GroupAxis,
     GroupAxisAttr,
     RectAttr,
     Sharing,
     SharingAttr,
-    parse_pair,
-    parse_site_map,
-    site_map_text,
 )
-from spatial_dialect.sp.syntax import numbers_text, parse_numbers, print_attr_dict, with_attrs
+from spatial_dialect.sp.formats import Offsets, Pair, Rect, SiteMap
+from spatial_dialect.sp.syntax import (
+    IntValue,
+    PairValue,
+    int_attr,
+    int_prop,
+    opt_int_prop,
+    pair_attr,
+    pair_prop,
+)
 
 # ── Placement ─────────────────────────────────────────────────────────────────────────────────
 
@@ -53,46 +55,36 @@ class MeshOp(SectionOp):
     """
 
     name = "sp.mesh"
-    x = prop_def(IntAttr)
-    y = prop_def(IntAttr)
-    movement_engines = prop_def(IntAttr)
-    nocs = prop_def(IntAttr)
-    local_mem = prop_def(IntAttr)
+    size_attr = pair_prop("size")
+    movement_engines_attr = int_prop("movement_engines")
+    nocs_attr = int_prop("nocs")
+    local_mem_attr = int_prop("local_mem")
     traits = section_traits()
+    custom_directives = (Pair,)
+    assembly_format = (
+        "custom<Pair>($size) `movement` $movement_engines `nocs` $nocs `local` $local_mem"
+        " attr-dict-with-keyword"
+    )
+
+    size = PairValue("size")
+    """The sites of the mesh (x by y)."""
+    movement_engines = IntValue("movement_engines")
+    nocs = IntValue("nocs")
+    local_mem = IntValue("local_mem")
 
     def __init__(self, mesh: tuple[int, int], movement_engines: int, nocs: int, local_mem: int):
         super().__init__(
             properties={
-                "x": IntAttr(mesh[0]),
-                "y": IntAttr(mesh[1]),
-                "movement_engines": IntAttr(movement_engines),
-                "nocs": IntAttr(nocs),
-                "local_mem": IntAttr(local_mem),
+                "size": pair_attr(mesh),
+                "movement_engines": int_attr(movement_engines),
+                "nocs": int_attr(nocs),
+                "local_mem": int_attr(local_mem),
             }
         )
 
     def verify_(self) -> None:
-        if min(self.x.data, self.y.data) <= 0:
+        if min(self.size) <= 0:
             raise VerifyException("sp.mesh: the mesh must have sites")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> MeshOp:
-        mesh = parse_pair(parser, "the mesh")
-        engines, nocs, local = parse_numbers(parser, ("movement", "nocs", "local"))
-        return with_attrs(cls(mesh, engines, nocs, local), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(
-            f" {self.x.data}x{self.y.data}"
-            + numbers_text(
-                (
-                    ("movement", self.movement_engines.data),
-                    ("nocs", self.nocs.data),
-                    ("local", self.local_mem.data),
-                )
-            )
-        )
-        print_attr_dict(self, printer)
 
 
 @irdl_op_definition
@@ -110,13 +102,21 @@ class SitesOp(SectionOp):
     name = "sp.sites"
     rect = prop_def(RectAttr)
     first = prop_def(AffineMapAttr)
-    count = prop_def(IntAttr)
-    block_h = prop_def(IntAttr)
-    block_w = prop_def(IntAttr)
-    sub_h = prop_def(IntAttr)
-    sub_w = prop_def(IntAttr)
+    count_attr = int_prop("count")
+    block_attr = pair_prop("block")
+    sub_block_attr = pair_prop("sub_block")
     memory = opt_prop_def(DictionaryAttr)
     traits = section_traits()
+    custom_directives = (Rect, SiteMap, Pair, Offsets)
+    assembly_format = (
+        "custom<Rect>($rect) `first` custom<SiteMap>($first) `count` $count"
+        " `block` custom<Pair>($block) `sub_block` custom<Pair>($sub_block)"
+        " (`memory` custom<Offsets>($memory)^)? attr-dict-with-keyword"
+    )
+
+    count = IntValue("count")
+    block = PairValue("block")
+    sub_block = PairValue("sub_block")
 
     def __init__(
         self,
@@ -131,11 +131,9 @@ class SitesOp(SectionOp):
             properties={
                 "rect": rect,
                 "first": first,
-                "count": IntAttr(count),
-                "block_h": IntAttr(block[0]),
-                "block_w": IntAttr(block[1]),
-                "sub_h": IntAttr(sub_block[0]),
-                "sub_w": IntAttr(sub_block[1]),
+                "count": int_attr(count),
+                "block": pair_attr(block),
+                "sub_block": pair_attr(sub_block),
                 "memory": None if memory is None else _memory_attr(memory),
             }
         )
@@ -147,15 +145,7 @@ class SitesOp(SectionOp):
 
     def items(self, x: int, y: int) -> range:
         first = self.first_item(x, y)
-        return range(first, first + self.count.data)
-
-    @property
-    def block(self) -> tuple[int, int]:
-        return self.block_h.data, self.block_w.data
-
-    @property
-    def sub_block(self) -> tuple[int, int]:
-        return self.sub_h.data, self.sub_w.data
+        return range(first, first + self.count)
 
     def bindings(self, k_block: int) -> dict[str, int]:
         """The size symbols of this range's sites."""
@@ -177,45 +167,12 @@ class SitesOp(SectionOp):
                 "sp.sites: `first` is one affine expression of the site's x and y"
             )
         (h, w), (sh, sw) = self.block, self.sub_block
-        if self.count.data <= 0 or min(h, w, sh, sw) <= 0:
+        if self.count <= 0 or min(h, w, sh, sw) <= 0:
             raise VerifyException("sp.sites: count, block and sub-block must be positive")
         if h % sh or w % sw:
             raise VerifyException(
                 f"sp.sites: the sub-block {sh}x{sw} does not tile the block {h}x{w}"
             )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SitesOp:
-        rect = RectAttr.parse_body(parser)
-        parser.parse_keyword("first")
-        first = parse_site_map(parser)
-        parser.parse_keyword("count")
-        count = parser.parse_integer(allow_negative=False)
-        parser.parse_keyword("block")
-        block = parse_pair(parser, "the block")
-        parser.parse_keyword("sub_block")
-        sub = parse_pair(parser, "the sub-block")
-        memory = None
-        if parser.parse_optional_keyword("memory"):
-
-            def entry() -> tuple[str, int]:
-                key = parser.parse_identifier()
-                parser.parse_punctuation("=")
-                return key, parser.parse_integer(allow_negative=False)
-
-            memory = dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry))
-        return with_attrs(cls(rect, AffineMapAttr(first), count, block, sub, memory), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(
-            f" {self.rect.text()} first {site_map_text(self.first.data)} count {self.count.data}"
-            f" block {self.block_h.data}x{self.block_w.data} sub_block {self.sub_h.data}x{self.sub_w.data}"
-        )
-        if self.memory is not None:
-            printer.print_string(
-                " memory {" + ", ".join(f"{k} = {v}" for k, v in self.offsets().items()) + "}"
-            )
-        print_attr_dict(self, printer)
 
 
 def _memory_attr(offsets: dict[str, int]) -> DictionaryAttr:
@@ -248,9 +205,17 @@ class GroupOp(SectionOp):
     buffer = operand_def(BufferType)
     axis = prop_def(GroupAxisAttr)
     rect = prop_def(RectAttr)
-    sites = opt_prop_def(IntAttr)
-    sender = prop_def(IntAttr)
+    sites_attr = opt_int_prop("sites")
+    sender_attr = int_prop("sender")
     traits = traits_def(InProgram(), SymbolOpInterface())
+    custom_directives = (Rect,)
+    assembly_format = (
+        "$sym_name $buffer $axis custom<Rect>($rect) (`sites` $sites^)? `sender` $sender"
+        " attr-dict-with-keyword"
+    )
+
+    sites = IntValue("sites")
+    sender = IntValue("sender")
 
     def __init__(
         self,
@@ -269,15 +234,15 @@ class GroupOp(SectionOp):
                 "sym_name": StringAttr(name),
                 "axis": GroupAxisAttr(axis),
                 "rect": rect,
-                "sites": None if sites is None else IntAttr(sites),
-                "sender": IntAttr(sender),
+                "sites": int_attr(sites),
+                "sender": int_attr(sender),
             },
         )
 
     def groups(self) -> Iterator[tuple[tuple[int, int], list[tuple[int, int]]]]:
         """Each group of the family: (sender site, member sites)."""
         x0, x1, y0, y1 = self.rect.bounds
-        s = self.sender.data
+        s = self.sender
         if self.axis.data == GroupAxis.LINE:
             members = self.rect.sites()[: self.line_sites]
             yield members[s], members
@@ -290,7 +255,7 @@ class GroupOp(SectionOp):
 
     @property
     def line_sites(self) -> int:
-        return self.sites.data if self.sites is not None else self.rect.width * self.rect.height
+        return self.sites if self.sites is not None else self.rect.width * self.rect.height
 
     def verify_(self) -> None:
         x0, x1, y0, y1 = self.rect.bounds
@@ -302,42 +267,18 @@ class GroupOp(SectionOp):
                 raise VerifyException(
                     f"sp.group @{name}: a line of {n} sites does not fill the rows of {self.rect.text()}"
                 )
-            if not 0 <= self.sender.data < n:
+            if not 0 <= self.sender < n:
                 raise VerifyException(
-                    f"sp.group @{name}: sender {self.sender.data} is not one of the line's {n} sites"
+                    f"sp.group @{name}: sender {self.sender} is not one of the line's {n} sites"
                 )
             return
         if self.sites is not None:
             raise VerifyException(f"sp.group @{name}: only a line group counts its sites")
         lo, hi = (x0, x1) if self.axis.data == GroupAxis.ROWS else (y0, y1)
-        if not lo <= self.sender.data <= hi:
+        if not lo <= self.sender <= hi:
             raise VerifyException(
-                f"sp.group @{name}: sender {self.sender.data} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"
+                f"sp.group @{name}: sender {self.sender} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"
             )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GroupOp:
-        name = parser.parse_symbol_name().data
-        buffer = parser.parse_operand(BUFFER)
-        axis = parser.parse_str_enum(GroupAxis)
-        rect = RectAttr.parse_body(parser)
-        sites = (
-            parser.parse_integer(allow_negative=False)
-            if parser.parse_optional_keyword("sites")
-            else None
-        )
-        parser.parse_keyword("sender")
-        sender = parser.parse_integer(allow_negative=False)
-        return with_attrs(cls(name, buffer, axis, rect, sender, sites), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.sym_name.data} ")
-        printer.print_operand(self.buffer)
-        printer.print_string(f" {self.axis.data.value} {self.rect.text()}")
-        if self.sites is not None:
-            printer.print_string(f" sites {self.sites.data}")
-        printer.print_string(f" sender {self.sender.data}")
-        print_attr_dict(self, printer)
 
 
 @irdl_op_definition
@@ -356,14 +297,26 @@ class ShareOp(SectionOp):
     name = "sp.share"
     tensor = prop_def(FlatSymbolRefAttr)
     sharing = prop_def(SharingAttr)
-    consumers = prop_def(IntAttr)
-    bytes = prop_def(IntAttr)
-    hops = prop_def(IntAttr)
-    dram_cycles_saved = prop_def(IntAttr)
-    fabric_cycles_added = prop_def(IntAttr)
-    copies = prop_def(IntAttr)
+    consumers_attr = int_prop("consumers")
+    bytes_attr = int_prop("bytes")
+    hops_attr = int_prop("hops")
+    dram_cycles_saved_attr = int_prop("dram_cycles_saved")
+    fabric_cycles_added_attr = int_prop("fabric_cycles_added")
+    copies_attr = int_prop("copies")
     why = prop_def(StringAttr)
     traits = section_traits()
+    assembly_format = (
+        "$tensor $sharing `consumers` $consumers `bytes` $bytes `hops` $hops"
+        " `saves` $dram_cycles_saved `costs` $fabric_cycles_added `copies` $copies $why"
+        " attr-dict-with-keyword"
+    )
+
+    consumers = IntValue("consumers")
+    bytes = IntValue("bytes")
+    hops = IntValue("hops")
+    dram_cycles_saved = IntValue("dram_cycles_saved")
+    fabric_cycles_added = IntValue("fabric_cycles_added")
+    copies = IntValue("copies")
 
     FIELDS: ClassVar = (
         ("consumers", "consumers"),
@@ -380,22 +333,5 @@ class ShareOp(SectionOp):
             "sharing": SharingAttr(sharing),
             "why": StringAttr(why),
         }
-        props.update({field: IntAttr(numbers[field]) for _, field in self.FIELDS})
+        props.update({field: IntegerAttr(numbers[field], i64) for _, field in self.FIELDS})
         super().__init__(properties=props)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ShareOp:
-        tensor = parser.parse_symbol_name().data
-        sharing = parser.parse_str_enum(Sharing)
-        values = parse_numbers(parser, [keyword for keyword, _ in cls.FIELDS])
-        numbers = {field: v for (_, field), v in zip(cls.FIELDS, values, strict=True)}
-        return with_attrs(cls(tensor, sharing, numbers, parser.parse_str_literal()), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.tensor.root_reference.data} {self.sharing.data.value}")
-        printer.print_string(
-            numbers_text([(k, cast(IntAttr, self.properties[f]).data) for k, f in self.FIELDS])
-        )
-        printer.print_string(" ")
-        printer.print_string_literal(self.why.data)
-        print_attr_dict(self, printer)

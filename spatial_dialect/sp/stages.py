@@ -7,7 +7,7 @@ the package docstring states; its docstring says what it does per item.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FlatSymbolRefAttr, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -17,12 +17,17 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
-from spatial_dialect.sp.abstract_ops import IndexedStage, StageOp, buffer_of, section_traits
-from spatial_dialect.sp.attrs import BUFFER, AccessAttr, BufferType, EngineAttr
-from spatial_dialect.sp.syntax import parse_attr_dict, with_attrs
+from spatial_dialect.sp.abstract_ops import (
+    ON_ENGINE,
+    IndexedStage,
+    StageOp,
+    buffer_of,
+    section_traits,
+)
+from spatial_dialect.sp.attrs import AccessAttr, BufferType, EngineAttr, FidelityAttr
+from spatial_dialect.sp.formats import Engine, TensorAccess
+from spatial_dialect.sp.kinds import Fidelity
 
 
 @irdl_op_definition
@@ -40,6 +45,10 @@ class LoadOp(StageOp):
     group = opt_prop_def(FlatSymbolRefAttr)
     dst = operand_def(BufferType)
     traits = section_traits()
+    custom_directives = (TensorAccess, Engine)
+    assembly_format = (
+        "custom<TensorAccess>($tensor, $access) `->` $dst (`multicast` $group^)? " + ON_ENGINE
+    )
 
     def __init__(
         self,
@@ -62,24 +71,6 @@ class LoadOp(StageOp):
     def stage_name(self) -> str:
         return f"load @{self.tensor.root_reference.data} -> {buffer_of(self.dst).label.data}"
 
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadOp:
-        tensor = parser.parse_symbol_name().data
-        access = AccessAttr.parse_body(parser)
-        parser.parse_punctuation("->")
-        dst = parser.parse_operand(BUFFER)
-        group = (
-            parser.parse_symbol_name().data if parser.parse_optional_keyword("multicast") else None
-        )
-        return with_attrs(cls(tensor, access, dst, group, cls._parse_engine(parser)), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.tensor.root_reference.data}{self.access.text()} -> ")
-        printer.print_operand(self.dst)
-        if self.group is not None:
-            printer.print_string(f" multicast @{self.group.root_reference.data}")
-        self._print_engine(printer)
-
 
 @irdl_op_definition
 class StoreOp(StageOp):
@@ -94,6 +85,8 @@ class StoreOp(StageOp):
     tensor = prop_def(FlatSymbolRefAttr)
     access = prop_def(AccessAttr)
     traits = section_traits()
+    custom_directives = (TensorAccess, Engine)
+    assembly_format = "$src `->` custom<TensorAccess>($tensor, $access) " + ON_ENGINE
 
     def __init__(
         self, src: SSAValue, tensor: str, access: AccessAttr, engine: EngineAttr | None = None
@@ -109,20 +102,6 @@ class StoreOp(StageOp):
 
     def stage_name(self) -> str:
         return f"store {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StoreOp:
-        src = parser.parse_operand(BUFFER)
-        parser.parse_punctuation("->")
-        tensor = parser.parse_symbol_name().data
-        access = AccessAttr.parse_body(parser)
-        return with_attrs(cls(src, tensor, access, cls._parse_engine(parser)), parser)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.src)
-        printer.print_string(f" -> @{self.tensor.root_reference.data}{self.access.text()}")
-        self._print_engine(printer)
 
 
 @irdl_op_definition
@@ -148,9 +127,14 @@ class MatmulTilesOp(StageOp):
     out = operand_def(BufferType)
     acc = operand_def(BufferType)
     spill = opt_operand_def(BufferType)
-    fidelity = opt_prop_def(StringAttr)
+    fidelity = opt_prop_def(FidelityAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
+    custom_directives = (Engine,)
+    assembly_format = (
+        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`fidelity` $fidelity^)? "
+        + ON_ENGINE
+    )
 
     def __init__(
         self,
@@ -165,44 +149,13 @@ class MatmulTilesOp(StageOp):
         super().__init__(
             operands=[in0, in1, out, acc, spill],
             properties={
-                "fidelity": StringAttr(fidelity) if fidelity else None,
+                "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,
             },
         )
 
     def stage_name(self) -> str:
         return "matmul_tiles"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> MatmulTilesOp:
-        in0 = parser.parse_operand(BUFFER)
-        parser.parse_punctuation(",")
-        in1 = parser.parse_operand(BUFFER)
-        parser.parse_punctuation("->")
-        out = parser.parse_operand(BUFFER)
-        parser.parse_keyword("acc")
-        acc = parser.parse_operand(BUFFER)
-        spill = parser.parse_operand(BUFFER) if parser.parse_optional_keyword("spill") else None
-        fidelity = parser.parse_identifier() if parser.parse_optional_keyword("fidelity") else None
-        return with_attrs(
-            cls(in0, in1, out, acc, spill, fidelity, cls._parse_engine(parser)), parser
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.in0)
-        printer.print_string(", ")
-        printer.print_operand(self.in1)
-        printer.print_string(" -> ")
-        printer.print_operand(self.out)
-        printer.print_string(" acc ")
-        printer.print_operand(self.acc)
-        if self.spill is not None:
-            printer.print_string(" spill ")
-            printer.print_operand(self.spill)
-        if self.fidelity is not None:
-            printer.print_string(f" fidelity {self.fidelity.data}")
-        self._print_engine(printer)
 
 
 # ── Data-dependent movement ───────────────────────────────────────────────────────────────────
@@ -223,28 +176,15 @@ class GatherOp(IndexedStage):
     name = "sp.gather"
     dst = operand_def(BufferType)
     traits = section_traits()
+    assembly_format = (
+        "$tensor `by` custom<TensorAccess>($index, $access) `count` $count `->` $dst " + ON_ENGINE
+    )
 
     def buffer(self) -> SSAValue:
         return self.dst
 
     def stage_name(self) -> str:
         return f"gather @{self.tensor.root_reference.data} -> {buffer_of(self.dst).label.data}"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GatherOp:
-        table = parser.parse_symbol_name().data
-        parser.parse_keyword("by")
-        ids, access, count = cls._parse_rows(parser)
-        parser.parse_punctuation("->")
-        dst = parser.parse_operand(BUFFER)
-        op = cls(table, ids, access, count, dst, cls._parse_engine(parser))
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.tensor.root_reference.data} by {self._rows_text()} -> ")
-        printer.print_operand(self.dst)
-        self._print_engine(printer)
 
 
 @irdl_op_definition
@@ -262,26 +202,12 @@ class ScatterOp(IndexedStage):
     name = "sp.scatter"
     src = operand_def(BufferType)
     traits = section_traits()
+    assembly_format = (
+        "$src `->` $tensor `at` custom<TensorAccess>($index, $access) `count` $count " + ON_ENGINE
+    )
 
     def buffer(self) -> SSAValue:
         return self.src
 
     def stage_name(self) -> str:
         return f"scatter {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ScatterOp:
-        src = parser.parse_operand(BUFFER)
-        parser.parse_punctuation("->")
-        cache = parser.parse_symbol_name().data
-        parser.parse_keyword("at")
-        pos, access, count = cls._parse_rows(parser)
-        op = cls(cache, pos, access, count, src, cls._parse_engine(parser))
-        op.attributes.update(parse_attr_dict(parser))
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.src)
-        printer.print_string(f" -> @{self.tensor.root_reference.data} at {self._rows_text()}")
-        self._print_engine(printer)

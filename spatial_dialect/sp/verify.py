@@ -240,9 +240,9 @@ def _check_placement(p: ProgramOp) -> None:
     for r in p.ops_of(SitesOp):
 
         def check_range(r: SitesOp = r) -> None:
-            if not r.rect.within(mesh.x.data, mesh.y.data):
+            if not r.rect.within(mesh.size[0], mesh.size[1]):
                 raise WorkNotCovered(
-                    f"sites {r.rect.text()} reach outside the {mesh.x.data}x{mesh.y.data} mesh"
+                    f"sites {r.rect.text()} reach outside the {mesh.size[0]}x{mesh.size[1]} mesh"
                 )
             for x, y in r.rect.sites():
                 if (x, y) in site_range:
@@ -283,23 +283,23 @@ def _check_placement(p: ProgramOp) -> None:
 def _check_engine(s: StageOp, mesh: MeshOp) -> None:
     e = s.engine
     assert e is not None
-    if e.is_movement and e.index.data >= mesh.movement_engines.data:
+    if e.is_movement and e.index.data >= mesh.movement_engines:
         raise TooManyEngines(
-            s.stage_name(), f"movement engine {e.index.data}", mesh.movement_engines.data
+            s.stage_name(), f"movement engine {e.index.data}", mesh.movement_engines
         )
     noc = e.noc_index
-    if noc is not None and noc >= mesh.nocs.data:
-        raise TooManyEngines(s.stage_name(), f"NoC {noc}", mesh.nocs.data, "NoCs")
+    if noc is not None and noc >= mesh.nocs:
+        raise TooManyEngines(s.stage_name(), f"NoC {noc}", mesh.nocs, "NoCs")
 
 
 def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> None:
     """No iteration of a load or store leaves its tensor (a wrong stride is a wrong answer)."""
     rects = [space.rect(i) for x, y in r.rect.sites() for i in r.items(x, y)]
-    b = r.bindings(work.k_block.data)
+    b = r.bindings(work.k_block)
     ranges = {
         "r0": (min(q.r0 for q in rects), max(q.r0 for q in rects)),
         "c0": (min(q.c0 for q in rects), max(q.c0 for q in rects)),
-        "k0": (0, work.k_tiles.data - work.k_block.data),
+        "k0": (0, work.k_tiles - work.k_block),
         "ti": (0, b["h"] - b["sh"]),
         "tj": (0, b["w"] - b["sw"]),
         "u": (0, b["sh"] - 1),
@@ -334,7 +334,7 @@ def _check_accumulation(p: ProgramOp, r: SitesOp, work: WorkOp) -> None:
     """Without a spill the accumulator holds the partial sums across K blocks, which it can for
     one sub-block only."""
     matmul = p.one(MatmulTilesOp)
-    subs = r.bindings(work.k_block.data)["subs"]
+    subs = r.bindings(work.k_block)["subs"]
     if matmul is not None and matmul.spill is None and work.k_blocks > 1 and subs > 1:
         raise PhaseViolation(
             f"sites {r.rect.text()}: {subs} sub-blocks over {work.k_blocks} K blocks need a spill for their partial sums"
@@ -396,9 +396,9 @@ def _check_memory(p: ProgramOp) -> None:
     assert mesh is not None and work is not None
     buffers = [b for b in p.buffers() if isinstance(b, MemoryBufferOp)]
     for r in p.ops_of(SitesOp):
-        _at(r, lambda r=r: _check_range_memory(r, buffers, mesh, work.k_block.data))
+        _at(r, lambda r=r: _check_range_memory(r, buffers, mesh, work.k_block))
     for g in p.ops_of(GroupOp):
-        _at(g, lambda g=g: _check_group_members(p, g, work.k_block.data))
+        _at(g, lambda g=g: _check_group_members(p, g, work.k_block))
 
 
 def _check_range_memory(
@@ -433,9 +433,9 @@ def _check_range_memory(
         if s1 < e0:
             raise OverlappingOffsets(where, n0, (s0, e0), n1, (s1, e1))
     used = max((e for _, e, _ in spans), default=0)
-    if used > mesh.local_mem.data:
+    if used > mesh.local_mem:
         x0, _, y0, _ = r.rect.bounds
-        raise LocalMemExceeded((x0, y0), used, mesh.local_mem.data)
+        raise LocalMemExceeded((x0, y0), used, mesh.local_mem)
 
 
 def _check_group_members(p: ProgramOp, g: GroupOp, k_block: int) -> None:

@@ -4,25 +4,40 @@ items and the K loop) and `sp.plan` (the block plan, its predicted cycles and it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FlatSymbolRefAttr,
-    IntAttr,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
 )
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
-from xdsl.parser import Parser
-from xdsl.printer import Printer
+from xdsl.irdl.declarative_assembly_format import AttributeVariable, irdl_custom_directive
 from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import SectionOp, section_traits
-from spatial_dialect.sp.attrs import PlanKind, PlanKindAttr, parse_pair
+from spatial_dialect.sp.attrs import (
+    BoundAttr,
+    OperandAttr,
+    PackingAttr,
+    PlanKind,
+    PlanKindAttr,
+)
+from spatial_dialect.sp.formats import EnumList, Pair
 from spatial_dialect.sp.item_space import ItemSpace
-from spatial_dialect.sp.syntax import numbers_text, parse_numbers, print_attr_dict, with_attrs
+from spatial_dialect.sp.kinds import Bound, Operand, Packing
+from spatial_dialect.sp.syntax import (
+    IntValue,
+    PairValue,
+    int_attr,
+    int_prop,
+    opt_int_prop,
+    opt_pair_prop,
+    pair_attr,
+    pair_prop,
+)
 
 if TYPE_CHECKING:
     from spatial_dialect.sp.program import TensorOp
@@ -41,13 +56,23 @@ class WorkOp(SectionOp):
 
     name = "sp.work"
     tensor = prop_def(FlatSymbolRefAttr)
-    block_m = prop_def(IntAttr)
-    block_n = prop_def(IntAttr)
-    k_tiles = prop_def(IntAttr)
-    k_block = prop_def(IntAttr)
-    over_x = opt_prop_def(IntAttr)
-    over_y = opt_prop_def(IntAttr)
+    block_attr = pair_prop("block")
+    k_tiles_attr = int_prop("k_tiles")
+    k_block_attr = int_prop("k_block")
+    over_attr = opt_pair_prop("over")
     traits = section_traits()
+    custom_directives = (Pair,)
+    assembly_format = (
+        "$tensor `block` custom<Pair>($block) `k` $k_tiles `by` $k_block"
+        " (`over` custom<Pair>($over)^)? attr-dict-with-keyword"
+    )
+
+    block = PairValue("block")
+    """The tiles of an item's block (rows x cols)."""
+    k_tiles = IntValue("k_tiles")
+    k_block = IntValue("k_block")
+    over = PairValue("over")
+    """The grid GX x GY the blocks are dealt over, if any."""
 
     def __init__(
         self,
@@ -60,67 +85,38 @@ class WorkOp(SectionOp):
         super().__init__(
             properties={
                 "tensor": SymbolRefAttr(tensor),
-                "block_m": IntAttr(block[0]),
-                "block_n": IntAttr(block[1]),
-                "k_tiles": IntAttr(k_tiles),
-                "k_block": IntAttr(k_block),
-                "over_x": None if over is None else IntAttr(over[0]),
-                "over_y": None if over is None else IntAttr(over[1]),
+                "block": pair_attr(block),
+                "k_tiles": int_attr(k_tiles),
+                "k_block": int_attr(k_block),
+                "over": pair_attr(over),
             }
         )
 
-    @property
-    def over(self) -> tuple[int, int] | None:
-        if self.over_x is None or self.over_y is None:
-            return None
-        return self.over_x.data, self.over_y.data
-
     def space(self, result: TensorOp) -> ItemSpace:
-        return ItemSpace(
-            result.tiles_m.data,
-            result.tiles_n.data,
-            self.block_m.data,
-            self.block_n.data,
-            self.over,
-        )
+        return ItemSpace(*result.tiles, *self.block, self.over)
 
     @property
     def k_blocks(self) -> int:
-        return self.k_tiles.data // self.k_block.data
+        return self.k_tiles // self.k_block
 
     def verify_(self) -> None:
-        if min(self.block_m.data, self.block_n.data, self.k_tiles.data, self.k_block.data) <= 0:
+        if min(*self.block, self.k_tiles, self.k_block) <= 0:
             raise VerifyException("sp.work: blocks and K tiles must be positive")
-        if self.k_tiles.data % self.k_block.data:
+        if self.k_tiles % self.k_block:
             raise VerifyException(
-                f"sp.work: the K block of {self.k_block.data} tiles does not divide the {self.k_tiles.data} K tiles"
+                f"sp.work: the K block of {self.k_block} tiles does not divide the {self.k_tiles} K tiles"
             )
-        if (self.over_x is None) != (self.over_y is None):
-            raise VerifyException("sp.work: `over` is a grid GXxGY")
         if self.over is not None and min(self.over) <= 0:
             raise VerifyException("sp.work: the grid the blocks are dealt over must have sites")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> WorkOp:
-        tensor = parser.parse_symbol_name().data
-        parser.parse_keyword("block")
-        block = parse_pair(parser, "the item block")
-        k_tiles, k_block = parse_numbers(parser, ("k", "by"))
-        over = (
-            parse_pair(parser, "the grid the blocks are dealt over")
-            if parser.parse_optional_keyword("over")
-            else None
-        )
-        return with_attrs(cls(tensor, block, k_tiles, k_block, over), parser)
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(
-            f" @{self.tensor.root_reference.data} block {self.block_m.data}x{self.block_n.data}"
-            + numbers_text((("k", self.k_tiles.data), ("by", self.k_block.data)))
-        )
-        if (over := self.over) is not None:
-            printer.print_string(f" over {over[0]}x{over[1]}")
-        print_attr_dict(self, printer)
+@irdl_custom_directive
+class Operands(EnumList):
+    """`a, b`: the operands a plan multicasts."""
+
+    attr: AttributeVariable
+    ENUM = OperandAttr
+    BRACKETS = False
 
 
 @irdl_op_definition
@@ -149,20 +145,29 @@ class PlanOp(SectionOp):
     name = "sp.plan"
     kind = prop_def(PlanKindAttr)
     line = opt_prop_def(UnitAttr)
-    grid_x = prop_def(IntAttr)
-    grid_y = prop_def(IntAttr)
-    osh = prop_def(IntAttr)
-    osw = prop_def(IntAttr)
-    packing = prop_def(StringAttr)
-    multicast = opt_prop_def(ArrayAttr[StringAttr])
-    predicted_cycles = prop_def(IntAttr)
-    bound = prop_def(StringAttr)
+    grid_attr = pair_prop("grid")
+    sub_block_attr = pair_prop("sub_block")
+    packing = prop_def(PackingAttr)
+    multicast = opt_prop_def(ArrayAttr[OperandAttr])
+    predicted_cycles_attr = int_prop("predicted_cycles")
+    bound = prop_def(BoundAttr)
     runner_up = opt_prop_def(StringAttr)
-    runner_up_cycles = opt_prop_def(IntAttr)
+    runner_up_cycles_attr = opt_int_prop("runner_up_cycles")
     traits = section_traits()
+    custom_directives = (Pair, Operands)
+    assembly_format = (
+        "$kind (`line` $line^)? `grid` custom<Pair>($grid) `block` custom<Pair>($sub_block)"
+        " `packing` $packing (`multicast` custom<Operands>($multicast)^)?"
+        " `predicted` $predicted_cycles `bound` $bound"
+        " (`runner_up` $runner_up^ $runner_up_cycles)? attr-dict-with-keyword"
+    )
 
-    PACKINGS: ClassVar = ("single", "operand_with_store", "split")
-    OPERANDS: ClassVar = ("a", "b")
+    grid = PairValue("grid")
+    """The grid of sites the plan uses (GX x GY)."""
+    sub_block = PairValue("sub_block")
+    """The output sub-block (osh x osw tiles held in the accumulator at once)."""
+    predicted_cycles = IntValue("predicted_cycles")
+    runner_up_cycles = IntValue("runner_up_cycles")
 
     def __init__(
         self,
@@ -181,16 +186,16 @@ class PlanOp(SectionOp):
             properties={
                 "kind": PlanKindAttr(kind),
                 "line": UnitAttr() if line else None,
-                "grid_x": IntAttr(grid[0]),
-                "grid_y": IntAttr(grid[1]),
-                "osh": IntAttr(block[0]),
-                "osw": IntAttr(block[1]),
-                "packing": StringAttr(packing),
-                "multicast": ArrayAttr([StringAttr(m) for m in multicast]) if multicast else None,
-                "predicted_cycles": IntAttr(predicted_cycles),
-                "bound": StringAttr(bound),
+                "grid": pair_attr(grid),
+                "sub_block": pair_attr(block),
+                "packing": PackingAttr(Packing(packing)),
+                "multicast": (
+                    ArrayAttr([OperandAttr(Operand(m)) for m in multicast]) if multicast else None
+                ),
+                "predicted_cycles": int_attr(predicted_cycles),
+                "bound": BoundAttr(Bound(bound)),
                 "runner_up": StringAttr(runner_up[0]) if runner_up else None,
-                "runner_up_cycles": IntAttr(runner_up[1]) if runner_up else None,
+                "runner_up_cycles": int_attr(runner_up[1]) if runner_up else None,
             }
         )
 
@@ -204,65 +209,16 @@ class PlanOp(SectionOp):
 
     @property
     def multicast_operands(self) -> tuple[str, ...]:
-        return () if self.multicast is None else tuple(m.data for m in self.multicast.data)
+        return () if self.multicast is None else tuple(str(m.data) for m in self.multicast.data)
 
     def verify_(self) -> None:
-        if min(self.grid_x.data, self.grid_y.data, self.osh.data, self.osw.data) <= 0:
+        if min(*self.grid, *self.sub_block) <= 0:
             raise VerifyException("sp.plan: grid and block must be positive")
         if (self.runner_up is None) != (self.runner_up_cycles is None):
             raise VerifyException("sp.plan: a runner-up has a description and its cycles")
-        if self.packing.data not in self.PACKINGS:
-            raise VerifyException(
-                f"sp.plan: packing is one of {', '.join(self.PACKINGS)}, got {self.packing.data}"
-            )
         ops = self.multicast_operands
-        if any(o not in self.OPERANDS for o in ops) or len(set(ops)) != len(ops):
+        if len(set(ops)) != len(ops):
             raise VerifyException(f"sp.plan: multicast names operands a and b, got {list(ops)}")
-        if self.is_line and (self.streaming or min(self.grid_x.data, self.grid_y.data) != 1):
-            raise VerifyException(
-                f"sp.plan: a line is a blocked grid GXx1 or 1xGY, got {self.grid_x.data}x{self.grid_y.data}"
-            )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> PlanOp:
-        kind = parser.parse_str_enum(PlanKind)
-        line = parser.parse_optional_keyword("line") is not None
-        parser.parse_keyword("grid")
-        grid = parse_pair(parser, "the grid")
-        parser.parse_keyword("block")
-        block = parse_pair(parser, "the sub-block")
-        parser.parse_keyword("packing")
-        packing = parser.parse_identifier()
-        multicast: list[str] = []
-        if parser.parse_optional_keyword("multicast"):
-            multicast = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_identifier
-            )
-        parser.parse_keyword("predicted")
-        cycles = parser.parse_integer(allow_negative=False)
-        parser.parse_keyword("bound")
-        bound = parser.parse_str_literal()
-        runner_up = None
-        if parser.parse_optional_keyword("runner_up"):
-            what = parser.parse_str_literal()
-            runner_up = (what, parser.parse_integer(allow_negative=False))
-        op = cls(
-            kind, grid, block, packing, cycles, bound, runner_up, line=line, multicast=multicast
-        )
-        return with_attrs(op, parser)
-
-    def print(self, printer: Printer) -> None:
-        line = " line" if self.is_line else ""
-        multicast = (
-            f" multicast {', '.join(self.multicast_operands)}" if self.multicast_operands else ""
-        )
-        printer.print_string(
-            f" {self.kind.data.value}{line} grid {self.grid_x.data}x{self.grid_y.data} block {self.osh.data}x{self.osw.data}"
-            f" packing {self.packing.data}{multicast} predicted {self.predicted_cycles.data} bound "
-        )
-        printer.print_string_literal(self.bound.data)
-        if self.runner_up is not None and self.runner_up_cycles is not None:
-            printer.print_string(" runner_up ")
-            printer.print_string_literal(self.runner_up.data)
-            printer.print_string(f" {self.runner_up_cycles.data}")
-        print_attr_dict(self, printer)
+        if self.is_line and (self.streaming or min(self.grid) != 1):
+            gx, gy = self.grid
+            raise VerifyException(f"sp.plan: a line is a blocked grid GXx1 or 1xGY, got {gx}x{gy}")

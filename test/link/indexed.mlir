@@ -15,10 +15,10 @@ func.func @rope(%x: tensor<8x256xbf16>, %c: tensor<8x32xbf16>, %s: tensor<8x32xb
 // CHECK:         sp.load @x[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @c[r0, 0] x [h, 1] -> %cos
 // CHECK-NEXT:    sp.load @s[r0, 0] x [h, 1] -> %sin
-// CHECK-NEXT:    sp.rope "neox" %in0, %cos, %sin -> %out head_dim 64 valid 8x256
+// CHECK-NEXT:    sp.rope neox %in0, %cos, %sin -> %out head_dim 64 valid 8x256
 // CHECK-NEXT:    sp.store %out -> @a[r0 + ti, c0 + tj] x [sh, sw]
 // CHECK:       sp.program @b op "tg.rope" phase linked tile 32x32 attributes {heads = "an item holds whole heads of 16 columns: 2 heads per tile"} {
-// CHECK:         sp.rope "interleaved" %in0, %cos, %sin -> %out head_dim 16 valid 8x64
+// CHECK:         sp.rope interleaved %in0, %cos, %sin -> %out head_dim 16 valid 8x64
 
 // -----
 
@@ -62,6 +62,6 @@ func.func @keep(%cache: tensor<64x72xf32>, %rows: tensor<5x72xf32>, %pos: tensor
 }
 // CHECK-LABEL: sp.entry @keep(@cache, @rows, @pos) -> (@c, @cache)
 // CHECK-NEXT:  sp.program @c op "tg.set_rows" phase linked tile 32x32 attributes {carried = "copied: the old @cache is read after the update"} {
-// CHECK:         sp.map "copy" %in0 -> %out valid 64x72
+// CHECK:         sp.map copy %in0 [full] -> %out valid 64x72
 // CHECK:       sp.program @c_1 op "tg.set_rows" phase linked tile 32x32 {
 // CHECK:         sp.scatter %in0 -> @c at @pos[r0, c0] x [1, w] count 5

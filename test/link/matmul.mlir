@@ -38,10 +38,10 @@ func.func @untouched(%x: i32) -> i32 {
 
 // The storage format applies to every bf16 tensor, DRAM and local memory: 1088 bytes a tile.
 // BFP8:      sp.options = {format = "bfp8_b"}
-// BFP8:      sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled format bfp8_b
-// BFP8:      sp.tensor @c : tensor<100x50xbf16> tiles 4x2 output tiled format bfp8_b
-// BFP8:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 as bfp8_b tile_bytes 1088
-// BFP8:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 as bfp8_b tile_bytes 1088
+// BFP8:      sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled format "bfp8_b"
+// BFP8:      sp.tensor @c : tensor<100x50xbf16> tiles 4x2 output tiled format "bfp8_b"
+// BFP8:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 as "bfp8_b" tile_bytes 1088
+// BFP8:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 as "bfp8_b" tile_bytes 1088
 
 // A GPU accumulates in f32 register fragments.
 // GPU:      sp.target = "rtx3060"

@@ -18,22 +18,22 @@ func.func @pointwise(%x: tensor<40x72xbf16>, %b: tensor<1x72xbf16>) -> tensor<40
 // CHECK-NEXT:    %in0 = sp.fifo "in0" depth 2 page [h, w] bf16 tile_bytes 2048
 // CHECK-NEXT:    %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // CHECK-NEXT:    sp.load @x[r0, c0] x [h, w] -> %in0
-// CHECK-NEXT:    sp.map "gelu_tanh" %in0 -> %out valid 40x72
+// CHECK-NEXT:    sp.map gelu_tanh %in0 [full] -> %out valid 40x72
 // CHECK-NEXT:    sp.store %out -> @s[r0 + ti, c0 + tj] x [sh, sw]
 // CHECK:       sp.program @c op "tg.softcap"
-// CHECK:         sp.map "softcap" %in0 -> %out valid 40x72 scalar 3.0e+00
+// CHECK:         sp.map softcap %in0 [full] -> %out valid 40x72 scalar 3.0e+00
 // CHECK:       sp.program @y op "tg.mul"
 // CHECK:         sp.tensor @b : tensor<1x72xbf16> tiles 1x3 input rows
 // CHECK:         %in1 = sp.fifo "in1" depth 2 page [1, w] bf16 tile_bytes 2048
 // CHECK:         sp.load @b[0, c0] x [1, w] -> %in1
-// CHECK-NEXT:    sp.map "mul_row" %in0, %in1 rows -> %out valid 40x72
+// CHECK-NEXT:    sp.map mul_row %in0, %in1 [full, rows] -> %out valid 40x72
 
 // Tensix: the sub-block is what the f32 dest holds (4 tiles); the block is priced by the cost
 // model and its reason recorded.
 // PLAN-LABEL: sp.program @s op "tg.gelu" phase sized
 // PLAN:         sp.work @s block {{[0-9]+}}x{{[0-9]+}} k 1 by 1
-// PLAN-NEXT:    sp.plan blocked grid 8x8 block {{[0-9]+}}x{{[0-9]+}} packing split predicted {{[0-9]+}} bound "{{dram|noc|compute}}" runner_up "block {{.*}}" {{[0-9]+}} attributes {why = "{{(dram|noc|compute)}}-bound: {{[0-9]+}} item(s)
-// PLAN:         sp.map "gelu_tanh" %in0 -> %out valid 40x72 on compute
+// PLAN-NEXT:    sp.plan blocked grid 8x8 block {{[0-9]+}}x{{[0-9]+}} packing split predicted {{[0-9]+}} bound {{dram|noc|compute}} runner_up "block {{.*}}" {{[0-9]+}} attributes {why = "{{(dram|noc|compute)}}-bound: {{[0-9]+}} item(s)
+// PLAN:         sp.map gelu_tanh %in0 [full] -> %out valid 40x72 on compute
 // PLAN-NEXT:    sp.store %out -> @s[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 
 // -----
@@ -50,18 +50,18 @@ func.func @more(%a: tensor<5x40xf32>, %b: tensor<5x40xf32>) -> (tensor<5x40xf32>
   func.return %h, %t : tensor<5x40xf32>, tensor<40x5xf32>
 }
 // CHECK-LABEL: sp.entry @more(@a, @b) -> (@h, @t)
-// CHECK:         sp.map "swiglu" %in0, %in1 -> %out valid 5x40
-// CHECK:         sp.map "sub" %in0, %in1 -> %out valid 5x40
-// CHECK:         sp.map "relu" %in0 -> %out valid 5x40
-// CHECK:         sp.map "sigmoid" %in0 -> %out valid 5x40
-// CHECK:         sp.map "scale" %in0 -> %out valid 5x40 scalar 5.0e-01
-// CHECK:         sp.map "silu" %in0 -> %out valid 5x40
-// CHECK:         sp.map "gelu" %in0 -> %out valid 5x40
+// CHECK:         sp.map swiglu %in0, %in1 [full, full] -> %out valid 5x40
+// CHECK:         sp.map sub %in0, %in1 [full, full] -> %out valid 5x40
+// CHECK:         sp.map relu %in0 [full] -> %out valid 5x40
+// CHECK:         sp.map sigmoid %in0 [full] -> %out valid 5x40
+// CHECK:         sp.map scale %in0 [full] -> %out valid 5x40 scalar 5.0e-01
+// CHECK:         sp.map silu %in0 [full] -> %out valid 5x40
+// CHECK:         sp.map gelu %in0 [full] -> %out valid 5x40
 // A transpose reads the block of x that transposes to the item's block.
 // CHECK:       sp.program @t op "tg.transpose"
 // CHECK:         %in0 = sp.fifo "in0" depth 2 page [w, h] f32 tile_bytes 4096
 // CHECK:         sp.load @h[c0, r0] x [w, h] -> %in0
-// CHECK-NEXT:    sp.map "transpose" %in0 transposed -> %out valid 40x5
+// CHECK-NEXT:    sp.map transpose %in0 [transposed] -> %out valid 40x5
 
 // -----
 
@@ -75,6 +75,6 @@ func.func @ints(%a: tensor<4x64xi8>, %b: tensor<4x64xi8>) -> tensor<4x64xi8> {
 // CHECK-LABEL: sp.entry @ints(@a, @b) -> (@r)
 // CHECK:         sp.tensor @a : tensor<4x64xi8> tiles 1x2 input tiled attributes {interval = array<i64: -128, 127>}
 // CHECK:         sp.tensor @y : tensor<4x64xi8> tiles 1x2 scratch tiled attributes {interval = array<i64: -128, 127>}
-// CHECK:         sp.map "add" %in0, %in1 -> %out valid 4x64
+// CHECK:         sp.map add %in0, %in1 [full, full] -> %out valid 4x64
 // CHECK:         sp.tensor @r : tensor<4x64xi8> tiles 1x2 output tiled attributes {interval = array<i64: 0, 127>}
-// CHECK:         sp.map "relu" %in0 -> %out valid 4x64
+// CHECK:         sp.map relu %in0 [full] -> %out valid 4x64

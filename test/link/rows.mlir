@@ -17,22 +17,22 @@ func.func @wide(%x: tensor<5x300xbf16>, %w: tensor<1x300xbf16>, %r: tensor<5x300
 // CHECK:         sp.tensor @y__partials : tensor<5x160xf32> tiles 1x5 scratch tiled
 // CHECK:         sp.load @x[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @r[r0, c0] x [h, w] -> %in1
-// CHECK-NEXT:    sp.row_reduce partial "rms_norm" %in0, %in1 -> %out width 300 cols 300 rows 5 block 64
+// CHECK-NEXT:    sp.row_reduce partial rms_norm %in0, %in1 -> %out width 300 cols 300 rows 5 block 64
 // CHECK-NEXT:    sp.store %out -> @y__partials[r0, c0 floordiv 2] x [h, 1]
 // CHECK:       sp.program @y__stats op "tg.rms_norm"
 // CHECK:         sp.tensor @y__partials : tensor<5x160xf32> tiles 1x5 input tiled
 // CHECK-NEXT:    sp.tensor @y__stats : tensor<5x32xf32> tiles 1x1 scratch tiled
 // CHECK:         sp.load @y__partials[r0, k0] x [h, kw] -> %in0
-// CHECK-NEXT:    sp.row_reduce combine "rms_norm" %in0 -> %out width 300 cols 300 rows 5 block 64 eps 1.0e-05
+// CHECK-NEXT:    sp.row_reduce combine rms_norm %in0 -> %out width 300 cols 300 rows 5 block 64 eps 1.0e-05
 // CHECK-NEXT:    sp.store %out -> @y__stats[r0, c0] x [h, 1]
 // CHECK:       sp.program @y op "tg.rms_norm"
 // CHECK:         sp.load @y__stats[r0, 0] x [h, 1] -> %in2
 // CHECK-NEXT:    sp.load @w[0, c0] x [1, w] -> %in3
-// CHECK-NEXT:    sp.map "rms_apply" %in0, %in1, %in2 cols, %in3 rows -> %out valid 5x300
+// CHECK-NEXT:    sp.map rms_apply %in0, %in1, %in2, %in3 [full, full, cols, rows] -> %out valid 5x300
 // An H100 SM's 32-tile f32 accumulator holds the whole row: one section.
 // GPU-LABEL: sp.entry @wide(@x, @w, @r) -> (@y)
 // GPU-NEXT:  sp.program @y op "tg.rms_norm" phase linked tile 32x32 attributes {row = "whole: a group of 10 tile(s) fits the 32-tile f32 accumulator and a site's local memory"} {
-// GPU:         sp.row_reduce whole "rms_norm" %in0, %in1, %w -> %out width 300 cols 300 rows 5 eps 1.0e-05
+// GPU:         sp.row_reduce whole rms_norm %in0, %in1, %w -> %out width 300 cols 300 rows 5 eps 1.0e-05
 // GPU-NOT:   sp.program
 // GPU:       // {{-----}}
 
@@ -48,7 +48,7 @@ func.func @per_head(%q: tensor<8x512xbf16>, %w: tensor<1x128xbf16>) -> tensor<8x
 // CHECK-NEXT:  sp.program @y op "tg.rms_norm" phase linked tile 32x32 attributes {row = "whole: a group of 4 tile(s) fits the 4-tile f32 accumulator and a site's local memory"} {
 // CHECK:         sp.load @q[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @w[0, 0] x [1, w] -> %w
-// CHECK-NEXT:    sp.row_reduce whole "rms_norm" %in0, %w -> %out width 128 cols 512 rows 8 eps 1.0e-06
+// CHECK-NEXT:    sp.row_reduce whole rms_norm %in0, %w -> %out width 128 cols 512 rows 8 eps 1.0e-06
 
 // -----
 
@@ -66,7 +66,7 @@ func.func @per_head_wide(%q: tensor<8x1024xbf16>, %w: tensor<1x256xbf16>) -> ten
 // CHECK:         sp.load @y__partials[r0, c0 * 2 + k0] x [h, kw] -> %in0
 // CHECK:         sp.load @y__stats[r0, c0 floordiv 8] x [h, 1] -> %in1
 // CHECK-NEXT:    sp.load @w[0, c0 mod 8] x [1, w] -> %in2
-// CHECK-NEXT:    sp.map "rms_apply" %in0, %in1 cols, %in2 rows -> %out valid 8x1024 group 8
+// CHECK-NEXT:    sp.map rms_apply %in0, %in1, %in2 [full, cols, rows] -> %out valid 8x1024 group 8
 
 // -----
 
@@ -76,8 +76,8 @@ func.func @layer_and_softmax(%x: tensor<4x100xf32>, %w: tensor<1x100xf32>, %b: t
   func.return %s : tensor<4x100xf32>
 }
 // CHECK-LABEL: sp.entry @layer_and_softmax(@x, @w, @b) -> (@s)
-// CHECK:         sp.row_reduce whole "layer_norm" %in0, %w, %b -> %out width 100 cols 100 rows 4 eps 1.0e-05
-// CHECK:         sp.row_reduce whole "softmax" %in0 -> %out width 100 cols 100 rows 4
+// CHECK:         sp.row_reduce whole layer_norm %in0, %w, %b -> %out width 100 cols 100 rows 4 eps 1.0e-05
+// CHECK:         sp.row_reduce whole softmax %in0 -> %out width 100 cols 100 rows 4
 
 // -----
 
@@ -89,6 +89,6 @@ func.func @softmax_wide(%x: tensor<4x300xbf16>) -> tensor<4x300xbf16> {
   func.return %s : tensor<4x300xbf16>
 }
 // CHECK-LABEL: sp.entry @softmax_wide(@x) -> (@s)
-// CHECK:         sp.row_reduce partial "softmax" %in0 -> %out width 300 cols 300 rows 4 block 64
-// CHECK:         sp.row_reduce combine "softmax" %in0 -> %out width 300 cols 300 rows 4 block 64
-// CHECK:         sp.map "softmax_apply" %in0, %in1 cols -> %out valid 4x300
+// CHECK:         sp.row_reduce partial softmax %in0 -> %out width 300 cols 300 rows 4 block 64
+// CHECK:         sp.row_reduce combine softmax %in0 -> %out width 300 cols 300 rows 4 block 64
+// CHECK:         sp.map softmax_apply %in0, %in1 [full, cols] -> %out valid 4x300

@@ -13,7 +13,7 @@ func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tenso
 // LOFI:      sp.matmul_tiles {{.*}} fidelity lofi on compute
 // bfp8_b tiles are 1088 bytes in DRAM and in local memory.
 // BFP8:      sp.options = {fidelity = "hifi4", format = "bfp8_b"}
-// BFP8:      %in0 = sp.fifo "in0" depth {{[0-9]+}} page [h, kw] bf16 as bfp8_b tile_bytes 1088
+// BFP8:      %in0 = sp.fifo "in0" depth {{[0-9]+}} page [h, kw] bf16 as "bfp8_b" tile_bytes 1088
 // Only a 4x4 sub-grid of the mesh: 32 tiles over 4 rows and columns of sites, 8x8 tiles each, in
 // 8 blocks of 2x4 a site (4 rounds of block rows, 2 of block columns).
 // GRID:      sp.options = {fidelity = "hifi4", format = "bf16", grid = "4x4"}

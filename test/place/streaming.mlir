@@ -12,7 +12,7 @@ builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity 
     sp.tensor @b : tensor<32x8192xbf16> tiles 1x256 input tiled
     sp.tensor @c : tensor<32x8192xbf16> tiles 1x256 output tiled
     sp.work @c block 1x1 k 1 by 1
-    sp.plan streaming grid 13x10 block 1x1 packing operand_with_store predicted 1 bound "dram"
+    sp.plan streaming grid 13x10 block 1x1 packing operand_with_store predicted 1 bound dram
     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
     %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
     %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048

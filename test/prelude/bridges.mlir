@@ -19,7 +19,7 @@ func.func @two_readers(%a: tensor<64x32xf32>, %w: tensor<32x128xf32>) -> (tensor
 // CHECK:       sp.program @l__rows op "untilize" phase linked tile 32x32 attributes {bridge = "@l is tiled for the whole function and a section reads it in rows"} {
 // CHECK-NEXT:    sp.tensor @l : tensor<64x128xf32> tiles 2x4 input tiled
 // CHECK-NEXT:    sp.tensor @l__rows : tensor<64x128xf32> tiles 2x4 scratch rows
-// CHECK:         sp.map "untilize" %in0 -> %out valid 64x128
+// CHECK:         sp.map untilize %in0 [full] -> %out valid 64x128
 // CHECK:       sp.program @i op "tg.argmax"
 // CHECK-NEXT:    sp.tensor @l__rows : tensor<64x128xf32> tiles 2x4 input rows
 // CHECK:       sp.program @s op "tg.add"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import AffineMapAttr, IntAttr
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, i64
 from xdsl.ir.affine import AffineMap
 
 from spatial_dialect import sp
@@ -242,7 +242,7 @@ def test_mutation_dropped_load_deadlocks_naming_who_waits(program):
 
 def test_mutation_buffer_past_the_end_of_local_memory_is_reported(program):
     fn, module, section = program
-    section.one(sp.MeshOp).properties["local_mem"] = IntAttr(40000)
+    section.one(sp.MeshOp).properties["local_mem"] = IntegerAttr(40000, i64)
     with pytest.raises(BufferOutsideMemory, match=r"local memory is \[0, 40000\)"):
         check(fn, module)
 

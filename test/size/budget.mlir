@@ -16,7 +16,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
     sp.work @y block 1x16 k 128 by 8
-    sp.plan blocked grid 8x1 block 1x8 packing operand_with_store predicted 145652 bound "dram" runner_up "blocked per_site 1x16 block 1x4 k_block 8 k_blocks 16" 145652
+    sp.plan blocked grid 8x1 block 1x8 packing operand_with_store predicted 145652 bound dram runner_up "blocked per_site 1x16 block 1x4 k_block 8 k_blocks 16" 145652
     sp.mesh 8x8 movement 2 nocs 2 local 900000
     sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8
     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048

@@ -18,7 +18,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
     sp.work @y block 1x16 k 128 by 8
-    sp.plan blocked grid 8x1 block 1x8 packing operand_with_store predicted 145652 bound "dram" runner_up "blocked per_site 1x16 block 1x4 k_block 8 k_blocks 16" 145652
+    sp.plan blocked grid 8x1 block 1x8 packing operand_with_store predicted 145652 bound dram runner_up "blocked per_site 1x16 block 1x4 k_block 8 k_blocks 16" 145652
     sp.mesh 8x8 movement 2 nocs 2 local 1395424
     sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8
     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
@@ -50,7 +50,7 @@ builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity 
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
     sp.work @y block 1x10 k 128 by 4
-    sp.plan blocked grid 13x1 block 1x5 packing operand_with_store predicted 92438 bound "dram" runner_up "blocked per_site 1x10 block 1x2 k_block 4 k_blocks 32" 92694
+    sp.plan blocked grid 13x1 block 1x5 packing operand_with_store predicted 92438 bound dram runner_up "blocked per_site 1x10 block 1x2 k_block 4 k_blocks 32" 92694
     sp.mesh 13x10 movement 2 nocs 2 local 1474560
     sp.sites [0, 11]x[0, 0] first x + y * 13 count 1 block 1x10 sub_block 1x5
     sp.sites [12, 12]x[0, 0] first x + y * 13 count 1 block 1x8 sub_block 1x4
@@ -80,7 +80,7 @@ builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4",
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
     sp.work @y block 1x1 k 128 by 1
-    sp.plan blocked grid 132x1 block 1x1 packing operand_with_store predicted 18768 bound "dram" runner_up "blocked per_site 1x2 block 1x2 k_block 1 k_blocks 128" 18776
+    sp.plan blocked grid 132x1 block 1x1 packing operand_with_store predicted 18768 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 1 k_blocks 128" 18776
     sp.mesh 132x1 movement 2 nocs 1 local 232448
     sp.sites [0, 127]x[0, 0] first x count 1 block 1x1 sub_block 1x1
     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
@@ -112,7 +112,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
     sp.tensor @b : tensor<1024x700xbf16> tiles 32x22 input tiled
     sp.tensor @c : tensor<100x700xbf16> tiles 4x22 output tiled
     sp.work @c block 1x3 k 32 by 8
-    sp.plan blocked grid 8x4 block 1x3 packing operand_with_store predicted 17571 bound "dram" runner_up "blocked per_site 1x3 block 1x1 k_block 8 k_blocks 4" 17571
+    sp.plan blocked grid 8x4 block 1x3 packing operand_with_store predicted 17571 bound dram runner_up "blocked per_site 1x3 block 1x1 k_block 8 k_blocks 4" 17571
     sp.mesh 8x8 movement 2 nocs 2 local 1395424
     sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3
     sp.sites [7, 7]x[0, 3] first x + y * 8 count 1 block 1x1 sub_block 1x1

@@ -9,7 +9,7 @@ builtin.module attributes {sp.target = "wormhole_n150"} {
     sp.tensor @b : tensor<64x128xbf16> tiles 2x4 input tiled
     sp.tensor @c : tensor<128x128xbf16> tiles 4x4 output tiled
     sp.work @c block 4x4 k 2 by 2
-    sp.plan blocked grid 1x1 block 4x4 packing operand_with_store predicted 1 bound "compute"
+    sp.plan blocked grid 1x1 block 4x4 packing operand_with_store predicted 1 bound compute
     sp.mesh 8x8 movement 2 nocs 2 local 1395424
     sp.sites [0, 0]x[0, 0] first x count 1 block 4x4 sub_block 4x4
     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048

@@ -7,7 +7,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 4096, out = 12288, spill = 12288}
@@ -33,7 +33,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -59,7 +59,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -85,7 +85,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -111,7 +111,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 4096, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -137,7 +137,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 16384}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -163,7 +163,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 16000
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -189,7 +189,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -215,7 +215,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
@@ -240,7 +240,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -266,7 +266,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -292,7 +292,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[0, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -318,7 +318,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x1 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -344,7 +344,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -370,7 +370,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -396,7 +396,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -422,7 +422,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -448,7 +448,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -474,7 +474,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -500,7 +500,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
@@ -526,7 +526,7 @@ sp.program @c op "tg.matmul" phase placed tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
@@ -550,7 +550,7 @@ sp.program @c op "tg.matmul" phase placed tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1
@@ -576,7 +576,7 @@ sp.program @c op "tg.matmul" phase linked tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -601,7 +601,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -627,7 +627,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -653,7 +653,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -679,7 +679,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 3x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -705,7 +705,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -725,39 +725,13 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 
 // -----
 
-// A plan with an unknown engine packing.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
-  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
-  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
-  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
-  sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing everything predicted 100 bound "compute"
-  sp.mesh 2x2 movement 2 nocs 2 local 65536
-  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
-  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
-  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
-  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
-  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
-  %dst = sp.acc "dst" page [sh, sw] bf16
-  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
-  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
-  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
-  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
-  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
-  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
-}
-// CHECK: sp.plan: packing is one of single, operand_with_store, split, got everything
-
-// -----
-
 // A K block that does not divide K.
 sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 3
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -783,7 +757,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -809,7 +783,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xi8> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xi8> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -835,7 +809,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   "test.op"() : () -> ()
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -862,7 +836,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
   sp.work @c block 2x1 k 2 by 1
-  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
   sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
@@ -890,7 +864,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
   sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
   sp.tensor @c : tensor<96x96xbf16> tiles 3x3 output tiled
   sp.work @c block 1x1 k 2 by 2 over 2x2
-  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 0]x[0, 0] first 0 count 4 block 1x1 sub_block 1x1
   sp.sites [1, 1]x[0, 0] first 4 count 2 block 1x1 sub_block 1x1
@@ -916,7 +890,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
   sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
   sp.tensor @c : tensor<64x96xbf16> tiles 2x3 output tiled
   sp.work @c block 1x1 k 2 by 2 over 2x2
-  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound "compute"
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a predicted 100 bound compute
   sp.mesh 2x2 movement 2 nocs 2 local 65536
   sp.sites [0, 0]x[0, 1] first y * 3 count 2 block 1x1 sub_block 1x1
   sp.sites [1, 1]x[0, 1] first y * 3 + 2 count 1 block 1x1 sub_block 1x1
@@ -940,7 +914,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
   sp.work @c block 1x1 k 2 by 2 over 2x3
-  sp.plan blocked grid 2x3 block 1x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked grid 2x3 block 1x1 packing operand_with_store predicted 100 bound compute
   %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
   %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
   %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
@@ -961,7 +935,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
   sp.work @c block 1x1 k 2 by 2
   // expected-error @+1 {{sp.plan: a line is a blocked grid GXx1 or 1xGY, got 2x2}}
-  sp.plan blocked line grid 2x2 block 1x1 packing operand_with_store predicted 100 bound "compute"
+  sp.plan blocked line grid 2x2 block 1x1 packing operand_with_store predicted 100 bound compute
 }
 
 // -----
@@ -969,8 +943,8 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
 sp.program @c op "tg.matmul" phase tiled tile 32x32 {
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
   sp.work @c block 1x1 k 2 by 2
-  // expected-error @+1 {{sp.plan: multicast names operands a and b, got ['a', 'c']}}
-  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a, c predicted 100 bound "compute"
+  // expected-error @+1 {{sp.plan: multicast names operands a and b, got ['a', 'a']}}
+  sp.plan blocked grid 2x2 block 1x1 packing operand_with_store multicast a, a predicted 100 bound compute
 }
 
 // -----

@@ -2,17 +2,9 @@
 // names the stage, the rule and its numbers.
 // RUN: spatial-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-sp.program @s op "tg.silu" phase linked tile 32x32 {
-  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.map "tanhshrink" %x -> %x valid 8x8
-}
-// CHECK: map tanhshrink: unknown kind 'tanhshrink'; the kinds are copy, tilize
-
-// -----
-
 sp.program @s op "tg.add" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.map "add" %x -> %x valid 8x8
+  sp.map add %x [full] -> %x valid 8x8
 }
 // CHECK: map add: takes 2 input(s), got 1
 
@@ -20,7 +12,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 sp.program @s op "tg.add" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.map "add_row" %x, %x -> %x valid 8x8
+  sp.map add_row %x, %x [full, full] -> %x valid 8x8
 }
 // CHECK: map add_row: reads its inputs as full, rows, not full, full
 
@@ -28,7 +20,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 sp.program @s op "tg.scale" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.map "scale" %x -> %x valid 8x8
+  sp.map scale %x [full] -> %x valid 8x8
 }
 // CHECK: map scale: needs its factor
 
@@ -36,7 +28,7 @@ sp.program @s op "tg.scale" phase linked tile 32x32 {
 
 sp.program @s op "tg.silu" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] i32 tile_bytes 4096
-  sp.map "silu" %x -> %x valid 8x8
+  sp.map silu %x [full] -> %x valid 8x8
 }
 // CHECK: map silu: computes on floats, not i32
 
@@ -45,7 +37,7 @@ sp.program @s op "tg.silu" phase linked tile 32x32 {
 sp.program @s op "tg.add" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   %y = sp.fifo "y" depth 2 page [h, w] bf16 tile_bytes 2048
-  sp.map "add" %x, %y -> %y valid 8x8
+  sp.map add %x, %y [full, full] -> %y valid 8x8
 }
 // CHECK: map add: its inputs and output hold bf16, f32; they must agree
 
@@ -53,7 +45,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.row_reduce whole "rms_norm" %x, %x -> %x width 128 cols 128 rows 8
+  sp.row_reduce whole rms_norm %x, %x -> %x width 128 cols 128 rows 8
 }
 // CHECK: row_reduce whole rms_norm: needs its eps
 
@@ -61,7 +53,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.row_reduce partial "rms_norm" %x -> %x width 128 cols 128 rows 8
+  sp.row_reduce partial rms_norm %x -> %x width 128 cols 128 rows 8
 }
 // CHECK: row_reduce partial rms_norm: needs the columns of a block
 
@@ -69,7 +61,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 sp.program @s op "tg.softmax" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.row_reduce whole "softmax" %x, %x -> %x width 128 cols 128 rows 8
+  sp.row_reduce whole softmax %x, %x -> %x width 128 cols 128 rows 8
 }
 // CHECK: row_reduce whole softmax: takes 1 input(s), got 2
 
@@ -77,7 +69,7 @@ sp.program @s op "tg.softmax" phase linked tile 32x32 {
 
 sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.row_reduce whole "rms_norm" %x, %x -> %x width 48 cols 128 rows 8 eps 1.0e-06
+  sp.row_reduce whole rms_norm %x, %x -> %x width 48 cols 128 rows 8 eps 1.0e-06
 }
 // CHECK: row_reduce whole rms_norm: groups of 48 do not cut 128 columns
 
@@ -85,7 +77,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] bf16 tile_bytes 2048
-  sp.row_reduce partial "rms_norm" %x -> %x width 128 cols 128 rows 8 block 32
+  sp.row_reduce partial rms_norm %x -> %x width 128 cols 128 rows 8 block 32
 }
 // CHECK: row_reduce partial rms_norm: pushes f32 statistics, not bf16
 
@@ -93,7 +85,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 sp.program @r op "tg.rope" phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
-  sp.rope "neox" %x, %x, %x -> %x head_dim 33 valid 8x8
+  sp.rope neox %x, %x, %x -> %x head_dim 33 valid 8x8
 }
 // CHECK: rope: head_dim 33 must be even
 

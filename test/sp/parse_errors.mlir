@@ -42,3 +42,33 @@ sp.program @c op "tg.matmul" phase fast tile 32x32 {
 sp.program @c op "tg.matmul" phase linked tile 32 {
 }
 // CHECK: expected the tile shape as AxB
+
+// -----
+
+// The closed vocabularies are enumerations: an unknown word is refused where it is written.
+sp.program @s op "tg.silu" phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.map tanhshrink %x [full] -> %x valid 8x8
+}
+// CHECK: Expected `copy`, `tilize`, `untilize`
+
+// -----
+
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.plan blocked grid 2x2 block 2x1 packing everything predicted 100 bound compute
+}
+// CHECK: Expected `single`, `operand_with_store`, or `split`.
+
+// -----
+
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.plan blocked grid 2x2 block 1x1 packing split multicast a, c predicted 100 bound compute
+}
+// CHECK: expected one of a, b, got c
+
+// -----
+
+sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.plan blocked grid 2x2 block 1x1 packing split predicted 100 bound memory
+}
+// CHECK: Expected `compute`, `dram`, or `noc`.

@@ -1,6 +1,7 @@
 // The generic form is what importers and users write; every tg op must parse from it and print
 // in the custom form, and survive the round trip through generic again.
 // RUN: %roundtrip
+// RUN: %generic_roundtrip
 
 func.func @generic(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %w: tensor<1x32xf32>,
                    %i: tensor<8x32xi8>, %ids: tensor<4xi32>, %pos: tensor<1xi32>,
@@ -67,3 +68,23 @@ func.func @generic(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %w: tensor<
 // CHECK-NEXT: %am = tg.argmax %f : (tensor<64x32xf32>) -> tensor<64xi32>
 // CHECK-NEXT: %v = tg.add %ids, %ids : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
 // CHECK-NEXT: func.return %kv : tensor<64x32xbf16>
+// CHECK-GENERIC: %c = "tg.matmul"(%a, %b) : (tensor<64x128xbf16>, tensor<128x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %add = "tg.add"(%f, %w) : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %sub = "tg.sub"(%add, %f) : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %mul = "tg.mul"(%sub, %w) : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %silu = "tg.silu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %relu = "tg.relu"(%i) : (tensor<8x32xi8>) -> tensor<8x32xi8>
+// CHECK-GENERIC: %sig = "tg.sigmoid"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %g0 = "tg.gelu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %sc = "tg.scale"(%c) <{factor = 1.250000e-01 : f32}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %cap = "tg.softcap"(%c) <{cap = 3.000000e+01 : f32}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %sw = "tg.swiglu"(%c, %silu) : (tensor<64x32xbf16>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %n0 = "tg.rms_norm"(%f, %w) <{eps = 1.000000e-06 : f32}> : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %ln = "tg.layer_norm"(%f, %w, %w) <{eps = 1.000000e-05 : f32}> : (tensor<64x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %r0 = "tg.rope"(%c, %cs, %cs) <{head_dim = 16 : i64, style = "neox"}> : (tensor<64x32xbf16>, tensor<64x8xbf16>, tensor<64x8xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %at0 = "tg.attention"(%c, %k1, %c) <{heads = 2 : i64, kv_heads = 1 : i64, head_dim = 16 : i64, causal = true, scale = 2.500000e-01 : f32}> : (tensor<64x32xbf16>, tensor<64x16xbf16>, tensor<64x32xbf16>) -> tensor<64x64xbf16>
+// CHECK-GENERIC: %sm = "tg.softmax"(%f) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+// CHECK-GENERIC: %t = "tg.transpose"(%c) : (tensor<64x32xbf16>) -> tensor<32x64xbf16>
+// CHECK-GENERIC: %emb = "tg.gather_rows"(%cache, %ids) : (tensor<64x32xbf16>, tensor<4xi32>) -> tensor<4x32xbf16>
+// CHECK-GENERIC: %kv = "tg.set_rows"(%cache, %emb, %pos) : (tensor<64x32xbf16>, tensor<4x32xbf16>, tensor<1xi32>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %am = "tg.argmax"(%f) : (tensor<64x32xf32>) -> tensor<64xi32>

@@ -20,12 +20,12 @@ func.func @add(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32
 }
 // WH-LABEL: sp.entry @add(@a, @b) -> (@y)
 // WH:         sp.work @y block 1x1 k 1 by 1
-// WH-NEXT:    sp.plan blocked grid 8x8 block 1x1 packing split predicted 916 bound "noc" runner_up "block 1x2 sub_block 1x2 k_block 1" 1332 attributes {why = "noc-bound: 4 item(s), 1 on the busiest of 4 site(s): compute 32 / movement 384 / DRAM 171 cycles, fill 532"}
+// WH-NEXT:    sp.plan blocked grid 8x8 block 1x1 packing split predicted 916 bound noc runner_up "block 1x2 sub_block 1x2 k_block 1" 1332 attributes {why = "noc-bound: 4 item(s), 1 on the busiest of 4 site(s): compute 32 / movement 384 / DRAM 171 cycles, fill 532"}
 // WH-NEXT:    sp.mesh 8x8 movement 2 nocs 2 local 1395424
 // WH-NEXT:    sp.sites [0, 0]x[0, 3] first y count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 16384}
 // WH:         sp.load @a[r0, c0] x [h, w] -> %in0 on movement 1 noc 0
 // WH-NEXT:    sp.load @b[r0, c0] x [h, w] -> %in1 on movement 1 noc 0
-// WH-NEXT:    sp.map "add" %in0, %in1 -> %out valid 64x64 on compute
+// WH-NEXT:    sp.map add %in0, %in1 [full, full] -> %out valid 64x64 on compute
 // WH-NEXT:    sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 // REPORT:       "name": "y",
 // REPORT-NEXT:  "op": "tg.add",
@@ -74,7 +74,7 @@ func.func @norm(%x: tensor<8x128xf32>, %w: tensor<1x128xf32>) -> tensor<8x128xf3
 // RDU:         sp.program @y__stats op "tg.rms_norm" phase sized
 // RDU:           sp.work @y__stats block 1x1 k 4 by {{[124]}}
 // RDU:         sp.program @y op "tg.rms_norm" phase sized
-// RDU:           sp.map "rms_apply" %in0, %in1 cols, %in2 rows -> %out valid 8x128 on compute
+// RDU:           sp.map rms_apply %in0, %in1, %in2 [full, cols, rows] -> %out valid 8x128 on compute
 // WH-LABEL: sp.entry @norm(@x, @w) -> (@y)
 // WH-NEXT:    sp.program @y op "tg.rms_norm" phase sized
 // WH:           sp.work @y block 1x4 k 1 by 1
