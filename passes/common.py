@@ -210,17 +210,15 @@ def gemm_plan(program: sp.ProgramOp) -> GemmPlan:
     not multicast is read by each site; where no two sites share it the choice costs nothing)."""
     plan, work = program.one(sp.PlanOp), program.one(sp.WorkOp)
     assert plan is not None and work is not None
-    grid = (plan.grid_x.data, plan.grid_y.data)
+    grid = plan.grid
     if plan.streaming:
         return GemmPlan.streaming_plan(*grid)
     operands = plan.multicast_operands
     return GemmPlan(
         *grid,
-        work.block_m.data,
-        work.block_n.data,
-        plan.osh.data,
-        plan.osw.data,
-        work.k_block.data,
+        *work.block,
+        *plan.sub_block,
+        work.k_block,
         mcast_a="a" in operands,
         mcast_b="b" in operands,
         line=plan.is_line,

@@ -98,7 +98,7 @@ def operand_streams(
     """Each operand's stream as the cost model priced it (:func:`gemm_operand_streams`), with the
     sites read off the placed ranges."""
     space = program.item_space()
-    kt = program.one(sp.WorkOp).k_tiles.data  # type: ignore[union-attr]
+    kt = program.one(sp.WorkOp).k_tiles  # type: ignore[union-attr]
     where = site_of_items(program)
     a, b = gemm.tensor(gemm.load_a), gemm.tensor(gemm.load_b)
     a_stream, b_stream = gemm_operand_streams(

@@ -243,7 +243,7 @@ class PlaceSection(SectionPattern):
         plan = program.one(sp.PlanOp)
         assert plan is not None
         space = program.item_space()
-        sub = (plan.osh.data, plan.osw.data)
+        sub = plan.sub_block
         mesh = (self.target.mesh_x, self.target.mesh_y)
         gemm = program.one(sp.MatmulTilesOp) is not None
         # A section that is not a GEMM shares no operand along rows or columns of sites: its
@@ -252,7 +252,7 @@ class PlaceSection(SectionPattern):
             ranges = flat_ranges(mesh, space, sub)
         elif plan.streaming or self.target.multicast != "rectangle":
             # split_work_to_sites over the plan's grid: the whole mesh or a rectangle of it.
-            ranges = flat_ranges((plan.grid_x.data, plan.grid_y.data), space, sub)
+            ranges = flat_ranges(plan.grid, space, sub)
         else:
             ranges = grid_ranges(mesh, space, sub, plan.is_line)
         if gemm:

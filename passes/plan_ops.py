@@ -158,20 +158,20 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
     if isinstance(stage, GatherOp):
         return Space(out, [1], divisors(nt), 1, [1], None, row_sub=True)
     if isinstance(stage, MapOp):
-        group = stage.group.data if stage.group is not None else nt
+        group = stage.group if stage.group is not None else nt
         acc = _acc(target, sp.buffer_of(stage.out).elt)
         return Space(out, divisors(mt), divisors(group), 1, [1], acc)
     if isinstance(stage, RopeOp):
-        d = stage.head_dim.data
+        d = stage.head_dim
         per_head = d // tc if d % tc == 0 else 1
         bns = [b for b in divisors(nt) if b % per_head == 0]
         return Space(out, divisors(mt), bns, 1, [1], f32_acc)
     if isinstance(stage, RowReduceOp):
-        group_tiles = -(-stage.width.data // tc)
+        group_tiles = -(-stage.width // tc)
         form = stage.form.data
         if form == "whole":
             return Space(out, divisors(mt), [group_tiles], 1, [1], None, row_sub=True)
-        block = (stage.block.data if stage.block else tc) // tc
+        block = (stage.block if stage.block else tc) // tc
         if form == "partial":
             assert first_load is not None
             x = _tensor(program, first_load)
@@ -179,15 +179,13 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
         blocks = group_tiles // block
         return Space(out, divisors(mt), [1], blocks, divisors(blocks), None)
     if isinstance(stage, AttentionOp):
-        keys = -(-stage.keys.data // program.tile[0])
+        keys = -(-stage.keys // program.tile[0])
         bms = [b for b in divisors(mt) if b <= f32_acc]
         kws = divisors(keys)
-        dvt = stage.v_head_dim.data // tc
+        dvt = stage.v_head_dim // tc
         # whole heads of one kv head's group; any divisor of the group where the query page
         # follows the item's width (q and v heads of one width), else the whole group
-        groups = (
-            divisors(stage.group) if stage.head_dim.data == stage.v_head_dim.data else [stage.group]
-        )
+        groups = divisors(stage.group) if stage.head_dim == stage.v_head_dim else [stage.group]
         return Space(out, bms, [g * dvt for g in groups], keys, kws, f32_acc)
     if isinstance(stage, ArgmaxOp):
         assert first_load is not None
@@ -274,12 +272,12 @@ class StreamSection:
         matmuls, dtype = 0, "f32"
         if isinstance(self.stage, AttentionOp):
             tc = self.program.tile[1]
-            dvt = self.stage.v_head_dim.data // tc
+            dvt = self.stage.v_head_dim // tc
             heads = c.bn // dvt  # query heads an item serves from one read of K and V
-            head_tiles = self.stage.head_dim.data // tc + dvt
+            head_tiles = self.stage.head_dim // tc + dvt
             elements = heads * c.bm * self.space.k_tiles * self.tile_elems
             # a tile of queries with fewer real rows costs only the row passes it needs
-            rows = min(self.stage.queries.data, c.bm * self.program.tile[0])
+            rows = min(self.stage.queries, c.bm * self.program.tile[0])
             passes = -(-rows // self.target.matmul_row_pass) * self.target.matmul_row_pass
             fraction = min(1.0, passes / (c.bm * self.program.tile[0]))
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
@@ -378,9 +376,7 @@ def cost_of(
     """The cost model's numbers for a tiled stream section's plan, as tile priced it."""
     work, plan = program.one(sp.WorkOp), program.one(sp.PlanOp)
     assert work is not None and plan is not None
-    c = Candidate(
-        work.block_m.data, work.block_n.data, plan.osh.data, plan.osw.data, work.k_block.data
-    )
+    c = Candidate(*work.block, *plan.sub_block, work.k_block)
     q = StreamSection(program, target).quantities(c)
     return q, stream_cost(target, q, fidelity)
 

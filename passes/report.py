@@ -59,9 +59,9 @@ def shared_dram_bytes(
     if not shares:
         return default
     items = program.item_space().count
-    operands = sum(items // s.consumers.data * s.copies.data * s.bytes.data for s in shares)
+    operands = sum(items // s.consumers * s.copies * s.bytes for s in shares)
     c = gemm.tensor(gemm.store)
-    return operands + c.tiles_m.data * c.tiles_n.data * target.tile_bytes(c.storage)
+    return operands + c.tiles[0] * c.tiles[1] * target.tile_bytes(c.storage)
 
 
 def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
@@ -84,12 +84,12 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
         "op": program.source_op.data,
         "plan": {
             "kind": plan.kind.data.value,
-            "grid": [plan.grid_x.data, plan.grid_y.data],
+            "grid": list(plan.grid),
             "line": plan.is_line,
-            "per_site": [work.block_m.data, work.block_n.data],
+            "per_site": list(work.block),
             "over": list(work.over) if work.over is not None else None,
-            "block": [plan.osh.data, plan.osw.data],
-            "k_block": work.k_block.data,
+            "block": list(plan.sub_block),
+            "k_block": work.k_block,
             "k_blocks": work.k_blocks,
             "packing": plan.packing.data,
             "sharing": {
@@ -98,15 +98,15 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             },
             "multicast": [g.sym_name.data for g in program.ops_of(sp.GroupOp)],
         },
-        "predicted_cycles": plan.predicted_cycles.data,
-        "predicted_us": plan.predicted_cycles.data / clock_khz,
+        "predicted_cycles": plan.predicted_cycles,
+        "predicted_us": plan.predicted_cycles / clock_khz,
         "roofline_us": numbers["roofline_us"],
         "bound": plan.bound.data,
         "runner_up": None
         if plan.runner_up is None
         else {
             "plan": plan.runner_up.data,
-            "cycles": plan.runner_up_cycles.data if plan.runner_up_cycles else None,
+            "cycles": plan.runner_up_cycles,
         },
         "dram_bytes": numbers["dram_bytes"],
         "noc_bytes": numbers["noc_bytes"],
@@ -144,13 +144,13 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
     for program in sections:
         mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
         assert mesh is not None and work is not None
-        budget = mesh.local_mem.data
+        budget = mesh.local_mem
         stream.write(
             f"section @{program.sym_name.data} ({program.source_op.data}) on {target.name}: "
-            f"{mesh.x.data}x{mesh.y.data} sites, {budget} bytes each from address {target.local_mem_base}\n"
+            f"{mesh.size[0]}x{mesh.size[1]} sites, {budget} bytes each from address {target.local_mem_base}\n"
         )
         for r in program.ops_of(sp.SitesOp):
-            b = r.bindings(work.k_block.data)
+            b = r.bindings(work.k_block)
             used = site_bytes(program, r)
             sites = r.rect.width * r.rect.height
             stream.write(
@@ -169,7 +169,7 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
                 )
                 stream.write(
                     f"    {label:<6} {where}  bytes {buf.bytes(b):>8}  depth {depth:>3}  page {rows}x{cols} tiles "
-                    f"({rows * cols * buf.tile_bytes.data} bytes, {buf.storage})\n"
+                    f"({rows * cols * buf.tile_bytes} bytes, {buf.storage})\n"
                 )
 
 
@@ -178,8 +178,8 @@ def site_load(program: sp.ProgramOp) -> tuple[list[list[int]], list[list[int]]]:
     mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
     assert mesh is not None and work is not None
     space = program.item_space()
-    tiles = [[0] * mesh.x.data for _ in range(mesh.y.data)]
-    used = [[0] * mesh.x.data for _ in range(mesh.y.data)]
+    tiles = [[0] * mesh.size[0] for _ in range(mesh.size[1])]
+    used = [[0] * mesh.size[0] for _ in range(mesh.size[1])]
     for r in program.ops_of(sp.SitesOp):
         nbytes = site_bytes(program, r)
         for x, y in r.rect.sites():

@@ -72,7 +72,7 @@ def site_bytes(
     program: sp.ProgramOp, r: sp.SitesOp, depths: dict[sp.MemoryBufferOp, int] | None = None
 ) -> int:
     """Bytes of one site of range `r` (aliases share their target's), at `depths` where given."""
-    b = r.bindings(program.one(sp.WorkOp).k_block.data)  # type: ignore[union-attr]
+    b = r.bindings(program.one(sp.WorkOp).k_block)  # type: ignore[union-attr]
     return buffer_bytes(memory_buffers(program), b, depths)
 
 
@@ -88,12 +88,12 @@ def buffer_bytes(
     for buf in buffers:
         if buf.alias is None:
             depth = (depths or {}).get(buf) or buf.depth.resolve(bindings)[0]
-            total += depth * buf.page_tiles(bindings) * buf.tile_bytes.data
+            total += depth * buf.page_tiles(bindings) * buf.tile_bytes
     return total
 
 
 def check_accumulator(program: sp.ProgramOp, target: Target) -> None:
-    k_block = program.one(sp.WorkOp).k_block.data  # type: ignore[union-attr]
+    k_block = program.one(sp.WorkOp).k_block  # type: ignore[union-attr]
     for acc in program.ops_of(sp.AccOp):
         available = target.acc_tiles(str(acc.elt))
         for r in program.ops_of(sp.SitesOp):
@@ -105,7 +105,7 @@ def check_accumulator(program: sp.ProgramOp, target: Target) -> None:
 def deepen(program: sp.ProgramOp, target: Target) -> None:
     """Operand FIFO depths from the credit loop, shrunk group-wide under the default budget."""
     ranges = program.ops_of(sp.SitesOp)
-    k_block = program.one(sp.WorkOp).k_block.data  # type: ignore[union-attr]
+    k_block = program.one(sp.WorkOp).k_block  # type: ignore[union-attr]
     trial: dict[sp.MemoryBufferOp, int] = {}
     for fifo in operand_fifos(program):
         current = fifo.depth.resolve({})[0]
@@ -113,7 +113,7 @@ def deepen(program: sp.ProgramOp, target: Target) -> None:
         trial[fifo] = max(want, current)
 
     def page_bytes(fifo: sp.MemoryBufferOp) -> int:
-        return max(fifo.page_tiles(r.bindings(k_block)) for r in ranges) * fifo.tile_bytes.data
+        return max(fifo.page_tiles(r.bindings(k_block)) for r in ranges) * fifo.tile_bytes
 
     while max(site_bytes(program, r, trial) for r in ranges) > target.local_mem_bytes:
         # Give back the page that costs the most bytes, from every instance of its buffer.
@@ -130,7 +130,7 @@ def lay_out(program: sp.ProgramOp) -> None:
     mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
     assert mesh is not None and work is not None
     ranges = program.ops_of(sp.SitesOp)
-    bindings = {r: r.bindings(work.k_block.data) for r in ranges}
+    bindings = {r: r.bindings(work.k_block) for r in ranges}
     cursor = {r: 0 for r in ranges}
     offsets: Offsets = {r: {} for r in ranges}
     for group in program.ops_of(sp.GroupOp):
@@ -156,7 +156,7 @@ def lay_out(program: sp.ProgramOp) -> None:
                 continue
             offsets[r][label] = cursor[r]
             cursor[r] += buf.bytes(bindings[r])
-    budget = mesh.local_mem.data
+    budget = mesh.local_mem
     for r in ranges:
         if cursor[r] > budget:
             x0, _, y0, _ = r.rect.bounds

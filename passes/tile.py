@@ -467,7 +467,7 @@ def _spill(out: sp.FifoOp, numerics: Numerics, target: Target) -> sp.IntermOp:
     if numerics.in_place:
         fmt = out.format.data if out.format else None
         spill = sp.IntermOp(
-            "spill", SizesAttr.of("subs"), page, out.elt, out.tile_bytes.data, fmt, out.res
+            "spill", SizesAttr.of("subs"), page, out.elt, out.tile_bytes, fmt, out.res
         )
     else:
         spill = sp.IntermOp(

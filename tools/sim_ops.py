@@ -179,7 +179,7 @@ def run_map(sec: Section, op: MapOp, run: SiteRun, item: int) -> Process:
     with np.errstate(over="ignore", under="ignore"):
         result = np.array(MAP_FUNCTIONS[op.kind.data](op, *operands))
     rect = sec.space.rect(item)
-    zero_outside(result, (rect.r0 * th, rect.c0 * tw), (op.valid_rows.data, op.valid_cols.data))
+    zero_outside(result, (rect.r0 * th, rect.c0 * tw), op.valid)
     yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
     for fifo, mode, _ in held:
         release(fifo, pages[mode], who)
@@ -220,7 +220,7 @@ def run_row_reduce(sec: Section, op: RowReduceOp, run: SiteRun, item: int) -> Pr
     who = _where(sec, run, op, item)
     kind, form = op.kind.data, op.form.data
     rect = sec.space.rect(item)
-    width, cols, rows = op.width.data, op.cols.data, op.rows.data
+    width, cols, rows = op.width, op.cols, op.rows
     out = run.buffers[sp.buffer_of(op.out)]
     if form == "combine":
         yield from _combine(sec, op, run, item, who)
@@ -260,7 +260,7 @@ def _combine(sec: Section, op: RowReduceOp, run: SiteRun, item: int, who: str) -
     h, kw = b["h"], b["kw"]
     th, tw = sec.tile
     kind = op.kind.data
-    width, cols, rows, block = op.width.data, op.cols.data, op.rows.data, op.block.data  # type: ignore[union-attr]
+    width, cols, rows, block = op.width, op.cols, op.rows, op.block  # type: ignore[union-attr]
     rect = sec.space.rect(item)
     group_start = rect.c0 * (width if width != cols else 0)
     group_end = min(cols, group_start + (width if width != cols else cols))
@@ -314,7 +314,7 @@ def run_rope(sec: Section, op: RopeOp, run: SiteRun, item: int) -> Process:
     h, w = b["h"], b["w"]
     th, tw = sec.tile
     who = _where(sec, run, op, item)
-    d = op.head_dim.data
+    d = op.head_dim
     half = -(-(d // 2) // tw)
     x_f, cos_f, sin_f = (run.buffers[sp.buffer_of(v)] for v in op.ins)
     x = yield from hold(x_f, (h, w), who)
@@ -323,7 +323,7 @@ def run_rope(sec: Section, op: RopeOp, run: SiteRun, item: int) -> Process:
     with np.errstate(over="ignore", under="ignore"):
         result = ref.rope(x, cos[:, : d // 2], sin[:, : d // 2], d, op.kind.data)
     rect = sec.space.rect(item)
-    zero_outside(result, (rect.r0 * th, rect.c0 * tw), (op.valid_rows.data, op.valid_cols.data))
+    zero_outside(result, (rect.r0 * th, rect.c0 * tw), op.valid)
     yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
     release(x_f, (h, w), who)
     release(cos_f, (h, half), who)
@@ -338,9 +338,9 @@ def run_attention(sec: Section, op: AttentionOp, run: SiteRun, item: int) -> Pro
     h, w, kw = b["h"], b["w"], b["kw"]
     th, tw = sec.tile
     who = _where(sec, run, op, item)
-    d, dv = op.head_dim.data, op.v_head_dim.data
+    d, dv = op.head_dim, op.v_head_dim
     group = w * tw // dv  # the query heads this item serves
-    queries, keys = op.queries.data, op.keys.data
+    queries, keys = op.queries, op.keys
     q_f, k_f, v_f = (run.buffers[sp.buffer_of(x)] for x in (op.q, op.k, op.v))
     o_f, ml_f = run.buffers[sp.buffer_of(op.state)], run.buffers[sp.buffer_of(op.stats)]
     q_tiles = (h, group * d // tw)
@@ -405,7 +405,7 @@ def run_argmax(sec: Section, op: ArgmaxOp, run: SiteRun, item: int) -> Process:
     th, tw = sec.tile
     who = _where(sec, run, op, item)
     x_f, best_f = run.buffers[sp.buffer_of(op.x)], run.buffers[sp.buffer_of(op.best)]
-    cols = op.cols.data
+    cols = op.cols
     state = np.zeros((th, 2 * tw), F32)
     state[:, 0] = -np.inf
     yield from give((best_f,), state, who)
@@ -423,7 +423,7 @@ def run_argmax(sec: Section, op: ArgmaxOp, run: SiteRun, item: int) -> Process:
     result = np.zeros((th, tw), np.int64)
     rect = sec.space.rect(item)
     first = rect.c0 * tw
-    valid = max(0, min(tw, op.rows.data - first))
+    valid = max(0, min(tw, op.rows - first))
     result[0, :valid] = state[:valid, tw].astype(np.int64)
     yield from give((run.buffers[sp.buffer_of(op.out)],), result, who)
 
@@ -459,7 +459,7 @@ def _blocks(
 def run_gather(sec: Section, op: GatherOp, run: SiteRun, item: int) -> Process:
     th, tw = sec.tile
     out = run.buffers[sp.buffer_of(op.dst)]
-    count = op.count.data
+    count = op.count
     for who, table, r, c, er, ec in _blocks(sec, op, run, item):
         ids = _index(sec, op, who)
         page = np.zeros((er * th, ec * tw), table.dtype)
@@ -479,7 +479,7 @@ def run_gather(sec: Section, op: GatherOp, run: SiteRun, item: int) -> Process:
 def run_scatter(sec: Section, op: ScatterOp, run: SiteRun, item: int) -> Process:
     th, tw = sec.tile
     src = run.buffers[sp.buffer_of(op.src)]
-    count = op.count.data
+    count = op.count
     for who, cache, r, c, er, ec in _blocks(sec, op, run, item):
         page = yield from take(src, (er, ec), who)
         p = int(_index(sec, op, who)[0])

@@ -82,15 +82,15 @@ class Section:
                 f"section @{self.name} is not placed and sized (phase {program.phase_value.value})"
             )
         self.work = work
-        self.k_tiles = work.k_tiles.data
+        self.k_tiles = work.k_tiles
         self.space = program.item_space()
-        self.memory = LocalMemory(mesh.local_mem.data)
+        self.memory = LocalMemory(mesh.local_mem)
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.runs: dict[Site, SiteRun] = {}
         for sites in program.ops_of(sp.SitesOp):
             for site in sites.rect.sites():
                 self.runs[site] = SiteRun(
-                    site, sites, sites.bindings(work.k_block.data), sites.items(*site)
+                    site, sites, sites.bindings(work.k_block), sites.items(*site)
                 )
         for run in self.runs.values():
             self._lay_out(run)
@@ -111,10 +111,10 @@ class Section:
                 )
             dtype = numpy_dtype(buf.elt)
             plain = self.tile[0] * self.tile[1] * dtype.itemsize
-            if buf.format is not None or buf.tile_bytes.data != plain:
+            if buf.format is not None or buf.tile_bytes != plain:
                 raise NotSimulated(
                     f"buffer {label}: storage {buf.storage} with "
-                    f"{buf.tile_bytes.data}-byte tiles is not simulated"
+                    f"{buf.tile_bytes}-byte tiles is not simulated"
                 )
             window = self.memory.window(
                 run.site, run.name(label), offsets[home.label.data], buf.bytes(run.bindings)

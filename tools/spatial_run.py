@@ -129,7 +129,7 @@ def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:
     times = []
     for program in module.walk():
         if isinstance(program, ProgramOp) and (plan := program.one(PlanOp)) is not None:
-            us = plan.predicted_cycles.data / (target.clock_ghz * 1e3)
+            us = plan.predicted_cycles / (target.clock_ghz * 1e3)
             times.append((program.sym_name.data, us))
     return times
 

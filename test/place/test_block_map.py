@@ -91,7 +91,7 @@ def test_the_cases_cover_several_rounds_uneven_rounds_and_lines():
     for target, mkn, options in CASES:
         program = placed(target, *mkn, **options)
         space, plan = program.item_space(), program.one(sp.PlanOp)
-        counts = {r.count.data for r in program.ops_of(sp.SitesOp)}
+        counts = {r.count for r in program.ops_of(sp.SitesOp)}
         kinds |= {"rounds"} if max(counts) > 1 else set()
         kinds |= {"uneven"} if len(counts) > 1 else set()
         kinds |= {"line"} if plan.is_line else set()
@@ -109,7 +109,7 @@ def test_a_flat_target_deals_by_split_work_over_the_plans_grid(target):
     assert plan is not None and space.over is None
     where = site_of_item(program)
     expected = {}
-    for site, first, count in split_work_to_sites(plan.grid_x.data, plan.grid_y.data, space.count):
+    for site, first, count in split_work_to_sites(*plan.grid, space.count):
         for item in range(first, first + count):
             expected[item] = site
     assert where == expected

@@ -332,4 +332,4 @@ def test_attention_on_one_site_with_one_movement_engine(tmp_path):
     fn, module, _, comparisons = run(attention(8, 1024, 8, 2, 32, True, True)("f32"), str(path))
     assert all(c.ok for c in comparisons)
     (work,) = [op for op in module.walk() if isinstance(op, sp.WorkOp)]
-    assert work.block_n.data > 1  # an item serves several heads of its kv head
+    assert work.block[1] > 1  # an item serves several heads of its kv head
