@@ -38,6 +38,8 @@ from spatial_dialect.sp.attrs import (
     LayoutAttr,
     Phase,
     PhaseAttr,
+    SectionKind,
+    SectionKindAttr,
     TensorRole,
     TensorRoleAttr,
     parse_pair,
@@ -45,7 +47,7 @@ from spatial_dialect.sp.attrs import (
 from spatial_dialect.sp.errors import UnresolvedReference
 from spatial_dialect.sp.item_space import ItemSpace
 from spatial_dialect.sp.syntax import parse_attr_dict, print_attr_dict, with_attrs
-from spatial_dialect.sp.verify import verify_program
+from spatial_dialect.sp.verify import stages_kind, verify_program
 from spatial_dialect.sp.work import WorkOp
 
 _OpT = TypeVar("_OpT", bound=Operation)
@@ -56,16 +58,18 @@ _OpT = TypeVar("_OpT", bound=Operation)
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
-    """`sp.program @c op "tg.matmul" phase sized tile 32x32 { ... }`: one section.
+    """`sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 { ... }`: one section.
 
     `op` names the tg op the section computes (or the layout bridge it is: `tilize`,
-    `untilize`), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
+    `untilize`), `kind` what the section computes (link records it; text without it takes the
+    kind its stages have), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
     symbols of the section.
     """
 
     name = "sp.program"
     sym_name = prop_def(SymbolNameConstraint())
     source_op = prop_def(StringAttr, prop_name="op")
+    section_kind = prop_def(SectionKindAttr, prop_name="kind")
     phase = prop_def(PhaseAttr)
     tile_rows = prop_def(IntAttr)
     tile_cols = prop_def(IntAttr)
@@ -76,6 +80,7 @@ class ProgramOp(IRDLOperation):
         self,
         sym_name: str,
         source_op: str,
+        kind: SectionKind,
         phase: Phase,
         tile: tuple[int, int],
         ops: Sequence[Operation] = (),
@@ -84,6 +89,7 @@ class ProgramOp(IRDLOperation):
             properties={
                 "sym_name": StringAttr(sym_name),
                 "op": StringAttr(source_op),
+                "kind": SectionKindAttr(kind),
                 "phase": PhaseAttr(phase),
                 "tile_rows": IntAttr(tile[0]),
                 "tile_cols": IntAttr(tile[1]),
@@ -96,6 +102,9 @@ class ProgramOp(IRDLOperation):
         name = parser.parse_symbol_name()
         parser.parse_keyword("op")
         source = parser.parse_str_literal()
+        kind = None
+        if parser.parse_optional_keyword("kind") is not None:
+            kind = parser.parse_str_enum(SectionKind)
         parser.parse_keyword("phase")
         phase = parser.parse_str_enum(Phase)
         parser.parse_keyword("tile")
@@ -104,10 +113,13 @@ class ProgramOp(IRDLOperation):
         region = parser.parse_region()
         if not region.blocks:
             region.add_block(Block())
+        if kind is None:
+            kind = stages_kind(source, region.block.ops)
         op = cls.create(
             properties={
                 "sym_name": name,
                 "op": StringAttr(source),
+                "kind": SectionKindAttr(kind),
                 "phase": PhaseAttr(phase),
                 "tile_rows": IntAttr(rows),
                 "tile_cols": IntAttr(cols),
@@ -123,7 +135,7 @@ class ProgramOp(IRDLOperation):
         printer.print_string(" op ")
         printer.print_string_literal(self.source_op.data)
         printer.print_string(
-            f" phase {self.phase.data.value} tile {self.tile_rows.data}x{self.tile_cols.data}"
+            f" kind {self.kind.value} phase {self.phase.data.value} tile {self.tile_rows.data}x{self.tile_cols.data}"
         )
         print_attr_dict(self, printer)
         printer.print_string(" ")
@@ -137,6 +149,10 @@ class ProgramOp(IRDLOperation):
 
     def set_phase(self, phase: Phase) -> None:
         self.properties["phase"] = PhaseAttr(phase)
+
+    @property
+    def kind(self) -> SectionKind:
+        return self.section_kind.data
 
     @property
     def tile(self) -> tuple[int, int]:

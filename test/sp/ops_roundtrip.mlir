@@ -42,7 +42,7 @@ sp.program @s op "tg.scale" phase linked tile 32x32 {
   sp.row_reduce combine "softmax" %x -> %st width 300 cols 300 rows 8 block 128
   sp.rope "interleaved" %x, %st, %st -> %out head_dim 64 valid 8x256
 }
-// CHECK-LABEL: sp.program @s op "tg.scale" phase linked tile 32x32 {
+// CHECK-LABEL: sp.program @s op "tg.scale" kind map phase linked tile 32x32 {
 // CHECK:         sp.map "scale" %x -> %out valid 40x72 scalar 5.0e-01
 // CHECK-NEXT:    sp.map "transpose" %xt transposed -> %out valid 72x40
 // CHECK-NEXT:    sp.map "rms_apply" %x, %st cols, %wt rows -> %out valid 8x256 group 4

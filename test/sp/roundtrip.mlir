@@ -27,7 +27,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 }
 // CHECK:      sp.entry @gemm(@a, @b) -> (@c)
-// CHECK-NEXT: sp.program @c op "tg.matmul" phase sized tile 32x32 {
+// CHECK-NEXT: sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
 // CHECK-NEXT:   sp.tensor @a : tensor<100x256xbf16> tiles 4x8 input tiled
 // CHECK-NEXT:   sp.tensor @b : tensor<256x64xbf16> tiles 8x2 input tiled
 // CHECK-NEXT:   sp.tensor @c : tensor<100x64xbf16> tiles 4x2 output tiled
@@ -99,7 +99,7 @@ sp.program @y op "tg.matmul" phase linked tile 32x32 {
   sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw]
 }
 // CHECK:      sp.entry @decode(@x, @w) -> (@y, @x)
-// CHECK-NEXT: sp.program @y op "tg.matmul" phase linked tile 32x32 {
+// CHECK-NEXT: sp.program @y op "tg.matmul" kind gemm phase linked tile 32x32 {
 // CHECK-NEXT:   sp.tensor @x : tensor<4096xbf16> tiles 1x128 input rows format bfp8_b
 // CHECK-NEXT:   sp.tensor @w : tensor<4096x512xbf16> tiles 128x16 input tiled format bfp8_b
 // CHECK-NEXT:   sp.tensor @y : tensor<1x512xf32> tiles 1x16 scratch rows

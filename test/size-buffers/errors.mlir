@@ -23,4 +23,4 @@ builtin.module attributes {sp.target = "wormhole_n150"} {
   }
 }
 // CHECK: spatial-opt: error: AccTilesExceeded: the block holds 16 bf16 tiles in the accumulator but the target has 8
-// CHECK: Error while applying pattern: AccTilesExceeded
+// CHECK: | AccTilesExceeded
