@@ -7,7 +7,7 @@ For every shape of the suite (square 256..16384, tall and skinny, attention-shap
 projections and LM heads of Llama-3-8B and Qwen3-8B at T = 1 and T = 128) on wormhole_n150,
 blackhole_p150, plasticine (f32: it has no bf16) and h200, all at the tile pass's default fidelity:
 
-* **ours**: the plan the tile pass chooses (``tile.rank(...)[0]``), its predicted time and the
+* **ours**: the plan the tile pass chooses (``tile.gemm.rank(...)[0]``), its predicted time and the
   ratio to the roofline (``roofline_cycles``: max(FLOPs / peak, compulsory DRAM bytes / bandwidth));
 * **best**: the cheapest plan of an exhaustive lattice of legal plans (below), and ours / best;
 * **ttnn default**: the config ttnn's ``create_simple_matmul_program_config`` picks
@@ -58,7 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ttnn_default import NotApplicable, TtnnConfig, ttnn_default  # noqa: E402
 
 from spatial_dialect.passes import tile  # noqa: E402
-from spatial_dialect.passes.common import Numerics  # noqa: E402
+from spatial_dialect.passes.analysis import Numerics  # noqa: E402
+from spatial_dialect.passes.tile import gemm as tile_gemm  # noqa: E402
 from spatial_dialect.targets import Target, load_target  # noqa: E402
 from spatial_dialect.targets.cost import (  # noqa: E402
     GemmCost,
@@ -335,7 +336,7 @@ def evaluate(target_name: str, case: Case) -> Row:
     dtype = TARGETS[target_name]
     shape = GemmShape(case.m, case.k, case.n, dtype, dtype)
     numerics = Numerics.of(target, dtype, dtype)
-    ranked = tile.rank(target, shape, numerics, FIDELITY)
+    ranked = tile_gemm.rank(target, shape, numerics, FIDELITY)
     ours = ranked[0] if ranked else None
     search = Search(target, shape, numerics, FIDELITY)
     # The lattice contains every tile candidate: each is legal by the lattice's rules.
@@ -382,8 +383,8 @@ def plan_text(plan: GemmPlan, kt: int, mesh: tuple[int, int] | None = None) -> s
 
 
 def _dimension_rule(name: str, tiles: int, per: int, used: int, sites: int) -> list[str]:
-    """Why dealing one dimension's blocks over `used` sites is outside tile.dimension (or nothing)."""
-    if used in tile.dimension(tiles, sites).get(per, []):
+    """Why dealing one dimension's blocks over `used` sites is outside tile.gemm.dimension (or nothing)."""
+    if used in tile_gemm.dimension(tiles, sites).get(per, []):
         return []
     blocks = ceil_div(tiles, per)
     if tiles % per:
@@ -423,7 +424,7 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
     else:
         if mt % pm or nt % pn:
             why.append("block not dividing M or N")
-        elif (plan.grid_x, plan.grid_y) not in tile.flat_grids(target, bm * bn):
+        elif (plan.grid_x, plan.grid_y) not in tile_gemm.flat_grids(target, bm * bn):
             if bm * bn > plan.grid_x * plan.grid_y:
                 why.append("sub-grid")
     return why
@@ -467,7 +468,7 @@ def table(rows: list[Row]) -> list[str]:
     target = load_target(rows[0].target)
     mesh = (target.mesh_x, target.mesh_y) if target.multicasts_rectangles else None
     dtype = TARGETS[rows[0].target]
-    fid = f", {FIDELITY}" if tile.fidelity_matters(target, dtype) else ""
+    fid = f", {FIDELITY}" if tile_gemm.fidelity_matters(target, dtype) else ""
     lines = [
         f"### {target.name} ({target.mesh_x}x{target.mesh_y}, {dtype}{fid})",
         "",

@@ -1,7 +1,8 @@
 """The passes of spatial-dialect and the output targets that read their results.
 
 `get_all_passes()` is the one registry of passes (spatial-opt and the xdsl.universe entry point
-both read it); `get_all_output_targets()` the one registry of spatial-opt `-t` printers. Both
+both read it); `get_all_output_targets()` the one registry of spatial-opt `-t` printers (they
+live in spatial_dialect.tools.emit; this registry names them, so no pass imports tools). Both
 import lazily, so listing the passes costs no import of the compiler.
 """
 
@@ -24,10 +25,11 @@ PASSES = {
 """Pass name -> (module under spatial_dialect.passes, class)."""
 
 OUTPUT_TARGETS = {
-    "report": "print_report",
-    "memory-map": "print_memory_map",
+    "report": ("report", "print_report"),
+    "memory-map": ("memory_map", "print_memory_map"),
+    "heatmap": ("heatmap", "print_heatmap"),
 }
-"""spatial-opt `-t` name -> printer in spatial_dialect.passes.report."""
+"""spatial-opt `-t` name -> (module under spatial_dialect.tools.emit, printer)."""
 
 
 def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
@@ -38,13 +40,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {pass_name: _lazy(module, cls) for pass_name, (module, cls) in PASSES.items()}
 
 
-def _printer(name: str) -> Callable[[ModuleOp, IO[str]], None]:
+def _printer(module_name: str, name: str) -> Callable[[ModuleOp, IO[str]], None]:
     def emit(module: ModuleOp, stream: IO[str]) -> None:
-        getattr(import_module("spatial_dialect.passes.report"), name)(module, stream)
+        getattr(import_module(f"spatial_dialect.tools.emit.{module_name}"), name)(module, stream)
 
     return emit
 
 
 def get_all_output_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
     """spatial-opt `-t NAME` printers: each writes the module's NAME view to the stream."""
-    return {target: _printer(name) for target, name in OUTPUT_TARGETS.items()}
+    return {target: _printer(module, name) for target, (module, name) in OUTPUT_TARGETS.items()}

@@ -16,12 +16,17 @@ operand panel is either broadcast over the fabric or fetched by every consumer, 
 `share_operand` from the machine and the shape only: the DRAM cycles the copies a broadcast avoids
 would cost, against the fabric cycles the panel takes to stream across its hops (pipelined links:
 words + hops - 1). The decision and its numbers are recorded (`sp.share`), and the report counts
-exactly the DRAM bytes it chose. Moving only a cost of the target flips it (test/fuse has the
+exactly the DRAM bytes it chose. Moving only a cost of the target flips it (test/fuse-operands has the
 two target files).
 
 Elsewhere (a GPU's SMs share nothing on chip; a streaming plan on Tensix is dealt out flat, so
-its rows of sites hold no common block row) there is nothing to fuse and the section only
-advances to the fused phase.
+its rows of sites hold no common block row; a stream section shares no operand) there is nothing
+to fuse and the section only advances to the fused phase.
+
+Traversal: which groups and sharings a section gets is a whole-section decision (a walk over the
+placed sections, building sp.group and sp.share ops); naming each load's group is a local
+rewrite, `JoinMulticastGroup`, a pattern that acts on an sp.load whose FIFO a group of its
+section multicasts and that does not name it yet.
 """
 
 from __future__ import annotations
@@ -29,24 +34,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
+from spatial_dialect.passes.analysis import GemmView, module_target, refusals_at, sections_taken
 from spatial_dialect.sp import GroupAxis, Phase, RectAttr
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import OperandStream, gemm_operand_streams, share_operand
+from spatial_dialect.targets.gemm import ceil_div
 
 
 def multicast_groups(
     program: sp.ProgramOp,
     plan: sp.PlanOp,
-    gemm: SectionGemm,
+    gemm: GemmView,
     mesh_x: int,
-    rewriter: PatternRewriter,
+    rewriter: Rewriter,
 ) -> None:
     """The groups of the operands the plan multicasts: on a grid a row of sites shares A (sender
     x = 0) and a column B (sender y = 0); on a line the whole line shares its operand (sender its
@@ -56,7 +68,7 @@ def multicast_groups(
     last_buffer = program.buffers()[-1]
     if plan.is_line:
         sites = gx * gy
-        cols, rows = min(sites, mesh_x), -(-sites // mesh_x)
+        cols, rows = min(sites, mesh_x), ceil_div(sites, mesh_x)
         rect = RectAttr.of(0, cols - 1, 0, rows - 1)
         shared = (gemm.load_a, "a") if gy == 1 else (gemm.load_b, "b")
         families = [(shared[0], GroupAxis.LINE, sites if shared[1] in chosen else 0)]
@@ -78,9 +90,8 @@ def multicast_groups(
             0,
             members if axis == GroupAxis.LINE else None,
         )
-        rewriter.insert(group, InsertPoint.after(last_buffer))
+        rewriter.insert_op(group, InsertPoint.after(last_buffer))
         last_buffer = group
-        load.properties["group"] = SymbolRefAttr(group.sym_name.data)
 
 
 def site_of_items(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
@@ -93,7 +104,7 @@ def site_of_items(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
 
 
 def operand_streams(
-    program: sp.ProgramOp, gemm: SectionGemm, target: Target
+    program: sp.ProgramOp, gemm: GemmView, target: Target
 ) -> list[tuple[sp.LoadOp, OperandStream]]:
     """Each operand's stream as the cost model priced it (:func:`gemm_operand_streams`), with the
     sites read off the placed ranges."""
@@ -116,7 +127,7 @@ def operand_streams(
 
 
 def share_decisions(
-    program: sp.ProgramOp, gemm: SectionGemm, target: Target, rewriter: PatternRewriter
+    program: sp.ProgramOp, gemm: GemmView, target: Target, rewriter: Rewriter
 ) -> None:
     anchor: sp.SectionOp = program.buffers()[-1]
     for load, stream in operand_streams(program, gemm, target):
@@ -131,26 +142,45 @@ def share_decisions(
         }
         sharing = sp.Sharing(d.sharing.value)  # the cost model's answer, as the dialect's enum
         share = sp.ShareOp(load.tensor.root_reference.data, sharing, numbers, d.why)
-        rewriter.insert(share, InsertPoint.after(anchor))
+        rewriter.insert_op(share, InsertPoint.after(anchor))
         anchor = share
 
 
-@dataclass
-class FuseSection(SectionPattern):
-    target: Target
-    pass_name = "fuse-operands"
-    takes_phase = Phase.PLACED
+def fuse_section(program: sp.ProgramOp, target: Target, rewriter: Rewriter) -> None:
+    """The section's multicast groups (rectangle multicast, a blocked GEMM) or sharing decisions
+    (a fabric without multicast rectangles), then the fused phase."""
+    plan = program.one(sp.PlanOp)
+    assert plan is not None
+    if program.kind.is_gemm:
+        gemm = GemmView.of(program)
+        if target.multicasts_rectangles and not plan.streaming:
+            multicast_groups(program, plan, gemm, target.mesh_x, rewriter)
+        elif not target.multicasts_rectangles and target.fabric_word_bytes is not None:
+            share_decisions(program, gemm, target, rewriter)
+    program.set_phase(Phase.FUSED)
 
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        plan = program.one(sp.PlanOp)
-        assert plan is not None
-        if program.one(sp.MatmulTilesOp) is not None:
-            gemm = SectionGemm.of(program)
-            if self.target.multicast == "rectangle" and not plan.streaming:
-                multicast_groups(program, plan, gemm, self.target.mesh_x, rewriter)
-            elif self.target.multicast != "rectangle" and self.target.fabric_word_bytes is not None:
-                share_decisions(program, gemm, self.target, rewriter)
-        program.set_phase(Phase.FUSED)
+
+class JoinMulticastGroup(RewritePattern):
+    """An sp.load whose FIFO a multicast group of its section fills names that group (the
+    group's sender reads for every member). Acts only on a load that does not name it yet."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sp.LoadOp, rewriter: PatternRewriter) -> None:
+        program = op.parent_op()
+        if op.group is not None or not isinstance(program, sp.ProgramOp):
+            return
+        group = next((g for g in program.ops_of(sp.GroupOp) if g.buffer == op.dst), None)
+        if group is None:
+            return
+        joined = sp.LoadOp(
+            op.tensor.root_reference.data,
+            op.access,
+            op.dst,
+            group=group.sym_name.data,
+            engine=op.engine,
+        )
+        joined.attributes.update(op.attributes)
+        rewriter.replace(op, joined)
 
 
 @dataclass(frozen=True)
@@ -160,4 +190,11 @@ class FuseOperandsPass(ModulePass):
     name = "fuse-operands"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_sections(op, FuseSection(module_target(op, self.name)))
+        target = module_target(op, self.name)
+        rewriter = Rewriter()
+        for program in sections_taken(op, self.name, Phase.PLACED):
+            with refusals_at(program):
+                fuse_section(program, target, rewriter)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([JoinMulticastGroup()], dce_enabled=False)
+        ).rewrite_module(op)

@@ -25,9 +25,14 @@ a dealing that would mix shapes.
 
 Engines. The compute stage on the compute engine. Movement as the plan's packing says, the NoC
 by the target's rule: loads on movement engine 1 with the receiver NoC, the store on engine 0
-with the writer NoC; under operand-with-store packing B's loader joins the store's engine; with
-one engine everything moves on it. A section that moves data on a target without movement
-engines is refused (TooManyEngines).
+with the writer NoC; under operand-with-store packing B's loader (a flash attention's query and
+position loaders) joins the store's engine; with one engine everything moves on it
+(`analysis.engines`, the one assignment). A section that moves data on a target without
+movement engines is refused (TooManyEngines).
+
+A stream section (not a GEMM) shares no operand along rows or columns of sites: its items are
+dealt out flat. place is a walk over the tiled sections: each placement is a whole-section
+decision, built as new sp.mesh and sp.sites ops.
 """
 
 from __future__ import annotations
@@ -37,14 +42,18 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.common import SectionGemm, SectionPattern, module_target, run_sections
-from spatial_dialect.passes.plan_ops import engines as stream_engines
-from spatial_dialect.sp import EngineAttr, Phase, RectAttr, linear_site_map
-from spatial_dialect.sp.errors import SpatialPassError, TooManyEngines
+from spatial_dialect.passes.analysis import (
+    engines,
+    largest_divisor,
+    module_target,
+    refusals_at,
+    sections_taken,
+)
+from spatial_dialect.sp import Phase, RectAttr, linear_site_map
+from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import split_work_ranges
 
@@ -62,11 +71,6 @@ def split_work_to_sites(
         for i, (x, y) in enumerate((x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)):
             out.append(((x, y), first + i * per, per))
     return out
-
-
-def fit(nominal: int, extent: int) -> int:
-    """The largest sub-block side that tiles `extent` and is not above the plan's."""
-    return max(d for d in range(1, min(nominal, extent) + 1) if extent % d == 0)
 
 
 def line_site(s: int, mesh_x: int) -> tuple[int, int]:
@@ -171,7 +175,7 @@ def grid_ranges(
             _first_map(first, rect, slope),
             count,
             (h, w),
-            (fit(sub[0], h), fit(sub[1], w)),
+            (largest_divisor(h, sub[0]), largest_divisor(w, sub[1])),
         )
         for rect, (h, w, count, slope) in _rectangles(agree)
     ]
@@ -201,72 +205,43 @@ def flat_ranges(
                 AffineMapAttr(site_map),
                 per,
                 (h, w),
-                (fit(sub[0], h), fit(sub[1], w)),
+                (largest_divisor(h, sub[0]), largest_divisor(w, sub[1])),
             )
         )
     return ranges
 
 
-def engines(
-    target: Target, plan: sp.PlanOp, gemm: SectionGemm | None
-) -> dict[sp.StageOp, EngineAttr]:
-    """Each stage's engine and NoC (module docstring)."""
-    n = target.movement_engines
-    store_engine = EngineAttr.movement(0, target.writer_noc)
-    load_engine = EngineAttr.movement(1, target.receiver_noc) if n >= 2 else store_engine
-    b_engine = {
-        "split": EngineAttr.movement(2, target.receiver_noc),
-        "operand_with_store": store_engine,
-        "single": store_engine,
-    }[plan.packing.data]
-    out: dict[sp.StageOp, EngineAttr] = {}
-    for s in plan.program.stages():
-        if isinstance(s, sp.MatmulTilesOp):
-            out[s] = EngineAttr.compute()
-            continue
-        if n == 0:
-            raise TooManyEngines(s.stage_name(), "movement engine 0", 0)
-        if isinstance(s, sp.StoreOp):
-            out[s] = store_engine
-        else:
-            out[s] = b_engine if gemm is not None and s is gemm.load_b else load_engine
-    return out
+def site_ranges(program: sp.ProgramOp, target: Target) -> list[sp.SitesOp]:
+    """The section's site ranges: dealt flat (a stream section, a streaming plan, a target
+    without rectangle multicast: over the plan's grid) or by the 2-D map (a blocked GEMM)."""
+    plan = program.one(sp.PlanOp)
+    assert plan is not None
+    space = program.item_space()
+    sub = plan.sub_block
+    mesh = (target.mesh_x, target.mesh_y)
+    if not program.kind.is_gemm:
+        return flat_ranges(mesh, space, sub)
+    if plan.streaming or not target.multicasts_rectangles:
+        # split_work_to_sites over the plan's grid: the whole mesh or a rectangle of it.
+        return flat_ranges(plan.grid, space, sub)
+    return grid_ranges(mesh, space, sub, plan.is_line)
 
 
-@dataclass
-class PlaceSection(SectionPattern):
-    target: Target
-    pass_name = "place"
-    takes_phase = Phase.TILED
-
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        plan = program.one(sp.PlanOp)
-        assert plan is not None
-        space = program.item_space()
-        sub = plan.sub_block
-        mesh = (self.target.mesh_x, self.target.mesh_y)
-        gemm = program.one(sp.MatmulTilesOp) is not None
-        # A section that is not a GEMM shares no operand along rows or columns of sites: its
-        # items are dealt out flat, and its engines are plan_ops'.
-        if not gemm:
-            ranges = flat_ranges(mesh, space, sub)
-        elif plan.streaming or self.target.multicast != "rectangle":
-            # split_work_to_sites over the plan's grid: the whole mesh or a rectangle of it.
-            ranges = flat_ranges(plan.grid, space, sub)
-        else:
-            ranges = grid_ranges(mesh, space, sub, plan.is_line)
-        if gemm:
-            assignment = engines(self.target, plan, SectionGemm.of(program))
-        else:
-            assignment = stream_engines(self.target, program)
-        for stage, engine in assignment.items():
-            stage.set_engine(engine)
-        t = self.target
-        mesh_op = sp.MeshOp(
-            mesh, t.movement_engines, max(t.receiver_noc, t.writer_noc) + 1, t.local_mem_max_bytes
-        )
-        rewriter.insert([mesh_op, *ranges], InsertPoint.after(plan))
-        program.set_phase(Phase.PLACED)
+def place_section(program: sp.ProgramOp, target: Target, rewriter: Rewriter) -> None:
+    """Engines on the stages, the mesh and the site ranges after the plan."""
+    plan = program.one(sp.PlanOp)
+    assert plan is not None
+    ranges = site_ranges(program, target)
+    for stage, engine in engines(target, program).items():
+        stage.set_engine(engine)
+    mesh_op = sp.MeshOp(
+        (target.mesh_x, target.mesh_y),
+        target.movement_engines,
+        max(target.receiver_noc, target.writer_noc) + 1,
+        target.local_mem_max_bytes,
+    )
+    rewriter.insert_op([mesh_op, *ranges], InsertPoint.after(plan))
+    program.set_phase(Phase.PLACED)
 
 
 @dataclass(frozen=True)
@@ -276,4 +251,8 @@ class PlacePass(ModulePass):
     name = "place"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_sections(op, PlaceSection(module_target(op, self.name)))
+        target = module_target(op, self.name)
+        rewriter = Rewriter()
+        for program in sections_taken(op, self.name, Phase.TILED):
+            with refusals_at(program):
+                place_section(program, target, rewriter)

@@ -24,6 +24,10 @@ address on every receiver; an alias at its target's offset; the accumulator is n
 memory. A site over its configurable budget is LocalMemExceeded{site, needed, budget}; a
 sub-block holding more accumulator tiles than the target has is AccTilesExceeded.
 
+Traversal: the depths and the layout are whole-section decisions (a walk over the fused
+sections); writing each FIFO's depth is a local rewrite, `SetFifoDepth`, a pattern that acts on
+an sp.fifo whose depth is not yet the one decided for it.
+
 resize-operand-fifos{depth=N} re-lays a sized program with every operand FIFO at N pages: depth
 is the one buffering choice the cost model cannot score, so it is measured, and this is the
 instrument that changes exactly that number between two runs.
@@ -31,19 +35,34 @@ instrument that changes exactly that number between two runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from spatial_dialect import sp
-from spatial_dialect.passes.common import SectionPattern, module_target, run_sections
+from spatial_dialect.passes.analysis import (
+    k_block,
+    memory_buffers,
+    module_target,
+    operand_fifos,
+    refusals_at,
+    sections_taken,
+    site_bytes,
+)
 from spatial_dialect.sp import Phase, SizesAttr
 from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
 from spatial_dialect.targets import Target
+from spatial_dialect.targets.gemm import ceil_div
 
 Offsets = dict[sp.SitesOp, dict[str, int]]
 
@@ -56,73 +75,62 @@ def credit_depth(target: Target, page_tiles: int) -> int:
     )
     if fetch is None or credit is None or not service:
         return 2
-    return max(2, -(-(page_tiles * fetch + credit) // service))
-
-
-def operand_fifos(program: sp.ProgramOp) -> list[sp.FifoOp]:
-    fifos = [sp.buffer_of(ld.dst) for ld in program.ops_of(sp.LoadOp)]
-    return [f for f in dict.fromkeys(fifos) if isinstance(f, sp.FifoOp)]
-
-
-def memory_buffers(program: sp.ProgramOp) -> list[sp.MemoryBufferOp]:
-    return [b for b in program.buffers() if isinstance(b, sp.MemoryBufferOp)]
-
-
-def site_bytes(
-    program: sp.ProgramOp, r: sp.SitesOp, depths: dict[sp.MemoryBufferOp, int] | None = None
-) -> int:
-    """Bytes of one site of range `r` (aliases share their target's), at `depths` where given."""
-    b = r.bindings(program.one(sp.WorkOp).k_block)  # type: ignore[union-attr]
-    return buffer_bytes(memory_buffers(program), b, depths)
-
-
-def buffer_bytes(
-    buffers: Sequence[sp.MemoryBufferOp],
-    bindings: dict[str, int],
-    depths: dict[sp.MemoryBufferOp, int] | None = None,
-) -> int:
-    """Bytes of a site's buffers (a section's `memory_buffers`) under the size symbols
-    `bindings`: what lay_out lays out, and what tile prices a candidate plan of a stream section
-    with (one function for both)."""
-    total = 0
-    for buf in buffers:
-        if buf.alias is None:
-            depth = (depths or {}).get(buf) or buf.depth.resolve(bindings)[0]
-            total += depth * buf.page_tiles(bindings) * buf.tile_bytes
-    return total
+    return max(2, ceil_div(page_tiles * fetch + credit, service))
 
 
 def check_accumulator(program: sp.ProgramOp, target: Target) -> None:
-    k_block = program.one(sp.WorkOp).k_block  # type: ignore[union-attr]
+    kw = k_block(program)
     for acc in program.ops_of(sp.AccOp):
         available = target.acc_tiles(str(acc.elt))
         for r in program.ops_of(sp.SitesOp):
-            needed = acc.page_tiles(r.bindings(k_block))
+            needed = acc.page_tiles(r.bindings(kw))
             if needed > available:
                 raise AccTilesExceeded(needed, available, str(acc.elt))
 
 
-def deepen(program: sp.ProgramOp, target: Target) -> None:
-    """Operand FIFO depths from the credit loop, shrunk group-wide under the default budget."""
+def deepened(program: sp.ProgramOp, target: Target) -> dict[sp.FifoOp, int]:
+    """Operand FIFO depths from the credit loop, shrunk group-wide under the default budget (none
+    where even the shallowest do not fit: the old depths stay)."""
     ranges = program.ops_of(sp.SitesOp)
-    k_block = program.one(sp.WorkOp).k_block  # type: ignore[union-attr]
+    kw = k_block(program)
     trial: dict[sp.MemoryBufferOp, int] = {}
     for fifo in operand_fifos(program):
         current = fifo.depth.resolve({})[0]
-        want = min(credit_depth(target, fifo.page_tiles(r.bindings(k_block))) for r in ranges)
+        want = min(credit_depth(target, fifo.page_tiles(r.bindings(kw))) for r in ranges)
         trial[fifo] = max(want, current)
 
     def page_bytes(fifo: sp.MemoryBufferOp) -> int:
-        return max(fifo.page_tiles(r.bindings(k_block)) for r in ranges) * fifo.tile_bytes
+        return max(fifo.page_tiles(r.bindings(kw)) for r in ranges) * fifo.tile_bytes
 
     while max(site_bytes(program, r, trial) for r in ranges) > target.local_mem_bytes:
         # Give back the page that costs the most bytes, from every instance of its buffer.
         victims = [f for f in trial if trial[f] > 2]
         if not victims:
-            return
+            return {}
         trial[max(victims, key=page_bytes)] -= 1
-    for fifo, depth in trial.items():
-        fifo.properties["depth"] = SizesAttr.of(depth)
+    return {f: d for f, d in trial.items() if isinstance(f, sp.FifoOp)}
+
+
+@dataclass(frozen=True)
+class SetFifoDepth(RewritePattern):
+    """Give each FIFO of `depths` its decided depth; acts only on one whose depth differs."""
+
+    depths: Mapping[sp.FifoOp, int]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sp.FifoOp, rewriter: PatternRewriter) -> None:
+        depth = self.depths.get(op)
+        if depth is None or op.depth == SizesAttr.of(depth):
+            return
+        op.properties["depth"] = SizesAttr.of(depth)
+        rewriter.notify_op_modified(op)
+
+
+def set_depths(program: sp.ProgramOp, depths: Mapping[sp.FifoOp, int]) -> None:
+    if depths:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([SetFifoDepth(depths)], dce_enabled=False)
+        ).rewrite_region(program.body)
 
 
 def lay_out(program: sp.ProgramOp) -> None:
@@ -165,34 +173,17 @@ def lay_out(program: sp.ProgramOp) -> None:
         r.set_offsets({b.label.data: offsets[r][b.label.data] for b in memory_buffers(program)})
 
 
-@dataclass
-class SizeSection(SectionPattern):
-    target: Target
-    pass_name = "size-buffers"
-    takes_phase = Phase.FUSED
-
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        check_accumulator(program, self.target)
-        plan = program.one(sp.PlanOp)
-        assert plan is not None
-        # A streaming site holds one tile per page and walks tiles as fast as they come: its
-        # double buffering is tt-metal's, and the credit loop is the blocked plans' question.
-        if not plan.streaming:
-            deepen(program, self.target)
-        lay_out(program)
-        program.set_phase(Phase.SIZED)
-
-
-@dataclass
-class ResizeSection(SectionPattern):
-    depth: int
-    pass_name = "resize-operand-fifos"
-    takes_phase = Phase.SIZED
-
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        for fifo in operand_fifos(program):
-            fifo.properties["depth"] = SizesAttr.of(self.depth)
-        lay_out(program)
+def size_section(program: sp.ProgramOp, target: Target) -> None:
+    """Check the accumulator, deepen the operand FIFOs, lay the buffers out."""
+    check_accumulator(program, target)
+    plan = program.one(sp.PlanOp)
+    assert plan is not None
+    # A streaming site holds one tile per page and walks tiles as fast as they come: its
+    # double buffering is tt-metal's, and the credit loop is the blocked plans' question.
+    if not plan.streaming:
+        set_depths(program, deepened(program, target))
+    lay_out(program)
+    program.set_phase(Phase.SIZED)
 
 
 @dataclass(frozen=True)
@@ -202,7 +193,10 @@ class SizeBuffersPass(ModulePass):
     name = "size-buffers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_sections(op, SizeSection(module_target(op, self.name)))
+        target = module_target(op, self.name)
+        for program in sections_taken(op, self.name, Phase.FUSED):
+            with refusals_at(program):
+                size_section(program, target)
 
 
 @dataclass(frozen=True)
@@ -217,4 +211,7 @@ class ResizeOperandFifosPass(ModulePass):
         if self.depth < 1:
             raise SpatialPassError(f"resize-operand-fifos: depth {self.depth} must be at least 1")
         module_target(op, self.name)
-        run_sections(op, ResizeSection(self.depth))
+        for program in sections_taken(op, self.name, Phase.SIZED):
+            with refusals_at(program):
+                set_depths(program, dict.fromkeys(operand_fifos(program), self.depth))
+                lay_out(program)

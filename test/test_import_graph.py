@@ -178,7 +178,13 @@ def private_imports(modules: Mapping[str, Path]) -> list[str]:
 
 def test_the_project_is_found():
     modules = project_modules()
-    for name in (PACKAGE, f"{PACKAGE}.sp", f"{PACKAGE}.sp.program", f"{PACKAGE}.passes.tile"):
+    for name in (
+        PACKAGE,
+        f"{PACKAGE}.sp",
+        f"{PACKAGE}.sp.program",
+        f"{PACKAGE}.passes.tile",
+        f"{PACKAGE}.passes.link.matmul",
+    ):
         assert name in modules
     assert any(m.startswith(f"{PACKAGE}.targets.") for m in modules)
     assert any(m.startswith(f"{PACKAGE}.tools.") for m in modules)
@@ -204,3 +210,42 @@ def test_the_dialect_does_not_import_the_targets():
         if target.startswith(f"{PACKAGE}.targets")
     ]
     assert offending == []
+
+
+# The pass order: link, tile, place, fuse-operands, size-buffers. A pass imports the dialects, the
+# targets, `passes.analysis` and earlier passes, never a later one, and no pass imports the tools.
+PASS_ORDER = ["link", "tile", "place", "fuse_operands", "size_buffers"]
+
+
+def pass_of(module: str) -> str | None:
+    """The pass a module belongs to (`spatial_dialect.passes.link.rows` -> `link`), or None."""
+    prefix = f"{PACKAGE}.passes."
+    if not module.startswith(prefix):
+        return None
+    head = module[len(prefix) :].split(".")[0]
+    return head if head in PASS_ORDER else None
+
+
+def test_no_pass_imports_a_later_pass_or_the_tools():
+    graph = import_graph(project_modules(), runtime_only=False)
+    offending = []
+    for name, edges in graph.items():
+        own = pass_of(name)
+        if own is None and name != f"{PACKAGE}.passes.analysis":
+            continue
+        for target in edges:
+            later = pass_of(target)
+            if target.startswith(f"{PACKAGE}.tools"):
+                offending.append(f"{name} imports {target}")
+            elif later is not None and (
+                own is None or PASS_ORDER.index(later) > PASS_ORDER.index(own)
+            ):
+                offending.append(f"{name} imports {target}")
+    assert offending == []
+
+
+def test_pass_of():
+    assert pass_of(f"{PACKAGE}.passes.link.rows") == "link"
+    assert pass_of(f"{PACKAGE}.passes.fuse_operands") == "fuse_operands"
+    assert pass_of(f"{PACKAGE}.passes.analysis") is None
+    assert pass_of(f"{PACKAGE}.passes.pipeline") is None

@@ -35,6 +35,7 @@ from spatial_dialect.sp import (
     RowReduceOp,
     ScatterOp,
 )
+from spatial_dialect.targets.gemm import ceil_div
 from spatial_dialect.tools import reference as ref
 from spatial_dialect.tools.sim_machine import (
     AccessOutsideTensor,
@@ -50,8 +51,8 @@ from spatial_dialect.tools.sim_machine import (
 )
 
 if TYPE_CHECKING:
-    # The simulator's Section runs these functions (simulator.py imports this module).
-    from spatial_dialect.tools.simulator import Section
+    # The simulator's ProgramRun runs these functions (simulator.py imports this module).
+    from spatial_dialect.tools.simulator import ProgramRun
 
 F32 = np.float32
 
@@ -96,7 +97,7 @@ def zero_outside(block: np.ndarray, origin: tuple[int, int], valid: tuple[int, i
     block[:, max(0, cols - c0) :] = 0
 
 
-def _where(sec: Section, run: SiteRun, op: sp.StageOp, item: int) -> str:
+def _where(sec: ProgramRun, run: SiteRun, op: sp.StageOp, item: int) -> str:
     return f"{run.where(op.stage_name())} (item {item})"
 
 
@@ -157,7 +158,7 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
 """The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 
 
-def run_map(sec: Section, op: MapOp, run: SiteRun, item: int) -> Process:
+def run_map(sec: ProgramRun, op: MapOp, run: SiteRun, item: int) -> Process:
     b = run.bindings
     h, w = b["h"], b["w"]
     th, tw = sec.tile
@@ -213,7 +214,7 @@ def _partial(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return peak, np.sum(np.exp(x - peak[:, None]), axis=-1)
 
 
-def run_row_reduce(sec: Section, op: RowReduceOp, run: SiteRun, item: int) -> Process:
+def run_row_reduce(sec: ProgramRun, op: RowReduceOp, run: SiteRun, item: int) -> Process:
     b = run.bindings
     h, w = b["h"], b["w"]
     th, tw = sec.tile
@@ -254,7 +255,7 @@ def run_row_reduce(sec: Section, op: RowReduceOp, run: SiteRun, item: int) -> Pr
         release(fifo, tiles, who)
 
 
-def _combine(sec: Section, op: RowReduceOp, run: SiteRun, item: int, who: str) -> Process:
+def _combine(sec: ProgramRun, op: RowReduceOp, run: SiteRun, item: int, who: str) -> Process:
     """Merges a group's partials block by block (K loop), then pushes the group's statistics."""
     b = run.bindings
     h, kw = b["h"], b["kw"]
@@ -309,13 +310,13 @@ def _combine(sec: Section, op: RowReduceOp, run: SiteRun, item: int, who: str) -
 # ── Rope ──────────────────────────────────────────────────────────────────────────────────────
 
 
-def run_rope(sec: Section, op: RopeOp, run: SiteRun, item: int) -> Process:
+def run_rope(sec: ProgramRun, op: RopeOp, run: SiteRun, item: int) -> Process:
     b = run.bindings
     h, w = b["h"], b["w"]
     th, tw = sec.tile
     who = _where(sec, run, op, item)
     d = op.head_dim
-    half = -(-(d // 2) // tw)
+    half = ceil_div(d // 2, tw)
     x_f, cos_f, sin_f = (run.buffers[sp.buffer_of(v)] for v in op.ins)
     x = yield from hold(x_f, (h, w), who)
     cos = yield from hold(cos_f, (h, half), who)
@@ -333,7 +334,7 @@ def run_rope(sec: Section, op: RopeOp, run: SiteRun, item: int) -> Process:
 # ── Flash attention ───────────────────────────────────────────────────────────────────────────
 
 
-def run_attention(sec: Section, op: AttentionOp, run: SiteRun, item: int) -> Process:
+def run_attention(sec: ProgramRun, op: AttentionOp, run: SiteRun, item: int) -> Process:
     b = run.bindings
     h, w, kw = b["h"], b["w"], b["kw"]
     th, tw = sec.tile
@@ -400,7 +401,7 @@ def run_attention(sec: Section, op: AttentionOp, run: SiteRun, item: int) -> Pro
 # ── Arg-max ───────────────────────────────────────────────────────────────────────────────────
 
 
-def run_argmax(sec: Section, op: ArgmaxOp, run: SiteRun, item: int) -> Process:
+def run_argmax(sec: ProgramRun, op: ArgmaxOp, run: SiteRun, item: int) -> Process:
     kw = run.bindings["kw"]
     th, tw = sec.tile
     who = _where(sec, run, op, item)
@@ -431,7 +432,7 @@ def run_argmax(sec: Section, op: ArgmaxOp, run: SiteRun, item: int) -> Process:
 # ── Gather and scatter ────────────────────────────────────────────────────────────────────────
 
 
-def _index(sec: Section, stage: IndexedStage, who: str) -> np.ndarray:
+def _index(sec: ProgramRun, stage: IndexedStage, who: str) -> np.ndarray:
     """The index vector a gather or scatter reads from DRAM (every element it holds written)."""
     t = sec.dram[stage.index.root_reference.data]
     if not t.written.all():
@@ -440,7 +441,7 @@ def _index(sec: Section, stage: IndexedStage, who: str) -> np.ndarray:
 
 
 def _blocks(
-    sec: Section, op: IndexedStage, run: SiteRun, item: int
+    sec: ProgramRun, op: IndexedStage, run: SiteRun, item: int
 ) -> Iterator[tuple[str, DramTensor, int, int, int, int]]:
     """Each iteration of a gather's or scatter's access pattern for one item: who it is, the
     tensor it indexes, the block's origin tile (r, c) and extent (er, ec); a block whose columns
@@ -456,7 +457,7 @@ def _blocks(
         yield who, tensor, r, c, er, ec
 
 
-def run_gather(sec: Section, op: GatherOp, run: SiteRun, item: int) -> Process:
+def run_gather(sec: ProgramRun, op: GatherOp, run: SiteRun, item: int) -> Process:
     th, tw = sec.tile
     out = run.buffers[sp.buffer_of(op.dst)]
     count = op.count
@@ -476,7 +477,7 @@ def run_gather(sec: Section, op: GatherOp, run: SiteRun, item: int) -> Process:
         yield from give((out,), page, who)
 
 
-def run_scatter(sec: Section, op: ScatterOp, run: SiteRun, item: int) -> Process:
+def run_scatter(sec: ProgramRun, op: ScatterOp, run: SiteRun, item: int) -> Process:
     th, tw = sec.tile
     src = run.buffers[sp.buffer_of(op.src)]
     count = op.count

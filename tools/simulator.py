@@ -68,7 +68,7 @@ from spatial_dialect.tools.sim_ops import RUNNERS
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
 
-class Section:
+class ProgramRun:
     """The sites, buffers and stage processes of one sized sp.program."""
 
     def __init__(self, program: sp.ProgramOp, dram: dict[str, DramTensor]):
@@ -316,7 +316,7 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
         if name in dram:  # an input no section reads needs no DRAM
             dram[name].fill(array)
     for program in programs:
-        Section(program, dram).run()
+        ProgramRun(program, dram).run()
     outputs = []
     for out in (s.data for s in entry.outputs.data):
         if out in dram:

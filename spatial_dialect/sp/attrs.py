@@ -82,6 +82,27 @@ class Phase(StrEnum):
         return list(Phase).index(self)
 
 
+class SectionKind(StrEnum):
+    """What a section computes, recorded once by link when it builds the section
+    (`sp.program @y op "tg.mul" kind map ...`); every later pass reads it instead of asking the
+    stages. A layout bridge is a map that is a tilize or an untilize."""
+
+    GEMM = "gemm"
+    MAP = "map"
+    TILIZE = "tilize"
+    UNTILIZE = "untilize"
+    ROW_REDUCE = "row_reduce"
+    ROPE = "rope"
+    ATTENTION = "attention"
+    ARGMAX = "argmax"
+    GATHER = "gather"
+    SCATTER = "scatter"
+
+    @property
+    def is_gemm(self) -> bool:
+        return self is SectionKind.GEMM
+
+
 class TensorRole(StrEnum):
     INPUT = "input"
     OUTPUT = "output"
@@ -115,6 +136,11 @@ class Sharing(StrEnum):
 @irdl_attr_definition
 class PhaseAttr(EnumAttribute[Phase], SpacedOpaqueSyntaxAttribute):
     name = "sp.phase"
+
+
+@irdl_attr_definition
+class SectionKindAttr(EnumAttribute[SectionKind], SpacedOpaqueSyntaxAttribute):
+    name = "sp.section_kind"
 
 
 @irdl_attr_definition

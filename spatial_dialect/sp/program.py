@@ -37,6 +37,8 @@ from spatial_dialect.sp.attrs import (
     LayoutAttr,
     Phase,
     PhaseAttr,
+    SectionKind,
+    SectionKindAttr,
     TensorRole,
     TensorRoleAttr,
     parse_pair,
@@ -56,16 +58,18 @@ _OpT = TypeVar("_OpT", bound=Operation)
 
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
-    """`sp.program @c op "tg.matmul" phase sized tile 32x32 { ... }`: one section.
+    """`sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 { ... }`: one section.
 
     `op` names the tg op the section computes (or the layout bridge it is: `tilize`,
-    `untilize`), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
+    `untilize`), `kind` what the section computes (link records it; text without it takes the
+    kind its stages have), `tile` the tile shape (rows x cols of elements) the tensors are cut into. The body is one block of the ops below; tensors and groups are
     symbols of the section.
     """
 
     name = "sp.program"
     sym_name = prop_def(SymbolNameConstraint())
     source_op = prop_def(StringAttr, prop_name="op")
+    section_kind = prop_def(SectionKindAttr, prop_name="kind")
     phase = prop_def(PhaseAttr)
     tile_attr = pair_prop("tile")
     body = region_def("single_block")
@@ -75,6 +79,7 @@ class ProgramOp(IRDLOperation):
         self,
         sym_name: str,
         source_op: str,
+        kind: SectionKind,
         phase: Phase,
         tile: tuple[int, int],
         ops: Sequence[Operation] = (),
@@ -83,6 +88,7 @@ class ProgramOp(IRDLOperation):
             properties={
                 "sym_name": StringAttr(sym_name),
                 "op": StringAttr(source_op),
+                "kind": SectionKindAttr(kind),
                 "phase": PhaseAttr(phase),
                 "tile": pair_attr(tile),
             },
@@ -96,6 +102,8 @@ class ProgramOp(IRDLOperation):
         name = parser.parse_symbol_name()
         parser.parse_keyword("op")
         source = parser.parse_str_literal()
+        parser.parse_keyword("kind")
+        kind = parser.parse_str_enum(SectionKind)
         parser.parse_keyword("phase")
         phase = parser.parse_str_enum(Phase)
         parser.parse_keyword("tile")
@@ -108,6 +116,7 @@ class ProgramOp(IRDLOperation):
             properties={
                 "sym_name": name,
                 "op": StringAttr(source),
+                "kind": SectionKindAttr(kind),
                 "phase": PhaseAttr(phase),
                 "tile": pair_attr((rows, cols)),
             },
@@ -122,7 +131,9 @@ class ProgramOp(IRDLOperation):
         printer.print_symbol_name(self.sym_name.data)
         printer.print_string(" op ")
         printer.print_string_literal(self.source_op.data)
-        printer.print_string(f" phase {self.phase.data.value} tile {self.tile_attr.text()}")
+        printer.print_string(
+            f" kind {self.kind.value} phase {self.phase.data.value} tile {self.tile_attr.text()}"
+        )
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
@@ -135,6 +146,10 @@ class ProgramOp(IRDLOperation):
 
     def set_phase(self, phase: Phase) -> None:
         self.properties["phase"] = PhaseAttr(phase)
+
+    @property
+    def kind(self) -> SectionKind:
+        return self.section_kind.data
 
     tile = PairValue("tile")
     """The tile shape: rows x cols of elements."""

@@ -27,8 +27,9 @@ from spatial_dialect.sp.abstract_ops import (
     StageOp,
     buffer_of,
 )
-from spatial_dialect.sp.attrs import Phase, TensorRole
+from spatial_dialect.sp.attrs import Phase, SectionKind, TensorRole
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
+from spatial_dialect.sp.compute import ArgmaxOp, AttentionOp, MapOp, RopeOp, RowReduceOp
 from spatial_dialect.sp.errors import (
     AccessOutOfBounds,
     GroupMemberMismatch,
@@ -42,7 +43,7 @@ from spatial_dialect.sp.errors import (
 )
 from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
-from spatial_dialect.sp.stages import LoadOp, MatmulTilesOp, ScatterOp, StoreOp
+from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
 
 if TYPE_CHECKING:
@@ -60,6 +61,29 @@ _ADDED_BY = {
 }
 
 
+# The stage that makes a section what its kind says (a bridge is a map named after it).
+KIND_STAGES: dict[SectionKind, type[StageOp]] = {
+    SectionKind.GEMM: MatmulTilesOp,
+    SectionKind.MAP: MapOp,
+    SectionKind.TILIZE: MapOp,
+    SectionKind.UNTILIZE: MapOp,
+    SectionKind.ROW_REDUCE: RowReduceOp,
+    SectionKind.ROPE: RopeOp,
+    SectionKind.ATTENTION: AttentionOp,
+    SectionKind.ARGMAX: ArgmaxOp,
+    SectionKind.GATHER: GatherOp,
+    SectionKind.SCATTER: ScatterOp,
+}
+
+
+def _check_kind(p: ProgramOp) -> None:
+    stage = KIND_STAGES[p.kind]
+    if not p.ops_of(stage):
+        raise PhaseViolation(
+            f"section @{p.sym_name.data} is a {p.kind.value} section and has no {stage.name} stage"
+        )
+
+
 def _at(op: Operation, check: Callable[[], None]) -> None:
     """Run `check`, reporting a violation at `op`."""
     try:
@@ -71,6 +95,7 @@ def _at(op: Operation, check: Callable[[], None]) -> None:
 def verify_program(p: ProgramOp) -> None:
     phase = p.phase_value
     _at(p, lambda: _check_structure(p))
+    _at(p, lambda: _check_kind(p))
     for t in p.tensors():
         _at(t, lambda t=t: _check_tensor(p, t))
     for s in p.stages():

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from spatial_dialect.passes import tile
-from spatial_dialect.passes.common import Numerics
+from spatial_dialect.passes.analysis import Numerics
+from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmPlan, GemmShape, roofline_cycles
 
@@ -106,7 +107,7 @@ def test_pruned_search_finds_the_brute_force_minimum(name, grid, mkn, dtype):
     target = load_target(name).with_grid(*grid)
     shape = GemmShape(*mkn, dtype, dtype)
     numerics = Numerics.of(target, dtype, dtype)
-    ranked = tile.rank(target, shape, numerics, tile.DEFAULT_FIDELITY)
+    ranked = tile_gemm.rank(target, shape, numerics, tile.DEFAULT_FIDELITY)
     search = pq.Search(target, shape, numerics, tile.DEFAULT_FIDELITY)
     assert all(search.legal(p) for p, _ in ranked)  # the lattice contains the tile candidates
     _, cost = search.best(ranked[0])

@@ -14,7 +14,7 @@ func.func @decode(%q: tensor<1x256xbf16>, %k: tensor<4096x128xbf16>, %v: tensor<
   func.return %o : tensor<1x256xbf16>
 }
 // CHECK-LABEL: sp.entry @decode(@q, @k, @v, @pos) -> (@o)
-// CHECK-NEXT:  sp.program @o op "tg.attention" phase linked tile 32x32 attributes {attention = "flash: 4 heads over 2 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position read at run time from @pos"} {
+// CHECK-NEXT:  sp.program @o op "tg.attention" kind attention phase linked tile 32x32 attributes {attention = "flash: 4 heads over 2 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position read at run time from @pos"} {
 // A single query row is the same bytes in either layout: rows. K and V are read as tiles.
 // CHECK-NEXT:    sp.tensor @q : tensor<1x256xbf16> tiles 1x8 input rows
 // CHECK-NEXT:    sp.tensor @k : tensor<4096x128xbf16> tiles 128x4 input tiled
@@ -60,7 +60,7 @@ func.func @prefill(%q: tensor<40x128xf32>, %k: tensor<72x64xf32>, %v: tensor<72x
   func.return %o : tensor<40x128xf32>
 }
 // CHECK-LABEL: sp.entry @prefill(@q, @k, @v) -> (@o)
-// CHECK-NEXT:  sp.program @o op "tg.attention" phase linked tile 32x32 attributes {attention = "flash: 2 heads over 1 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position 32"} {
+// CHECK-NEXT:  sp.program @o op "tg.attention" kind attention phase linked tile 32x32 attributes {attention = "flash: 2 heads over 1 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position 32"} {
 // CHECK-NEXT:    sp.tensor @q : tensor<40x128xf32> tiles 2x4 input tiled
 // CHECK:         sp.tensor @o : tensor<40x128xf32> tiles 2x4 output tiled
 // CHECK-NOT:     sp.load @pos

@@ -10,14 +10,14 @@ func.func @rope(%x: tensor<8x256xbf16>, %c: tensor<8x32xbf16>, %s: tensor<8x32xb
   func.return %a, %b : tensor<8x256xbf16>, tensor<8x64xbf16>
 }
 // CHECK-LABEL: sp.entry @rope(@x, @c, @s, @y, @c2, @s2) -> (@a, @b)
-// CHECK-NEXT:  sp.program @a op "tg.rope" phase linked tile 32x32 attributes {heads = "an item holds whole heads of 64 columns: 2 tile(s) per head"} {
+// CHECK-NEXT:  sp.program @a op "tg.rope" kind rope phase linked tile 32x32 attributes {heads = "an item holds whole heads of 64 columns: 2 tile(s) per head"} {
 // CHECK:         %cos = sp.fifo "cos" depth 2 page [h, 1] bf16 tile_bytes 2048
 // CHECK:         sp.load @x[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @c[r0, 0] x [h, 1] -> %cos
 // CHECK-NEXT:    sp.load @s[r0, 0] x [h, 1] -> %sin
 // CHECK-NEXT:    sp.rope neox %in0, %cos, %sin -> %out head_dim 64 valid 8x256
 // CHECK-NEXT:    sp.store %out -> @a[r0 + ti, c0 + tj] x [sh, sw]
-// CHECK:       sp.program @b op "tg.rope" phase linked tile 32x32 attributes {heads = "an item holds whole heads of 16 columns: 2 heads per tile"} {
+// CHECK:       sp.program @b op "tg.rope" kind rope phase linked tile 32x32 attributes {heads = "an item holds whole heads of 16 columns: 2 heads per tile"} {
 // CHECK:         sp.rope interleaved %in0, %cos, %sin -> %out head_dim 16 valid 8x64
 
 // -----
@@ -30,14 +30,14 @@ func.func @rows(%t: tensor<100x72xbf16>, %ids: tensor<5xi32>, %cache: tensor<64x
 }
 // The updated cache IS the cache: the function's result is @cache.
 // CHECK-LABEL: sp.entry @rows(@t, @ids, @cache, @pos) -> (@cache, @i)
-// CHECK-NEXT:  sp.program @x op "tg.gather_rows" phase linked tile 32x32 {
+// CHECK-NEXT:  sp.program @x op "tg.gather_rows" kind gather phase linked tile 32x32 {
 // CHECK-NEXT:    sp.tensor @t : tensor<100x72xbf16> tiles 4x3 input rows
 // CHECK-NEXT:    sp.tensor @ids : tensor<5xi32> tiles 1x1 input rows attributes {interval = array<i64: -2147483648, 2147483647>}
 // CHECK-NEXT:    sp.tensor @x : tensor<5x72xbf16> tiles 1x3 scratch rows
 // CHECK-NEXT:    %out = sp.fifo "out" depth 2 page [1, w] bf16 tile_bytes 2048
 // CHECK-NEXT:    sp.gather @t by @ids[r0, c0] x [1, w] count 5 -> %out
 // CHECK-NEXT:    sp.store %out -> @x[r0, c0] x [1, w]
-// CHECK:       sp.program @cache op "tg.set_rows" phase linked tile 32x32 attributes {carried = "in place: @cache is the cache and its update"} {
+// CHECK:       sp.program @cache op "tg.set_rows" kind scatter phase linked tile 32x32 attributes {carried = "in place: @cache is the cache and its update"} {
 // CHECK-NEXT:    sp.tensor @x : tensor<5x72xbf16> tiles 1x3 input rows
 // CHECK-NEXT:    sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows
 // CHECK-NEXT:    sp.tensor @cache : tensor<64x72xbf16> tiles 2x3 output rows
@@ -45,7 +45,7 @@ func.func @rows(%t: tensor<100x72xbf16>, %ids: tensor<5xi32>, %cache: tensor<64x
 // CHECK-NEXT:    sp.load @x[r0, c0] x [1, w] -> %in0
 // CHECK-NEXT:    sp.scatter %in0 -> @cache at @pos[r0, c0] x [1, w] count 5
 // The arg-max of tile row c0 is result tile c0; the prelude's interval of the indices is recorded.
-// CHECK:       sp.program @i op "tg.argmax" phase linked tile 32x32 {
+// CHECK:       sp.program @i op "tg.argmax" kind argmax phase linked tile 32x32 {
 // CHECK:         sp.tensor @i : tensor<5xi32> tiles 1x1 output rows attributes {interval = array<i64: 0, 71>}
 // CHECK:         %best = sp.interm "best" depth 1 page [1, 2] f32 tile_bytes 4096
 // CHECK-NEXT:    sp.load @x[c0, k0] x [1, kw] -> %in0
@@ -61,7 +61,7 @@ func.func @keep(%cache: tensor<64x72xf32>, %rows: tensor<5x72xf32>, %pos: tensor
   func.return %c, %cache : tensor<64x72xf32>, tensor<64x72xf32>
 }
 // CHECK-LABEL: sp.entry @keep(@cache, @rows, @pos) -> (@c, @cache)
-// CHECK-NEXT:  sp.program @c op "tg.set_rows" phase linked tile 32x32 attributes {carried = "copied: the old @cache is read after the update"} {
+// CHECK-NEXT:  sp.program @c op "tg.set_rows" kind map phase linked tile 32x32 attributes {carried = "copied: the old @cache is read after the update"} {
 // CHECK:         sp.map copy %in0 [full] -> %out valid 64x72
-// CHECK:       sp.program @c_1 op "tg.set_rows" phase linked tile 32x32 {
+// CHECK:       sp.program @c_1 op "tg.set_rows" kind scatter phase linked tile 32x32 {
 // CHECK:         sp.scatter %in0 -> @c at @pos[r0, c0] x [1, w] count 5

@@ -19,7 +19,7 @@ func.func @untouched(%x: i32) -> i32 {
 
 // WH:      builtin.module attributes {sp.target = "wormhole_n150", sp.options = {format = "bf16"}} {
 // WH-NEXT:   sp.entry @gemm(@a, @b) -> (@c)
-// WH-NEXT:   sp.program @c op "tg.matmul" phase linked tile 32x32 {
+// WH-NEXT:   sp.program @c op "tg.matmul" kind gemm phase linked tile 32x32 {
 // WH-NEXT:     sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled
 // WH-NEXT:     sp.tensor @b : tensor<70x50xbf16> tiles 3x2 input tiled
 // WH-NEXT:     sp.tensor @c : tensor<100x50xbf16> tiles 4x2 output tiled

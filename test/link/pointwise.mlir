@@ -12,7 +12,7 @@ func.func @pointwise(%x: tensor<40x72xbf16>, %b: tensor<1x72xbf16>) -> tensor<40
   func.return %y : tensor<40x72xbf16>
 }
 // CHECK-LABEL: sp.entry @pointwise(@x, @b) -> (@y)
-// CHECK:       sp.program @s op "tg.gelu" phase linked tile 32x32 {
+// CHECK:       sp.program @s op "tg.gelu" kind map phase linked tile 32x32 {
 // CHECK-NEXT:    sp.tensor @x : tensor<40x72xbf16> tiles 2x3 input tiled
 // CHECK-NEXT:    sp.tensor @s : tensor<40x72xbf16> tiles 2x3 scratch tiled
 // CHECK-NEXT:    %in0 = sp.fifo "in0" depth 2 page [h, w] bf16 tile_bytes 2048
@@ -30,7 +30,7 @@ func.func @pointwise(%x: tensor<40x72xbf16>, %b: tensor<1x72xbf16>) -> tensor<40
 
 // Tensix: the sub-block is what the f32 dest holds (4 tiles); the block is priced by the cost
 // model and its reason recorded.
-// PLAN-LABEL: sp.program @s op "tg.gelu" phase sized
+// PLAN-LABEL: sp.program @s op "tg.gelu" kind map phase sized
 // PLAN:         sp.work @s block {{[0-9]+}}x{{[0-9]+}} k 1 by 1
 // PLAN-NEXT:    sp.plan blocked grid 8x8 block {{[0-9]+}}x{{[0-9]+}} packing split predicted {{[0-9]+}} bound {{dram|noc|compute}} runner_up "block {{.*}}" {{[0-9]+}} attributes {why = "{{(dram|noc|compute)}}-bound: {{[0-9]+}} item(s)
 // PLAN:         sp.map gelu_tanh %in0 [full] -> %out valid 40x72 on compute

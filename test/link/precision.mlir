@@ -13,7 +13,7 @@ func.func @mm(%a: tensor<40x70xi8>, %b: tensor<70x50xi8>) -> tensor<40x50xi32> {
   func.return %c : tensor<40x50xi32>
 }
 // RDU-LABEL: sp.entry @mm(@a, @b) -> (@c)
-// RDU:         sp.program @c op "tg.matmul" phase linked tile 32x32 attributes {operand_precision = "i32: interval [-128, 127] fits; plasticine has no i8"}
+// RDU:         sp.program @c op "tg.matmul" kind gemm phase linked tile 32x32 attributes {operand_precision = "i32: interval [-128, 127] fits; plasticine has no i8"}
 // RDU-NEXT:      sp.tensor @a : tensor<40x70xi8> tiles 2x3 input tiled attributes {interval = array<i64: -128, 127>}
 // RDU-NEXT:      sp.tensor @b : tensor<70x50xi8> tiles 3x2 input tiled attributes {interval = array<i64: -128, 127>}
 // RDU:           %in0 = sp.fifo "in0" depth 2 page [h, kw] i32 tile_bytes 4096
@@ -21,7 +21,7 @@ func.func @mm(%a: tensor<40x70xi8>, %b: tensor<70x50xi8>) -> tensor<40x50xi32> {
 // RDU:           sp.load @a
 // The default target has i8: the operands stay i8.
 // CHECK-LABEL: sp.entry @mm(@a, @b) -> (@c)
-// CHECK:         sp.program @c op "tg.matmul" phase linked tile 32x32 attributes {operand_precision = "i8: interval [-128, 127] fits"}
+// CHECK:         sp.program @c op "tg.matmul" kind gemm phase linked tile 32x32 attributes {operand_precision = "i8: interval [-128, 127] fits"}
 // CHECK:         %in0 = sp.fifo "in0" depth 2 page [h, kw] i8 tile_bytes 1024
 // That target has i8 but no i32 result: the i32 output is refused as before.
 // NARROW:      UnsupportedDatatype: tg.matmul: target plasticine_f32_i8 has no datatype 'i32'

@@ -9,7 +9,7 @@ func.func @mm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf
 }
 // RELINK: spatial-opt: error: InvalidTarget: the module is linked for target h100; it cannot be re-linked for rtx3060
 // SAME:      sp.target = "h100"
-// SAME:      sp.program @c op "tg.matmul" phase linked
+// SAME:      sp.program @c op "tg.matmul" kind gemm phase linked
 // SAME-NOT:  sp.program
 
 // -----

@@ -13,7 +13,7 @@ func.func @wide(%x: tensor<5x300xbf16>, %w: tensor<1x300xbf16>, %r: tensor<5x300
   func.return %y : tensor<5x300xbf16>
 }
 // CHECK-LABEL: sp.entry @wide(@x, @w, @r) -> (@y)
-// CHECK:       sp.program @y__partials op "tg.rms_norm" phase linked tile 32x32 attributes {row = "blocked: a group of 10 tiles is wider than the 4-tile f32 accumulator; 5 block(s) of 2 tile(s) per group: partials, combine, apply"} {
+// CHECK:       sp.program @y__partials op "tg.rms_norm" kind row_reduce phase linked tile 32x32 attributes {row = "blocked: a group of 10 tiles is wider than the 4-tile f32 accumulator; 5 block(s) of 2 tile(s) per group: partials, combine, apply"} {
 // CHECK:         sp.tensor @y__partials : tensor<5x160xf32> tiles 1x5 scratch tiled
 // CHECK:         sp.load @x[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @r[r0, c0] x [h, w] -> %in1
@@ -31,7 +31,7 @@ func.func @wide(%x: tensor<5x300xbf16>, %w: tensor<1x300xbf16>, %r: tensor<5x300
 // CHECK-NEXT:    sp.map rms_apply %in0, %in1, %in2, %in3 [full, full, cols, rows] -> %out valid 5x300
 // An H100 SM's 32-tile f32 accumulator holds the whole row: one section.
 // GPU-LABEL: sp.entry @wide(@x, @w, @r) -> (@y)
-// GPU-NEXT:  sp.program @y op "tg.rms_norm" phase linked tile 32x32 attributes {row = "whole: a group of 10 tile(s) fits the 32-tile f32 accumulator and a site's local memory"} {
+// GPU-NEXT:  sp.program @y op "tg.rms_norm" kind row_reduce phase linked tile 32x32 attributes {row = "whole: a group of 10 tile(s) fits the 32-tile f32 accumulator and a site's local memory"} {
 // GPU:         sp.row_reduce whole rms_norm %in0, %in1, %w -> %out width 300 cols 300 rows 5 eps 1.0e-05
 // GPU-NOT:   sp.program
 // GPU:       // {{-----}}
@@ -45,7 +45,7 @@ func.func @per_head(%q: tensor<8x512xbf16>, %w: tensor<1x128xbf16>) -> tensor<8x
   func.return %y : tensor<8x512xbf16>
 }
 // CHECK-LABEL: sp.entry @per_head(@q, @w) -> (@y)
-// CHECK-NEXT:  sp.program @y op "tg.rms_norm" phase linked tile 32x32 attributes {row = "whole: a group of 4 tile(s) fits the 4-tile f32 accumulator and a site's local memory"} {
+// CHECK-NEXT:  sp.program @y op "tg.rms_norm" kind row_reduce phase linked tile 32x32 attributes {row = "whole: a group of 4 tile(s) fits the 4-tile f32 accumulator and a site's local memory"} {
 // CHECK:         sp.load @q[r0, c0] x [h, w] -> %in0
 // CHECK-NEXT:    sp.load @w[0, 0] x [1, w] -> %w
 // CHECK-NEXT:    sp.row_reduce whole rms_norm %in0, %w -> %out width 128 cols 512 rows 8 eps 1.0e-06

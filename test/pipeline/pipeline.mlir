@@ -15,7 +15,7 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 }
 // CHECK:      builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
 // CHECK-NEXT:   sp.entry @gemm(@a, @b) -> (@c)
-// CHECK-NEXT:   sp.program @c op "tg.matmul" phase sized tile 32x32 {
+// CHECK-NEXT:   sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
 // CHECK-NEXT:     sp.tensor @a : tensor<256x256xbf16> tiles 8x8 input tiled
 // CHECK-NEXT:     sp.tensor @b : tensor<256x256xbf16> tiles 8x8 input tiled
 // CHECK-NEXT:     sp.tensor @c : tensor<256x256xbf16> tiles 8x8 output tiled
@@ -36,5 +36,5 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 // GPU:      sp.target = "rtx3060"
-// GPU:      sp.program @c op "tg.matmul" phase sized
+// GPU:      sp.program @c op "tg.matmul" kind gemm phase sized
 // GPU:      sp.mesh 28x1 movement 2 nocs 1 local 101376

@@ -24,9 +24,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from spatial_dialect import sp
 from spatial_dialect.passes import get_all_passes
 from spatial_dialect.passes.pipeline import SpatialPipelinePass, compile_module
-from spatial_dialect.passes.report import report
 from spatial_dialect.sp import SP, Phase
 from spatial_dialect.tg import TG
+from spatial_dialect.tools.emit.report import report
 
 MIXED = """
 func.func @gemm(%a: tensor<96x200xbf16>, %b: tensor<200x160xbf16>) -> tensor<96x160xbf16> {

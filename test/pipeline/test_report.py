@@ -8,7 +8,7 @@ import pytest
 
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.passes.report import main, site_load
+from spatial_dialect.tools.emit.heatmap import main, site_load
 
 GEMM = """
 func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {

@@ -7,7 +7,7 @@
 
 builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @skinny(@a, @b) -> (@c)
-  sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+  sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
     sp.tensor @a : tensor<32x32xbf16> tiles 1x1 input tiled
     sp.tensor @b : tensor<32x8192xbf16> tiles 1x256 input tiled
     sp.tensor @c : tensor<32x8192xbf16> tiles 1x256 output tiled

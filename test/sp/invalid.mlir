@@ -2,7 +2,7 @@
 // RUN: spatial-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect | filecheck %s
 
 // GroupMemberMismatch: the members of column 1's B group sit at two offsets (a multicast lands at one address).
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -28,7 +28,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // An access outside its tensor: the store is one tile row off, and the bottom row of sites writes past the last tile row.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -54,7 +54,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // An engine the site lacks: the mesh has movement engines 0 and 1.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -80,7 +80,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A NoC the site lacks.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -106,7 +106,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // Overlapping offsets: in1 laid over in0.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -132,7 +132,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // An alias away from its target's offset.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -158,7 +158,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A site over its budget: 16384 bytes of buffers in 16000 bytes of local memory.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -184,7 +184,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A memory map that misses a buffer.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -210,7 +210,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A work item no site runs: the second row of sites is gone.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -235,7 +235,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A range whose block is not its items' block (the bottom row covers one tile row, not two).
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -261,7 +261,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // An item on two sites.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -287,7 +287,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // Two ranges over one site.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -313,7 +313,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A range outside the mesh.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -339,7 +339,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A stage reading a tensor the section does not declare.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -365,7 +365,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A group that does not exist.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -391,7 +391,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A load naming another FIFO's group.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -417,7 +417,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A load whose FIFO holds another element type than its tensor.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -443,7 +443,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A tensor whose tile counts are not its shape's.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -469,7 +469,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A store into an input.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 input tiled
@@ -495,7 +495,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A sized section without its memory map is not sized.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -521,7 +521,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A placed section whose stage has no engine.
-sp.program @c op "tg.matmul" phase placed tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase placed tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -545,7 +545,7 @@ sp.program @c op "tg.matmul" phase placed tile 32x32 {
 // -----
 
 // A placed section with multicast groups, which fuse-operands adds.
-sp.program @c op "tg.matmul" phase placed tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase placed tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -571,7 +571,7 @@ sp.program @c op "tg.matmul" phase placed tile 32x32 {
 // -----
 
 // A linked section with a plan, which tile adds.
-sp.program @c op "tg.matmul" phase linked tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase linked tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -597,7 +597,7 @@ sp.program @c op "tg.matmul" phase linked tile 32x32 {
 // -----
 
 // A tiled section without its work.
-sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -622,7 +622,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
 // -----
 
 // A memory map before sizing.
-sp.program @c op "tg.matmul" phase fused tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -648,7 +648,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
 // -----
 
 // Several sub-blocks over several K blocks without a spill.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -674,7 +674,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A sub-block that does not tile its block.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -700,7 +700,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A group's sender outside its rectangle.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -726,7 +726,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // A K block that does not divide K.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -752,7 +752,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // The matmul's accumulator must be an sp.acc.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -778,7 +778,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // Integer operands accumulate in i32.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xi8> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xi8> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xi8> tiles 3x2 output tiled
@@ -804,7 +804,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // An op of another dialect inside a section.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -831,7 +831,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // -----
 
 // Two buffers with one label.
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
@@ -859,7 +859,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // A multicast member must run a prefix of what its sender sends it: with rounds dealt unevenly
 // along both dimensions (3x3 blocks over a 2x2 grid of sites), site (1, 0)'s second item is block
 // row 2 while the sender's second is block row 0 again.
-sp.program @c op "tg.matmul" phase fused tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
   sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
   sp.tensor @c : tensor<96x96xbf16> tiles 3x3 output tiled
@@ -885,7 +885,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
 // -----
 
 // ... and may not run more items than its sender (here the sender is the site with fewer).
-sp.program @c op "tg.matmul" phase fused tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x96xbf16> tiles 2x3 input tiled
   sp.tensor @c : tensor<64x96xbf16> tiles 2x3 output tiled
@@ -909,7 +909,7 @@ sp.program @c op "tg.matmul" phase fused tile 32x32 {
 // -----
 
 // The grid the blocks are dealt over leaves sites without work (2 block rows on 3 rows of sites).
-sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
   sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
@@ -929,7 +929,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
 // -----
 
 // A line is one row or one column of sites.
-sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
   sp.tensor @a : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
@@ -940,7 +940,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
 
 // -----
 
-sp.program @c op "tg.matmul" phase tiled tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
   sp.tensor @c : tensor<64x64xbf16> tiles 2x2 output tiled
   sp.work @c block 1x1 k 2 by 2
   // expected-error @+1 {{sp.plan: multicast names operands a and b, got ['a', 'a']}}
@@ -950,7 +950,7 @@ sp.program @c op "tg.matmul" phase tiled tile 32x32 {
 // -----
 
 // A line group is the first `sites` sites of its rectangle, row by row: 7 do not fill two rows of 3.
-sp.program @c op "tg.matmul" phase fused tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
   // expected-error @+1 {{sp.group @in0_line: a line of 7 sites does not fill the rows of [0, 2]x[0, 1]}}
   sp.group @in0_line %in0 line [0, 2]x[0, 1] sites 7 sender 0

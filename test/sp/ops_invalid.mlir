@@ -2,7 +2,7 @@
 // names the stage, the rule and its numbers.
 // RUN: spatial-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-sp.program @s op "tg.add" phase linked tile 32x32 {
+sp.program @s op "tg.add" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.map add %x [full] -> %x valid 8x8
 }
@@ -10,7 +10,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.add" phase linked tile 32x32 {
+sp.program @s op "tg.add" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.map add_row %x, %x [full, full] -> %x valid 8x8
 }
@@ -18,7 +18,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.scale" phase linked tile 32x32 {
+sp.program @s op "tg.scale" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.map scale %x [full] -> %x valid 8x8
 }
@@ -26,7 +26,7 @@ sp.program @s op "tg.scale" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.silu" phase linked tile 32x32 {
+sp.program @s op "tg.silu" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] i32 tile_bytes 4096
   sp.map silu %x [full] -> %x valid 8x8
 }
@@ -34,7 +34,7 @@ sp.program @s op "tg.silu" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.add" phase linked tile 32x32 {
+sp.program @s op "tg.add" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   %y = sp.fifo "y" depth 2 page [h, w] bf16 tile_bytes 2048
   sp.map add %x, %y [full, full] -> %y valid 8x8
@@ -43,7 +43,7 @@ sp.program @s op "tg.add" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+sp.program @s op "tg.rms_norm" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.row_reduce whole rms_norm %x, %x -> %x width 128 cols 128 rows 8
 }
@@ -51,7 +51,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+sp.program @s op "tg.rms_norm" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.row_reduce partial rms_norm %x -> %x width 128 cols 128 rows 8
 }
@@ -59,7 +59,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.softmax" phase linked tile 32x32 {
+sp.program @s op "tg.softmax" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.row_reduce whole softmax %x, %x -> %x width 128 cols 128 rows 8
 }
@@ -67,7 +67,7 @@ sp.program @s op "tg.softmax" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+sp.program @s op "tg.rms_norm" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.row_reduce whole rms_norm %x, %x -> %x width 48 cols 128 rows 8 eps 1.0e-06
 }
@@ -75,7 +75,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 // -----
 
-sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
+sp.program @s op "tg.rms_norm" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] bf16 tile_bytes 2048
   sp.row_reduce partial rms_norm %x -> %x width 128 cols 128 rows 8 block 32
 }
@@ -83,7 +83,7 @@ sp.program @s op "tg.rms_norm" phase linked tile 32x32 {
 
 // -----
 
-sp.program @r op "tg.rope" phase linked tile 32x32 {
+sp.program @r op "tg.rope" kind rope phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.rope neox %x, %x, %x -> %x head_dim 33 valid 8x8
 }
@@ -91,7 +91,7 @@ sp.program @r op "tg.rope" phase linked tile 32x32 {
 
 // -----
 
-sp.program @a op "tg.attention" phase linked tile 32x32 {
+sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
   %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
   %dst = sp.acc "dst" page [h, kw] f32
   %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
@@ -101,7 +101,7 @@ sp.program @a op "tg.attention" phase linked tile 32x32 {
 
 // -----
 
-sp.program @a op "tg.attention" phase linked tile 32x32 {
+sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
   %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
   %dst = sp.acc "dst" page [h, kw] bf16
   %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
@@ -111,7 +111,7 @@ sp.program @a op "tg.attention" phase linked tile 32x32 {
 
 // -----
 
-sp.program @a op "tg.attention" phase linked tile 32x32 {
+sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
   %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
   %dst = sp.acc "dst" page [h, kw] f32
   %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
@@ -121,7 +121,7 @@ sp.program @a op "tg.attention" phase linked tile 32x32 {
 
 // -----
 
-sp.program @m op "tg.argmax" phase linked tile 32x32 {
+sp.program @m op "tg.argmax" kind argmax phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [1, kw] f32 tile_bytes 4096
   %o = sp.interm "o" depth 1 page [1, 2] f32 tile_bytes 4096
   sp.argmax %x -> %x state %o cols 100 rows 8
@@ -130,7 +130,7 @@ sp.program @m op "tg.argmax" phase linked tile 32x32 {
 
 // -----
 
-sp.program @g op "tg.gather_rows" phase linked tile 32x32 {
+sp.program @g op "tg.gather_rows" kind gather phase linked tile 32x32 {
   sp.tensor @table : tensor<512x128xbf16> tiles 16x4 input rows
   sp.tensor @ids : tensor<8xf32> tiles 1x1 input rows
   %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
@@ -140,7 +140,7 @@ sp.program @g op "tg.gather_rows" phase linked tile 32x32 {
 
 // -----
 
-sp.program @g op "tg.set_rows" phase linked tile 32x32 {
+sp.program @g op "tg.set_rows" kind scatter phase linked tile 32x32 {
   sp.tensor @cache : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows
   %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048
@@ -150,7 +150,7 @@ sp.program @g op "tg.set_rows" phase linked tile 32x32 {
 
 // -----
 
-sp.program @g op "tg.set_rows" phase linked tile 32x32 {
+sp.program @g op "tg.set_rows" kind scatter phase linked tile 32x32 {
   sp.tensor @cache : tensor<64x64xf32> tiles 2x2 output tiled
   sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows
   %rows = sp.fifo "rows" depth 2 page [1, w] bf16 tile_bytes 2048

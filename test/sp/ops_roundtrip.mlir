@@ -5,7 +5,7 @@
 
 // A map over a matrix with a row-broadcast operand, a placed and sized section.
 sp.entry @f(@a, @b) -> (@y)
-sp.program @y op "tg.add" phase sized tile 32x32 {
+sp.program @y op "tg.add" kind map phase sized tile 32x32 {
   sp.tensor @a : tensor<8x128xbf16> tiles 1x4 input tiled
   sp.tensor @b : tensor<1x128xbf16> tiles 1x4 input rows
   sp.tensor @y : tensor<8x128xbf16> tiles 1x4 output tiled
@@ -25,7 +25,7 @@ sp.program @y op "tg.add" phase sized tile 32x32 {
 // CHECK-NEXT: sp.map add_row %in0, %in1 [full, rows] -> %out valid 8x128 on compute
 // CHECK-NEXT: sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 // CHECK-GENERIC: "sp.entry"() <{function = "f", inputs = ["a", "b"], outputs = ["y"]}> : () -> ()
-// CHECK-GENERIC: "sp.program"() <{sym_name = "y", op = "tg.add", phase = #sp<phase sized>, tile = #sp.pair<32x32>}> ({
+// CHECK-GENERIC: "sp.program"() <{sym_name = "y", op = "tg.add", kind = #sp<section_kind map>, phase = #sp<phase sized>, tile = #sp.pair<32x32>}> ({
 // CHECK-GENERIC: "sp.tensor"() <{sym_name = "a", type = tensor<8x128xbf16>, tiles = #sp.pair<1x4>, role = #sp<role input>, layout = #sp<layout tiled>}> : () -> ()
 // CHECK-GENERIC: "sp.work"() <{tensor = @y, block = #sp.pair<1x2>, k_tiles = 1 : i64, k_block = 1 : i64}> : () -> ()
 // CHECK-GENERIC: "sp.plan"() <{kind = #sp<plan_kind blocked>, grid = #sp.pair<8x8>, sub_block = #sp.pair<1x1>, packing = #sp<packing split>, predicted_cycles = 900 : i64, bound = #sp<bound dram>, runner_up = "block 1x1 sub_block 1x1 k_block 1", runner_up_cycles = 950 : i64}> : () -> ()
@@ -39,7 +39,7 @@ sp.program @y op "tg.add" phase sized tile 32x32 {
 
 // Every other stage, linked (no engines yet): maps with a scalar, a group and a transposed
 // operand, the three forms of a row reduction, rope, flash attention, arg-max, gather, scatter.
-sp.program @s op "tg.scale" phase linked tile 32x32 {
+sp.program @s op "tg.scale" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   %xt = sp.fifo "xt" depth 2 page [w, h] f32 tile_bytes 4096
   %st = sp.fifo "st" depth 2 page [h, 1] f32 tile_bytes 4096
@@ -53,7 +53,7 @@ sp.program @s op "tg.scale" phase linked tile 32x32 {
   sp.row_reduce combine softmax %x -> %st width 300 cols 300 rows 8 block 128
   sp.rope interleaved %x, %st, %st -> %out head_dim 64 valid 8x256
 }
-// CHECK-LABEL: sp.program @s op "tg.scale" phase linked tile 32x32 {
+// CHECK-LABEL: sp.program @s op "tg.scale" kind map phase linked tile 32x32 {
 // CHECK:         sp.map scale %x [full] -> %out valid 40x72 scalar 5.0e-01
 // CHECK-NEXT:    sp.map transpose %xt [transposed] -> %out valid 72x40
 // CHECK-NEXT:    sp.map rms_apply %x, %st, %wt [full, cols, rows] -> %out valid 8x256 group 4
@@ -65,7 +65,7 @@ sp.program @s op "tg.scale" phase linked tile 32x32 {
 // CHECK-GENERIC: "sp.rope"(%x, %st, %st, %out) <{kind = #sp<rope_style interleaved>, head_dim = 64 : i64, valid = #sp.pair<8x256>}> : (!sp.buffer, !sp.buffer, !sp.buffer, !sp.buffer) -> ()
 // -----
 
-sp.program @attn op "tg.attention" phase linked tile 32x32 {
+sp.program @attn op "tg.attention" kind attention phase linked tile 32x32 {
   sp.tensor @ids : tensor<8xi32> tiles 1x1 input rows
   sp.tensor @table : tensor<512x128xbf16> tiles 16x4 input rows
   sp.tensor @cache : tensor<64x64xbf16> tiles 2x2 output tiled

@@ -7,7 +7,7 @@
 // ranges with memory maps, FIFOs, a spill aliased to the output, the accumulator, multicast
 // groups, loads, the matmul and the store, with engines and NoCs.
 sp.entry @gemm(@a, @b) -> (@c)
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<100x256xbf16> tiles 4x8 input tiled
   sp.tensor @b : tensor<256x64xbf16> tiles 8x2 input tiled
   sp.tensor @c : tensor<100x64xbf16> tiles 4x2 output tiled
@@ -28,7 +28,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 }
 // CHECK:      sp.entry @gemm(@a, @b) -> (@c)
-// CHECK-NEXT: sp.program @c op "tg.matmul" phase sized tile 32x32 {
+// CHECK-NEXT: sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
 // CHECK-NEXT:   sp.tensor @a : tensor<100x256xbf16> tiles 4x8 input tiled
 // CHECK-NEXT:   sp.tensor @b : tensor<256x64xbf16> tiles 8x2 input tiled
 // CHECK-NEXT:   sp.tensor @c : tensor<100x64xbf16> tiles 4x2 output tiled
@@ -49,7 +49,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // CHECK-NEXT:   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 // CHECK-NEXT: }
 // CHECK-GENERIC: "sp.entry"() <{function = "gemm", inputs = ["a", "b"], outputs = ["c"]}> : () -> ()
-// CHECK-GENERIC: "sp.program"() <{sym_name = "c", op = "tg.matmul", phase = #sp<phase sized>, tile = #sp.pair<32x32>}> ({
+// CHECK-GENERIC: "sp.program"() <{sym_name = "c", op = "tg.matmul", kind = #sp<section_kind gemm>, phase = #sp<phase sized>, tile = #sp.pair<32x32>}> ({
 // CHECK-GENERIC: "sp.tensor"() <{sym_name = "a", type = tensor<100x256xbf16>, tiles = #sp.pair<4x8>, role = #sp<role input>, layout = #sp<layout tiled>}> : () -> ()
 // CHECK-GENERIC: "sp.work"() <{tensor = @c, block = #sp.pair<3x2>, k_tiles = 8 : i64, k_block = 2 : i64}> : () -> ()
 // CHECK-GENERIC: "sp.plan"() <{kind = #sp<plan_kind blocked>, grid = #sp.pair<1x2>, sub_block = #sp.pair<3x2>, packing = #sp<packing operand_with_store>, predicted_cycles = 5000 : i64, bound = #sp<bound compute>, runner_up = "streaming grid 8x8", runner_up_cycles = 6000 : i64}> {why = "compute-bound"} : () -> ()
@@ -68,7 +68,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // line folded onto a 3x2 mesh, the last site one round short, A multicast over the whole line (one
 // group of 6 sites, sender the first).
 sp.entry @g(@a, @b) -> (@c)
-sp.program @c op "tg.matmul" phase sized tile 32x32 {
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.tensor @a : tensor<32x128xbf16> tiles 1x4 input tiled
   sp.tensor @b : tensor<128x704xbf16> tiles 4x22 input tiled
   sp.tensor @c : tensor<32x704xbf16> tiles 1x22 output tiled
@@ -98,7 +98,7 @@ sp.program @c op "tg.matmul" phase sized tile 32x32 {
 // A linked section: symbolic shapes, no engines; a 1-row tensor in rows layout, a scratch
 // result, a block-float storage format, and an entry with two results.
 sp.entry @decode(@x, @w) -> (@y, @x)
-sp.program @y op "tg.matmul" phase linked tile 32x32 {
+sp.program @y op "tg.matmul" kind gemm phase linked tile 32x32 {
   sp.tensor @x : tensor<4096xbf16> tiles 1x128 input rows format "bfp8_b"
   sp.tensor @w : tensor<4096x512xbf16> tiles 128x16 input tiled format "bfp8_b"
   sp.tensor @y : tensor<1x512xf32> tiles 1x16 scratch rows
@@ -112,7 +112,7 @@ sp.program @y op "tg.matmul" phase linked tile 32x32 {
   sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw]
 }
 // CHECK:      sp.entry @decode(@x, @w) -> (@y, @x)
-// CHECK-NEXT: sp.program @y op "tg.matmul" phase linked tile 32x32 {
+// CHECK-NEXT: sp.program @y op "tg.matmul" kind gemm phase linked tile 32x32 {
 // CHECK-NEXT:   sp.tensor @x : tensor<4096xbf16> tiles 1x128 input rows format "bfp8_b"
 // CHECK-NEXT:   sp.tensor @w : tensor<4096x512xbf16> tiles 128x16 input tiled format "bfp8_b"
 // CHECK-NEXT:   sp.tensor @y : tensor<1x512xf32> tiles 1x16 scratch rows
@@ -124,7 +124,7 @@ sp.program @y op "tg.matmul" phase linked tile 32x32 {
 // A placed streaming section dealt out flat over two rectangles of sites (split_work_to_sites),
 // per-site first items with offsets, engines without a NoC choice, a single-tile output slot
 // written tile by tile (u, v), and a spill of its own at the accumulator's precision.
-sp.program @s op "tg.matmul" phase placed tile 32x32 {
+sp.program @s op "tg.matmul" kind gemm phase placed tile 32x32 {
   sp.tensor @a : tensor<64x64xi8> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x96xi8> tiles 2x3 input tiled
   sp.tensor @c : tensor<64x96xi8> tiles 2x3 output tiled
@@ -153,7 +153,7 @@ sp.program @s op "tg.matmul" phase placed tile 32x32 {
 // -----
 
 // A fused section on a fabric without multicast: the sharing decisions with their numbers.
-sp.program @p op "tg.matmul" phase fused tile 32x32 {
+sp.program @p op "tg.matmul" kind gemm phase fused tile 32x32 {
   sp.tensor @a : tensor<64x64xf32> tiles 2x2 input tiled
   sp.tensor @b : tensor<64x64xf32> tiles 2x2 input tiled
   sp.tensor @c : tensor<64x64xf32> tiles 2x2 output tiled

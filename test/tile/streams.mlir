@@ -68,14 +68,14 @@ func.func @norm(%x: tensor<8x128xf32>, %w: tensor<1x128xf32>) -> tensor<8x128xf3
   func.return %y : tensor<8x128xf32>
 }
 // RDU-LABEL: sp.entry @norm(@x, @w) -> (@y)
-// RDU:         sp.program @y__partials op "tg.rms_norm" phase sized
+// RDU:         sp.program @y__partials op "tg.rms_norm" kind row_reduce phase sized
 // RDU:           sp.work @x block 1x1 k 1 by 1
 // RDU:           sp.sites [0, 0]x[0, 3] first y count 1 block 1x1 sub_block 1x1
-// RDU:         sp.program @y__stats op "tg.rms_norm" phase sized
+// RDU:         sp.program @y__stats op "tg.rms_norm" kind row_reduce phase sized
 // RDU:           sp.work @y__stats block 1x1 k 4 by {{[124]}}
-// RDU:         sp.program @y op "tg.rms_norm" phase sized
+// RDU:         sp.program @y op "tg.rms_norm" kind map phase sized
 // RDU:           sp.map rms_apply %in0, %in1, %in2 [full, cols, rows] -> %out valid 8x128 on compute
 // WH-LABEL: sp.entry @norm(@x, @w) -> (@y)
-// WH-NEXT:    sp.program @y op "tg.rms_norm" phase sized
+// WH-NEXT:    sp.program @y op "tg.rms_norm" kind row_reduce phase sized
 // WH:           sp.work @y block 1x4 k 1 by 1
 // WH:           sp.sites [0, 0]x[0, 0] first 0 count 1 block 1x4 sub_block 1x4

@@ -8,16 +8,17 @@ import itertools
 import pytest
 
 from spatial_dialect import sp
-from spatial_dialect.passes import tile
-from spatial_dialect.passes.common import (
+from spatial_dialect.passes.analysis import (
+    GemmView,
     Numerics,
-    SectionGemm,
     gemm_plan,
     module_target,
+    operand_fifos,
     section_cost,
+    site_bytes,
 )
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.passes.size_buffers import operand_fifos, site_bytes
+from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import (
     GemmPlan,
@@ -134,7 +135,7 @@ def every_plan(target, shape, numerics):
 def test_no_legal_plan_is_cheaper(target: str, shape: tuple[int, int, int]) -> None:
     module, program = compiled(target, shape)
     t = module_target(module, "test")
-    gemm_shape = SectionGemm.of(program).shape()
+    gemm_shape = GemmView.of(program).shape()
     numerics = Numerics.of(t, gemm_shape.in_dtype, gemm_shape.out_dtype)
     best = min(
         gemm_cost(
@@ -154,15 +155,15 @@ def test_the_pruned_ranking_keeps_the_cheapest_two(
     target: str, shape: tuple[int, int, int]
 ) -> None:
     """rank() prices only what its floor cannot rule out; its first two are the cheapest two of
-    every candidate tile enumerates (`tile.candidates`, unpruned)."""
+    every candidate tile enumerates (`tile_gemm.candidates`, unpruned)."""
     t = load_target(target)
     dtype = "f32" if target == "plasticine" else "bf16"
     gemm_shape = GemmShape(*shape, dtype, dtype)
     numerics = Numerics.of(t, dtype, dtype)
-    ranked = tile.rank(t, gemm_shape, numerics, "hifi4")
+    ranked = tile_gemm.rank(t, gemm_shape, numerics, "hifi4")
     every = sorted(
         numerics.cost(t, gemm_shape, p, "hifi4").total_cycles
-        for p in tile.candidates(t, gemm_shape, numerics)
+        for p in tile_gemm.candidates(t, gemm_shape, numerics)
     )
     assert [c.total_cycles for _, c in ranked[:2]] == every[:2]
 
@@ -187,7 +188,7 @@ def test_the_allocator_lays_out_what_the_planner_priced(
     site covering the nominal block (operand FIFOs at the legality depth of 2)."""
     module, program = compiled(target, shape)
     t = module_target(module, "test")
-    gemm_shape = SectionGemm.of(program).shape()
+    gemm_shape = GemmView.of(program).shape()
     numerics = Numerics.of(t, gemm_shape.in_dtype, gemm_shape.out_dtype)
     plan = gemm_plan(program)
     work = program.one(sp.WorkOp)

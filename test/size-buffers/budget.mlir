@@ -11,7 +11,7 @@
 
 builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16", local_mem = "900000"}} {
   sp.entry @decode(@x, @w) -> (@y)
-  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+  sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows

@@ -1,56 +1,5 @@
-"""tile: each section's block plan, chosen by enumerating the legal plans and ranking them with the
-cost model (DESIGN.md section 5), with the prediction and the runner-up recorded on the section.
-
-A plan is legal when
-  * its output sub-block fits the accumulator: osh x osw <= the target's accumulator tiles at the
-    section's accumulation precision (`common.Numerics`);
-  * its footprint fits a site's configurable budget, priced by `footprint_bytes_for_plan`, THE
-    function size-buffers lays out (seed 001: the planner must price exactly what the allocator
-    lays out, or it picks plans the allocator refuses);
-  * its K block divides K (the inner loop walks whole blocks);
-  * a register accumulator (GPU fragments, RDU registers) holds its partial sums across the K
-    loop with no spill buffer, so it holds the whole block: one sub-block per block, unless
-    there is one K block;
-  * the work maps onto the mesh the way place deals it (`targets.gemm.deal`, the one function
-    both read):
-    - where the target multicasts rectangles, blocks go to sites by seed 003's 2-D map, block
-      (r, c) on site (c % GX, r % GY), several blocks to a site in rounds. Along each dimension
-      the blocks either take one round (at most as many block rows as site rows: per_site_m =
-      ceil(Mt / g) for g <= mesh rows, and a boundary block covers what is left) or several:
-      then the block divides the tiles, so all of a site's blocks have one shape (a site range
-      has one block), and the grid is the fewest sites running the fewest rounds (or one more),
-      or the largest divisor of the block count not above the mesh (`dimension`). Where the
-      rounds do not divide evenly the first sites run one more, along one dimension only: a site
-      with fewer rounds then walks a prefix of the blocks of A (B) its row's (column's) sender
-      multicasts (sp.ItemSpace, sp.group);
-    - on such a mesh, also a LINE of L sites folded onto it row by row (L > mesh columns; the
-      line's L is chosen like a dimension's grid, over the mesh's X x Y sites): tt-metal's 1-D
-      multicast matmul. A line shares A (the block columns dealt over it, every block row on each
-      site, in rounds where the block divides M) or B (the block rows dealt, every block column on
-      each site);
-    - each operand that a row, a column or the line of sites shares is multicast or read by every
-      site for itself (`mcast_a`, `mcast_b`): both are candidates wherever the sharing sites are
-      more than one;
-    - on a flat target (no multicast) the blocks are dealt out by split_work_to_sites, several to
-      a site in one range shape, so they all have one shape: per_site_m divides Mt and per_site_n
-      divides Nt; over the whole mesh or a rectangle of it: the fewest sites for a few round
-      counts, or the largest whose sites divide the blocks (`flat_grids`).
-The streaming plan (tt-metal's non-reuse matmul: each site walks single output tiles over the
-whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
-the larger sub-block, then the wider K block, then the smaller per-site block, then the grid over
-the line, multicast over unicast, so the choice is deterministic.
-
-The search is exact and cheap: each block-and-arrangement is first priced by `gemm_cost_floor`
-(what no sub-block or K block can beat), visited cheapest floor first and dropped once the floor
-passes the runner-up found so far; a candidate's cycles depend on its sub-block only through the
-larger side (the unpacker's reuse), so one cost evaluation serves every sub-block with that side.
-
-Applying the plan fills in what link left symbolic: the work items and K block (`sp.work`, with
-`over` the grid the blocks are dealt over when a site runs several), the plan and its numbers
-(`sp.plan`, with the line and the multicast operands and what the other multicast choice would
-cost), the output FIFO's depth (one page per sub-block where the output accumulates in place, at
-least two otherwise, and one tile per accumulator lane where a register accumulator's lanes write
-their own tiles), and the K-block spill where partial sums leave the accumulator between K blocks.
+"""tile's GEMM plan space and its ranking: every legal plan of a GEMM section, priced by the cost
+model, best first (the rules are the tile package docstring's).
 """
 
 from __future__ import annotations
@@ -58,29 +7,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
-
-from spatial_dialect import sp
-from spatial_dialect.passes.common import (
-    Numerics,
-    SectionGemm,
-    SectionPattern,
-    module_target,
-    options,
-    programs,
-    record,
-    run_sections,
-)
-from spatial_dialect.passes.link import ELEMENT_TYPES
-from spatial_dialect.passes.plan_ops import tile_stream
-from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
-from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
+from spatial_dialect.passes.analysis import Numerics, largest_divisor
 from spatial_dialect.targets import FIDELITIES, Target
 from spatial_dialect.targets.cost import (
     GemmCost,
@@ -89,20 +17,14 @@ from spatial_dialect.targets.cost import (
     GemmShape,
     gemm_cost_floor,
 )
-from spatial_dialect.targets.gemm import ceil_div, deal, divisors
-
-DEFAULT_FIDELITY = "hifi4"
+from spatial_dialect.targets.gemm import ceil_div, divisors
 
 
-def packing(target: Target) -> str:
+def gemm_packing(target: Target) -> str:
     """How loads and the store share the movement engines: the arrangement the cost model prices
     (two engines: B's loader shares the store's engine, tt-metal's in1 + writer pairing)."""
     engines = target.movement_engines
     return "split" if engines >= 3 else "operand_with_store" if engines == 2 else "single"
-
-
-def _largest_divisor(n: int, at_most: int) -> int:
-    return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
 
 def dimension(tiles: int, sites: int) -> dict[int, list[int]]:
@@ -129,7 +51,7 @@ def dimension(tiles: int, sites: int) -> dict[int, list[int]]:
             if 2 <= rounds <= blocks:
                 add(per, ceil_div(blocks, rounds))
         if blocks > sites:
-            add(per, _largest_divisor(blocks, sites))
+            add(per, largest_divisor(blocks, sites))
     return out
 
 
@@ -166,7 +88,7 @@ def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
     """Every block with the grid or line it is dealt over and its multicast choices, as a plan
     whose sub-block and K block are placeholders (1, 1, 1): the part the cost floor depends on."""
     mt, nt = shape.mt, shape.nt
-    if target.multicast != "rectangle":
+    if not target.multicasts_rectangles:
         for pm in divisors(mt):
             for pn in divisors(nt):
                 for gx, gy in flat_grids(target, (mt // pm) * (nt // pn)):
@@ -265,7 +187,7 @@ def describe(plan: GemmPlan, kt: int, target: Target | None = None) -> str:
         f"blocked per_site {plan.per_site_m}x{plan.per_site_n} block {plan.osh}x{plan.osw} "
         f"k_block {plan.ibw} k_blocks {plan.k_blocks(kt)}"
     )
-    if target is not None and target.multicast != "rectangle":
+    if target is not None and not target.multicasts_rectangles:
         if (plan.grid_x, plan.grid_y) != (target.mesh_x, target.mesh_y):
             text += f" grid {plan.grid_x}x{plan.grid_y}"
     elif target is not None:
@@ -337,106 +259,17 @@ def fidelity_matters(target: Target, dtype: str) -> bool:
     return len({target.matmul_tile_cycles(dtype, f) for f in FIDELITIES}) > 1
 
 
-@dataclass
-class TileSection(SectionPattern):
-    target: Target
-    fidelity: str
-    pass_name = "tile"
-    takes_phase = Phase.LINKED
-
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        if program.one(sp.MatmulTilesOp) is None:
-            # a section that is not a GEMM: its plan space is plan_ops'
-            tile_stream(program, self.target, self.fidelity, rewriter)
-            return
-        gemm = SectionGemm.of(program)
-        shape = gemm.shape()
-        numerics = Numerics.of(self.target, shape.in_dtype, shape.out_dtype)
-        ranked = rank(self.target, shape, numerics, self.fidelity)
-        if not ranked:
-            raise NoLegalPlan(
-                f"section @{program.sym_name.data}: no plan of a {shape.m}x{shape.k}x{shape.n} GEMM fits "
-                f"{self.target.name}'s {self.target.local_mem_max_bytes} bytes of local memory"
-            )
-        (plan, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-        apply_plan(program, gemm, plan, cost, runner, self, numerics, rewriter)
-
-
-def apply_plan(
-    program: sp.ProgramOp,
-    gemm: SectionGemm,
-    plan: GemmPlan,
-    cost: GemmCost,
-    runner: tuple[GemmPlan, GemmCost] | None,
-    tiling: TileSection,
-    numerics: Numerics,
-    rewriter: PatternRewriter,
-) -> None:
-    target, shape = tiling.target, gemm.shape()
-    kt = shape.kt
-    c_name = gemm.store.tensor.root_reference.data
-    block = (1, 1) if plan.streaming else (plan.per_site_m, plan.per_site_n)
-    dealt = deal(target, shape, plan)
-    # Several blocks a site under the 2-D map (or a line): the items are numbered site by site.
-    over = None
-    if dealt.kind != "flat" and dealt.per_site > 1:
-        over = (dealt.grid_x, dealt.grid_y)
-    work = sp.WorkOp(c_name, block, kt, plan.ibw, over)
-    q = cost.quantities
-    grid = (plan.grid_x, plan.grid_y) if dealt.kind == "flat" else (dealt.grid_x, dealt.grid_y)
-    plan_op = sp.PlanOp(
-        PlanKind.STREAMING if plan.streaming else PlanKind.BLOCKED,
-        grid,
-        (plan.osh, plan.osw),
-        packing(target),
-        cost.total_cycles,
-        cost.bound,
-        (describe(runner[0], kt, target), runner[1].total_cycles) if runner else None,
-        line=plan.line,
-        multicast=[n for n, m in (("a", q.mcast_a), ("b", q.mcast_b)) if m],
-    )
-    plan_op.attributes["why"] = StringAttr(cost.why)
-    if (why := multicast_why(plan, q, shape, tiling, numerics)) is not None:
-        plan_op.attributes["multicast_why"] = StringAttr(why)
-    rewriter.insert(
-        [work, plan_op],
-        InsertPoint.before(
-            next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
-        ),
-    )
-    out = sp.buffer_of(gemm.matmul.out)
-    assert isinstance(out, sp.FifoOp)
-    spill = None
-    if not plan.streaming:
-        lanes = target.acc_in_registers and target.acc_lane_grid(plan.osh, plan.osw) is not None
-        if lanes:
-            # Each accumulator lane writes its own tiles through a one-tile slot (seed 001).
-            out.properties["depth"] = SizesAttr.of(target.acc_lanes)
-            out.properties["page"] = SizesAttr.of(1, 1)
-            r0, c0, ti, tj, u, v = (loop_var(n) for n in ("r0", "c0", "ti", "tj", "u", "v"))
-            gemm.store.properties["access"] = AccessAttr.of(r0 + ti + u, c0 + tj + v, 1, 1)
-        elif numerics.in_place:
-            out.properties["depth"] = SizesAttr.of("subs")
-        else:
-            out.properties["depth"] = SizesAttr.of(max(plan.sub_blocks, 2))
-        if plan.k_blocks(kt) > 1 and not target.acc_in_registers:
-            spill = _spill(out, numerics, target)
-            rewriter.insert(spill, InsertPoint.after(out))
-    m = gemm.matmul
-    fidelity = tiling.fidelity if fidelity_matters(target, gemm.shape().in_dtype) else None
-    rewriter.replace(
-        m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, fidelity)
-    )
-    program.set_phase(Phase.TILED)
-
-
 def multicast_why(
-    plan: GemmPlan, q: GemmQuantities, shape: GemmShape, tiling: TileSection, numerics: Numerics
+    target: Target,
+    fidelity: str,
+    plan: GemmPlan,
+    q: GemmQuantities,
+    shape: GemmShape,
+    numerics: Numerics,
 ) -> str | None:
     """Each operand that several sites share, multicast or read by each: the plan's choice and the
     cycles of the same plan with the other choice for that operand."""
-    target = tiling.target
-    if target.multicast != "rectangle" or plan.streaming:
+    if not target.multicasts_rectangles or plan.streaming:
         return None
     parts = []
     for name, on, sharers in (
@@ -447,7 +280,7 @@ def multicast_why(
             continue
         flag = "mcast_a" if name == "A" else "mcast_b"
         other = dataclasses.replace(plan, **{flag: not on})
-        cycles = numerics.cost(target, shape, other, tiling.fidelity).total_cycles
+        cycles = numerics.cost(target, shape, other, fidelity).total_cycles
         where = (
             f"the line of {sharers}"
             if plan.line
@@ -458,41 +291,3 @@ def multicast_why(
         else:
             parts.append(f"{name} unicast, shared by {where} (multicast: {cycles} cycles)")
     return "; ".join(parts) or None
-
-
-def _spill(out: sp.FifoOp, numerics: Numerics, target: Target) -> sp.IntermOp:
-    """The K-block spill: one page per sub-block, in the output FIFO itself where the output is
-    accumulated in place, else its own buffer at the accumulator's precision."""
-    page = SizesAttr.of("sh", "sw")
-    if numerics.in_place:
-        fmt = out.format.data if out.format else None
-        spill = sp.IntermOp(
-            "spill", SizesAttr.of("subs"), page, out.elt, out.tile_bytes, fmt, out.res
-        )
-    else:
-        spill = sp.IntermOp(
-            "spill",
-            SizesAttr.of("subs"),
-            page,
-            ELEMENT_TYPES[numerics.acc],
-            target.tile_bytes(numerics.acc),
-        )
-    spill.res.name_hint = "spill"
-    return spill
-
-
-@dataclass(frozen=True)
-class TilePass(ModulePass):
-    """`tile{fidelity=hifi4}`: choose and apply every linked section's block plan."""
-
-    name = "tile"
-    fidelity: str | None = None
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = module_target(op, self.name)
-        fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
-        if fidelity not in FIDELITIES:
-            raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
-        if any(p.phase_value == Phase.LINKED for p in programs(op)):
-            record(op, fidelity=fidelity)
-        run_sections(op, TileSection(target, fidelity))

@@ -13,7 +13,7 @@
 // B's pages (the most bytes per page) are given back one at a time until the site fits: 5.
 builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
-  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+  sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
@@ -45,7 +45,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
 // 4x8 = 32 at the boundary site (1624: 4); A's 1x4 (728: 2).
 builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
-  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+  sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
@@ -75,7 +75,7 @@ builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity 
 // A GPU declares no credit-loop latencies: double buffering.
 builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
-  sp.program @y op "tg.matmul" phase fused tile 32x32 {
+  sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
     sp.tensor @w : tensor<4096x4096xbf16> tiles 128x128 input tiled
     sp.tensor @y : tensor<1x4096xbf16> tiles 1x128 output rows
@@ -107,7 +107,7 @@ builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4",
 // range: the output lands right after in1, which is 3 tiles wide inside and 1 at the boundary.
 builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @g(@a, @b) -> (@c)
-  sp.program @c op "tg.matmul" phase fused tile 32x32 {
+  sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @a : tensor<100x1024xbf16> tiles 4x32 input tiled
     sp.tensor @b : tensor<1024x700xbf16> tiles 32x22 input tiled
     sp.tensor @c : tensor<100x700xbf16> tiles 4x22 output tiled

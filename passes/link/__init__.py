@@ -6,26 +6,18 @@ the `format` option asks for), the buffers joining the stages, the stages themse
 access patterns. It decides no sizes: every shape is written with the size symbols (sp_attrs), so
 one template serves whatever plan tile picks and whatever block a site ends up covering.
 
-A GEMM section (`tg.matmul`, C = A @ B):
-
-    in0  FIFO of [h, kw] tiles of A     load  A[r0, k0] x [h, kw]
-    in1  FIFO of [kw, w] tiles of B     load  B[k0, c0] x [kw, w]
-    out  FIFO of [sh, sw] tiles of C    matmul_tiles in0, in1 -> out (accumulator dst)
-                                        store C[r0 + ti, c0 + tj] x [sh, sw]
-
-Partial tiles at the edges are padded: a tensor of 100x70 elements is 4x3 tiles in DRAM, the
-padding is zero, and the product over it adds nothing. The accumulator's precision follows
-`common.Numerics`. Refused, by name: an op that has no section form yet (NotLowered) and a
-datatype or storage format the chip does not compute in (UnsupportedDatatype).
-
-Every other tg op has its section form in link_ops (pointwise, swiglu, transpose, rope,
-gather_rows, set_rows, arg-max), link_rows (rms_norm, layer_norm, softmax) and link_attention
-(flash attention); `LINKERS` is the one table of which module links which op.
+Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
+transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
+link/rows.py (rms_norm, layer_norm, softmax, arg-max) and link/attention.py (flash attention);
+`LINKERS` is the one table of which module links which op. Each records the section's kind on
+it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
+name: an op that has no section form yet (NotLowered) and a datatype or storage format the chip
+does not compute in (UnsupportedDatatype).
 
 The function is replaced by `sp.entry` (its interface, by tensor name) and its sections, in
 execution order: a section reads what an earlier one wrote, by tensor name, and the function's
 results are the entry's outputs. Before any op is linked the prelude decides each tensor's layout
-for the whole function (passes/prelude.py); link applies it (link_context): where a section wants
+for the whole function (link/prelude.py); link applies it (link/context.py): where a section wants
 a tensor in the other layout, ONE bridge section (tilize or untilize) makes its twin, shared by
 every later reader. Running link again changes nothing: there is no tg op left to link.
 """
@@ -37,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -48,81 +40,37 @@ from xdsl.pattern_rewriter import (
 )
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes import link_attention, link_ops, link_rows
-from spatial_dialect.passes.common import (
-    TARGET_ATTR,
-    Numerics,
-    choose_target,
-    record,
-    recorded_target,
-)
-from spatial_dialect.passes.link_context import (
-    ELEMENT_TYPES,
-    Section,
-    SectionContext,
-    carried_names,
-    operand_precision,
-    value_names,
-)
-from spatial_dialect.passes.prelude import Prelude
-from spatial_dialect.sp import AccessAttr, Layout, loop_var
+from spatial_dialect.passes.analysis import TARGET_ATTR, choose_target, record, recorded_target
+from spatial_dialect.passes.link import attention, indexed, maps, matmul, rope, rows
+from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
+from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
 
-__all__ = ["ELEMENT_TYPES", "LINKERS", "LinkPass"]
+__all__ = ["LINKERS", "LinkPass"]
 
 STORAGE_FORMATS = ("bf16", "bfp8_b", "bfp4_b")
 """What the `format` option may ask of bf16 tensors: bf16 itself or a Tensix block-float format."""
 
 
-def link_matmul(op: tg.MatmulOp, ctx: SectionContext) -> sp.ProgramOp:
-    a_t, c_t = op.a.type, op.res.type
-    assert isinstance(a_t, TensorType) and isinstance(c_t, TensorType)
-    in_dtype, out_dtype = str(a_t.element_type), str(c_t.element_type)
-    why = None
-    if isinstance(a_t.element_type, IntegerType):
-        in_dtype, why = operand_precision(op, ctx, [op.a, op.b])
-    ctx.check_dtype(op, in_dtype, matmul=True)
-    ctx.check_dtype(op, out_dtype)
-    acc_dtype = Numerics.of(ctx.target, in_dtype, out_dtype).acc
-    s = Section(ctx, op)
-    if why is None:
-        a, b = s.input(op.a, Layout.TILED), s.input(op.b, Layout.TILED)
-        in0 = s.fifo("in0", a, "h", "kw")
-        in1 = s.fifo("in1", b, "kw", "w")
-    else:
-        # Loaded tiles convert to the compute datatype; the DRAM tensors keep their type.
-        a = s.input(op.a, Layout.TILED, check=False)
-        b = s.input(op.b, Layout.TILED, check=False)
-        in0 = s.fifo("in0", ELEMENT_TYPES[in_dtype], "h", "kw")
-        in1 = s.fifo("in1", ELEMENT_TYPES[in_dtype], "kw", "w")
-        s.why("operand_precision", why)
-    c = s.output(op.res, Layout.TILED)
-    out = s.fifo("out", c, "sh", "sw")
-    dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
-    r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
-    s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
-    s.load(b, AccessAttr.of(k0, c0, "kw", "w"), in1)
-    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
-    s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
-    return s.build(c.sym_name.data)
-
-
 Linker = Callable[..., "sp.ProgramOp | list[sp.ProgramOp]"]
 
 LINKERS: dict[type[Operation], Linker] = {
-    tg.MatmulOp: link_matmul,
-    **link_ops.LINKERS,
-    **link_rows.LINKERS,
-    **link_attention.LINKERS,
+    **matmul.LINKERS,
+    **maps.LINKERS,
+    **rope.LINKERS,
+    **indexed.LINKERS,
+    **rows.LINKERS,
+    **attention.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinkFunction(RewritePattern):
     """A function of tg ops becomes its interface and its sections (the unit is the function:
-    tensor names, layouts and the interface are decided for all its ops at once)."""
+    tensor names, layouts and the interface are decided for all its ops at once). A function
+    without tg ops is left alone, so the walker reaches a fixed point."""
 
     target: Target
     fmt: str
@@ -146,7 +94,7 @@ class LinkFunction(RewritePattern):
             if module
             else set()
         )
-        ctx = SectionContext(names, Prelude.of(op), results, self.target, self.fmt, sections=taken)
+        ctx = LinkContext(names, Prelude.of(op), results, self.target, self.fmt, sections=taken)
         sections: list[Operation] = []
         for o in ops:
             linker = LINKERS.get(type(o))
@@ -157,9 +105,9 @@ class LinkFunction(RewritePattern):
             except SpatialPassError as err:
                 o.emit_error(str(err), err)  # a refusal is reported at the op it refuses
             before, after = ctx.bridges.take()
-            sections += [link_ops.bridge(ctx, *b) for b in before]
+            sections += [maps.bridge(ctx, *b) for b in before]
             sections += linked if isinstance(linked, list) else [linked]
-            sections += [link_ops.bridge(ctx, *b) for b in after]
+            sections += [maps.bridge(ctx, *b) for b in after]
         entry = sp.EntryOp(
             op.sym_name.data,
             [ctx.names[a] for a in op.body.block.args],
@@ -193,5 +141,5 @@ class LinkPass(ModulePass):
         }
         record(op, format=self.format, **{k: v for k, v in extra.items() if v is not None})
         PatternRewriteWalker(
-            LinkFunction(recorded_target(op, self.name), self.format), apply_recursively=False
+            LinkFunction(recorded_target(op, self.name), self.format)
         ).rewrite_module(op)

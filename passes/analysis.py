@@ -1,25 +1,51 @@
-"""What the passes share: the module's target and options, phase gates, and a section's GEMM.
+"""What several passes share, in one module that imports no pass (so no pass imports a later one).
 
-The target is chosen once (link records it on the module) and every later pass reads it from
-there, so no two passes can plan for different chips. The pipeline options that change the target
-(`grid`) or the numbers (`fidelity`, `format`) are recorded next to it, and the report prints them.
+- The module's target and options: the target is chosen once (link records it on the module)
+  and every later pass reads it from there, so no two passes can plan for different chips. The
+  pipeline options that change the target (`grid`) or the numbers (`fidelity`, `format`) are
+  recorded next to it, and the report prints them.
+- Phase gates: which sections a pass takes (`takes`, `sections_taken`).
+- A GEMM section's view (`GemmView`: its matmul, the loads of A and B, the store), the plan tile
+  recorded as the cost model's `GemmPlan`, and how it accumulates (`Numerics`).
+- The footprint adapters (`buffer_bytes`, `memory_buffers`, `site_bytes`, `operand_fifos`): what
+  size-buffers lays out is what tile and link price, so both call these.
+- The engines assignment (`engines`): what tile's packing promised, place carries out.
+
+A section's kind is recorded on it by link (`program.kind`); no pass asks its stages again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute
 
 from spatial_dialect import sp
-from spatial_dialect.sp import Phase
-from spatial_dialect.sp.errors import InvalidTarget, SpatialPassError, WrongPhase
+from spatial_dialect.sp import COMPUTE_STAGES, EngineAttr, Phase, SectionKind
+from spatial_dialect.sp.errors import InvalidTarget, SpatialPassError, TooManyEngines, WrongPhase
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape, gemm_cost, plan_fits
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "bf16": BFloat16Type(),
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+    "i8": IntegerType(8),
+    "i32": IntegerType(32),
+}
+"""The element types by the names the target and the cost model use."""
 
 TARGET_ATTR = "sp.target"
 OPTIONS_ATTR = "sp.options"
@@ -139,32 +165,33 @@ def refuse_unlinked(module: ModuleOp, pass_name: str) -> None:
             op.emit_error(str(err), err)
 
 
-class SectionPattern(RewritePattern):
-    """A per-section step: `rewrite(program, rewriter)` runs on every sp.program the pass takes."""
-
-    pass_name: str
-    takes_phase: Phase
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, sp.ProgramOp) and takes(op, self.pass_name, self.takes_phase):
-            self.rewrite(op, rewriter)
-            rewriter.notify_op_modified(op)
-
-    def rewrite(self, program: sp.ProgramOp, rewriter: PatternRewriter) -> None:
-        raise NotImplementedError
+@contextmanager
+def refusals_at(program: sp.ProgramOp) -> Iterator[None]:
+    """Report a refusal raised while a pass works on `program` at the section, with the module
+    printed around it (a refusal is never a bare traceback)."""
+    try:
+        yield
+    except Exception as err:
+        program.emit_error(str(err), err)
 
 
-def run_sections(module: ModuleOp, pattern: SectionPattern) -> None:
-    PatternRewriteWalker(pattern, apply_recursively=False, walk_regions_first=False).rewrite_module(
-        module
-    )
+def sections_taken(module: ModuleOp, pass_name: str, expected: Phase) -> list[sp.ProgramOp]:
+    """The sections `pass_name` has work on, in module order (`takes`): a whole-section pass walks
+    these, deciding and building each under `refusals_at`. A section in an earlier phase is
+    refused at the section."""
+    taken = []
+    for program in programs(module):
+        with refusals_at(program):
+            if takes(program, pass_name, expected):
+                taken.append(program)
+    return taken
 
 
-# ── A section's GEMM ──────────────────────────────────────────────────────────────────────────
+# ── A GEMM section ──────────────────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)
-class SectionGemm:
+class GemmView:
     """The matmul of a section with its operands: the stage, the loads of A and B, the store."""
 
     matmul: sp.MatmulTilesOp
@@ -173,7 +200,7 @@ class SectionGemm:
     store: sp.StoreOp
 
     @staticmethod
-    def of(program: sp.ProgramOp) -> SectionGemm:
+    def of(program: sp.ProgramOp) -> GemmView:
         name = program.sym_name.data
         matmul = program.one(sp.MatmulTilesOp)
         if matmul is None:
@@ -184,7 +211,7 @@ class SectionGemm:
             raise SpatialPassError(
                 f"section @{name}: a GEMM section loads both operands of its matmul_tiles and stores its output"
             )
-        return SectionGemm(matmul, loads[matmul.in0], loads[matmul.in1], stores[matmul.out])
+        return GemmView(matmul, loads[matmul.in0], loads[matmul.in1], stores[matmul.out])
 
     def tensor(self, stage: sp.LoadOp | sp.StoreOp) -> sp.TensorOp:
         return self.matmul.program.tensor(stage.tensor.root_reference.data)
@@ -267,7 +294,102 @@ class Numerics:
 
 def section_cost(program: sp.ProgramOp, target: Target, fidelity: str) -> GemmCost:
     """The cost model's prediction for a tiled section's plan, as tile ranked it."""
-    shape = SectionGemm.of(program).shape()
+    shape = GemmView.of(program).shape()
     return Numerics.of(target, shape.in_dtype, shape.out_dtype).cost(
         target, shape, gemm_plan(program), fidelity
     )
+
+
+# ── Footprints ────────────────────────────────────────────────────────────────────────────────
+
+
+def memory_buffers(program: sp.ProgramOp) -> list[sp.MemoryBufferOp]:
+    return [b for b in program.buffers() if isinstance(b, sp.MemoryBufferOp)]
+
+
+def operand_fifos(program: sp.ProgramOp) -> list[sp.FifoOp]:
+    """The FIFOs the section's loads fill (what size-buffers deepens), each once."""
+    fifos = [sp.buffer_of(ld.dst) for ld in program.ops_of(sp.LoadOp)]
+    return [f for f in dict.fromkeys(fifos) if isinstance(f, sp.FifoOp)]
+
+
+def buffer_bytes(
+    buffers: Sequence[sp.MemoryBufferOp],
+    bindings: dict[str, int],
+    depths: dict[sp.MemoryBufferOp, int] | None = None,
+) -> int:
+    """Bytes of a site's buffers (a section's `memory_buffers`) under the size symbols
+    `bindings`: what size-buffers lays out, and what tile prices a candidate plan of a stream
+    section with (one function for both)."""
+    total = 0
+    for buf in buffers:
+        if buf.alias is None:
+            depth = (depths or {}).get(buf) or buf.depth.resolve(bindings)[0]
+            total += depth * buf.page_tiles(bindings) * buf.tile_bytes
+    return total
+
+
+def site_bytes(
+    program: sp.ProgramOp, r: sp.SitesOp, depths: dict[sp.MemoryBufferOp, int] | None = None
+) -> int:
+    """Bytes of one site of range `r` (aliases share their target's), at `depths` where given."""
+    return buffer_bytes(memory_buffers(program), r.bindings(k_block(program)), depths)
+
+
+def k_block(program: sp.ProgramOp) -> int:
+    work = program.one(sp.WorkOp)
+    assert work is not None, "a tiled section has its work"
+    return work.k_block
+
+
+def largest_divisor(n: int, at_most: int) -> int:
+    """The largest d <= at_most that divides n."""
+    return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
+
+
+# ── Engines ───────────────────────────────────────────────────────────────────────────────────
+
+
+def partner_loads(program: sp.ProgramOp) -> set[sp.LoadOp]:
+    """The loads the plan's packing moves off the loads' engine: a GEMM's B (tt-metal's in1,
+    which pairs with the writer or has its own engine), a flash attention's queries and
+    position (they join the store's engine, so the engine streaming K and V never waits)."""
+    if program.kind is SectionKind.GEMM:
+        return {GemmView.of(program).load_b}
+    if program.kind is SectionKind.ATTENTION:
+        attention = program.one(sp.AttentionOp)
+        assert attention is not None
+        joined = {v for v in (attention.q, attention.pos) if v is not None}
+        return {ld for ld in program.ops_of(sp.LoadOp) if ld.dst in joined}
+    return set()
+
+
+def engines(target: Target, program: sp.ProgramOp) -> dict[sp.StageOp, EngineAttr]:
+    """Each stage's engine and NoC: a compute stage on the compute engine; the store (and a
+    scatter) on movement engine 0 with the writer NoC; loads (and a gather) on movement engine 1
+    with the receiver NoC, except the packing's partner loads (`partner_loads`): on their own
+    engine 2 under `split`, on the store's under `operand_with_store`. With one movement engine
+    everything moves on it (`single`); a section that moves data on a target with none is
+    refused (TooManyEngines)."""
+    plan = program.one(sp.PlanOp)
+    assert plan is not None
+    n = target.movement_engines
+    store_engine = EngineAttr.movement(0, target.writer_noc)
+    load_engine = EngineAttr.movement(1, target.receiver_noc) if n >= 2 else store_engine
+    partner_engine = {
+        "split": EngineAttr.movement(2, target.receiver_noc),
+        "operand_with_store": store_engine,
+        "single": store_engine,
+    }[plan.packing.data]
+    partners = partner_loads(program)
+    out: dict[sp.StageOp, EngineAttr] = {}
+    for s in program.stages():
+        if isinstance(s, (sp.MatmulTilesOp, *COMPUTE_STAGES)):
+            out[s] = EngineAttr.compute()
+        elif n == 0:
+            raise TooManyEngines(s.stage_name(), "movement engine 0", 0)
+        elif isinstance(s, sp.StoreOp | sp.ScatterOp):
+            out[s] = store_engine
+        else:
+            out[s] = partner_engine if s in partners else load_engine
+    return out

@@ -12,7 +12,7 @@ func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tenso
 }
 // The groups span the whole grid the plan uses (13 columns x 10 rows of blocks), across the
 // boundary ranges: a row's members all hold the same A block rows.
-// BH:      sp.program @c op "tg.matmul" phase fused
+// BH:      sp.program @c op "tg.matmul" kind gemm phase fused
 // BH:      sp.group @in0_rows %in0 rows [0, 12]x[0, 9] sender 0
 // BH-NEXT: sp.group @in1_columns %in1 columns [0, 12]x[0, 9] sender 0
 // BH-NOT:  sp.group
@@ -21,7 +21,7 @@ func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tenso
 // WH:      sp.group @in0_rows %in0 rows [0, 7]x[0, 7] sender 0
 // WH-NEXT: sp.group @in1_columns %in1 columns [0, 7]x[0, 7] sender 0
 // A GPU's SMs share nothing on chip: the section only advances.
-// GPU:      sp.program @c op "tg.matmul" phase fused
+// GPU:      sp.program @c op "tg.matmul" kind gemm phase fused
 // GPU-NOT:  sp.group
 // GPU-NOT:  multicast
 

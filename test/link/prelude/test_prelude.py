@@ -9,10 +9,10 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.parser import Parser
 
-from spatial_dialect.passes.prelude import Interval, Layout, Prelude
+from spatial_dialect.passes.link.prelude import Interval, Layout, Prelude
 from spatial_dialect.tg import TG
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def parse(src: str) -> FuncOp:

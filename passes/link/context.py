@@ -2,7 +2,7 @@
 and the bridges that apply them, the target, the storage format; and the builder of a section.
 
 The layout agreement of seed 004 lives here because it is a property of naming: a section says
-which layout it wants each tensor in (`SectionContext.tensor(..., want=...)`); where that is not
+which layout it wants each tensor in (`LinkContext.tensor(..., want=...)`); where that is not
 the layout the prelude decided for the whole function, the section reads or writes the tensor's
 TWIN (`x__rows` or `x__tiled`) instead, and ONE bridge section (tilize or untilize) converts
 between the two: before the section for a tensor it reads, after it for one it writes. A twin is
@@ -23,9 +23,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
     Float32Type,
     IntegerType,
     StringAttr,
@@ -33,25 +31,44 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.prelude import Interval, Prelude, rows_of, type_interval
-from spatial_dialect.sp import AccessAttr, Layout, Phase, SizesAttr, SizeTerm, TensorRole
+from spatial_dialect.passes.link.prelude import Interval, Prelude, rows_of, type_interval
+from spatial_dialect.sp import (
+    AccessAttr,
+    Layout,
+    Phase,
+    SectionKind,
+    SizesAttr,
+    SizeTerm,
+    TensorRole,
+    loop_var,
+)
 from spatial_dialect.sp.errors import UnsupportedDatatype
 from spatial_dialect.targets import Target, TargetError
-
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "bf16": BFloat16Type(),
-    "f16": Float16Type(),
-    "f32": Float32Type(),
-    "i8": IntegerType(8),
-    "i32": IntegerType(32),
-}
+from spatial_dialect.targets.gemm import ceil_div
 
 F32 = Float32Type()
 
+R0, C0, K0, TI, TJ = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
+ZERO = AffineExpr.constant(0)
+
+BLOCK = AccessAttr.of(R0, C0, "h", "w")
+"""The item's block: what a map reads of each full operand."""
+SUB_BLOCK = AccessAttr.of(R0 + TI, C0 + TJ, "sh", "sw")
+"""One sub-block of the item: what a compute stage pushes and the store writes."""
+ROW_OPERAND = AccessAttr.of(ZERO, C0, 1, "w")
+"""A 1 x C operand broadcast over rows: the item's columns of its one row."""
+
 BRIDGE_OPS = {Layout.TILED: "tilize", Layout.ROWS: "untilize"}
 """The bridge section that produces a tensor in each layout."""
+
+
+def valid(value: SSAValue) -> tuple[int, int]:
+    """The real (unpadded) rows and columns of a tensor value."""
+    shape = value.type.get_shape()  # type: ignore[attr-defined]
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
 
 
 def value_names(function: func.FuncOp, ops: Sequence[Operation]) -> dict[SSAValue, str]:
@@ -106,7 +123,7 @@ class Bridges:
 
 
 @dataclass(frozen=True)
-class SectionContext:
+class LinkContext:
     """What linking one op needs besides the op: names, layouts, results, the chip, the format."""
 
     names: dict[SSAValue, str]
@@ -123,7 +140,7 @@ class SectionContext:
 
     def tiles(self, rows: int, cols: int) -> tuple[int, int]:
         tr, tc = self.tile
-        return -(-rows // tr), -(-cols // tc)
+        return ceil_div(rows, tr), ceil_div(cols, tc)
 
     def storage(self, dtype: str) -> str | None:
         """The storage format a tensor of `dtype` takes under the `format` option (bf16 only)."""
@@ -205,7 +222,7 @@ INT_DTYPES = ("i8", "i32")
 
 
 def operand_precision(
-    op: Operation, ctx: SectionContext, operands: Sequence[SSAValue]
+    op: Operation, ctx: LinkContext, operands: Sequence[SSAValue]
 ) -> tuple[str, str]:
     """Seed 004: an integer product's operand precision is the narrowest that holds its
     interval. The datatype the chip computes `operands` in: the narrowest integer datatype the
@@ -235,11 +252,11 @@ def operand_precision(
     )
 
 
-class Section:
-    """One section under construction: its tensors (each declared once), buffers and stages,
+class ProgramBuilder:
+    """One section (an sp.program) under construction: its tensors (each declared once), buffers and stages,
     in the order a section lists them."""
 
-    def __init__(self, ctx: SectionContext, op: Operation | str):
+    def __init__(self, ctx: LinkContext, op: Operation | str):
         self.ctx = ctx
         self.op = op
         self.source = op if isinstance(op, str) else op.name
@@ -326,10 +343,12 @@ class Section:
         """A decision link made for this section and its reason, recorded on it."""
         self.attributes[key] = StringAttr(text)
 
-    def build(self, name: str) -> sp.ProgramOp:
+    def build(self, name: str, kind: SectionKind) -> sp.ProgramOp:
+        """The section, named after the tensor it writes, of the kind its linker made."""
         program = sp.ProgramOp(
             self.ctx.section_name(name),
             self.source,
+            kind,
             Phase.LINKED,
             self.ctx.tile,
             [*self.tensors.values(), *self.buffers, *self.stages],

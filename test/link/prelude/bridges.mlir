@@ -16,7 +16,7 @@ func.func @two_readers(%a: tensor<64x32xf32>, %w: tensor<32x128xf32>) -> (tensor
 // CHECK-LABEL: sp.entry @two_readers(@a, @w) -> (@i, @j, @s)
 // CHECK:       sp.program @l op "tg.matmul"
 // CHECK:         sp.tensor @l : tensor<64x128xf32> tiles 2x4 scratch tiled
-// CHECK:       sp.program @l__rows op "untilize" phase linked tile 32x32 attributes {bridge = "@l is tiled for the whole function and a section reads it in rows"} {
+// CHECK:       sp.program @l__rows op "untilize" kind untilize phase linked tile 32x32 attributes {bridge = "@l is tiled for the whole function and a section reads it in rows"} {
 // CHECK-NEXT:    sp.tensor @l : tensor<64x128xf32> tiles 2x4 input tiled
 // CHECK-NEXT:    sp.tensor @l__rows : tensor<64x128xf32> tiles 2x4 scratch rows
 // CHECK:         sp.map untilize %in0 [full] -> %out valid 64x128
@@ -43,7 +43,7 @@ func.func @embed(%t: tensor<100x64xf32>, %ids: tensor<40xi32>, %w: tensor<64x64x
 // CHECK-LABEL: sp.entry @embed(@t, @ids, @w) -> (@y, @z)
 // CHECK:       sp.program @x__rows op "tg.gather_rows"
 // CHECK:         sp.tensor @x__rows : tensor<40x64xf32> tiles 2x2 scratch rows
-// CHECK:       sp.program @x op "tilize" phase linked tile 32x32 attributes {bridge = "@x is tiled for the whole function and a section writes it in rows"} {
+// CHECK:       sp.program @x op "tilize" kind tilize phase linked tile 32x32 attributes {bridge = "@x is tiled for the whole function and a section writes it in rows"} {
 // CHECK-NEXT:    sp.tensor @x__rows : tensor<40x64xf32> tiles 2x2 input rows
 // CHECK-NEXT:    sp.tensor @x : tensor<40x64xf32> tiles 2x2 scratch tiled
 // CHECK:       sp.program @y op "tg.matmul"
@@ -65,7 +65,7 @@ func.func @decode(%q: tensor<1x64xf32>, %kc: tensor<128x32xf32>, %vc: tensor<128
 }
 // CHECK-LABEL: sp.entry @decode(@q, @kc, @vc, @k, @pos) -> (@o, @kc, @t)
 // CHECK-NOT:   op "{{tilize|untilize}}"
-// CHECK:       sp.program @kc op "tg.set_rows" phase linked tile 32x32 attributes {carried = "in place: @kc is the cache and its update"} {
+// CHECK:       sp.program @kc op "tg.set_rows" kind scatter phase linked tile 32x32 attributes {carried = "in place: @kc is the cache and its update"} {
 // CHECK:         sp.tensor @kc : tensor<128x32xf32> tiles 4x1 output tiled
 // CHECK:         sp.scatter %in0 -> @kc at @pos[r0, c0] x [1, w] count 1
 // CHECK:       sp.program @o op "tg.attention"

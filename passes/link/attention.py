@@ -29,9 +29,18 @@ from __future__ import annotations
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.link_context import F32, Section, SectionContext
-from spatial_dialect.passes.link_ops import C0, K0, R0, SUB_BLOCK, ZERO, valid
-from spatial_dialect.sp import AccessAttr, AttentionOp, Layout, SizeTerm, size_expr
+from spatial_dialect.passes.link.context import (
+    C0,
+    F32,
+    K0,
+    R0,
+    SUB_BLOCK,
+    ZERO,
+    LinkContext,
+    ProgramBuilder,
+    valid,
+)
+from spatial_dialect.sp import AccessAttr, AttentionOp, Layout, SectionKind, SizeTerm, size_expr
 from spatial_dialect.sp.errors import NotLowered
 
 
@@ -48,7 +57,7 @@ def _group_column(item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:
     return group if tiles == 1 else group * tiles
 
 
-def link_attention(op: tg.AttentionOp, ctx: SectionContext) -> sp.ProgramOp:
+def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp:
     heads, kv = op.heads.value.data, op.kv_heads.value.data
     d, dv = op.head_dim.value.data, op.v_head_dim()
     tc = ctx.tile[1]
@@ -62,7 +71,7 @@ def link_attention(op: tg.AttentionOp, ctx: SectionContext) -> sp.ProgramOp:
     group = heads // kv
     queries, keys = valid(op.q)[0], valid(op.k)[0]
     many = queries > 1
-    s = Section(ctx, op)
+    s = ProgramBuilder(ctx, op)
     q = s.input(op.q, Layout.TILED if many else None)
     k, v = s.input(op.k, Layout.TILED), s.input(op.v, Layout.TILED)
     pos = s.input(op.pos) if op.pos is not None else None
@@ -118,7 +127,7 @@ def link_attention(op: tg.AttentionOp, ctx: SectionContext) -> sp.ProgramOp:
         f"head) serving up to {group} heads from one read of K and V, in blocks of kw tiles of "
         f"keys with an online softmax in f32; first query position {position}",
     )
-    return s.build(y.sym_name.data)
+    return s.build(y.sym_name.data, SectionKind.ATTENTION)
 
 
 LINKERS = {tg.AttentionOp: link_attention}

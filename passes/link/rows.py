@@ -1,5 +1,9 @@
 """link for the row reductions: rms_norm (with a residual; in groups of `width` columns, Qwen3's
-per-head q/k norm), layer_norm, softmax.
+per-head q/k norm), layer_norm, softmax; and arg-max, which scans rows too.
+
+    argmax      load x[c0, k0] x [1, kw] (K loop over the row's tiles) -> argmax (running
+                maximum per row in local memory) -> store idx[r0, c0] x [1, 1]: one i32 tile of
+                the result vector per tile row of x. It reads x in `rows` layout.
 
 A row reduction takes the layout of the tensors it touches (the prelude ties them); it reads and
 writes in one layout and wants none of its own. What link decides is the FORM, from the width of
@@ -31,23 +35,33 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.link_context import F32, Section, SectionContext
-from spatial_dialect.passes.link_ops import (
+from spatial_dialect.passes.analysis import buffer_bytes, memory_buffers
+from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
+    F32,
     K0,
     R0,
     SUB_BLOCK,
     ZERO,
-    map_section,
+    LinkContext,
+    ProgramBuilder,
     valid,
 )
-from spatial_dialect.passes.size_buffers import buffer_bytes, memory_buffers
-from spatial_dialect.sp import AccessAttr, Mode, RowReduceOp, TensorRole
+from spatial_dialect.passes.link.maps import map_section
+from spatial_dialect.sp import (
+    AccessAttr,
+    ArgmaxOp,
+    Layout,
+    Mode,
+    RowReduceOp,
+    SectionKind,
+    TensorRole,
+)
 from spatial_dialect.sp.errors import NotLowered
 
 
-def _fits(ctx: SectionContext, program: sp.ProgramOp, width: int) -> bool:
+def _fits(ctx: LinkContext, program: sp.ProgramOp, width: int) -> bool:
     """Whether a row section's smallest plan (one tile row, `width` tiles) fits a site: the
     footprint size-buffers lays out, at the budget tile plans against."""
     bindings = {"h": 1, "w": width, "sh": 1, "sw": width, "kw": 1, "subs": 1}
@@ -66,7 +80,7 @@ def _operands(op: Operation) -> tuple[str, SSAValue, list[SSAValue], list[SSAVal
     return "softmax", op.x, [], [], valid(op.x)[1], 0.0
 
 
-def link_row(op: Operation, ctx: SectionContext) -> sp.ProgramOp | list[sp.ProgramOp]:
+def link_row(op: Operation, ctx: LinkContext) -> sp.ProgramOp | list[sp.ProgramOp]:
     kind, x_value, streamed, row_values, width, eps = _operands(op)
     rows, cols = valid(x_value)
     tc = ctx.tile[1]
@@ -79,7 +93,7 @@ def link_row(op: Operation, ctx: SectionContext) -> sp.ProgramOp | list[sp.Progr
     cap = ctx.target.acc_tiles("f32")
     res = op.results[0]
     if group_tiles <= cap:
-        s = Section(ctx, op)
+        s = ProgramBuilder(ctx, op)
         x = s.input(x_value)
         others = [s.input(v) for v in streamed]
         weights = [s.input(v) for v in row_values]
@@ -100,7 +114,7 @@ def link_row(op: Operation, ctx: SectionContext) -> sp.ProgramOp | list[sp.Progr
             f"whole: a group of {group_tiles} tile(s) fits the {cap}-tile f32 accumulator and "
             "a site's local memory",
         )
-        whole = s.build(y.sym_name.data)
+        whole = s.build(y.sym_name.data, SectionKind.ROW_REDUCE)
         if _fits(ctx, whole, group_tiles):
             return whole
         ctx.sections.discard(whole.sym_name.data)
@@ -120,7 +134,7 @@ def link_row(op: Operation, ctx: SectionContext) -> sp.ProgramOp | list[sp.Progr
 
 def _blocked(
     op: Operation,
-    ctx: SectionContext,
+    ctx: LinkContext,
     kind: str,
     values: tuple[SSAValue, list[SSAValue], list[SSAValue]],
     numbers: tuple[int, float],
@@ -146,7 +160,7 @@ def _blocked(
     eps_ = None if kind == "softmax" else eps
 
     # 1. partial statistics of each block
-    s = Section(ctx, op)
+    s = ProgramBuilder(ctx, op)
     x = s.input(x_value)
     others = [s.input(v) for v in streamed]
     partials = s.declare(ctx.scratch(f"{name}__partials", partials_shape, F32))
@@ -157,10 +171,10 @@ def _blocked(
     s.stage(RowReduceOp("partial", kind, ins, out, width, cols, rows, block=block * tc))
     s.store(out, partials, AccessAttr.of(R0, C0 if block == 1 else C0 // block, "h", 1))
     s.why("row", why)
-    first = s.build(partials.sym_name.data)
+    first = s.build(partials.sym_name.data, SectionKind.ROW_REDUCE)
 
     # 2. combine each group's partials over a K loop
-    s = Section(ctx, op)
+    s = ProgramBuilder(ctx, op)
     partials_in = s.declare(
         ctx.scratch(partials.sym_name.data, partials_shape, F32, TensorRole.INPUT)
     )
@@ -172,10 +186,10 @@ def _blocked(
     s.stage(RowReduceOp("combine", kind, [in0], out, width, cols, rows, block * tc, eps_))
     s.store(out, stats, AccessAttr.of(R0, C0, "h", 1))
     s.why("row", why)
-    second = s.build(stats.sym_name.data)
+    second = s.build(stats.sym_name.data, SectionKind.ROW_REDUCE)
 
     # 3. apply the statistics: a map over the row
-    s = Section(ctx, op)
+    s = ProgramBuilder(ctx, op)
     x = s.input(x_value)
     others = [s.input(v) for v in streamed]
     weights = [s.input(v) for v in row_values]
@@ -195,5 +209,23 @@ def _blocked(
     return [first, second, third]
 
 
-LINKERS = {tg.RmsNormOp: link_row, tg.LayerNormOp: link_row, tg.SoftmaxOp: link_row}
+def link_argmax(op: tg.ArgmaxOp, ctx: LinkContext) -> sp.ProgramOp:
+    s = ProgramBuilder(ctx, op)
+    x, idx = s.input(op.x, Layout.ROWS), s.output(op.res)
+    in0 = s.fifo("in0", x, 1, "kw")
+    out = s.fifo("out", idx, 1, 1)
+    best = s.interm("best", F32, 1, 2)
+    s.load(x, AccessAttr.of(C0, K0, 1, "kw"), in0)
+    rows, cols = valid(op.x)
+    s.stage(ArgmaxOp(in0, out, best, cols, rows))
+    s.store(out, idx, AccessAttr.of(R0, C0, 1, 1))
+    return s.build(idx.sym_name.data, SectionKind.ARGMAX)
+
+
+LINKERS = {
+    tg.RmsNormOp: link_row,
+    tg.LayerNormOp: link_row,
+    tg.SoftmaxOp: link_row,
+    tg.ArgmaxOp: link_argmax,
+}
 """The ops this module links."""

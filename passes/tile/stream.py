@@ -1,7 +1,8 @@
-"""tile, place and the report for the sections that are not GEMMs (link_ops, link_rows,
-link_attention): their plan space, the quantities the cost model prices, their engines.
+"""tile's plan space for the stream sections (every section that is not a GEMM: maps and bridges,
+row reductions, rope, flash attention, arg-max, gather, scatter): the plans, the quantities the
+cost model prices, and the numbers the report prints of the plan tile chose.
 
-The plan of such a section is the block of tiles one work item covers (bm x bn), the sub-block
+The plan of a stream section is the block of tiles one work item covers (bm x bn), the sub-block
 its compute stage holds in the accumulator at once (sh x sw), and the K block of a stage with a
 K loop (kw: an attention's keys, an arg-max's columns, a blocked norm's partials). What each
 section kind allows (`space`):
@@ -17,18 +18,13 @@ section kind allows (`space`):
     argmax             one result tile per item; kw | the row's tiles
     gather, scatter    bm = 1; bn | Nt
 
-Every candidate whose buffers fit a site's configurable budget (`size_buffers.buffer_bytes`, THE
+Every candidate whose buffers fit a site's configurable budget (`analysis.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
 the IR under the candidate's bindings; the cheapest wins, ties going to fewer items, then the
 larger sub-block, then the wider K block, so the choice is deterministic. The items are dealt
 out over the whole mesh by split_work_to_sites (place), so every block divides its extent: items
 of one shape.
 
-Engines: a compute stage on the compute engine; loads (and a gather) on movement engine 1 with
-the receiver NoC, the store (and a scatter) on movement engine 0 with the writer NoC; a flash
-attention's query and position loads join the store's engine, so the engine that streams K and
-V never waits behind a query (`operand_with_store`). With one movement engine everything moves on
-it (`single`).
 """
 
 from __future__ import annotations
@@ -39,28 +35,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import IntegerType, StringAttr
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
 
 from spatial_dialect import sp
-from spatial_dialect.passes.size_buffers import buffer_bytes, memory_buffers
+from spatial_dialect.passes.analysis import buffer_bytes, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
-    ArgmaxOp,
     AttentionOp,
-    EngineAttr,
     GatherOp,
     IndexedStage,
     MapOp,
-    Phase,
     PlanKind,
-    RopeOp,
     RowReduceOp,
-    ScatterOp,
+    SectionKind,
 )
-from spatial_dialect.sp.errors import NoLegalPlan, SpatialPassError, TooManyEngines
+from spatial_dialect.sp.errors import NoLegalPlan, SpatialPassError
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.gemm import divisors
+from spatial_dialect.targets.gemm import ceil_div, divisors
 from spatial_dialect.targets.stream_cost import (
     StreamCost,
     StreamQuantities,
@@ -142,70 +132,101 @@ def _acc(target: Target, elt: Any) -> int:
 
 
 def space(program: sp.ProgramOp, target: Target) -> Space:
-    """The plan space of a stream section (module docstring)."""
+    """The plan space of a stream section (module docstring), by its kind."""
     stage = compute_stage(program)
+    kind = program.kind
     store = program.one(sp.StoreOp)
     first_load = program.one(sp.LoadOp)
-    tc = program.tile[1]
-    f32_acc = target.acc_tiles("f32")
-    if isinstance(stage, ScatterOp):
+    if kind is SectionKind.SCATTER:
         assert first_load is not None
         t = _tensor(program, first_load)
         return Space(t, [1], divisors(t.tiles[1]), 1, [1], None, row_sub=True)
     assert store is not None, f"section @{program.sym_name.data} stores its result"
     out = _tensor(program, store)
     mt, nt = out.tiles
-    if isinstance(stage, GatherOp):
+    if kind is SectionKind.GATHER:
         return Space(out, [1], divisors(nt), 1, [1], None, row_sub=True)
-    if isinstance(stage, MapOp):
+    if kind in (SectionKind.MAP, SectionKind.TILIZE, SectionKind.UNTILIZE):
+        assert isinstance(stage, MapOp)
         group = stage.group if stage.group is not None else nt
         acc = _acc(target, sp.buffer_of(stage.out).elt)
         return Space(out, divisors(mt), divisors(group), 1, [1], acc)
-    if isinstance(stage, RopeOp):
-        d = stage.head_dim
-        per_head = d // tc if d % tc == 0 else 1
-        bns = [b for b in divisors(nt) if b % per_head == 0]
-        return Space(out, divisors(mt), bns, 1, [1], f32_acc)
-    if isinstance(stage, RowReduceOp):
-        group_tiles = -(-stage.width // tc)
-        form = stage.form.data
-        if form == "whole":
-            return Space(out, divisors(mt), [group_tiles], 1, [1], None, row_sub=True)
-        block = (stage.block if stage.block else tc) // tc
-        if form == "partial":
-            assert first_load is not None
-            x = _tensor(program, first_load)
-            return Space(x, divisors(x.tiles[0]), [block], 1, [1], None, row_sub=True)
-        blocks = group_tiles // block
-        return Space(out, divisors(mt), [1], blocks, divisors(blocks), None)
-    if isinstance(stage, AttentionOp):
-        keys = -(-stage.keys // program.tile[0])
-        bms = [b for b in divisors(mt) if b <= f32_acc]
-        kws = divisors(keys)
-        dvt = stage.v_head_dim // tc
-        # whole heads of one kv head's group; any divisor of the group where the query page
-        # follows the item's width (q and v heads of one width), else the whole group
-        groups = divisors(stage.group) if stage.head_dim == stage.v_head_dim else [stage.group]
-        return Space(out, bms, [g * dvt for g in groups], keys, kws, f32_acc)
-    if isinstance(stage, ArgmaxOp):
+    if kind is SectionKind.ROPE:
+        assert isinstance(stage, sp.RopeOp)
+        return rope_space(program, target, stage, out)
+    if kind is SectionKind.ROW_REDUCE:
+        assert isinstance(stage, RowReduceOp)
+        return row_space(program, stage, out, first_load)
+    if kind is SectionKind.ATTENTION:
+        assert isinstance(stage, AttentionOp)
+        return attention_space(program, target, stage, out)
+    if kind is SectionKind.ARGMAX:
         assert first_load is not None
         cols = _tensor(program, first_load).tiles[1]
         return Space(out, [1], [1], cols, divisors(cols), None)
-    raise SpatialPassError(f"section @{program.sym_name.data} has no stage tile knows")
+    raise SpatialPassError(
+        f"section @{program.sym_name.data} is a {kind.value} section, not a stream section"
+    )
+
+
+def rope_space(program: sp.ProgramOp, target: Target, stage: sp.RopeOp, out: sp.TensorOp) -> Space:
+    """A rope item holds whole heads: its width is a multiple of a head's tiles."""
+    mt, nt = out.tiles
+    tc = program.tile[1]
+    d = stage.head_dim
+    per_head = d // tc if d % tc == 0 else 1
+    bns = [b for b in divisors(nt) if b % per_head == 0]
+    return Space(out, divisors(mt), bns, 1, [1], target.acc_tiles("f32"))
+
+
+def row_space(
+    program: sp.ProgramOp, stage: RowReduceOp, out: sp.TensorOp, first_load: sp.LoadOp | None
+) -> Space:
+    """A whole row reduction takes the group's tiles; the blocked form's partials the block link
+    fixed; its combine step a K loop over the group's blocks."""
+    mt = out.tiles[0]
+    tc = program.tile[1]
+    group_tiles = ceil_div(stage.width, tc)
+    form = stage.form.data
+    if form == "whole":
+        return Space(out, divisors(mt), [group_tiles], 1, [1], None, row_sub=True)
+    block = (stage.block if stage.block else tc) // tc
+    if form == "partial":
+        assert first_load is not None
+        x = _tensor(program, first_load)
+        return Space(x, divisors(x.tiles[0]), [block], 1, [1], None, row_sub=True)
+    blocks = group_tiles // block
+    return Space(out, divisors(mt), [1], blocks, divisors(blocks), None)
+
+
+def attention_space(
+    program: sp.ProgramOp, target: Target, stage: AttentionOp, out: sp.TensorOp
+) -> Space:
+    """Query blocks the f32 accumulator holds, whole heads of one kv head's group, K blocks of
+    keys."""
+    mt = out.tiles[0]
+    tc = program.tile[1]
+    f32_acc = target.acc_tiles("f32")
+    keys = ceil_div(stage.keys, program.tile[0])
+    bms = [b for b in divisors(mt) if b <= f32_acc]
+    dvt = stage.v_head_dim // tc
+    # whole heads of one kv head's group; any divisor of the group where the query page
+    # follows the item's width (q and v heads of one width), else the whole group
+    groups = divisors(stage.group) if stage.head_dim == stage.v_head_dim else [stage.group]
+    return Space(out, bms, [g * dvt for g in groups], keys, divisors(keys), f32_acc)
 
 
 # ── Quantities ────────────────────────────────────────────────────────────────────────────────
 
 
-def kind_of(stage: sp.StageOp | None) -> str:
-    """The stage's kind as the cost model's table names it."""
+def cost_kind(program: sp.ProgramOp, stage: sp.StageOp | None) -> str:
+    """What the cost model's stream table calls the section: a map's kind, a row reduction's kind
+    or form, else the section's kind."""
     if isinstance(stage, MapOp):
         return stage.kind.data
     if isinstance(stage, RowReduceOp):
         return stage.kind.data if stage.form.data == "whole" else stage.form.data
-    names = {RopeOp: "rope", AttentionOp: "attention", ArgmaxOp: "argmax"}
-    names.update({GatherOp: "gather", ScatterOp: "scatter"})
-    return names[type(stage)] if stage is not None else "copy"
+    return program.kind.value
 
 
 @dataclass(frozen=True)
@@ -221,7 +242,7 @@ class Movement:
     tensor_bytes: int | None
 
 
-class StreamSection:
+class StreamPlanner:
     """What tile reads off a stream section once (its kind, plan space, movements, buffers) to
     price every candidate plan with arithmetic only."""
 
@@ -229,7 +250,7 @@ class StreamSection:
         self.program, self.target = program, target
         self.stage = compute_stage(program)
         self.space = space(program, target)
-        self.kind = kind_of(self.stage)
+        self.kind = cost_kind(program, self.stage)
         self.buffers = memory_buffers(program)
         self.tile_elems = program.tile[0] * program.tile[1]
         self.movements = []
@@ -244,14 +265,16 @@ class StreamSection:
                 )
 
     def legal(self, c: Candidate) -> bool:
-        if isinstance(self.stage, AttentionOp) and c.bm * c.kw > self.target.acc_tiles("f32"):
+        if self.program.kind is SectionKind.ATTENTION and c.bm * c.kw > self.target.acc_tiles(
+            "f32"
+        ):
             return False
         return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
 
     def quantities(self, c: Candidate) -> StreamQuantities:
         b = c.bindings()
         mt, nt = self.space.tensor.tiles
-        items = -(-mt // c.bm) * -(-nt // c.bn)
+        items = ceil_div(mt, c.bm) * ceil_div(nt, c.bn)
         extents = {"k0": self.space.k_tiles // c.kw, "ti": c.bm // c.sh, "tj": c.bn // c.sw}
         extents.update(u=c.sh, v=c.sw)
         read = write = moved = tiles = compulsory = 0
@@ -278,7 +301,7 @@ class StreamSection:
             elements = heads * c.bm * self.space.k_tiles * self.tile_elems
             # a tile of queries with fewer real rows costs only the row passes it needs
             rows = min(self.stage.queries, c.bm * self.program.tile[0])
-            passes = -(-rows // self.target.matmul_row_pass) * self.target.matmul_row_pass
+            passes = ceil_div(rows, self.target.matmul_row_pass) * self.target.matmul_row_pass
             fraction = min(1.0, passes / (c.bm * self.program.tile[0]))
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
             dtype = str(sp.buffer_of(self.stage.q).elt)
@@ -304,70 +327,61 @@ class StreamSection:
         return costed
 
 
-# ── Engines ───────────────────────────────────────────────────────────────────────────────────
+# ── The plan ──────────────────────────────────────────────────────────────────────────────────
 
 
-def engines(target: Target, program: sp.ProgramOp) -> dict[sp.StageOp, EngineAttr]:
-    """Each stage's engine and NoC (module docstring)."""
-    n = target.movement_engines
-    store_engine = EngineAttr.movement(0, target.writer_noc)
-    load_engine = EngineAttr.movement(1, target.receiver_noc) if n >= 2 else store_engine
-    attention = program.one(AttentionOp)
-    with_store = set()
-    if attention is not None:
-        with_store = {v for v in (attention.q, attention.pos) if v is not None}
-    out: dict[sp.StageOp, EngineAttr] = {}
-    for s in program.stages():
-        if isinstance(s, COMPUTE_STAGES):
-            out[s] = EngineAttr.compute()
-        elif n == 0:
-            raise TooManyEngines(s.stage_name(), "movement engine 0", 0)
-        elif isinstance(s, sp.StoreOp | ScatterOp):
-            out[s] = store_engine
-        elif isinstance(s, sp.LoadOp) and s.dst in with_store:
-            out[s] = store_engine
-        else:
-            out[s] = load_engine
-    return out
-
-
-def packing(target: Target, program: sp.ProgramOp) -> str:
-    """How the stages share the movement engines (sp.plan's vocabulary)."""
+def stream_packing(target: Target, program: sp.ProgramOp) -> str:
+    """How a stream section's stages share the movement engines (sp.plan's vocabulary): one
+    engine for everything, a flash attention's queries with the store, else loads and store apart."""
     if target.movement_engines < 2:
         return "single"
-    return "operand_with_store" if program.one(AttentionOp) is not None else "split"
+    return "operand_with_store" if program.kind is SectionKind.ATTENTION else "split"
 
 
-# ── tile ──────────────────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class StreamChoice:
+    """The best plan of a stream section, its cost, and the runner-up."""
+
+    space: Space
+    best: Candidate
+    cost: StreamCost
+    runner: tuple[Candidate, StreamCost] | None
 
 
-def tile_stream(
-    program: sp.ProgramOp, target: Target, fidelity: str, rewriter: PatternRewriter
-) -> None:
-    """Choose and apply the plan of a stream section."""
-    section = StreamSection(program, target)
-    sp_, ranked = section.space, section.rank(fidelity)
+def choose_stream_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> StreamChoice:
+    """The cheapest legal plan; NoLegalPlan when no block fits a site."""
+    planner = StreamPlanner(program, target)
+    ranked = planner.rank(fidelity)
     if not ranked:
+        tiles = planner.space.tensor.tiles
         raise NoLegalPlan(
             f"section @{program.sym_name.data} ({program.source_op.data}): no block of "
-            f"{sp_.tensor.tiles[0]}x{sp_.tensor.tiles[1]} tiles fits {target.name}'s "
+            f"{tiles[0]}x{tiles[1]} tiles fits {target.name}'s "
             f"{target.local_mem_max_bytes} bytes of local memory"
         )
     (best, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    work = sp.WorkOp(sp_.tensor.sym_name.data, (best.bm, best.bn), sp_.k_tiles, best.kw)
+    return StreamChoice(planner.space, best, cost, runner)
+
+
+def stream_plan_ops(
+    program: sp.ProgramOp, target: Target, choice: StreamChoice
+) -> tuple[sp.WorkOp, sp.PlanOp]:
+    """The section's sp.work and sp.plan for the chosen plan, over the whole mesh."""
+    best, cost, runner = choice.best, choice.cost, choice.runner
+    work = sp.WorkOp(
+        choice.space.tensor.sym_name.data, (best.bm, best.bn), choice.space.k_tiles, best.kw
+    )
     plan = sp.PlanOp(
         PlanKind.BLOCKED,
         (target.mesh_x, target.mesh_y),
         (best.sh, best.sw),
-        packing(target, program),
+        stream_packing(target, program),
         cost.total_cycles,
         cost.bound,
         (runner[0].text(), runner[1].total_cycles) if runner else None,
     )
     plan.attributes["why"] = StringAttr(cost.why)
-    first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
-    rewriter.insert([work, plan], InsertPoint.before(first))
-    program.set_phase(Phase.TILED)
+    return work, plan
 
 
 def cost_of(
@@ -377,12 +391,12 @@ def cost_of(
     work, plan = program.one(sp.WorkOp), program.one(sp.PlanOp)
     assert work is not None and plan is not None
     c = Candidate(*work.block, *plan.sub_block, work.k_block)
-    q = StreamSection(program, target).quantities(c)
+    q = StreamPlanner(program, target).quantities(c)
     return q, stream_cost(target, q, fidelity)
 
 
 def report_row(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
-    """The report's numbers of a stream section (report.py prints them like a GEMM's)."""
+    """The report's numbers of a stream section (the report prints them like a GEMM's)."""
     q, cost = cost_of(program, target, fidelity)
     clock_khz = target.clock_ghz * 1000.0
     return {

@@ -6,4 +6,4 @@ func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64x
   func.return %c : tensor<64x64xbf16>
 }
 // CHECK: spatial-opt: error: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
-// CHECK: Error while applying pattern: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
+// CHECK: | WrongPhase: fuse-operands takes a program in phase placed, this one is tiled

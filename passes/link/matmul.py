@@ -1,0 +1,58 @@
+"""link for tg.matmul (C = A @ B): one GEMM section.
+
+    in0  FIFO of [h, kw] tiles of A     load  A[r0, k0] x [h, kw]
+    in1  FIFO of [kw, w] tiles of B     load  B[k0, c0] x [kw, w]
+    out  FIFO of [sh, sw] tiles of C    matmul_tiles in0, in1 -> out (accumulator dst)
+                                        store C[r0 + ti, c0 + tj] x [sh, sw]
+
+Partial tiles at the edges are padded: a tensor of 100x70 elements is 4x3 tiles in DRAM, the
+padding is zero, and the product over it adds nothing. The accumulator's precision follows
+`analysis.Numerics`. An integer matmul computes in the narrowest integer datatype the target has
+that holds its operands' proven interval (`operand_precision`); its loads convert to it.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerType, TensorType
+
+from spatial_dialect import sp, tg
+from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
+from spatial_dialect.passes.link.context import LinkContext, ProgramBuilder, operand_precision
+from spatial_dialect.sp import AccessAttr, Layout, SectionKind, loop_var
+
+
+def link_matmul(op: tg.MatmulOp, ctx: LinkContext) -> sp.ProgramOp:
+    a_t, c_t = op.a.type, op.res.type
+    assert isinstance(a_t, TensorType) and isinstance(c_t, TensorType)
+    in_dtype, out_dtype = str(a_t.element_type), str(c_t.element_type)
+    why = None
+    if isinstance(a_t.element_type, IntegerType):
+        in_dtype, why = operand_precision(op, ctx, [op.a, op.b])
+    ctx.check_dtype(op, in_dtype, matmul=True)
+    ctx.check_dtype(op, out_dtype)
+    acc_dtype = Numerics.of(ctx.target, in_dtype, out_dtype).acc
+    s = ProgramBuilder(ctx, op)
+    if why is None:
+        a, b = s.input(op.a, Layout.TILED), s.input(op.b, Layout.TILED)
+        in0 = s.fifo("in0", a, "h", "kw")
+        in1 = s.fifo("in1", b, "kw", "w")
+    else:
+        # Loaded tiles convert to the compute datatype; the DRAM tensors keep their type.
+        a = s.input(op.a, Layout.TILED, check=False)
+        b = s.input(op.b, Layout.TILED, check=False)
+        in0 = s.fifo("in0", ELEMENT_TYPES[in_dtype], "h", "kw")
+        in1 = s.fifo("in1", ELEMENT_TYPES[in_dtype], "kw", "w")
+        s.why("operand_precision", why)
+    c = s.output(op.res, Layout.TILED)
+    out = s.fifo("out", c, "sh", "sw")
+    dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
+    r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
+    s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
+    s.load(b, AccessAttr.of(k0, c0, "kw", "w"), in1)
+    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
+    s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
+    return s.build(c.sym_name.data, SectionKind.GEMM)
+
+
+LINKERS = {tg.MatmulOp: link_matmul}
+"""The ops this module links."""

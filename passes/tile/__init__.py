@@ -1,0 +1,297 @@
+"""tile: each section's block plan, chosen by enumerating the legal plans and ranking them with the
+cost model (DESIGN.md section 5), with the prediction and the runner-up recorded on the section.
+
+A plan is legal when
+  * its output sub-block fits the accumulator: osh x osw <= the target's accumulator tiles at the
+    section's accumulation precision (`analysis.Numerics`);
+  * its footprint fits a site's configurable budget, priced by `footprint_bytes_for_plan`, THE
+    function size-buffers lays out (seed 001: the planner must price exactly what the allocator
+    lays out, or it picks plans the allocator refuses);
+  * its K block divides K (the inner loop walks whole blocks);
+  * a register accumulator (GPU fragments, RDU registers) holds its partial sums across the K
+    loop with no spill buffer, so it holds the whole block: one sub-block per block, unless
+    there is one K block;
+  * the work maps onto the mesh the way place deals it (`targets.gemm.deal`, the one function
+    both read):
+    - where the target multicasts rectangles, blocks go to sites by seed 003's 2-D map, block
+      (r, c) on site (c % GX, r % GY), several blocks to a site in rounds. Along each dimension
+      the blocks either take one round (at most as many block rows as site rows: per_site_m =
+      ceil(Mt / g) for g <= mesh rows, and a boundary block covers what is left) or several:
+      then the block divides the tiles, so all of a site's blocks have one shape (a site range
+      has one block), and the grid is the fewest sites running the fewest rounds (or one more),
+      or the largest divisor of the block count not above the mesh (`dimension`). Where the
+      rounds do not divide evenly the first sites run one more, along one dimension only: a site
+      with fewer rounds then walks a prefix of the blocks of A (B) its row's (column's) sender
+      multicasts (sp.ItemSpace, sp.group);
+    - on such a mesh, also a LINE of L sites folded onto it row by row (L > mesh columns; the
+      line's L is chosen like a dimension's grid, over the mesh's X x Y sites): tt-metal's 1-D
+      multicast matmul. A line shares A (the block columns dealt over it, every block row on each
+      site, in rounds where the block divides M) or B (the block rows dealt, every block column on
+      each site);
+    - each operand that a row, a column or the line of sites shares is multicast or read by every
+      site for itself (`mcast_a`, `mcast_b`): both are candidates wherever the sharing sites are
+      more than one;
+    - on a flat target (no multicast) the blocks are dealt out by split_work_to_sites, several to
+      a site in one range shape, so they all have one shape: per_site_m divides Mt and per_site_n
+      divides Nt; over the whole mesh or a rectangle of it: the fewest sites for a few round
+      counts, or the largest whose sites divide the blocks (`flat_grids`).
+The streaming plan (tt-metal's non-reuse matmul: each site walks single output tiles over the
+whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
+the larger sub-block, then the wider K block, then the smaller per-site block, then the grid over
+the line, multicast over unicast, so the choice is deterministic.
+
+The search is exact and cheap: each block-and-arrangement is first priced by `gemm_cost_floor`
+(what no sub-block or K block can beat), visited cheapest floor first and dropped once the floor
+passes the runner-up found so far; a candidate's cycles depend on its sub-block only through the
+larger side (the unpacker's reuse), so one cost evaluation serves every sub-block with that side.
+
+Applying the plan fills in what link left symbolic: the work items and K block (`sp.work`, with
+`over` the grid the blocks are dealt over when a site runs several), the plan and its numbers
+(`sp.plan`, with the line and the multicast operands and what the other multicast choice would
+cost), the output FIFO's depth (one page per sub-block where the output accumulates in place, at
+least two otherwise, and one tile per accumulator lane where a register accumulator's lanes write
+their own tiles), and the K-block spill where partial sums leave the accumulator between K blocks.
+
+Source: the GEMM plan space and its ranking are tile/gemm.py, the stream sections' (every other
+kind: maps, row reductions, rope, attention, arg-max, gather, scatter) tile/stream.py; this module
+walks the linked sections, reads each one's kind (recorded by link) and builds its plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spatial_dialect import sp
+from spatial_dialect.passes.analysis import (
+    ELEMENT_TYPES,
+    GemmView,
+    Numerics,
+    module_target,
+    options,
+    record,
+    refusals_at,
+    sections_taken,
+)
+from spatial_dialect.passes.tile.gemm import (
+    describe,
+    fidelity_matters,
+    gemm_packing,
+    multicast_why,
+    rank,
+)
+from spatial_dialect.passes.tile.stream import choose_stream_plan, stream_plan_ops
+from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
+from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
+from spatial_dialect.targets import FIDELITIES, Target
+from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape
+from spatial_dialect.targets.gemm import deal
+
+DEFAULT_FIDELITY = "hifi4"
+
+
+# ── GEMM sections: choose, then build ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class GemmChoice:
+    """The best plan of a GEMM section with its cost and runner-up, and what it was ranked for."""
+
+    view: GemmView
+    shape: GemmShape
+    numerics: Numerics
+    plan: GemmPlan
+    cost: GemmCost
+    runner: tuple[GemmPlan, GemmCost] | None
+
+
+def choose_gemm_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> GemmChoice:
+    """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site."""
+    view = GemmView.of(program)
+    shape = view.shape()
+    numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
+    ranked = rank(target, shape, numerics, fidelity)
+    if not ranked:
+        raise NoLegalPlan(
+            f"section @{program.sym_name.data}: no plan of a {shape.m}x{shape.k}x{shape.n} GEMM fits "
+            f"{target.name}'s {target.local_mem_max_bytes} bytes of local memory"
+        )
+    (plan, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
+    return GemmChoice(view, shape, numerics, plan, cost, runner)
+
+
+@dataclass(frozen=True)
+class GemmPlanOps:
+    """The section's work items and plan, as sp ops."""
+
+    work: sp.WorkOp
+    plan: sp.PlanOp
+
+
+def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlanOps:
+    """sp.work (with `over` where a site runs several blocks under the 2-D map or a line: the
+    items are numbered site by site) and sp.plan with its numbers and reasons."""
+    plan, cost, runner, kt = choice.plan, choice.cost, choice.runner, choice.shape.kt
+    block = (1, 1) if plan.streaming else (plan.per_site_m, plan.per_site_n)
+    dealt = deal(target, choice.shape, plan)
+    over = None
+    if dealt.kind != "flat" and dealt.per_site > 1:
+        over = (dealt.grid_x, dealt.grid_y)
+    c_name = choice.view.store.tensor.root_reference.data
+    work = sp.WorkOp(c_name, block, kt, plan.ibw, over)
+    q = cost.quantities
+    grid = (plan.grid_x, plan.grid_y) if dealt.kind == "flat" else (dealt.grid_x, dealt.grid_y)
+    plan_op = sp.PlanOp(
+        PlanKind.STREAMING if plan.streaming else PlanKind.BLOCKED,
+        grid,
+        (plan.osh, plan.osw),
+        gemm_packing(target),
+        cost.total_cycles,
+        cost.bound,
+        (describe(runner[0], kt, target), runner[1].total_cycles) if runner else None,
+        line=plan.line,
+        multicast=[n for n, m in (("a", q.mcast_a), ("b", q.mcast_b)) if m],
+    )
+    plan_op.attributes["why"] = StringAttr(cost.why)
+    why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
+    if why is not None:
+        plan_op.attributes["multicast_why"] = StringAttr(why)
+    return GemmPlanOps(work, plan_op)
+
+
+@dataclass(frozen=True)
+class OutputBuffering:
+    """How the output FIFO is buffered under the plan: its depth and page, the store's access
+    pattern, and the K-block spill (None where partial sums never leave the accumulator)."""
+
+    depth: SizesAttr
+    page: SizesAttr
+    store_access: AccessAttr
+    spill: bool
+
+
+def output_buffering(choice: GemmChoice, target: Target, out: sp.FifoOp) -> OutputBuffering:
+    """One page per sub-block where the output accumulates in place, at least two otherwise, and
+    one tile per accumulator lane where a register accumulator's lanes write their own tiles."""
+    plan, numerics = choice.plan, choice.numerics
+    access = choice.view.store.access
+    if plan.streaming:
+        return OutputBuffering(out.depth, out.page, access, False)
+    spill = plan.k_blocks(choice.shape.kt) > 1 and not target.acc_in_registers
+    if target.acc_in_registers and target.acc_lane_grid(plan.osh, plan.osw) is not None:
+        # Each accumulator lane writes its own tiles through a one-tile slot (seed 001).
+        r0, c0, ti, tj, u, v = (loop_var(n) for n in ("r0", "c0", "ti", "tj", "u", "v"))
+        lane_access = AccessAttr.of(r0 + ti + u, c0 + tj + v, 1, 1)
+        return OutputBuffering(
+            SizesAttr.of(target.acc_lanes), SizesAttr.of(1, 1), lane_access, spill
+        )
+    depth = SizesAttr.of("subs") if numerics.in_place else SizesAttr.of(max(plan.sub_blocks, 2))
+    return OutputBuffering(depth, out.page, access, spill)
+
+
+def rebuilt_fifo(out: sp.FifoOp, depth: SizesAttr, page: SizesAttr) -> sp.FifoOp:
+    """The output FIFO with the plan's depth and page (everything else as link made it)."""
+    fifo = sp.FifoOp(
+        out.label.data,
+        depth,
+        page,
+        out.elt,
+        out.tile_bytes,
+        out.format.data if out.format else None,
+    )
+    fifo.attributes.update(out.attributes)
+    fifo.res.name_hint = out.res.name_hint
+    return fifo
+
+
+def spill_buffer(out: sp.FifoOp, numerics: Numerics, target: Target) -> sp.IntermOp:
+    """The K-block spill: one page per sub-block, in the output FIFO itself where the output is
+    accumulated in place, else its own buffer at the accumulator's precision."""
+    page = SizesAttr.of("sh", "sw")
+    if numerics.in_place:
+        fmt = out.format.data if out.format else None
+        spill = sp.IntermOp(
+            "spill", SizesAttr.of("subs"), page, out.elt, out.tile_bytes, fmt, out.res
+        )
+    else:
+        spill = sp.IntermOp(
+            "spill",
+            SizesAttr.of("subs"),
+            page,
+            ELEMENT_TYPES[numerics.acc],
+            target.tile_bytes(numerics.acc),
+        )
+    spill.res.name_hint = "spill"
+    return spill
+
+
+def apply_gemm_plan(
+    program: sp.ProgramOp, choice: GemmChoice, target: Target, fidelity: str, rewriter: Rewriter
+) -> None:
+    """Insert the work and the plan, rebuild the output FIFO and the store with the plan's
+    buffering, add the spill, and give the matmul its spill and fidelity."""
+    ops = gemm_plan_ops(choice, target, fidelity)
+    first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
+    rewriter.insert_op([ops.work, ops.plan], InsertPoint.before(first))
+    m, store = choice.view.matmul, choice.view.store
+    out = sp.buffer_of(m.out)
+    assert isinstance(out, sp.FifoOp)
+    buffering = output_buffering(choice, target, out)
+    if (buffering.depth, buffering.page) != (out.depth, out.page):
+        fifo = rebuilt_fifo(out, buffering.depth, buffering.page)
+        rewriter.replace_op(out, fifo)
+        out = fifo
+    if buffering.store_access != store.access:
+        rewriter.replace_op(
+            store, sp.StoreOp(store.src, store.tensor.root_reference.data, buffering.store_access)
+        )
+    spill = spill_buffer(out, choice.numerics, target) if buffering.spill else None
+    if spill is not None:
+        rewriter.insert_op(spill, InsertPoint.after(out))
+    kept = fidelity if fidelity_matters(target, choice.shape.in_dtype) else None
+    rewriter.replace_op(
+        m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, kept)
+    )
+
+
+# ── The pass ──────────────────────────────────────────────────────────────────────────────────
+
+
+def tile_section(program: sp.ProgramOp, target: Target, fidelity: str, rewriter: Rewriter) -> None:
+    """Choose and apply one linked section's plan, by the kind link recorded."""
+    if program.kind.is_gemm:
+        apply_gemm_plan(
+            program, choose_gemm_plan(program, target, fidelity), target, fidelity, rewriter
+        )
+    else:
+        choice = choose_stream_plan(program, target, fidelity)
+        work, plan = stream_plan_ops(program, target, choice)
+        first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
+        rewriter.insert_op([work, plan], InsertPoint.before(first))
+    program.set_phase(Phase.TILED)
+
+
+@dataclass(frozen=True)
+class TilePass(ModulePass):
+    """`tile{fidelity=hifi4}`: choose and apply every linked section's block plan (a walk over the
+    linked sections: each plan is a whole-section decision)."""
+
+    name = "tile"
+    fidelity: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = module_target(op, self.name)
+        fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
+        if fidelity not in FIDELITIES:
+            raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
+        sections = sections_taken(op, self.name, Phase.LINKED)
+        if sections:
+            record(op, fidelity=fidelity)
+        rewriter = Rewriter()
+        for program in sections:
+            with refusals_at(program):
+                tile_section(program, target, fidelity, rewriter)

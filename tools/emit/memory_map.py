@@ -1,0 +1,47 @@
+"""`-t memory-map`: per site range of every sized section, each buffer's offset, bytes, depth and
+page, and each site's use against its budget (all read off the sized IR)."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+
+from spatial_dialect import sp
+from spatial_dialect.passes.analysis import memory_buffers, module_target, site_bytes
+from spatial_dialect.tools.emit.report import sized_sections
+
+
+def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
+    sections = sized_sections(module, "-t memory-map")
+    target = module_target(module, "-t memory-map")
+    for program in sections:
+        mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
+        assert mesh is not None and work is not None
+        budget = mesh.local_mem
+        stream.write(
+            f"section @{program.sym_name.data} ({program.source_op.data}) on {target.name}: "
+            f"{mesh.size[0]}x{mesh.size[1]} sites, {budget} bytes each from address {target.local_mem_base}\n"
+        )
+        for r in program.ops_of(sp.SitesOp):
+            b = r.bindings(work.k_block)
+            used = site_bytes(program, r)
+            sites = r.rect.width * r.rect.height
+            stream.write(
+                f"  sites {r.rect.text()} ({sites} site{'s' if sites > 1 else ''}, block {b['h']}x{b['w']}, "
+                f"sub_block {b['sh']}x{b['sw']}): {used} of {budget} bytes ({100.0 * used / budget:.1f}%)\n"
+            )
+            offsets = r.offsets()
+            for buf in memory_buffers(program):
+                rows, cols = buf.page.resolve(b)
+                depth = buf.depth.resolve(b)[0]
+                label = buf.label.data
+                where = (
+                    f"alias of {buf.alias_of.label.data}"
+                    if buf.alias_of
+                    else f"offset {offsets[label]:>8}"
+                )
+                stream.write(
+                    f"    {label:<6} {where}  bytes {buf.bytes(b):>8}  depth {depth:>3}  page {rows}x{cols} tiles "
+                    f"({rows * cols * buf.tile_bytes} bytes, {buf.storage})\n"
+                )

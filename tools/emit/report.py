@@ -1,0 +1,135 @@
+"""`-t report`: what the compiler decided, as one JSON object.
+
+The report is a contract (DESIGN.md section 8): one JSON object
+
+    {"target": ..., "options": {...},
+     "sections": [{"name", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",
+                   "dram_bytes", "noc_bytes", "sites", "peak_local_bytes", ...}],
+     "total": {"predicted_us", "roofline_us"}}
+
+Every number comes from the IR and the cost model's functions of it: the predicted cycles are the
+ones tile recorded, the bytes are the cost model's for the recorded plan, except where
+fuse-operands decided a sharing (Plasticine): there DRAM serves exactly the copies it chose.
+The roofline is the cost model's lower bound: max(FLOPs / peak rate, compulsory DRAM bytes /
+bandwidth). A printer decides nothing: it reads the section's kind, plan and sizes off the IR.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from spatial_dialect import sp
+from spatial_dialect.passes.analysis import (
+    GemmView,
+    module_target,
+    options,
+    programs,
+    recorded_target_name,
+    section_cost,
+    site_bytes,
+)
+from spatial_dialect.passes.tile import DEFAULT_FIDELITY
+from spatial_dialect.passes.tile.stream import report_row as stream_report_row
+from spatial_dialect.sp import Phase
+from spatial_dialect.sp.errors import WrongPhase
+from spatial_dialect.targets import Target
+from spatial_dialect.targets.cost import roofline_cycles
+
+
+def sized_sections(module: ModuleOp, what: str) -> list[sp.ProgramOp]:
+    """The module's sections, refusing a module that is not linked or a section not sized."""
+    module_target(module, what)
+    sections = list(programs(module))
+    for p in sections:
+        if p.phase_value != Phase.SIZED:
+            err = WrongPhase(what, Phase.SIZED.value, p.phase_value.value)
+            p.emit_error(str(err), err)
+    return sections
+
+
+def shared_dram_bytes(program: sp.ProgramOp, target: Target, default: int, gemm: GemmView) -> int:
+    """DRAM bytes under the sharing decisions: each operand panel fetched `copies` times."""
+    shares = program.ops_of(sp.ShareOp)
+    if not shares:
+        return default
+    items = program.item_space().count
+    operands = sum(items // s.consumers * s.copies * s.bytes for s in shares)
+    c = gemm.tensor(gemm.store)
+    return operands + c.tiles[0] * c.tiles[1] * target.tile_bytes(c.storage)
+
+
+def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
+    plan, work = program.one(sp.PlanOp), program.one(sp.WorkOp)
+    assert plan is not None and work is not None
+    ranges = program.ops_of(sp.SitesOp)
+    clock_khz = target.clock_ghz * 1000.0
+    if not program.kind.is_gemm:
+        numbers = stream_report_row(program, target, fidelity)
+    else:
+        gemm = GemmView.of(program)
+        cost = section_cost(program, target, fidelity)
+        numbers = {
+            "roofline_us": roofline_cycles(target, gemm.shape(), fidelity) / clock_khz,
+            "dram_bytes": shared_dram_bytes(program, target, cost.dram_bytes, gemm),
+            "noc_bytes": cost.noc_bytes,
+        }
+    return {
+        "name": program.sym_name.data,
+        "op": program.source_op.data,
+        "plan": {
+            "kind": plan.kind.data.value,
+            "grid": list(plan.grid),
+            "line": plan.is_line,
+            "per_site": list(work.block),
+            "over": list(work.over) if work.over is not None else None,
+            "block": list(plan.sub_block),
+            "k_block": work.k_block,
+            "k_blocks": work.k_blocks,
+            "packing": plan.packing.data,
+            "sharing": {
+                s.tensor.root_reference.data: s.sharing.data.value
+                for s in program.ops_of(sp.ShareOp)
+            },
+            "multicast": [g.sym_name.data for g in program.ops_of(sp.GroupOp)],
+        },
+        "predicted_cycles": plan.predicted_cycles,
+        "predicted_us": plan.predicted_cycles / clock_khz,
+        "roofline_us": numbers["roofline_us"],
+        "bound": plan.bound.data,
+        "runner_up": None
+        if plan.runner_up is None
+        else {
+            "plan": plan.runner_up.data,
+            "cycles": plan.runner_up_cycles,
+        },
+        "dram_bytes": numbers["dram_bytes"],
+        "noc_bytes": numbers["noc_bytes"],
+        "sites": sum(r.rect.width * r.rect.height for r in ranges),
+        "site_ranges": len(ranges),
+        "peak_local_bytes": max(site_bytes(program, r) for r in ranges),
+    }
+
+
+def report(module: ModuleOp) -> dict[str, Any]:
+    sections = sized_sections(module, "-t report")
+    target = module_target(module, "-t report")
+    recorded = options(module)
+    fidelity = recorded.get("fidelity", DEFAULT_FIDELITY)
+    rows = [section_report(p, target, fidelity) for p in sections]
+    return {
+        "target": recorded_target_name(module),
+        "options": recorded,
+        "sections": rows,
+        "total": {
+            "predicted_us": sum(r["predicted_us"] for r in rows),
+            "roofline_us": sum(r["roofline_us"] for r in rows),
+        },
+    }
+
+
+def print_report(module: ModuleOp, stream: IO[str]) -> None:
+    json.dump(report(module), stream, indent=2)
+    stream.write("\n")
