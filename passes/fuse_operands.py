@@ -1,4 +1,4 @@
-"""fuse-operands: how operands that several work items read reach them (seed 000, the Tensix lane).
+"""fuse-operands: how operands that several work items read reach them (docs/passes.md#fuse-operands).
 
 On a mesh with rectangle multicast (Tensix) under the 2-D map, every site of a row computes, in
 every round, a block of the same block row, so they all read the same A blocks, and a column the

@@ -1,4 +1,4 @@
-"""spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (DESIGN.md section 2).
+"""spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
 `spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES}`. With no target
 anywhere (neither the option nor one recorded on the module) it compiles for wormhole_n150. The

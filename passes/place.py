@@ -1,7 +1,7 @@
-"""place: every work item to a site, every stage to an engine and a NoC (seed 003).
+"""place: every work item to a site, every stage to an engine and a NoC (docs/passes.md#place).
 
 Items to sites, by `targets.gemm.deal`, the dealing the cost model prices. Where the target
-multicasts rectangles and the plan is blocked, seed 003's 2-D map: block (row, col) goes to site
+multicasts rectangles and the plan is blocked, the 2-D map of docs/passes.md#place-the-2-d-map-where-multicast-exists: block (row, col) goes to site
 (col % GX, row % GY) of the grid the work is dealt over (`sp.work ... over`, or one block a site),
 several blocks to a site in rounds, and the items are numbered so that each site's are
 consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
@@ -18,7 +18,7 @@ differs per site is the first item it runs, an affine function of (x, y) inside 
 boundary site of the 2-D map covers the block it really covers (`ItemSpace.rect`), so it is its
 own range with its own block and sub-block (the largest divisor of its block not above the
 plan's), and its pages, load extents, store strides and sub-block counts, all written with the
-range's size symbols, change together (seed 003: a boundary site that kept the nominal stride
+range's size symbols, change together (docs/passes.md#place-boundary-sites-cover-their-real-block: a boundary site that kept the nominal stride
 wrote past the tensor). Every block a site runs has the one shape of its range: tile deals
 several blocks to a site only along a dimension whose blocks divide the tiles, and place refuses
 a dealing that would mix shapes.

@@ -1,5 +1,5 @@
 """size-buffers: FIFO depths from the credit loop under the local-memory budget, and a
-deterministic memory map (seed 001).
+deterministic memory map (docs/passes.md#size-buffers).
 
 Depths. A FIFO exists to keep its consumer fed while its producer works, so its depth is what the
 credit loop asks (Little's law): the producer cannot refill a page until the consumer's release

@@ -416,7 +416,7 @@ class SiteRun:
     buffers: dict[sp.BufferOp, Fifo] = field(default_factory=dict)
 
     def name(self, buffer: str) -> str:
-        """A buffer instance's name, seed 003's `label@x,y`."""
+        """A buffer instance's name, `label@x,y` (docs/sp.md#sections)."""
         return f"{buffer}@{self.site[0]},{self.site[1]}"
 
     def where(self, stage: str) -> str:

@@ -1,4 +1,4 @@
-"""link: each tg op of a function becomes a section (seed 004), the target recorded on the module.
+"""link: each tg op of a function becomes a section (docs/passes.md#link), the target recorded on the module.
 
 What it decides: the DRAM tensors of every section (named after the function's values, with the
 layout the prelude chose once for the whole function, and for bf16 on Tensix the storage format

@@ -1,7 +1,7 @@
 """What linking one tg op needs besides the op: the function's tensor names, the prelude's layouts
 and the bridges that apply them, the target, the storage format; and the builder of a section.
 
-The layout agreement of seed 004 lives here because it is a property of naming: a section says
+The layout agreement (docs/passes.md#link-one-bridge-per-tensor) lives here because it is a property of naming: a section says
 which layout it wants each tensor in (`LinkContext.tensor(..., want=...)`); where that is not
 the layout the prelude decided for the whole function, the section reads or writes the tensor's
 TWIN (`x__rows` or `x__tiled`) instead, and ONE bridge section (tilize or untilize) converts

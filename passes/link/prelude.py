@@ -7,7 +7,7 @@ disagree on them:
   tt-metal's TILE layout) or as `rows` (row-major, ROW_MAJOR). Each op has a layout it wants for
   each tensor it touches; where a section wants the other layout than the one decided here, link
   inserts ONE bridge section (tilize or untilize) for that tensor and every later reader shares it.
-  The rules (seed 004, `dense_tables`): a matmul's operands and result are tiled when they have
+  The rules (docs/passes.md#link-layout-is-decided-once-per-tensor): a matmul's operands and result are tiled when they have
   more than one row; a flash attention reads K and V as tiles, and with more than one query row
   its queries and result too; a pointwise op over a matrix is tiled throughout. A row norm (and a
   row softmax) has no layout of its own: it reads and writes in one layout, so it takes its

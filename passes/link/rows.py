@@ -12,7 +12,7 @@ are f32; the accumulator holds the group's tiles while they are normalized):
 
 - whole (the group fits the accumulator, and its smallest plan a site's memory): ONE section. An item is a block of h tile rows by the group's tiles;
   `sp.row_reduce whole` computes the statistics of each row's group and applies them.
-- blocked (seed 004: a row too wide for a site's accumulator is linked in the blocked form, never
+- blocked (docs/passes.md#link-wide-rows-are-blocked-never-refused: a row too wide for a site's accumulator is linked in the blocked form, never
   refused): THREE sections that each fit. The block is the widest divisor of the group's tiles
   that fits the accumulator and whose partials section fits a site (one tile always does).
     partials  @y__partials (f32, one tile per block): `row_reduce partial` of each block of the

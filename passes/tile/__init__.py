@@ -1,11 +1,11 @@
 """tile: each section's block plan, chosen by enumerating the legal plans and ranking them with the
-cost model (DESIGN.md section 5), with the prediction and the runner-up recorded on the section.
+cost model (docs/passes.md#tile), with the prediction and the runner-up recorded on the section.
 
 A plan is legal when
   * its output sub-block fits the accumulator: osh x osw <= the target's accumulator tiles at the
     section's accumulation precision (`analysis.Numerics`);
   * its footprint fits a site's configurable budget, priced by `footprint_bytes_for_plan`, THE
-    function size-buffers lays out (seed 001: the planner must price exactly what the allocator
+    function size-buffers lays out (docs/passes.md#tile-one-footprint-function: the planner must price exactly what the allocator
     lays out, or it picks plans the allocator refuses);
   * its K block divides K (the inner loop walks whole blocks);
   * a register accumulator (GPU fragments, RDU registers) holds its partial sums across the K
@@ -13,7 +13,7 @@ A plan is legal when
     there is one K block;
   * the work maps onto the mesh the way place deals it (`targets.gemm.deal`, the one function
     both read):
-    - where the target multicasts rectangles, blocks go to sites by seed 003's 2-D map, block
+    - where the target multicasts rectangles, blocks go to sites by the 2-D map (docs/passes.md#tile-one-dealing-function), block
       (r, c) on site (c % GX, r % GY), several blocks to a site in rounds. Along each dimension
       the blocks either take one round (at most as many block rows as site rows: per_site_m =
       ceil(Mt / g) for g <= mesh rows, and a boundary block covers what is left) or several:
@@ -183,7 +183,7 @@ def output_buffering(choice: GemmChoice, target: Target, out: sp.FifoOp) -> Outp
         return OutputBuffering(out.depth, out.page, access, False)
     spill = plan.k_blocks(choice.shape.kt) > 1 and not target.acc_in_registers
     if target.acc_in_registers and target.acc_lane_grid(plan.osh, plan.osw) is not None:
-        # Each accumulator lane writes its own tiles through a one-tile slot (seed 001).
+        # Each accumulator lane writes its own tiles through a one-tile slot (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block).
         r0, c0, ti, tj, u, v = (loop_var(n) for n in ("r0", "c0", "ti", "tj", "u", "v"))
         lane_access = AccessAttr.of(r0 + ti + u, c0 + tj + v, 1, 1)
         return OutputBuffering(

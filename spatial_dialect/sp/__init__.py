@@ -1,4 +1,4 @@
-"""sp: spatial programs, the IR every pass after link reads and writes (DESIGN.md section 4).
+"""sp: spatial programs, the IR every pass after link reads and writes (docs/sp.md).
 
 A module holds `sp.entry` (which DRAM tensors are the function's arguments and results) and one
 `sp.program` per section, in execution order. A section is a dataflow program: DRAM tensors,
@@ -10,8 +10,7 @@ its mesh, site ranges and engines (place), its multicast groups or sharing decis
 Everything in a section is a TEMPLATE that every site instantiates. Shapes are written with the
 size symbols h, w, sh, sw, kw, subs (attrs.py), which each `sp.sites` range binds, so the IR
 costs one copy of the stages plus one line per distinct site shape: a 13x10 mesh costs a few
-lines more than an 8x8 one, not a copy of every stage per site (DESIGN.md section 4,
-placement). The per-site instance of buffer `in0` on site (3, 4) is `in0@3,4` (seed 003's
+lines more than an 8x8 one, not a copy of every stage per site (docs/passes.md#place-site-ranges-not-per-site-copies). The per-site instance of buffer `in0` on site (3, 4) is `in0@3,4` (docs/sp.md#sections;
 naming); a simulator expands the ranges lazily.
 
 Execution semantics (what spatial-run executes; each op's docstring adds its own part, and the

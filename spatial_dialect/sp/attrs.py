@@ -4,7 +4,7 @@ Shapes in a section are written once, as a template every site instantiates. The
 differ between sites (the block a boundary site really covers, its sub-block, the K block width
 the plan chose) are the SIZE SYMBOLS below; each site range binds them (`sp.sites`), so a page
 size, a load extent, a store stride and a sub-block count are one expression evaluated in one
-place and cannot disagree (seed 003: "an extent and the stride that walks it are one fact").
+place and cannot disagree (docs/passes.md#place-boundary-sites-cover-their-real-block: an extent and the stride that walks it are one fact).
 
     h, w    the rows and columns of tiles of the work item's block (clipped at the tensor edge)
     sh, sw  the output sub-block (tiles held in the accumulator at once)
@@ -555,7 +555,7 @@ class RectAttr(ParametrizedAttribute):
     """`#sp.rect<[0, 7]x[0, 9]>`: the sites x0..x1 by y0..y1, both ends included.
 
     Its sites are walked y outer, x inner (x fastest), the order in which a range hands out
-    consecutive work items (seed 003).
+    consecutive work items (docs/passes.md#place-split-work-linearly-where-adjacency-means-nothing).
     """
 
     name = "sp.rect"

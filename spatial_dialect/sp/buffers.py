@@ -34,7 +34,7 @@ class IntermOp(MemoryBufferOp):
     partial sums between K blocks, at the accumulator's precision. Its depth is a correctness
     constraint (every sub-block's partial is parked before the first is reloaded), not a rate
     choice. With `alias` it shares the memory of the output FIFO (an output accumulated in
-    place, seed 001): the last K block packs each sub-block onto the page its partial occupied.
+    place, docs/passes.md#tile-output-depth-and-spill): the last K block packs each sub-block onto the page its partial occupied.
     """
 
     name = "sp.interm"

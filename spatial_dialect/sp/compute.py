@@ -11,7 +11,7 @@ which precision, and what it pushes.
 Two rules hold for every compute stage here:
 
   * Arithmetic is f32 (integers: exact, wrapped to i32), and a result is rounded once, to the
-    element type of the FIFO it is pushed to: the precision of the reference semantics (DESIGN.md
+    element type of the FIFO it is pushed to: the precision of the reference semantics (docs/tg.md#numerics-of-the-reference-semantics,
     section 3). Partial results that cross sections (the row statistics of a blocked norm) are
     f32 tensors.
   * Padding never leaks: a stage that reduces over a row reads only its real columns (`cols`,
@@ -220,7 +220,7 @@ class RowReduceOp(ComputeStage):
 
     A reduction over each row of elements, in groups of `width` consecutive columns (an
     rms_norm's `width`; the whole row otherwise), over the first `cols` columns and `rows` rows
-    of the tensor it reads. Statistics are f32. Three forms (seed 004's blocked row: a row too
+    of the tensor it reads. Statistics are f32. Three forms (docs/passes.md#link-wide-rows-are-blocked-never-refused: a row too
     wide for one site's accumulator is cut into blocks, never refused):
 
     whole    per item (a block of whole groups): pop one page of each input (rms_norm: x,

@@ -41,7 +41,7 @@ class TypeMismatch(SpatialVerifyError):
 
 
 class AccessOutOfBounds(SpatialVerifyError):
-    """An access pattern that reaches a tile outside its tensor (seed 003: a wrong stride)."""
+    """An access pattern that reaches a tile outside its tensor (docs/passes.md#place-boundary-sites-cover-their-real-block: a wrong stride)."""
 
     def __init__(self, stage: str, tensor: str, tile: tuple[int, int], tiles: tuple[int, int]):
         self.stage, self.tensor, self.tile, self.tiles = stage, tensor, tile, tiles
@@ -56,7 +56,7 @@ class WorkNotCovered(SpatialVerifyError):
 
 
 class OverlappingOffsets(SpatialVerifyError):
-    """Two buffers of one site whose memory overlaps (seed 001: a deterministic layout)."""
+    """Two buffers of one site whose memory overlaps (docs/passes.md#size-first-fit-layout-groups-first)."""
 
     def __init__(
         self,
@@ -77,7 +77,7 @@ class GroupMemberMismatch(SpatialVerifyError):
     """Members of one multicast group that disagree on depth, page size or offset, or on the
     blocks they are sent.
 
-    A multicast lands at ONE local address on every receiver (seed 001), so the members of a
+    A multicast lands at ONE local address on every receiver (docs/passes.md#size-group-members-share-one-depth), so the members of a
     group are one buffer replicated across a rectangle; and the sender sends each member the
     blocks of its own items, so a member's t-th item must read what the sender's t-th reads.
     """

@@ -35,7 +35,7 @@ class ItemSpace:
     block at the bottom or right edge is clipped to the tensor), and how the items are numbered.
 
     Without `over` the items are the blocks in row-major order. With `over` = (GX, GY) the
-    blocks are dealt round-robin over a GX x GY grid of sites, seed 003's map: block (r, c) goes
+    blocks are dealt round-robin over a GX x GY grid of sites, the map of docs/passes.md#place-the-2-d-map-where-multicast-exists: block (r, c) goes
     to grid site (c % GX, r % GY), which runs its blocks in ROUNDS i = r // GY, j = c // GX.
     Grid row y holds rm(y) = ceil((items_m - y) / GY) block rows and grid column x holds
     rn(x) = ceil((items_n - x) / GX) block columns, so the first items_m % GY rows (items_n % GX

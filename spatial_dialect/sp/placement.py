@@ -286,7 +286,7 @@ class ShareOp(SectionOp):
     """`sp.share @a broadcast consumers 8 bytes 65536 hops 7 saves 40 costs 12 copies 1 "why"`.
 
     How one shared operand panel reaches the items that read it where the fabric has no
-    multicast rectangles (seed 000): `broadcast` fetches it once and fans it out over the
+    multicast rectangles (docs/passes.md#fuse-broadcast-or-replicate-on-the-rdu): `broadcast` fetches it once and fans it out over the
     fabric, `replicated` lets each consumer fetch its own copy. The numbers are the decision's:
     the panel's bytes, its consumers, the hops a fan-out crosses, the DRAM cycles a broadcast
     saves and the fabric cycles it costs, and the copies fetched from DRAM. Every consumer

@@ -96,7 +96,7 @@ class ProgramOp(IRDLOperation):
         )
 
     # A format cannot say it: `{}` parses to a region of no block, and the body is one block
-    # (XDSL_NOTES gotcha 6), so parse adds it, as builtin.module does.
+    # (an xDSL parser rule), so parse adds it, as builtin.module does.
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:
         name = parser.parse_symbol_name()

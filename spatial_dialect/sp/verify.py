@@ -1,4 +1,4 @@
-"""The section-wide rules of sp, checked at every phase (DESIGN.md section 4).
+"""The section-wide rules of sp, checked at every phase (docs/sp.md#verifier-rules).
 
 Always: references resolve, stages agree with their buffers and tensors on element type and
 storage format, a phase holds what it promises and nothing a later phase adds. Placed: every
@@ -159,7 +159,7 @@ def _check_tensor(p: ProgramOp, t: TensorOp) -> None:
 
 def _agree(stage: str, t: TensorOp, b: BufferOp, converts: bool = False) -> None:
     """`converts`: a load may convert an integer tensor to the integer datatype its FIFO holds
-    (the operand precision link chose from the tensor's interval, seed 004)."""
+    (the operand precision link chose from the tensor's interval, docs/passes.md#link-integer-operand-precision-from-intervals)."""
     if converts and isinstance(t.element_type, IntegerType) and isinstance(b.elt, IntegerType):
         return
     if t.element_type != b.elt or t.storage != b.storage:

@@ -131,7 +131,7 @@ class PlanOp(SectionOp):
     the cost model, and the runner-up plan with its cycles. `packing` says how the data
     movement shares the site's movement engines: `single` (one engine moves everything),
     `operand_with_store` (A's loader on one engine, B's loader with the store on the other:
-    tt-metal's pairing of in1 with the writer, seed 003), `split` (A, B and the store each on
+    tt-metal's pairing of in1 with the writer, docs/passes.md#place-engines-and-nocs), `split` (A, B and the store each on
     their own). The per-site block and the K block are the work's (`sp.work`).
 
     `line`: the grid (GX x 1 or 1 x GY) is a line of sites folded onto the mesh row by row,

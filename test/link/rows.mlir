@@ -1,6 +1,6 @@
 // link of the row reductions. The form is decided from the group's width against the f32
 // accumulator (and a site's memory) and recorded on every section (`row`): a group that fits is
-// ONE section (`row_reduce whole`); a wider one is the blocked form of seed 004 (never refused):
+// ONE section (`row_reduce whole`); a wider one is the blocked form (docs/passes.md#link-wide-rows-are-blocked-never-refused):
 // partials per block -> combine per group (a K loop over the blocks) -> apply (a map that reads
 // the group's statistics as a column broadcast and the weight as a row broadcast).
 // RUN: spatial-opt %s --split-input-file -p link | filecheck %s

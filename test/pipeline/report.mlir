@@ -1,4 +1,4 @@
-// -t report: one JSON object, the contract of DESIGN.md section 8 (more keys are welcome).
+// -t report: one JSON object, the contract of docs/architecture.md#outputs (more keys are welcome).
 // RUN: spatial-opt %s -p spatial-pipeline -t report | filecheck %s
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=h100}' -t report | filecheck %s --check-prefix=GPU
 

@@ -1,4 +1,4 @@
-// place on plans that give a site several blocks: seed 003's map, block (row, col) on site
+// place on plans that give a site several blocks: the 2-D map of docs/passes.md#place-the-2-d-map-where-multicast-exists, block (row, col) on site
 // (col % GX, row % GY) of the plan's grid, the items numbered so that each site's are consecutive
 // (sp.work ... over): site (x, y) runs `count` items from `first`. A line plan folds its sites
 // onto the mesh row by row. An operand the plan does not multicast gets no group. A flat target

@@ -1,4 +1,4 @@
-"""place's block-to-site map against seed 003's formula, written here from the seed, not from place:
+"""place's block-to-site map against the formula of docs/passes.md#place-the-2-d-map-where-multicast-exists, written here from the docs, not from place:
 on a multicast mesh block (row, col) runs on site (col % X, row % Y) of the grid the plan deals
 over (a line of sites being that grid folded onto the mesh row by row), every site's items are
 consecutive, and a site runs its blocks in rounds; elsewhere items go by split_work_to_sites."""
@@ -47,7 +47,7 @@ def check_seed_map(program: sp.ProgramOp, mesh_x: int) -> None:
     by_site: dict[tuple[int, int], list[int]] = {}
     for item, site in where.items():
         row, col = space.coord(item)
-        # seed 003: Site::new(col % sites.x, row % sites.y), over the plan's grid
+        # block (row, col) on site (col % grid_x, row % grid_y), over the plan's grid
         x, y = col % gx, row % gy
         if plan.is_line:
             s = y * gx + x

@@ -6,7 +6,7 @@ in column-major order (x outer, y inner); the first units % n of them (core grou
 units // n + 1 units each, the rest (group 2) units // n. Each group is a CoreRangeSet built by
 num_cores_to_corerangeset: the cores of one column are one range, except that consecutive FULL
 columns merge into one rectangle. The host walks the ranges in order and each range's cores row by
-row, x fastest (seed 003), handing out consecutive units.
+row, x fastest (docs/passes.md#place-split-work-linearly-where-adjacency-means-nothing), handing out consecutive units.
 """
 
 from __future__ import annotations

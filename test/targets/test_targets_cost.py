@@ -299,7 +299,7 @@ def test_share_operand_hand_derivation():
 
 
 def test_share_operand_store_and_forward_would_have_flipped_it():
-    # The seed's bug: charging words x hops. 256 B over 2 consumers and 64 hops on Plasticine:
+    # The bug this prevents: charging words x hops. 256 B over 2 consumers and 64 hops on Plasticine:
     # saved = ceil(256 / 49) = 6; pipelined added = 4 words + 63 = 67 -> replicated, as it should be;
     # a short hop: 16 KiB panel, 2 consumers, 8 hops: saved = ceil(16,384 / 49) = 335,
     # pipelined 256 + 7 = 263 -> broadcast (store-and-forward would have said 256 x 8 = 2048).

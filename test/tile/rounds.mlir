@@ -1,4 +1,4 @@
-// tile's wider plan space: several blocks a site (seed 003's 2-D map with wrap-around), a line of
+// tile's wider plan space: several blocks a site (the 2-D map with wrap-around, docs/passes.md#tile-one-dealing-function), a line of
 // sites folded onto the mesh, multicast chosen per operand, and a flat target priced as place deals
 // it. Each plan carries its predicted cycles, the runner-up's, and what the other multicast choice
 // for each shared operand would cost (`multicast_why`).

@@ -1,6 +1,6 @@
 """`-t report`: what the compiler decided, as one JSON object.
 
-The report is a contract (DESIGN.md section 8): one JSON object
+The report is a contract (docs/architecture.md#outputs): one JSON object
 
     {"target": ..., "options": {...},
      "sections": [{"name", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",

@@ -1,4 +1,4 @@
-// The prelude's layouts applied (seed 004): each tensor has ONE layout for the whole function;
+// The prelude's layouts applied (docs/passes.md#link-one-bridge-per-tensor): each tensor has ONE layout for the whole function;
 // a section that wants the other reads or writes the tensor's twin, and ONE bridge section
 // (tilize / untilize) makes it, shared by every later reader. One-row tensors (the same tile row
 // either way) and carried state (a cache updated in place) are never bridged.
