@@ -28,6 +28,8 @@ OUTPUT_TARGETS = {
     "report": ("report", "print_report"),
     "memory-map": ("memory_map", "print_memory_map"),
     "heatmap": ("heatmap", "print_heatmap"),
+    "ttlang": ("ttlang", "print_ttlang"),
+    "triton": ("triton", "print_triton"),
 }
 """spatial-opt `-t` name -> (module under spatial_dialect.tools.emit, printer)."""
 

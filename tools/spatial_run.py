@@ -1,12 +1,13 @@
 """spatial-run: compile a tg function, simulate the compiled program, compare with the reference.
 
-    spatial-run FILE.mlir --target NAME [--entry FN] [--seed N] [--inputs in.npz]
-                [--save out.npz] [--timing] [--reference-only]
+    spatial-run FILE.mlir --target NAME [--backend NAME] [--entry FN] [--seed N]
+                [--inputs in.npz] [--save out.npz] [--timing] [--reference-only]
 
 compiles the entry function (default: the only or the first func.func) through
 `spatial-pipeline{target=NAME}`, draws seeded inputs (tools/inputs.py: ids and positions inside
 the range the ops that read them accept), evaluates the reference semantics (tools/reference.py),
-runs the sized program in the functional simulator (tools/simulator.py), prints one line per
+runs the sized program on a backend (tools/backends.py: by default our functional simulator,
+tools/simulator.py; or a vendor's executor of the program we emit), prints one line per
 output (name, shape, element type, max absolute error, max relative error, tolerance) and ends
 with a line that begins `PASS` or `FAIL`. Exit status 0 on PASS, 1 on FAIL.
 
@@ -26,6 +27,8 @@ pass) is reported as `spatial-run: compile refused: ...`, which is not a FAIL: n
 A simulator that finds the compiled program wrong (an access outside a tensor, a FIFO deadlock,
 a buffer outside local memory, an output element never written) prints its report and `FAIL`;
 a construct the simulator does not execute is `spatial-run: cannot simulate: ...` (exit 1).
+A vendor executor that rejects the program (a deadlock, a local-memory overflow) is a FAIL with
+its own message; one that is not installed is `spatial-run: backend unavailable: ...` (exit 1).
 Usage errors exit 2. SPATIAL_RUN_TRACEBACK=1 shows the traceback of an internal error.
 """
 
@@ -51,6 +54,12 @@ from spatial_dialect import get_all_dialects, tg
 from spatial_dialect.passes import get_all_passes
 from spatial_dialect.sp import PlanOp, ProgramOp
 from spatial_dialect.targets import Target, TargetError, load_target
+from spatial_dialect.tools.backends import (
+    BACKENDS,
+    BackendFailed,
+    BackendUnavailable,
+    backend_runner,
+)
 from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
 from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
 from spatial_dialect.tools.reference import (
@@ -62,7 +71,7 @@ from spatial_dialect.tools.reference import (
     output_names,
     returned_values,
 )
-from spatial_dialect.tools.simulator import NotSimulated, SimulationError, simulate
+from spatial_dialect.tools.simulator import NotSimulated, SimulationError
 
 PIPELINE = "spatial-pipeline"
 
@@ -134,10 +143,15 @@ def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:
     return times
 
 
-def simulated_outputs(fn: FuncOp, module: ModuleOp, inputs: dict[str, np.ndarray]) -> dict:
-    """The compiled program's outputs by name: sp.entry lists inputs and outputs in the
-    function's argument and result order."""
-    arrays = simulate(module, [inputs[n] for n in input_names(fn)])
+def simulated_outputs(
+    fn: FuncOp,
+    module: ModuleOp,
+    inputs: dict[str, np.ndarray],
+    backend: str = "sim",
+) -> dict:
+    """The compiled program's outputs by name, as `backend` ran it: sp.entry lists inputs and
+    outputs in the function's argument and result order."""
+    arrays = backend_runner(backend)(module, [inputs[n] for n in input_names(fn)])
     return dict(zip(output_names(fn), arrays, strict=True))
 
 
@@ -180,6 +194,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("file", help="a .mlir file holding a func.func of tg ops")
     parser.add_argument("--target", help="a preset name or a target TOML file")
+    parser.add_argument(
+        "--backend",
+        choices=sorted(BACKENDS),
+        default="sim",
+        help="what executes the compiled program (default: sim, our simulator)",
+    )
     parser.add_argument("--entry", help="the function to run (default: the only or the first)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn inputs (0)")
     parser.add_argument("--inputs", help="an .npz file of inputs (the rest are drawn)")
@@ -249,9 +269,9 @@ def check_compiled(
             print(f"predicted @{name}: {us:.3f} us", file=out)
         timing = f"; predicted {sum(us for _, us in sections):.3f} us on {target.name}"
     try:
-        simulated.update(simulated_outputs(fn, module, inputs))
-    except SimulationError as e:
-        print(f"simulator: {type(e).__name__}: {e}", file=out)
+        simulated.update(simulated_outputs(fn, module, inputs, args.backend))
+    except (SimulationError, BackendFailed) as e:
+        print(f"{args.backend}: {type(e).__name__}: {e}", file=out)
         print(f"FAIL: the compiled program is wrong ({type(e).__name__}){timing}", file=out)
         return 1
     comparisons = compare_outputs(fn, reference, values, simulated)
@@ -284,6 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except NotSimulated as e:
         print(f"spatial-run: cannot simulate: {e}", file=sys.stderr)
+        return 1
+    except BackendUnavailable as e:
+        print(f"spatial-run: backend unavailable: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
         return _error(f"cannot parse {args.file}:\n{e}")

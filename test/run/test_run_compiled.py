@@ -286,7 +286,7 @@ def test_any_gemm_on_any_preset_passes_or_is_refused(m, k, n, elt, target):
 @pytest.mark.parametrize(
     "mutate, report",
     [
-        (lambda s: stage(s, sp.StoreOp, "c").detach(), "simulator: UnwrittenOutput: output @c"),
+        (lambda s: stage(s, sp.StoreOp, "c").detach(), "sim: UnwrittenOutput: output @c"),
         (lambda s: set_offset(s, "in1", "in0"), "MISMATCH"),
     ],
 )
