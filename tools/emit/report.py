@@ -3,7 +3,7 @@
 The report is a contract (docs/architecture.md#outputs): one JSON object
 
     {"target": ..., "options": {...},
-     "sections": [{"name", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",
+     "sections": [{"name", "function", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",
                    "dram_bytes", "noc_bytes", "sites", "peak_local_bytes", ...}],
      "total": {"predicted_us", "roofline_us"}}
 
@@ -59,6 +59,19 @@ def shared_dram_bytes(program: sp.ProgramOp, target: Target, default: int, gemm:
     operands = sum(items // s.consumers * s.copies * s.bytes for s in shares)
     c = gemm.tensor(gemm.store)
     return operands + c.tiles[0] * c.tiles[1] * target.tile_bytes(c.storage)
+
+
+def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
+    """The function each section belongs to: link writes a function's `sp.entry` and then its
+    sections, so a section belongs to the entry before it (a module may hold several)."""
+    owner: dict[sp.ProgramOp, str] = {}
+    function = ""
+    for op in module.body.block.ops:
+        if isinstance(op, sp.EntryOp):
+            function = op.function.data
+        elif isinstance(op, sp.ProgramOp):
+            owner[op] = function
+    return owner
 
 
 def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
@@ -118,7 +131,11 @@ def report(module: ModuleOp) -> dict[str, Any]:
     target = module_target(module, "-t report")
     recorded = options(module)
     fidelity = recorded.get("fidelity", DEFAULT_FIDELITY)
-    rows = [section_report(p, target, fidelity) for p in sections]
+    function_of = section_functions(module)
+    rows = [
+        {"function": function_of.get(p, ""), **section_report(p, target, fidelity)}
+        for p in sections
+    ]
     return {
         "target": recorded_target_name(module),
         "options": recorded,
