@@ -109,12 +109,27 @@ class GemmChoice:
     runner: tuple[GemmPlan, GemmCost] | None
 
 
-def choose_gemm_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> GemmChoice:
-    """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site."""
+Ranked = list[tuple[GemmPlan, GemmCost]]
+
+
+def choose_gemm_plan(
+    program: sp.ProgramOp,
+    target: Target,
+    fidelity: str,
+    ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+) -> GemmChoice:
+    """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site.
+
+    A plan is a function of the target, the fidelity and the GEMM's shape and numerics only, so
+    a pass run ranks each distinct GEMM once (`ranked_before`): a model's 32 identical layers
+    cost one ranking per projection, not 32."""
     view = GemmView.of(program)
     shape = view.shape()
     numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
-    ranked = rank(target, shape, numerics, fidelity)
+    memo = {} if ranked_before is None else ranked_before
+    if (shape, numerics) not in memo:
+        memo[shape, numerics] = rank(target, shape, numerics, fidelity)
+    ranked = memo[shape, numerics]
     if not ranked:
         raise NoLegalPlan(
             f"section @{program.sym_name.data}: no plan of a {shape.m}x{shape.k}x{shape.n} GEMM fits "
@@ -261,12 +276,17 @@ def apply_gemm_plan(
 # ── The pass ──────────────────────────────────────────────────────────────────────────────────
 
 
-def tile_section(program: sp.ProgramOp, target: Target, fidelity: str, rewriter: Rewriter) -> None:
+def tile_section(
+    program: sp.ProgramOp,
+    target: Target,
+    fidelity: str,
+    rewriter: Rewriter,
+    ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+) -> None:
     """Choose and apply one linked section's plan, by the kind link recorded."""
     if program.kind.is_gemm:
-        apply_gemm_plan(
-            program, choose_gemm_plan(program, target, fidelity), target, fidelity, rewriter
-        )
+        choice = choose_gemm_plan(program, target, fidelity, ranked_before)
+        apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
         choice = choose_stream_plan(program, target, fidelity)
         work, plan = stream_plan_ops(program, target, choice)
@@ -292,6 +312,7 @@ class TilePass(ModulePass):
         if sections:
             record(op, fidelity=fidelity)
         rewriter = Rewriter()
+        ranked_before: dict[tuple[GemmShape, Numerics], Ranked] = {}
         for program in sections:
             with refusals_at(program):
-                tile_section(program, target, fidelity, rewriter)
+                tile_section(program, target, fidelity, rewriter, ranked_before)
