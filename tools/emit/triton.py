@@ -1,0 +1,940 @@
+"""`spatial-opt -t triton`: the sized sp program as a self-contained Python module of Triton
+kernels (docs/backend-triton.md).
+
+One `@triton.jit` kernel per section; a host function `run` launches them in program order over
+DRAM tensors held as torch tensors; `__main__` reads an .npz (or draws seeded inputs) and writes
+the outputs to an .npz. Everything the kernels need is READ from the sized IR, never decided
+again:
+
+- the block sizes: BLOCK_M x BLOCK_N = the `sp.work` block times the tile, BLOCK_K = its K block
+  (kw) times the tile (an `tl.arange` extent is that block rounded up to a power of two, masked
+  back to the block);
+- the launch grid: one program per site of the section's `sp.sites` ranges, in range order;
+- which blocks each program covers: the per-site table (first item, count) of `sp.sites` and
+  the item table (origin and clipped extent, in tiles) of the item space, so rounds and boundary
+  blocks are exactly the IR's;
+- `num_stages`: the depth of the operand FIFOs; `num_warps` is 4 (a site's threads, which the
+  IR does not model).
+
+DRAM tensors are row-major torch tensors of their logical shape (a rank-1 tensor is one row):
+`tiled` and `rows` layouts hold the same elements, and the zero padding of a partial tile is a
+load mask (`other=0`), so padding never leaks. A construct with no Triton form is refused by
+name (`TritonNotEmitted`, a diagnostic: spatial-opt reports it as one line, exit 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+from xdsl.utils.exceptions import DiagnosticException
+
+from spatial_dialect import sp
+from spatial_dialect.sp.attrs import LOOP_VARS, SIZE_SYMBOLS
+
+NUM_WARPS = 4
+
+
+class TritonNotEmitted(DiagnosticException):
+    """A section, stage or datatype the Triton backend has no kernel for: named, with why."""
+
+    def __init__(self, section: str, what: str):
+        self.section, self.what = section, what
+        super().__init__(f"TritonNotEmitted: section @{section}: {what}")
+
+
+# ── Small helpers ─────────────────────────────────────────────────────────────────────────────
+
+
+def pow2(n: int) -> int:
+    return 1 << max(0, (max(1, n) - 1).bit_length())
+
+
+def dtype_name(elt: Attribute) -> str:
+    if isinstance(elt, BFloat16Type):
+        return "bf16"
+    if isinstance(elt, Float16Type):
+        return "f16"
+    if isinstance(elt, Float32Type):
+        return "f32"
+    if isinstance(elt, IntegerType) and elt.width.data in (8, 32):
+        return f"i{elt.width.data}"
+    return str(elt)
+
+
+TORCH_DTYPES = {
+    "bf16": "torch.bfloat16",
+    "f16": "torch.float16",
+    "f32": "torch.float32",
+    "i8": "torch.int8",
+    "i32": "torch.int32",
+}
+
+
+def ident(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else f"t_{out}"
+
+
+def expr_py(e: AffineExpr, dims: Sequence[str], syms: Sequence[str] = ()) -> str:
+    """An affine expression as a Python (and Triton) integer expression."""
+    if isinstance(e, AffineConstantExpr):
+        return str(e.value)
+    if isinstance(e, AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, AffineSymExpr):
+        return syms[e.position]
+    assert isinstance(e, AffineBinaryOpExpr)
+    a, b = expr_py(e.lhs, dims, syms), expr_py(e.rhs, dims, syms)
+    if e.kind == AffineBinaryOpKind.Add:
+        return f"({a} + {b})"
+    if e.kind == AffineBinaryOpKind.Mul:
+        return f"({a} * {b})"
+    if e.kind == AffineBinaryOpKind.FloorDiv:
+        return f"({a} // {b})"
+    if e.kind == AffineBinaryOpKind.Mod:
+        return f"({a} % {b})"
+    return f"(({a} + {b} - 1) // {b})"
+
+
+@dataclass
+class Access:
+    """An access pattern read for one item: origin tile expressions (in r0, c0, k0; the
+    sub-block variables at 0, which covers the whole block when the extent is the sub-block)
+    and the extent in tiles, as expressions of h, w, kw and as its largest value over ranges."""
+
+    row: str
+    col: str
+    rows: str
+    cols: str
+    max_rows: int
+    max_cols: int
+    vars: set[str]
+
+
+def access(acc: sp.AccessAttr, ranges: list[dict[str, int]]) -> Access:
+    dims = [v if v in ("r0", "c0", "k0") else "0" for v in LOOP_VARS]
+    row, col = (expr_py(e, dims) for e in acc.origin.data.results)
+    vars_ = acc.loop_vars()
+    exprs = list(acc.extent.exprs)
+    if vars_ & {"ti", "tj"}:  # the store of sub-blocks covers the item's whole block
+        rows, cols = "h", "w"
+        max_rows = max(b["h"] for b in ranges)
+        max_cols = max(b["w"] for b in ranges)
+    else:
+        rows, cols = (expr_py(e, (), SIZE_SYMBOLS) for e in exprs)
+        max_rows = max(acc.extent.resolve(b)[0] for b in ranges)
+        max_cols = max(acc.extent.resolve(b)[1] for b in ranges)
+    return Access(row, col, rows, cols, max_rows, max_cols, vars_)
+
+
+def is_origin(a: Access, row: str, col: str) -> bool:
+    """Whether the pattern's origin is exactly (row, col), loop variables by name."""
+    env = {"r0": 7, "c0": 11, "k0": 13}
+    return (eval(a.row, {}, env), eval(a.col, {}, env)) == (eval(row, {}, env), eval(col, {}, env))  # noqa: S307 - our own integer expressions
+
+
+# ── One section ───────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Section:
+    program: sp.ProgramOp
+    name: str
+    fn: str
+    tile: tuple[int, int]
+    tensors: list[sp.TensorOp]
+    ranges: list[dict[str, int]]
+    sites: list[tuple[int, int]]
+    items: list[tuple[int, int, int, int]]
+    k_tiles: int
+    k_block: int
+    block: tuple[int, int]
+    num_stages: int
+    lines: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    """Host-side range checks of runtime indices, run before the launch."""
+
+    def refuse(self, what: str) -> TritonNotEmitted:
+        return TritonNotEmitted(self.name, what)
+
+    def shape(self, tensor: str) -> tuple[int, int]:
+        t = self.program.tensor(tensor)
+        dims = t.type.get_shape()
+        return (1, dims[0]) if len(dims) == 1 else (dims[0], dims[1])
+
+    def elt(self, tensor: str) -> str:
+        return dtype_name(self.program.tensor(tensor).type.get_element_type())
+
+    def arg(self, tensor: str) -> str:
+        return "T_" + ident(tensor)
+
+    def load_of(self, buffer: sp.BufferOp) -> sp.LoadOp:
+        for load in self.program.ops_of(sp.LoadOp):
+            if sp.buffer_of(load.dst) is buffer:
+                return load
+        raise self.refuse(f"buffer {buffer.label.data} is filled by no sp.load")
+
+    def store_of(self, buffer: sp.BufferOp) -> sp.StoreOp:
+        for store in self.program.ops_of(sp.StoreOp):
+            if sp.buffer_of(store.src) is buffer:
+                return store
+        raise self.refuse(f"buffer {buffer.label.data} is drained by no sp.store")
+
+    def emit(self, text: str, indent: int = 2) -> None:
+        for line in text.strip("\n").split("\n"):
+            self.lines.append("    " * indent + line if line else "")
+
+    # -- blocks of DRAM ------------------------------------------------------------------------
+
+    def block_load(self, var: str, tensor: str, a: Access, indent: int = 2, dtype: str = "tl.float32") -> None:
+        """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
+        the tensor, widened to f32."""
+        th, tw = self.tile
+        R, C = self.shape(tensor)
+        pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+        self.emit(
+            f"""
+{var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
+{var}_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+{var}_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & ({var}_c < {C}))[None, :]
+{var} = tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], mask={var}_m, other=0).to({dtype})
+""",
+            indent,
+        )
+
+    def block_store(self, value: str, store: sp.StoreOp, indent: int = 2, extra_mask: str = "") -> None:
+        th, tw = self.tile
+        tensor = store.tensor.root_reference.data
+        a = access(store.access, self.ranges)
+        R, C = self.shape(tensor)
+        pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+        extra = f" & ({extra_mask})" if extra_mask else ""
+        self.emit(
+            f"""
+o_r = ({a.row}) * {th} + tl.arange(0, {pr})
+o_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+o_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & (o_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (o_c < {C}))[None, :]{extra}
+tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({self.arg(tensor)}.dtype.element_ty), mask=o_m)
+""",
+            indent,
+        )
+
+
+def _sites_and_items(program: sp.ProgramOp) -> tuple[list[dict[str, int]], list[tuple[int, int]], list[tuple[int, int, int, int]]]:
+    work = program.one(sp.WorkOp)
+    assert work is not None
+    space = program.item_space()
+    ranges, sites = [], []
+    for rng in program.ops_of(sp.SitesOp):
+        ranges.append(rng.bindings(work.k_block))
+        for x, y in rng.rect.sites():
+            items = rng.items(x, y)
+            sites.append((items.start, len(items)))
+    items = []
+    for i in range(space.count):
+        r = space.rect(i)
+        items.append((r.r0, r.c0, r.h, r.w))
+    return ranges, sites, items
+
+
+def section_of(program: sp.ProgramOp) -> Section:
+    name = program.sym_name.data
+    if program.phase_value != sp.Phase.SIZED:
+        raise TritonNotEmitted(name, f"phase {program.phase_value.value}: run spatial-pipeline first")
+    work = program.one(sp.WorkOp)
+    assert work is not None
+    ranges, sites, items = _sites_and_items(program)
+    depths = [
+        f.depth.resolve(ranges[0])[0] if f.depth.constant() is None else f.depth.constant()[0]
+        for f in program.ops_of(sp.FifoOp)
+        if any(sp.buffer_of(ld.dst) is f for ld in program.ops_of(sp.LoadOp))
+    ]
+    return Section(
+        program=program,
+        name=name,
+        fn=ident(name),
+        tile=program.tile,
+        tensors=program.tensors(),
+        ranges=ranges,
+        sites=sites,
+        items=items,
+        k_tiles=work.k_tiles,
+        k_block=work.k_block,
+        block=work.block,
+        num_stages=max(depths) if depths else 1,
+    )
+
+
+PREAMBLE = """
+pid = tl.program_id(0)
+first = tl.load(SITES + 2 * pid)
+count = tl.load(SITES + 2 * pid + 1)
+for t in range(0, count):
+    item = first + t
+    r0 = tl.load(ITEMS + 4 * item)
+    c0 = tl.load(ITEMS + 4 * item + 1)
+    h = tl.load(ITEMS + 4 * item + 2)
+    w = tl.load(ITEMS + 4 * item + 3)
+"""
+
+
+# ── Kernel bodies, one per section kind ───────────────────────────────────────────────────────
+
+
+def _gemm(s: Section) -> None:
+    mm = s.program.ops_of(sp.MatmulTilesOp)[0]
+    a_load, b_load = s.load_of(sp.buffer_of(mm.in0)), s.load_of(sp.buffer_of(mm.in1))
+    a_acc, b_acc = access(a_load.access, s.ranges), access(b_load.access, s.ranges)
+    if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, "k0", "c0")):
+        raise s.refuse(f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0, c0]")
+    a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
+    ea, eb = s.elt(a_t), s.elt(b_t)
+    acc_elt = dtype_name(sp.buffer_of(mm.acc).elt)
+    if ea != eb or ea in ("i32",) or (ea == "i8") != (acc_elt == "i32"):
+        raise s.refuse(f"matmul of {ea} x {eb} into a {acc_elt} accumulator has no tl.dot form")
+    th, tw = s.tile
+    M, K = s.shape(a_t)
+    _, N = s.shape(b_t)
+    bm, bn, bk = s.block[0] * th, s.block[1] * tw, s.k_block * tw
+    pm, pn, pk = pow2(bm), pow2(bn), pow2(bk)
+    acc_ty = "tl.int32" if acc_elt == "i32" else "tl.float32"
+    prec = ', input_precision="ieee"' if ea == "f32" else ""
+    s.emit(f"""
+rm = r0 * {th} + tl.arange(0, {pm})
+rn = c0 * {tw} + tl.arange(0, {pn})
+mm_ = (tl.arange(0, {pm}) < h * {th}) & (rm < {M})
+mn_ = (tl.arange(0, {pn}) < w * {tw}) & (rn < {N})
+acc = tl.zeros(({pm}, {pn}), dtype={acc_ty})
+for k0 in range(0, {s.k_tiles}, {s.k_block}):
+    rk = k0 * {tw} + tl.arange(0, {pk})
+    mk_ = (tl.arange(0, {pk}) < {bk}) & (rk < {K})
+    a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
+    b = tl.load({s.arg(b_t)} + rk[:, None] * {N} + rn[None, :], mask=mk_[:, None] & mn_[None, :], other=0)
+    if INTERPRETED:
+        a = a.to({acc_ty})
+        b = b.to({acc_ty})
+    acc += tl.dot(a, b, out_dtype={acc_ty}{prec})
+""")
+    s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
+
+
+def _operand(s: Section, var: str, value, mode: str) -> list[str]:
+    """Loads one map operand; returns the expressions of it at the item's block."""
+    load = s.load_of(sp.buffer_of(value))
+    a = access(load.access, s.ranges)
+    t = load.tensor.root_reference.data
+    if mode == "transposed":
+        th, tw = s.tile
+        R, C = s.shape(t)
+        pr, pc = pow2(max(b["h"] for b in s.ranges) * th), pow2(max(b["w"] for b in s.ranges) * tw)
+        # element (i, j) of the block is element (j, i) of the pattern's block
+        s.emit(f"""
+{var}_r = ({a.row}) * {th} + tl.arange(0, {pc})
+{var}_c = ({a.col}) * {tw} + tl.arange(0, {pr})
+{var}_m = ({var}_r < {R})[None, :] & ({var}_c < {C})[:, None]
+{var} = tl.load({s.arg(t)} + {var}_r[None, :] * {C} + {var}_c[:, None], mask={var}_m, other=0).to(tl.float32)
+""")
+        return [var]
+    if mode == "cols":  # an R x 1 page: its first two columns are per-row numbers
+        th, tw = s.tile
+        R, C = s.shape(t)
+        pr = pow2(a.max_rows * th)
+        s.emit(f"""
+{var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
+{var}_m = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R})
+{var}0 = tl.load({s.arg(t)} + {var}_r * {C} + ({a.col}) * {tw}, mask={var}_m, other=0).to(tl.float32)[:, None]
+{var}1 = tl.load({s.arg(t)} + {var}_r * {C} + ({a.col}) * {tw} + {1 if C > 1 else 0}, mask={var}_m, other=0).to(tl.float32)[:, None]
+""")
+        return [f"{var}0", f"{var}1"]
+    s.block_load(var, t, a)
+    if mode == "rows":
+        s.emit(f"{var} = tl.sum(tl.where(tl.arange(0, {pow2(a.max_rows * s.tile[0])})[:, None] == 0, {var}, 0.0), axis=0)[None, :]")
+    return [var]
+
+
+def _tanh(x: str) -> str:
+    return f"(1.0 - 2.0 / (tl.exp(2.0 * ({x})) + 1.0))"
+
+
+def _map(s: Section) -> None:
+    op = s.program.ops_of(sp.MapOp)[0]
+    kind = op.kind.data
+    ops: list[list[str]] = []
+    for i, (value, mode) in enumerate(op.inputs()):
+        ops.append(_operand(s, f"x{i}", value, str(mode)))
+    scalar = float(op.scalar.value.data) if op.scalar is not None else None
+    x = [o[0] for o in ops]
+    if kind in ("copy", "tilize", "untilize", "transpose"):
+        y = x[0]
+    elif kind == "silu":
+        y = f"{x[0]} / (1.0 + tl.exp(-{x[0]}))"
+    elif kind == "relu":
+        y = f"tl.maximum({x[0]}, 0.0)"
+    elif kind == "sigmoid":
+        y = f"1.0 / (1.0 + tl.exp(-{x[0]}))"
+    elif kind == "gelu":
+        y = f"0.5 * {x[0]} * (1.0 + tl.math.erf({x[0]} * 0.7071067811865476))"
+    elif kind == "gelu_tanh":
+        y = f"0.5 * {x[0]} * (1.0 + {_tanh(f'0.7978845608028654 * ({x[0]} + 0.044715 * {x[0]} * {x[0]} * {x[0]})')})"
+    elif kind == "scale":
+        y = f"{x[0]} * {scalar!r}"
+    elif kind == "softcap":
+        y = f"{scalar!r} * {_tanh(f'{x[0]} / {scalar!r}')}"
+    elif kind in ("add", "add_row"):
+        y = f"{x[0]} + {x[1]}"
+    elif kind in ("sub", "sub_row"):
+        y = f"{x[0]} - {x[1]}"
+    elif kind in ("mul", "mul_row"):
+        y = f"{x[0]} * {x[1]}"
+    elif kind == "swiglu":
+        y = f"{x[0]} / (1.0 + tl.exp(-{x[0]})) * {x[1]}"
+    elif kind == "rms_apply":
+        *res, stats, weight = ops
+        hx = f"({x[0]} + {res[0][0]})" if len(ops) == 4 else x[0]
+        y = f"{hx} * {stats[0]} * {weight[0]}"
+    elif kind == "layer_apply":
+        _, stats, weight, bias = ops
+        y = f"({x[0]} - {stats[1]}) * {stats[0]} * {weight[0]} + {bias[0]}"
+    elif kind == "softmax_apply":
+        stats = ops[1]
+        y = f"tl.exp({x[0]} - {stats[0]}) * {stats[1]}"
+    else:
+        raise s.refuse(f"sp.map {kind} has no Triton form")
+    s.emit(f"y = {y}")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _row_reduce(s: Section) -> None:
+    op = s.program.ops_of(sp.RowReduceOp)[0]
+    kind, form = op.kind.data, op.form.data
+    width, cols = op.width, op.cols
+    eps = float(op.eps.value.data) if op.eps is not None else 0.0
+    th, tw = s.tile
+    out_store = s.store_of(sp.buffer_of(op.out))
+    if form == "combine":
+        _combine(s, op, eps)
+        return
+    ins = list(op.ins)
+    streamed = len(ins) if form == "partial" else (2 if kind == "rms_norm" and len(ins) == 3 else 1)
+    pn = pow2(max(b["w"] for b in s.ranges) * tw)
+    group = f"{width}" if width != cols else f"{cols}"
+    s.emit(f"real = tl.minimum(tl.minimum(w * {tw}, {cols} - c0 * {tw}), {group})")
+    s.emit(f"live = (tl.arange(0, {pn}) < real)[None, :]")
+    terms = []
+    for i, v in enumerate(ins[:streamed]):
+        load = s.load_of(sp.buffer_of(v))
+        s.block_load(f"x{i}", load.tensor.root_reference.data, access(load.access, s.ranges))
+        terms.append(f"x{i}")
+    s.emit(f"x = tl.where(live, {' + '.join(terms)}, 0.0)")
+    s.emit("n = real.to(tl.float32)")
+    if form == "partial":
+        if kind == "rms_norm":
+            s.emit("a = tl.sum(x * x, axis=1)\nb = a * 0.0")
+        elif kind == "layer_norm":
+            s.emit("a = tl.sum(x, axis=1)\nd = tl.where(live, x - (a / n)[:, None], 0.0)\nb = tl.sum(d * d, axis=1)")
+        else:
+            s.emit("xm = tl.where(live, x, float('-inf'))\na = tl.max(xm, axis=1)\nb = tl.sum(tl.where(live, tl.exp(xm - a[:, None]), 0.0), axis=1)")
+        pc = pow2(tw)
+        s.emit(f"cc = tl.arange(0, {pc})[None, :]\ny = tl.where(cc == 0, a[:, None], tl.where(cc == 1, b[:, None], 0.0))")
+        s.block_store("y", out_store)
+        return
+    rows_ops = []
+    for i, v in enumerate(ins[streamed:]):
+        load = s.load_of(sp.buffer_of(v))
+        s.block_load(f"g{i}", load.tensor.root_reference.data, access(load.access, s.ranges))
+        s.emit(f"g{i} = tl.sum(tl.where(tl.arange(0, g{i}.shape[0])[:, None] == 0, g{i}, 0.0), axis=0)[None, :]")
+        rows_ops.append(f"g{i}")
+    if kind == "rms_norm":
+        s.emit(f"y = x / tl.sqrt(tl.sum(x * x, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]}")
+    elif kind == "layer_norm":
+        s.emit(f"d = tl.where(live, x - (tl.sum(x, axis=1) / n)[:, None], 0.0)\ny = d / tl.sqrt(tl.sum(d * d, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]} + {rows_ops[1]}")
+    else:
+        s.emit("xm = tl.where(live, x, float('-inf'))\ne = tl.where(live, tl.exp(xm - tl.max(xm, axis=1)[:, None]), 0.0)\ny = e / tl.sum(e, axis=1)[:, None]")
+    s.block_store("tl.where(live, y, 0.0)", out_store)
+
+
+def _combine(s: Section, op: sp.RowReduceOp, eps: float) -> None:
+    kind, width, cols, block = op.kind.data, op.width, op.cols, op.block
+    th, tw = s.tile
+    load = s.load_of(sp.buffer_of(op.ins[0]))
+    t = load.tensor.root_reference.data
+    R, C = s.shape(t)
+    a = access(load.access, s.ranges)
+    if not is_origin(a, a.row, "k0"):
+        raise s.refuse(f"row_reduce combine reading {load.access.text()}: expected a K loop over columns")
+    pr = pow2(a.max_rows * th)
+    per = width if width != cols else 0
+    span = width if width != cols else cols
+    init = "float('-inf')" if kind == "softmax" else "0.0"
+    s.emit(f"""
+rr = ({a.row}) * {th} + tl.arange(0, {pr})
+rmask = (tl.arange(0, {pr}) < h * {th}) & (rr < {R})
+gs = c0 * {per}
+ge = tl.minimum({cols}, gs + {span})
+n = tl.zeros(({pr},), dtype=tl.float32)
+s1 = tl.zeros(({pr},), dtype=tl.float32) + {init}
+s2 = tl.zeros(({pr},), dtype=tl.float32)
+for j in range(0, {s.k_tiles}):
+    lo = gs + j * {block}
+    cnt = tl.maximum(0, tl.minimum(lo + {block}, ge) - lo).to(tl.float32)
+    pa = tl.load({s.arg(t)} + rr * {C} + j * {tw}, mask=rmask, other=0).to(tl.float32)
+    ps = tl.load({s.arg(t)} + rr * {C} + j * {tw} + 1, mask=rmask, other=0).to(tl.float32)
+    if cnt > 0:
+""")
+    if kind == "rms_norm":
+        s.emit("s1 += pa", 4)
+    elif kind == "layer_norm":
+        s.emit("tot = n + cnt\ndl = pa / cnt - tl.where(n > 0, s1 / tl.maximum(n, 1.0), 0.0)\ns2 += ps + dl * dl * n * cnt / tot\ns1 += pa", 4)
+    else:
+        s.emit("pk = tl.maximum(s1, pa)\ns2 = s2 * tl.exp(s1 - pk) + ps * tl.exp(pa - pk)\ns1 = pk", 4)
+    s.emit("n += cnt", 4)
+    if kind == "rms_norm":
+        s.emit(f"a0 = 1.0 / tl.sqrt(s1 / n + {eps!r})\na1 = a0 * 0.0")
+    elif kind == "layer_norm":
+        s.emit(f"a0 = 1.0 / tl.sqrt(s2 / n + {eps!r})\na1 = s1 / n")
+    else:
+        s.emit("a0 = s1\na1 = 1.0 / s2")
+    s.emit(f"cc = tl.arange(0, {pow2(tw)})[None, :]\ny = tl.where(cc == 0, a0[:, None], tl.where(cc == 1, a1[:, None], 0.0))")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _rope(s: Section) -> None:
+    op = s.program.ops_of(sp.RopeOp)[0]
+    d = op.head_dim
+    half = d // 2
+    th, tw = s.tile
+    x_l, cos_l, sin_l = (s.load_of(sp.buffer_of(v)) for v in op.ins)
+    t = x_l.tensor.root_reference.data
+    a = access(x_l.access, s.ranges)
+    R, C = s.shape(t)
+    s.block_load("x", t, a)
+    ct, st = cos_l.tensor.root_reference.data, sin_l.tensor.root_reference.data
+    ca = access(cos_l.access, s.ranges)
+    CR, CC = s.shape(ct)
+    neox = op.kind.data == "neox"
+    s.emit(f"""
+jj = (x_c % {d})[None, :]
+first = {'jj < ' + str(half) if neox else '(jj % 2) == 0'}
+partner = x_c[None, :] + {f'tl.where(first, {half}, -{half})' if neox else 'tl.where(first, 1, -1)'}
+xp = tl.load({s.arg(t)} + x_r[:, None] * {C} + partner, mask=x_m, other=0).to(tl.float32)
+ci = {'jj % ' + str(half) if neox else 'jj // 2'}
+cr = ({ca.row}) * {th} + tl.arange(0, x_r.shape[0])
+cm = x_m & (cr < {CR})[:, None]
+cs = tl.load({s.arg(ct)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
+sn = tl.load({s.arg(st)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
+y = tl.where(first, x * cs - xp * sn, x * cs + xp * sn)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _gather(s: Section) -> None:
+    op = s.program.ops_of(sp.GatherOp)[0]
+    th, tw = s.tile
+    table, idx = op.tensor.root_reference.data, op.index.root_reference.data
+    a = access(op.access, s.ranges)
+    if a.vars - {"r0", "c0"}:
+        raise s.refuse(f"gather pattern {op.access.text()} iterates inside an item")
+    R, C = s.shape(table)
+    pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+    count = op.count
+    s.emit(f"""
+g_r = ({a.row}) * {th} + tl.arange(0, {pr})
+g_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+g_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (g_r < {count})
+g_cm = (tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (g_c < {C})
+ids = tl.load({s.arg(idx)} + g_r, mask=g_rm, other=0)
+g_rm = g_rm & (ids >= 0) & (ids < {R})
+y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, None] & g_cm[None, :], other=0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.dst)))
+    s.checks.append(f"_check_range(t[{idx!r}].reshape(-1)[:{count}], 0, {R - 1}, 'gather ids of @{table} in section @{s.name}')")
+
+
+def _scatter(s: Section) -> None:
+    op = s.program.ops_of(sp.ScatterOp)[0]
+    th, tw = s.tile
+    cache, idx = op.tensor.root_reference.data, op.index.root_reference.data
+    a = access(op.access, s.ranges)
+    load = s.load_of(sp.buffer_of(op.src))
+    src = load.tensor.root_reference.data
+    s.block_load("x", src, access(load.access, s.ranges))
+    R, C = s.shape(cache)
+    count = op.count
+    pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+    s.emit(f"""
+s_i = ({a.row}) * {th} + tl.arange(0, {pr})
+p = tl.load({s.arg(idx)}) + s_i * 0  # the runtime position, one per row
+s_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+s_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (s_i < {count}) & (p >= 0) & (p <= {R - count})
+s_cm = (tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (s_c < {C})
+tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], x.to({s.arg(cache)}.dtype.element_ty), mask=s_rm[:, None] & s_cm[None, :])
+""")
+    s.checks.append(f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {R - count}, 'position of {count} row(s) into @{cache} in section @{s.name}')")
+
+
+def _argmax(s: Section) -> None:
+    op = s.program.ops_of(sp.ArgmaxOp)[0]
+    th, tw = s.tile
+    load = s.load_of(sp.buffer_of(op.x))
+    t = load.tensor.root_reference.data
+    a = access(load.access, s.ranges)
+    if not is_origin(a, a.row, "k0"):
+        raise s.refuse(f"argmax reading {load.access.text()}: expected a K loop over columns")
+    R, C = s.shape(t)
+    pk = pow2(s.k_block * tw)
+    s.emit(f"""
+xr = ({a.row}) * {th} + tl.arange(0, {th})
+rmask = (xr < {R}) & (xr < {op.rows})
+best = tl.zeros(({th},), dtype=tl.float32) + float('-inf')
+where = tl.zeros(({th},), dtype=tl.int32)
+for k0 in range(0, {s.k_tiles}, {s.k_block}):
+    xc = k0 * {tw} + tl.arange(0, {pk})
+    cm = (tl.arange(0, {pk}) < {s.k_block * tw}) & (xc < {op.cols}) & (xc < {C})
+    blk = tl.load({s.arg(t)} + xr[:, None] * {C} + xc[None, :], mask=rmask[:, None] & cm[None, :], other=float('-inf')).to(tl.float32)
+    blk = tl.where(cm[None, :], blk, float('-inf'))
+    top = tl.max(blk, axis=1)
+    at = tl.min(tl.where(blk == top[:, None], xc[None, :], 2147483647), axis=1)
+    better = top > best
+    where = tl.where(better, at, where)
+    best = tl.where(better, top, best)
+y = tl.where(tl.arange(0, {th})[:, None] == 0, where[None, :], 0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _attention(s: Section) -> None:
+    op = s.program.ops_of(sp.AttentionOp)[0]
+    th, tw = s.tile
+    d, dv = op.head_dim, op.v_head_dim
+    q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))
+    qt, kt, vt = (ld.tensor.root_reference.data for ld in (q_l, k_l, v_l))
+    qa, ka, va = (access(ld.access, s.ranges) for ld in (q_l, k_l, v_l))
+    if not (is_origin(ka, "k0", ka.col) and is_origin(va, "k0", va.col)):
+        raise s.refuse("attention K and V must be read a K block of keys at a time ([k0, ...])")
+    QR, QC = s.shape(qt)
+    KR, KC = s.shape(kt)
+    VR, VC = s.shape(vt)
+    maxw = max(b["w"] for b in s.ranges)
+    G = pow2(maxw * tw // dv)
+    pm = pow2(max(b["h"] for b in s.ranges) * th)
+    pd, pdv = pow2(max(d, 16)), pow2(max(dv, 16))
+    pk = pow2(s.k_block * th)
+    queries, keys = op.queries, op.keys
+    elt = s.elt(qt)
+    prec = ', input_precision="ieee"'
+    if op.pos is not None:
+        pos_l = s.load_of(sp.buffer_of(op.pos))
+        pt = pos_l.tensor.root_reference.data
+        s.emit(f"p = tl.load({s.arg(pt)}).to(tl.int32)")
+        s.checks.append(f"_check_range(t[{pt!r}].reshape(-1)[:1], 0, {keys - queries}, 'attention position ({queries} queries over {keys} keys) in section @{s.name}')")
+    else:
+        s.emit(f"p = {keys - queries}")
+    causal = "True" if op.is_causal else "False"
+    s.emit(f"""
+# the heads of the item as extra rows: row (j, i) is query row i of head j
+qi = tl.arange(0, {G * pm}) % {pm}
+qj = tl.arange(0, {G * pm}) // {pm}
+group = (w * {tw}) // {dv}
+qrow = ({qa.row}) * {th} + qi
+qlive = (qi < h * {th}) & (qrow < {QR}) & (qj < group)
+dd = tl.arange(0, {pd})
+qcol = ({qa.col}) * {tw} + qj[:, None] * {d} + dd[None, :]
+q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
+m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
+l_i = tl.zeros(({G * pm},), dtype=tl.float32)
+o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
+dvv = tl.arange(0, {pdv})
+for k0 in range(0, {s.k_tiles}, {s.k_block}):
+    key = k0 * {th} + tl.arange(0, {pk})
+    kmask = (tl.arange(0, {pk}) < {s.k_block * th}) & (key < {keys}) & (key < {KR})
+    kc = ({ka.col}) * {tw} + dd
+    kb = tl.load({s.arg(kt)} + key[:, None] * {KC} + kc[None, :], mask=kmask[:, None] & (dd < {d})[None, :], other=0).to(tl.float32)
+    vc = ({va.col}) * {tw} + dvv
+    vb = tl.load({s.arg(vt)} + key[:, None] * {VC} + vc[None, :], mask=kmask[:, None] & (dvv < {dv})[None, :], other=0).to(tl.float32)
+    sc = tl.dot(q, tl.trans(kb){prec}) * {float(op.scale.value.data)!r}
+    masked = (kmask == 0)[None, :] | (qi[:, None] < 0)
+    if {causal}:
+        masked = masked | (key[None, :] > (p + qrow)[:, None])
+    sc = tl.where(masked, float('-inf'), sc)
+    m_new = tl.maximum(m_i, tl.max(sc, axis=1))
+    alive = m_new > float('-inf')
+    shift = tl.where(alive, m_new, 0.0)
+    pr_ = tl.where(masked, 0.0, tl.exp(sc - shift[:, None]))
+    keep = tl.where(alive, tl.exp(m_i - shift), 1.0)
+    l_i = l_i * keep + tl.sum(pr_, axis=1)
+    o = o * keep[:, None] + tl.dot(pr_, vb{prec})
+    m_i = m_new
+o = o / l_i[:, None]
+ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
+""")
+    store = s.store_of(sp.buffer_of(op.out))
+    ot = store.tensor.root_reference.data
+    OR, OC = s.shape(ot)
+    sa = access(store.access, s.ranges)
+    if not is_origin(sa, "r0", "c0"):
+        raise s.refuse(f"attention store {store.access.text()} is not the item's block")
+    s.emit(f"""
+omask = qlive[:, None] & (dvv < {dv})[None, :] & (qrow < {min(OR, queries)})[:, None] & (ocol < {OC})
+tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, o.to({s.arg(ot)}.dtype.element_ty), mask=omask)
+""")
+    del elt
+
+
+BODIES = {
+    "gemm": _gemm,
+    "map": _map,
+    "row_reduce": _row_reduce,
+    "rope": _rope,
+    "gather": _gather,
+    "scatter": _scatter,
+    "argmax": _argmax,
+    "attention": _attention,
+    "tilize": _map,
+    "untilize": _map,
+    "copy": _map,
+}
+
+
+def kernel_of(s: Section) -> None:
+    """Fills s.lines with the kernel's body (after the item loop's preamble)."""
+    kind = s.program.kind.value
+    body = BODIES.get(kind)
+    if body is None or (kind == "gemm" and not s.program.ops_of(sp.MatmulTilesOp)):
+        raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")
+    for t in s.tensors:
+        if t.format is not None:
+            raise s.refuse(f"tensor @{t.sym_name.data} stored as {t.format.data} has no Triton form")
+    if kind == "gemm" and s.program.ops_of(sp.MatmulTilesOp)[0].spill is not None:
+        pass  # a register accumulator holds the whole block: the spill is the IR's bookkeeping
+    body(s)
+
+
+# ── The module ────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Emitted:
+    """The printed module and what it holds, for the runner and the bench."""
+
+    source: str
+    entry: str
+    inputs: list[str]
+    outputs: list[str]
+    sections: list[Section]
+    numpy_dtypes: dict[str, str] = field(default_factory=dict)
+    """Output name -> its numpy dtype name (bfloat16 through ml_dtypes)."""
+
+
+HEADER = '''"""Triton program for @{entry}, printed by spatial-dialect (`spatial-opt -t triton`) for
+target {target}: {n} kernel(s), one per section of the sized sp program, launched in program order.
+
+Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`
+(TRITON_INTERPRET=1 runs it on the CPU). Block sizes, grids, the blocks each program covers and
+num_stages are the sized IR's, never decided here.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+TARGET = {target!r}
+ENTRY = {entry!r}
+INPUTS = {inputs!r}
+OUTPUTS = {outputs!r}
+TENSORS = {{
+{tensors}
+}}
+"""DRAM tensor -> (rows x cols held, torch dtype, declared shape)."""
+
+INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+"""Triton's CPU interpreter multiplies 16-bit floats wrongly in tl.dot: there the operands are
+widened to f32 first (the products of bf16/f16 values are exact in f32, so the sums are those a
+tensor core accumulates in f32)."""
+
+
+def _check_range(values, lo, hi, what):
+    bad = values[(values < lo) | (values > hi)]
+    if bad.numel():
+        raise IndexError(f"{{what}}: {{int(bad[0])}} outside [{{lo}}, {{hi}}]")
+
+'''
+
+FOOTER = '''
+
+def run(inputs, device="cuda", every=False):
+    """The entry's outputs (torch tensors, declared shapes) from its inputs (by name); with
+    every=True, every DRAM tensor (held shape) instead."""
+    t = {{}}
+    for name, (shape, dtype, _) in TENSORS.items():
+        if name in inputs:
+            t[name] = torch.as_tensor(inputs[name]).to(device=device, dtype=dtype).reshape(shape).contiguous().clone()
+        else:
+            t[name] = torch.zeros(shape, dtype=dtype, device=device)
+{launches}
+    if every:
+        return t
+    return {{name: t[name].reshape(TENSORS[name][2]) for name in OUTPUTS}}
+
+
+def _draw(seed):
+    rng = np.random.default_rng(seed)
+    out = {{}}
+    for name in INPUTS:
+        shape, dtype, declared = TENSORS[name]
+        if dtype.is_floating_point:
+            out[name] = rng.standard_normal(declared).astype(np.float32)
+        else:
+            out[name] = np.zeros(declared, np.int32)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", help=".npz of the inputs by name (bf16 stored as f32); missing ones are drawn")
+    ap.add_argument("--out", default="outputs.npz")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda")
+    args = ap.parse_args(argv)
+    inputs = _draw(args.seed)
+    if args.inputs:
+        with np.load(args.inputs) as f:
+            inputs.update({{k: f[k] for k in f.files if k in INPUTS}})
+    outs = run({{k: torch.from_numpy(np.asarray(v, np.float32) if np.asarray(v).dtype.kind == "f" else np.asarray(v)) for k, v in inputs.items()}}, args.device)
+    np.savez(args.out, **{{k: (v.float() if v.is_floating_point() else v).cpu().numpy() for k, v in outs.items()}})
+    print(f"wrote {{', '.join(outs)}} to {{args.out}}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _plan_comment(s: Section, clock_ghz: float | None) -> list[str]:
+    lines = [f"# section @{s.name}: {s.program.source_op.data} (kind {s.program.kind.value})"]
+    plan = s.program.one(sp.PlanOp)
+    if plan is not None:
+        text = str(plan).strip()
+        lines.append(f"# plan: {text}")
+        us = f" = {plan.predicted_cycles / clock_ghz / 1000:.3f} us" if clock_ghz else ""
+        lines.append(f"# predicted: {plan.predicted_cycles} cycles{us} ({plan.bound.data.value}-bound)")
+    else:
+        lines.append("# plan: none recorded")
+    th, tw = s.tile
+    lines.append(
+        f"# block {s.block[0]}x{s.block[1]} tiles (BLOCK_M={s.block[0] * th}, BLOCK_N={s.block[1] * tw}),"
+        f" K {s.k_tiles} tiles by {s.k_block} (BLOCK_K={s.k_block * tw}); grid {len(s.sites)} program(s),"
+        f" {len(s.items)} item(s); num_stages {s.num_stages} (FIFO depth)"
+    )
+    return lines
+
+
+def emit_module(module: ModuleOp) -> Emitted:
+    entries = [op for op in module.body.block.ops if isinstance(op, sp.EntryOp)]
+    if len(entries) != 1:
+        raise TritonNotEmitted("<module>", f"expected one sp.entry, found {len(entries)}")
+    entry = entries[0]
+    target_attr = module.attributes.get("sp.target")
+    target = target_attr.data if isinstance(target_attr, StringAttr) else "?"
+    clock = None
+    try:
+        from spatial_dialect.passes.analysis import recorded_target
+
+        clock = recorded_target(module, "triton").clock_ghz
+    except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it
+        clock = None
+    programs = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp)]
+    sections = []
+    tensors: dict[str, tuple[tuple[int, int], str, tuple[int, ...]]] = {}
+    out: list[str] = []
+    launches: list[str] = []
+    used_fns: set[str] = set()
+    for program in programs:
+        s = section_of(program)
+        while s.fn in used_fns:
+            s.fn += "_"
+        used_fns.add(s.fn)
+        for t in s.tensors:
+            name = t.sym_name.data
+            dims = tuple(t.type.get_shape())
+            tensors.setdefault(name, (s.shape(name), dtype_name(t.type.get_element_type()), dims))
+            if dtype_name(t.type.get_element_type()) not in TORCH_DTYPES:
+                raise s.refuse(f"tensor @{name} of {t.type} has no torch dtype")
+        kernel_of(s)
+        sections.append(s)
+        args = ", ".join(s.arg(t.sym_name.data) for t in s.tensors)
+        out.append("")
+        out.append("")
+        out.extend(_plan_comment(s, clock))
+        out.append("@triton.jit")
+        out.append(f"def {s.fn}_kernel({args}, SITES, ITEMS):")
+        out.extend("    " + line for line in PREAMBLE.strip("\n").split("\n"))
+        out.extend(s.lines)
+        out.append("")
+        out.append("")
+        out.append(f"{s.fn.upper()}_SITES = {s.sites!r}")
+        out.append('"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""')
+        out.append(f"{s.fn.upper()}_ITEMS = {s.items!r}")
+        out.append('"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""')
+        launch = [f"    # @{s.name}"]
+        launch.extend(f"    {c}" for c in s.checks)
+        launch.append(
+            f"    {s.fn}_kernel[({len(s.sites)},)]("
+            + ", ".join(f"t[{t.sym_name.data!r}]" for t in s.tensors)
+            + f", torch.tensor({s.fn.upper()}_SITES, dtype=torch.int32, device=device)"
+            + f", torch.tensor({s.fn.upper()}_ITEMS, dtype=torch.int32, device=device)"
+            + f", num_warps={NUM_WARPS}, num_stages={s.num_stages})"
+        )
+        launches.extend(launch)
+    inputs = [a.data for a in entry.inputs.data]
+    outputs = [a.data for a in entry.outputs.data]
+    for name in (*inputs, *outputs):
+        if name not in tensors:
+            raise TritonNotEmitted("<entry>", f"entry tensor @{name} is in no section")
+    tensor_lines = "\n".join(
+        f"    {n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r})," for n, (shape, dt, dims) in tensors.items()
+    )
+    header = HEADER.format(
+        entry=entry.function.data,
+        target=target,
+        n=len(sections),
+        inputs=inputs,
+        outputs=outputs,
+        tensors=tensor_lines,
+    )
+    source = header + "\n".join(out) + "\n" + FOOTER.format(launches="\n".join(launches))
+    np_names = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "i8": "int8", "i32": "int32"}
+    return Emitted(
+        source, entry.function.data, inputs, outputs, sections,
+        {n: np_names[tensors[n][1]] for n in outputs},
+    )
+
+
+def print_triton(module: ModuleOp, stream: IO[str]) -> None:
+    """spatial-opt `-t triton`: the Python module of Triton kernels of a sized sp program."""
+    stream.write(emit_module(module).source)
