@@ -1,5 +1,8 @@
 """The cost model: a GEMM plan's quantities, its cycles, and the bounds it is measured against.
 
+The quantities live in :mod:`.quantities`; this module turns them into cycles and is the
+cost model's one import point (``__all__``).
+
 Pure functions of (target, shape, plan). Nothing here is fitted to a measurement: every rate is a
 field of the :class:`~.spec.Target` with its public source in :mod:`.presets`, and the structure is
 the structure of the program the compiler emits (tt-metal's 2-D multicast matmul):
@@ -29,7 +32,6 @@ once per block.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -40,13 +42,13 @@ from .footprint import (
     page_bytes,
     plan_fits,
 )
-from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal, span
+from .gemm import Deal, GemmPlan, GemmShape, deal, span
+from .quantities import GemmQuantities, gemm_quantities, operand_sharing
 from .sharing import (
     OperandStream,
     Sharing,
     SharingDecision,
     dram_cycles,
-    flat_site_of,
     gemm_operand_streams,
     share_operand,
 )
@@ -82,57 +84,6 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class GemmQuantities:
-    """What a plan moves and computes, in tiles (no time in here).
-
-    DRAM reads are given three ways: under the plan (``a_tiles_dram``), with multicast (a row of sites
-    reads each A block once per round and shares it; on a target without multicast, what one wave of
-    the flat deal shares through a cache) and replicated (every block reads its own).
-    ``noc_tiles`` counts tiles landing in (or leaving) sites' local memory; ``noc_tile_hops`` the link
-    traversals of multicast deliveries (a multicast occupies each link of its path once)."""
-
-    sites_used: int
-    grid_x_used: int
-    grid_y_used: int
-    blocks_m: int
-    blocks_n: int
-    k_blocks: int
-    # busiest site: the one running unit 0 (gemm.deal)
-    busiest_rows: int  # M tiles it computes
-    busiest_cols: int  # N tiles it computes
-    busiest_blocks: int
-    busiest_steps: int  # blocks x K blocks (streaming: output tiles x K tiles)
-    busiest_out_tiles: int  # output tiles it computes (its blocks' areas summed)
-    tile_matmuls: int  # whole program, padded tiles
-    tile_matmuls_busiest: int
-    # effective tile-matmuls of the busiest site once short rows pay whole row passes only
-    tile_matmuls_busiest_eff: float
-    mcast_a: bool  # multicast really used (plan asks, target has it, more than one site shares)
-    mcast_b: bool
-    a_tiles_dram: int
-    b_tiles_dram: int
-    a_tiles_dram_mcast: int
-    b_tiles_dram_mcast: int
-    a_tiles_dram_replicated: int
-    b_tiles_dram_replicated: int
-    c_tiles_written: int
-    a_readers: int  # sites reading A from DRAM at the same time
-    b_readers: int
-    c_writers: int
-    noc_tiles: int
-    noc_tile_hops: int
-    busiest_a_tiles: int  # A tiles the busiest site receives
-    busiest_b_tiles: int
-    busiest_c_tiles: int
-    line: bool = False  # the sites are a line folded onto the mesh (multicast spans its rectangle)
-    # On a fabric without multicast rectangles: how each operand's panels reach their consumers
-    # (share_operand, exactly as fuse-operands decides it); None elsewhere.
-    share_a: SharingDecision | None = None
-    share_b: SharingDecision | None = None
-    fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
-
-
-@dataclass(frozen=True)
 class GemmCost:
     """Cycles of a plan. ``compute_cycles``, ``movement_cycles`` are the busiest site's totals;
     ``dram_cycles`` is the program's DRAM time (the DRAM is shared by all sites). ``total_cycles`` is
@@ -159,280 +110,6 @@ class GemmCost:
     noc_bytes: int
     quantities: GemmQuantities
     why: str
-
-
-# ── quantities ─────────────────────────────────────────────────────────────────────────────────────
-
-
-def _row_pass_factor(target: Target, rows: int) -> float:
-    """Share of a full tile's matrix-engine time a tile with ``rows`` real rows costs: whole passes of
-    ``matmul_row_pass`` rows ("shorter than 8x16 ... the engine will still perform 8x16 x 16x16",
-    tt-metal GEMM report). A 1-row decode tile on Tensix costs 8/32 of a tile, not 1/32."""
-    rp = max(1, target.matmul_row_pass)
-    if rows >= TILE:
-        return 1.0
-    return min(1.0, ceil_div(rows, rp) * rp / TILE)
-
-
-def operand_sharing(
-    target: Target, shape: GemmShape, plan: GemmPlan
-) -> tuple[SharingDecision | None, SharingDecision | None]:
-    """What fuse-operands will decide for A and B on a fabric without multicast rectangles
-    (``fabric_word_bytes`` set): :func:`share_operand` on the streams of
-    :func:`gemm_operand_streams`, the sites those of the flat deal place lays out. (None, None)
-    elsewhere, and None for an A already in local memory."""
-    if target.multicasts_rectangles or target.fabric_word_bytes is None or plan.streaming:
-        return None, None
-    pm, pn = plan.per_site_m, plan.per_site_n
-    bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
-    tb = shape.operand_tile_bytes(target)
-    a, b = gemm_operand_streams(
-        ("a", "b"),
-        (tb, tb),
-        (pm, pn),
-        shape.kt,
-        (bm, bn),
-        lambda i, j: flat_site_of(plan.grid_x, plan.grid_y, bm * bn, i * bn + j),
-    )
-    return (None if shape.a_local else share_operand(a, target)), share_operand(b, target)
-
-
-@dataclass(slots=True)
-class _MulticastReads:
-    """A and B's DRAM tile reads two ways, and which operands the plan really multicasts (the plan
-    asks, the target has rectangles, more than one site shares)."""
-
-    mcast_a: bool
-    mcast_b: bool
-    # A row of sites reads each A block once per round and shares it (on a target without
-    # multicast rectangles: what one wave of the flat deal shares through a cache); B symmetrically.
-    a_shared: int
-    b_shared: int
-    # Every block reads its own.
-    a_replicated: int
-    b_replicated: int
-
-
-@dataclass(slots=True)
-class _TileReads:
-    """Tiles of A and of B read from DRAM under the plan, and the fabric cycles of the broadcasts
-    that replace some of them (share_operand's decisions, None where it does not decide)."""
-
-    a: int
-    b: int
-    share_a: SharingDecision | None = None
-    share_b: SharingDecision | None = None
-    fabric_cycles: int = 0
-
-
-@dataclass(slots=True)
-class _NocTraffic:
-    """Tiles landing in sites' local memory, link traversals of multicast deliveries, and the
-    sites reading A and B from DRAM at the same time."""
-
-    delivered: int
-    hops: int
-    a_readers: int
-    b_readers: int
-
-
-@dataclass(slots=True)
-class _OperandTraffic:
-    """Everything a plan moves of A and B: its multicast reads, what it reads from DRAM once operand
-    sharing is applied, and what the NoC delivers."""
-
-    reads: _MulticastReads
-    dram: _TileReads
-    noc: _NocTraffic
-
-
-def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
-    """Tiles read from DRAM per operand (with and without multicast), tiles moved on the NoC and
-    hops crossed, tile-matmuls (total and on the busiest site), output tiles written.
-
-    Which site runs what is :func:`~.gemm.deal`, the function place lays the program out by: the 2-D
-    map (or a line folded onto the mesh) where the target multicasts, split_work_to_cores for
-    streaming plans and targets without multicast. The busiest site is the one running unit 0."""
-    mt, kt, nt = shape.mt, shape.kt, shape.nt
-    d = deal(target, shape, plan)
-    kb = kt if plan.streaming else plan.k_blocks(kt)
-    if plan.streaming:
-        t = _streaming_traffic(shape, d)
-    else:
-        t = _blocked_traffic(target, shape, plan, d)
-    c_written = 0 if shape.c_local else mt * nt
-    return GemmQuantities(
-        sites_used=d.sites,
-        grid_x_used=d.grid_x,
-        grid_y_used=d.grid_y,
-        blocks_m=d.blocks_m,
-        blocks_n=d.blocks_n,
-        k_blocks=kb,
-        busiest_rows=d.rows,
-        busiest_cols=d.cols,
-        busiest_blocks=d.per_site,
-        busiest_steps=d.per_site * kb,
-        busiest_out_tiles=d.out_tiles,
-        tile_matmuls=mt * nt * kt,
-        tile_matmuls_busiest=d.out_tiles * kt,
-        tile_matmuls_busiest_eff=_busiest_effective_tile_matmuls(target, shape, d),
-        mcast_a=t.reads.mcast_a,
-        mcast_b=t.reads.mcast_b,
-        a_tiles_dram=t.dram.a,
-        b_tiles_dram=t.dram.b,
-        a_tiles_dram_mcast=t.reads.a_shared,
-        b_tiles_dram_mcast=t.reads.b_shared,
-        a_tiles_dram_replicated=t.reads.a_replicated,
-        b_tiles_dram_replicated=t.reads.b_replicated,
-        c_tiles_written=c_written,
-        a_readers=t.noc.a_readers,
-        b_readers=t.noc.b_readers,
-        c_writers=0 if shape.c_local else d.sites,
-        noc_tiles=t.noc.delivered + c_written,
-        noc_tile_hops=t.noc.hops,
-        busiest_a_tiles=d.a_tiles_per_k * kt,
-        busiest_b_tiles=d.b_tiles_per_k * kt,
-        busiest_c_tiles=0 if shape.c_local else d.out_tiles,
-        line=plan.line and not plan.streaming,
-        share_a=t.dram.share_a,
-        share_b=t.dram.share_b,
-        fabric_cycles=t.dram.fabric_cycles,
-    )
-
-
-def _busiest_effective_tile_matmuls(target: Target, shape: GemmShape, d: Deal) -> float:
-    """The busiest site's tile-matmuls once short rows pay whole row passes only: the tiles of the
-    last M tile row (a 1-row decode tile on Tensix costs 8/32 of a tile). A streaming site is charged
-    full tiles unless every tile is short."""
-    last_rows = shape.m - TILE * (shape.mt - 1)
-    return (d.out_tiles - d.last_row_tiles * (1.0 - _row_pass_factor(target, last_rows))) * shape.kt
-
-
-def _streaming_traffic(shape: GemmShape, d: Deal) -> _OperandTraffic:
-    """tt-metal's non-reuse matmul: each output tile reads its own K row of A and K column of B;
-    no multicast, nothing shared."""
-    a = 0 if shape.a_local else d.units * shape.kt
-    b = d.units * shape.kt
-    return _OperandTraffic(
-        reads=_MulticastReads(False, False, a, b, a, b),
-        dram=_TileReads(a, b),
-        noc=_NocTraffic(
-            delivered=2 * d.units * shape.kt,
-            hops=0,
-            a_readers=0 if shape.a_local else d.sites,
-            b_readers=d.sites,
-        ),
-    )
-
-
-def _blocked_traffic(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) -> _OperandTraffic:
-    """A blocked plan's traffic: its multicast (or one-wave) reads, then what sharing operand panels
-    over a fabric or a shared cache saves."""
-    reads = _multicast_reads(target, shape, plan, d)
-    shared = _reads_after_fabric_sharing(target, shape, plan, d, reads)
-    return _OperandTraffic(
-        reads=reads,
-        dram=_reads_after_shared_cache(target, shape, shared, reads),
-        noc=_blocked_noc_traffic(shape, d, reads),
-    )
-
-
-def _multicast_reads(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) -> _MulticastReads:
-    """A and B's DRAM reads replicated (every block its own) and shared (by the multicast of a row or
-    column of sites, or one wave of the flat deal); nothing of an A already in local memory."""
-    mt, kt, nt = shape.mt, shape.kt, shape.nt
-    bm, bn = d.blocks_m, d.blocks_n
-    a_rep, b_rep = mt * kt * bn, kt * nt * bm
-    if target.multicasts_rectangles:
-        mcast_a = plan.mcast_a and d.grid_x > 1
-        mcast_b = plan.mcast_b and d.grid_y > 1
-        # A block row is read once per round of column blocks when the sites sharing it take
-        # it from one multicast, once per column block otherwise; B symmetrically.
-        a_shared, b_shared = mt * kt * ceil_div(bn, d.grid_x), kt * nt * ceil_div(bm, d.grid_y)
-    else:
-        mcast_a = mcast_b = False
-        a_shared, b_shared = _one_wave_reads(shape, plan, d, a_rep, b_rep)
-    if shape.a_local:
-        a_shared = a_rep = 0
-    return _MulticastReads(mcast_a, mcast_b, a_shared, b_shared, a_rep, b_rep)
-
-
-def _one_wave_reads(
-    shape: GemmShape, plan: GemmPlan, d: Deal, a_rep: int, b_rep: int
-) -> tuple[int, int]:
-    """What one wave of the flat deal (every site's t-th block at once) shares: the block rows and
-    columns its blocks touch, each once; never more than the replicated reads."""
-    used, per = d.sites, d.per_site
-    cols_wave = min(d.blocks_n, used, d.blocks_n // math.gcd(per, d.blocks_n))
-    rows = min(shape.mt, min(d.blocks_m, used) * plan.per_site_m)
-    cols = min(shape.nt, cols_wave * plan.per_site_n)
-    return min(a_rep, per * rows * shape.kt), min(b_rep, per * cols * shape.kt)
-
-
-def _reads_after_fabric_sharing(
-    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, reads: _MulticastReads
-) -> _TileReads:
-    """The plan's reads (shared where the operand really multicasts, replicated otherwise), then
-    shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
-    copies share_operand chose, one when broadcast and one per consumer block when replicated,
-    exactly as the report counts them; and each broadcast panel adds the fabric cycles share_operand
-    weighed against the DRAM cycles it saves (same currency, so the plan's memory time is the least
-    of the two arrangements, as the pass picks it)."""
-    a = reads.a_shared if reads.mcast_a else reads.a_replicated
-    b = reads.b_shared if reads.mcast_b else reads.b_replicated
-    share_a, share_b = operand_sharing(target, shape, plan)
-    if share_a is None and share_b is None:
-        return _TileReads(a, b)
-    a, fabric_a = _panels_read(a, d.blocks_m, plan.per_site_m * shape.kt, share_a)
-    b, fabric_b = _panels_read(b, d.blocks_n, plan.per_site_n * shape.kt, share_b)
-    return _TileReads(a, b, share_a, share_b, fabric_a + fabric_b)
-
-
-def _panels_read(
-    planned: int, panels: int, panel_tiles: int, decision: SharingDecision | None
-) -> tuple[int, int]:
-    """(tiles read, fabric cycles) of one operand's ``panels`` under share_operand's ``decision``;
-    the plan's own reads where there is none."""
-    if decision is None:
-        return planned, 0
-    fabric = panels * decision.fabric_cycles_added if decision.sharing == Sharing.BROADCAST else 0
-    return panels * panel_tiles * decision.copies, fabric
-
-
-def _reads_after_shared_cache(
-    target: Target, shape: GemmShape, dram: _TileReads, reads: _MulticastReads
-) -> _TileReads:
-    """A shared last-level cache (a GPU's L2) stands in for multicast: the sites running one wave
-    read each panel they share from DRAM once; and a whole operand that fits in half the cache stays
-    there across waves, so DRAM serves it once. Sites still pull every tile from L2 over their link,
-    which the movement model charges."""
-    if not target.l2_bytes or target.multicasts_rectangles:
-        return dram
-    mt, kt, nt = shape.mt, shape.kt, shape.nt
-    a, b = min(dram.a, reads.a_shared), min(dram.b, reads.b_shared)
-    half = target.l2_bytes // 2
-    tb = shape.operand_tile_bytes(target)
-    if mt * kt * tb <= half:
-        a = min(a, mt * kt)
-    if kt * nt * tb <= half:
-        b = min(b, kt * nt)
-    return dataclasses.replace(dram, a=a, b=b)
-
-
-def _blocked_noc_traffic(shape: GemmShape, d: Deal, reads: _MulticastReads) -> _NocTraffic:
-    """Every site receives every A tile of its block rows and B tile of its block columns, shared or
-    not; multicast saves DRAM reads and link occupancy, not deliveries. A multicast occupies each
-    link of its row (column) once per block it sends."""
-    mt, kt, nt = shape.mt, shape.kt, shape.nt
-    bm, bn = d.blocks_m, d.blocks_n
-    hops_a = mt * kt * ceil_div(bn, d.grid_x) * (d.grid_x - 1) if reads.mcast_a else 0
-    hops_b = kt * nt * ceil_div(bm, d.grid_y) * (d.grid_y - 1) if reads.mcast_b else 0
-    return _NocTraffic(
-        delivered=mt * kt * bn + kt * nt * bm,
-        hops=hops_a + hops_b,
-        a_readers=0 if shape.a_local else (d.grid_y if reads.mcast_a else d.sites),
-        b_readers=d.grid_x if reads.mcast_b else d.sites,
-    )
 
 
 # ── cycles ─────────────────────────────────────────────────────────────────────────────────────────
