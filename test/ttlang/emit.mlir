@@ -1,0 +1,37 @@
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150}' -t ttlang | filecheck %s
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150}' -t ttlang | filecheck %s --check-prefix=BH
+
+// A 96x200x160 f32 GEMM: one operation, the mesh as grid, DFBs with the IR's page and depth,
+// B multicast over columns as one rectangle pipe per column, the range as index arithmetic.
+
+func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x160xf32> {
+  %c = tg.matmul %a, %b : (tensor<96x200xf32>, tensor<200x160xf32>) -> tensor<96x160xf32>
+  func.return %c : tensor<96x160xf32>
+}
+
+// CHECK: # TT-Lang program for @gemm on wormhole_n150
+// CHECK: # section @c: tg.matmul
+// CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 3777
+// CHECK: @ttl.operation(grid=(8, 8))
+// CHECK-NEXT: def section_0_c(a, b, c):
+// CHECK-NEXT: in0_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 7), block_count=2)
+// CHECK-NEXT: in1_dfb = ttl.make_dataflow_buffer_like(b, shape=(7, 1), block_count=2)
+// CHECK-NEXT: out_dfb = ttl.make_dataflow_buffer_like(c, shape=(1, 1), block_count=1)
+// CHECK-NEXT: in1_columns_net = ttl.PipeNet([
+// CHECK-NEXT: ttl.Pipe(src=(0, 0), dst=(slice(0, 1), slice(1, 3))),
+// CHECK: @ttl.compute()
+// CHECK: x, y = ttl.node(dims=2)
+// CHECK-NEXT: if 0 <= x <= 4 and 0 <= y <= 2:
+// CHECK-NEXT: first = x + y * 5
+// CHECK: o_blk.store(a_blk @ b_blk)
+// CHECK: def dm0():
+// CHECK: in1_columns_net.if_src(send)
+// CHECK: in1_columns_net.if_dst(recv)
+// CHECK: tx = ttl.copy(blk, c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
+// CHECK: def dm1():
+// CHECK: tx = ttl.copy(a[r0:r0 + 1, k0:k0 + 7], blk)
+// CHECK: SECTIONS = [
+// CHECK-NEXT: (section_0_c, ['a', 'b', 'c']),
+
+// BH: # TT-Lang program for @gemm on blackhole_p150
+// BH: @ttl.operation(grid=(

@@ -1,0 +1,219 @@
+"""The TT-Lang backend (-t ttlang, spatial-run --backend tt-lang-sim) under tt-lang-sim.
+
+Skipped where tt-lang-sim is not installed (pip install -e '.[ttlang]'). The GEMM sweep runs a
+seeded subset by default; SPATIAL_TTLANG_SWEEP=all runs all 32 shapes (about 2.5 minutes).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from spatial_dialect import sp
+from spatial_dialect.sp import LOOP_VARS, AccessAttr
+from spatial_dialect.tools.backends import BackendFailed, BackendUnavailable
+from spatial_dialect.tools.emit.ttlang import TTLangUnsupported
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gemm_cases import check, gemm_text  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HAVE_SIM = importlib.util.find_spec("ttl") is not None
+needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="tt-lang-sim not installed")
+TENSIX = ["wormhole_n150", "blackhole_p150"]
+
+
+def runner():
+    from spatial_dialect.tools.run_ttlang import run_tt_lang_sim
+
+    return run_tt_lang_sim
+
+
+def _shapes() -> list[tuple[int, int, int, str, str]]:
+    rng = random.Random(11)
+    return [
+        (rng.randint(1, 300), rng.randint(1, 300), rng.randint(1, 300), dt, TENSIX[i % 2])
+        for i, dt in enumerate(["bf16", "f32"] * 16)
+    ]
+
+
+SHAPES = _shapes()
+SUBSET = SHAPES if os.environ.get("SPATIAL_TTLANG_SWEEP") == "all" else SHAPES[:4]
+
+
+@needs_sim
+@pytest.mark.parametrize("target", TENSIX)
+def test_gemm_small_example_passes(capsys, target):
+    from spatial_dialect.tools.spatial_run import main
+
+    assert (
+        main(
+            [str(ROOT / "examples/gemm_small.mlir"), "--target", target, "--backend", "tt-lang-sim"]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
+
+
+@needs_sim
+@pytest.mark.parametrize("m, k, n, dt, target", SUBSET)
+def test_gemm_sweep_passes_or_is_refused_by_name(m, k, n, dt, target):
+    try:
+        results, _ = check(gemm_text(m, k, n, dt), target, runner())
+    except TTLangUnsupported as e:
+        assert "section @c" in str(e)
+        return
+    assert all(r.ok for r in results), results[0].line()
+
+
+# ── Mutations: refused at emission by name, or FAIL under tt-lang-sim ─────────────────────────
+# 256x256x256 bf16 on a 4x4 grid: 2x2-tile blocks, 2 K blocks, A multicast along rows.
+
+
+def _program():
+    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+
+    fn = entry_function(parse_module(gemm_text(256, 256, 256, "bf16")))
+    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    return module, section
+
+
+def _run(module):
+    from spatial_dialect.tools.compare import compare
+    from spatial_dialect.tools.inputs import draw_inputs
+    from spatial_dialect.tools.reference import evaluate_values, input_names, returned_values
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    fn = entry_function(parse_module(gemm_text(256, 256, 256, "bf16")))
+    inputs = draw_inputs(fn, 0)
+    ref = evaluate_values(fn, inputs)[returned_values(fn)[0]]
+    (out,) = runner()(module, [inputs[n] for n in input_names(fn)])
+    return compare("c", ref, out)
+
+
+def _stage(section, kind, tensor):
+    return next(s for s in section.ops_of(kind) if s.tensor.root_reference.data == tensor)
+
+
+def _set_origin(op, row, col):
+    op.properties["access"] = AccessAttr(
+        AffineMapAttr(AffineMap(len(LOOP_VARS), 0, (row, col))), op.access.extent
+    )
+
+
+def _var(name):
+    return AffineExpr.dimension(LOOP_VARS.index(name))
+
+
+@needs_sim
+def test_mutation_base_program_passes():
+    module, section = _program()
+    assert section.ops_of(sp.GroupOp)
+    assert _run(module).ok
+
+
+def test_mutation_two_buffers_at_one_offset_is_refused_by_name():
+    module, section = _program()
+    for sites in section.ops_of(sp.SitesOp):
+        offsets = sites.offsets()
+        offsets["in1"] = offsets["in0"]
+        sites.set_offsets(offsets)
+    with pytest.raises(TTLangUnsupported, match="OverlappingOffsets: buffers in0 .* and in1"):
+        runner()(module, []) if HAVE_SIM else _emit(module)
+
+
+def _emit(module):
+    import io
+
+    from spatial_dialect.tools.emit.ttlang import print_ttlang
+
+    print_ttlang(module, io.StringIO())
+
+
+@needs_sim
+def test_mutation_wrong_stride_fails():
+    module, section = _program()
+    _set_origin(_stage(section, sp.LoadOp, "b"), _var("k0"), _var("c0") * 0)
+    assert not _run(module).ok
+
+
+@needs_sim
+def test_mutation_stride_leaving_the_tensor_is_the_simulators_failure():
+    module, section = _program()
+    _set_origin(_stage(section, sp.LoadOp, "a"), _var("r0"), _var("k0") * 2)
+    with pytest.raises(BackendFailed):
+        _run(module)
+
+
+@needs_sim
+def test_mutation_dropped_store_fails():
+    module, section = _program()
+    _stage(section, sp.StoreOp, "c").detach()
+    assert not _run(module).ok
+
+
+@needs_sim
+def test_mutation_missing_k_tile_fails():
+    module, section = _program()
+    # A's K origin shifted by one tile: every K block reads A one tile to the right, so one K
+    # tile of A is never read (and the last block is refused by the simulator or wrong)
+    _set_origin(_stage(section, sp.LoadOp, "a"), _var("r0"), _var("k0") + 1)
+    try:
+        assert not _run(module).ok
+    except BackendFailed:
+        pass
+
+
+# ── Refusals and the runner's messages ────────────────────────────────────────────────────────
+
+
+def test_an_unemitted_section_is_refused_by_name_in_one_line():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spatial_dialect.tools.spatial_opt",
+            str(ROOT / "examples/tiny_decode.mlir"),
+            "-p",
+            "spatial-pipeline{target=wormhole_n150}",
+            "-t",
+            "ttlang",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "error: -t ttlang: section @" in proc.stderr and "has no TT-Lang form" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_without_tt_lang_sim_the_backend_names_the_extra(monkeypatch):
+    from spatial_dialect.tools import run_ttlang
+
+    monkeypatch.setattr(run_ttlang.importlib.util, "find_spec", lambda name: None)
+    module, _ = _program()
+    with pytest.raises(BackendUnavailable, match=r"pip install -e '\.\[ttlang\]'"):
+        run_ttlang.run_tt_lang_sim(module, [])
+
+
+def test_the_simulators_message_is_found_before_the_diagnostics_crash():
+    from spatial_dialect.tools.run_ttlang import simulator_message
+
+    output = (
+        'Traceback (most recent call last):\n  File "p.py", line 3\n'
+        "ValueError: Tensor shape (2, 4) (8 tiles) does not match Block shape (2, 2) (4 tiles)\n"
+        "\nDuring handling of the above exception, another exception occurred:\n\n"
+        'Traceback (most recent call last):\n  File ".../ttl/sim/diagnostics.py", line 9\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: '/x/ttl/ttl/diagnostics.py'\n"
+    )
+    assert simulator_message(output).startswith("ValueError: Tensor shape (2, 4)")

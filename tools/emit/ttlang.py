@@ -1,0 +1,544 @@
+"""`spatial-opt -t ttlang`: a sized sp module as one self-contained TT-Lang program.
+
+TT-Lang (tenstorrent/tt-lang) sits at the level of sp: one `@ttl.operation` per section, its grid
+the section's mesh; a dataflow buffer per sp buffer (shape = the page, block_count = the depth);
+`ttl.copy` in the two `@ttl.datamovement` kernels for sp.load / sp.store (movement engine 0 is
+the first, 1 the second); block math in the `@ttl.compute` kernel; a `ttl.PipeNet` per multicast
+group family. Every number is READ from the sized IR (docs/backend-ttlang.md):
+
+- the kernels walk, per site range, the items `first(x, y) .. + count` of `ttl.node()`: one branch
+  per RANGE, the site's first item is the range's affine map of the node's (x, y);
+- an item's block (r0, c0) is `_coord(item, ...)`, the item space's numbering (sp/item_space.py)
+  printed once into the program, so uneven rounds and the 2-D map are the IR's;
+- a range whose pages differ from another's (boundary blocks) has its own variant of the buffer,
+  since a TT-Lang dataflow buffer has one block shape per operation.
+
+What TT-Lang cannot express is refused at emission by name (`TTLangUnsupported`, a typed
+diagnostic that spatial-opt and spatial-run report in one line): see REFUSED below.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+
+from spatial_dialect import sp
+from spatial_dialect.sp.attrs import format_expr
+from spatial_dialect.sp.item_space import ItemSpace
+
+from .ttlang_prelude import HOST_MAIN, PRELUDE, coord_source, dtype_name
+
+
+class TTLangUnsupported(DiagnosticException):
+    """A section (or construct) TT-Lang cannot express, named with what is missing."""
+
+    def __init__(self, section: str, what: str):
+        self.section, self.what = section, what
+        super().__init__(f"-t ttlang: section @{section}: {what}")
+
+
+class Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, text: str = "") -> None:
+        self.lines.append("    " * self.depth + text if text else "")
+
+    def indent(self) -> _Indent:
+        return _Indent(self)
+
+
+class _Indent:
+    def __init__(self, lines: Lines) -> None:
+        self.l = lines
+
+    def __enter__(self) -> None:
+        self.l.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.l.depth -= 1
+
+
+def _expr(e: object, names: tuple[str, ...]) -> str:
+    return format_expr(e, names).replace(" floordiv ", " // ").replace(" mod ", " % ")  # type: ignore[arg-type]
+
+
+LOOP_NAMES = tuple(sp.LOOP_VARS)
+
+
+class Section:
+    """The emission of one GEMM-kind sized section."""
+
+    def __init__(self, program: sp.ProgramOp, index: int):
+        self.p = program
+        self.name = program.sym_name.data
+        self.fn = f"section_{index}_{_ident(self.name)}"
+        work, mesh = program.one(sp.WorkOp), program.one(sp.MeshOp)
+        if work is None or mesh is None or not program.ops_of(sp.SitesOp):
+            raise TTLangUnsupported(self.name, "the section is not sized (run spatial-pipeline)")
+        self.work, self.mesh = work, mesh
+        self.space: ItemSpace = program.item_space()
+        self.k_tiles = work.k_tiles
+        self.ranges = list(program.ops_of(sp.SitesOp))
+        self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
+        self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
+        self.stages = list(program.stages())
+        self._check()
+
+    # Refusals --------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        for stage in self.stages:
+            if not isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
+                raise TTLangUnsupported(
+                    self.name,
+                    f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
+                    "printer yet (GEMM sections only: sp.load, sp.store, sp.matmul_tiles)",
+                )
+        for t in self.tensors.values():
+            if t.layout.data.value != "tiled":
+                raise TTLangUnsupported(
+                    self.name, f"tensor @{t.sym_name.data} is in rows layout (needs tiled)"
+                )
+        for buf in self.p.buffers():
+            if getattr(buf, "format", None) is not None:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"buffer {buf.label.data} stores {buf.format.data}: block-float storage "
+                    "is not emitted (compile with format=bf16)",
+                )
+        for r in self.ranges:
+            b = r.bindings(self.work.k_block)
+            if b["subs"] != 1:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
+                    f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
+                    "block: TT-Lang blocks are whole units (no sub-block view of a block), so "
+                    "the compute cannot cut a page into sub-blocks",
+                )
+        self._check_memory_map()
+        # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
+        # a TT-Lang DFB has one consumer order, and the writer would pop the partials. Its bytes
+        # are then counted twice against L1 (docs/backend-ttlang.md#memory).
+
+    def _check_memory_map(self) -> None:
+        """TT-Lang places DFBs itself, so the memory map size-buffers laid out is checked here
+        rather than ignored: buffers of a site overlapping or past the budget are refused."""
+        budget = self.mesh.local_mem
+        for r in self.ranges:
+            b = r.bindings(self.work.k_block)
+            offsets = r.offsets()
+            spans = []
+            for buf in self.p.buffers():
+                if (
+                    isinstance(buf, sp.AccOp)
+                    or buf.label.data not in offsets
+                    or buf.alias_of is not None
+                ):
+                    continue
+                lo = offsets[buf.label.data]
+                spans.append((lo, lo + buf.bytes(b), buf.label.data))
+            spans.sort()
+            for (lo0, hi0, n0), (lo1, hi1, n1) in zip(spans, spans[1:], strict=False):
+                if lo1 < hi0:
+                    raise TTLangUnsupported(
+                        self.name,
+                        f"OverlappingOffsets: buffers {n0} [{lo0}, {hi0}) and {n1} [{lo1}, {hi1}) "
+                        f"overlap on range {r.rect.bounds}: the program is not a valid sized "
+                        "program",
+                    )
+            for lo, hi, n in spans:
+                if hi > budget:
+                    raise TTLangUnsupported(
+                        self.name,
+                        f"LocalMemExceeded: buffer {n} [{lo}, {hi}) ends past the "
+                        f"{budget}-byte local memory",
+                    )
+
+    # Buffers ---------------------------------------------------------------------------------
+
+    def buffer_variants(self) -> dict[tuple[str, tuple[int, int]], str]:
+        """(label, page) -> DFB name; one variant per distinct page of a buffer."""
+        out: dict[tuple[str, tuple[int, int]], str] = {}
+        for buf in self.p.buffers():
+            if isinstance(buf, sp.AccOp):
+                continue
+            pages = []
+            for r in self.ranges:
+                page = buf.page.resolve(r.bindings(self.work.k_block))
+                if page not in pages:
+                    pages.append(page)
+            for page in pages:
+                label = buf.label.data
+                out[(label, page)] = (
+                    f"{label}_dfb" if len(pages) == 1 else f"{label}_dfb_{page[0]}x{page[1]}"
+                )
+        return out
+
+    def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
+        page = buf.page.resolve(r.bindings(self.work.k_block))
+        return self.variants[(buf.label.data, page)]
+
+    # Emission --------------------------------------------------------------------------------
+
+    def emit(self, out: Lines) -> None:
+        plan = self.p.one(sp.PlanOp)
+        args = self.tensor_args()
+        gx, gy = self.mesh.size
+        self.variants = self.buffer_variants()
+        out(f"# section @{self.name}: {self.p.source_op.data}")
+        if plan is not None:
+            for line in _plan_lines(plan):
+                out(f"#   {line}")
+        out(f"@ttl.operation(grid=({gx}, {gy}))")
+        out(f"def {self.fn}({', '.join(args)}):")
+        with out.indent():
+            self.emit_buffers(out)
+            self.emit_pipes(out)
+            engines = self.engine_stages()
+            out()
+            out("@ttl.compute()")
+            out("def compute():")
+            with out.indent():
+                self.emit_kernel(out, engines.get("compute", []))
+            for i in (0, 1):
+                out()
+                out("@ttl.datamovement()")
+                out(f"def dm{i}():")
+                with out.indent():
+                    self.emit_kernel(out, engines.get(f"movement {i}", []))
+        out()
+
+    def tensor_args(self) -> list[str]:
+        return [_ident(n) for n in self.tensors]
+
+    def engine_stages(self) -> dict[str, list[sp.StageOp]]:
+        engines: dict[str, list[sp.StageOp]] = {}
+        for s in self.stages:
+            if s.engine is None:
+                raise TTLangUnsupported(self.name, f"{s.stage_name()} has no engine")
+            text = s.engine.text()
+            key = "compute" if text.startswith("compute") else " ".join(text.split()[:2])
+            if key not in ("compute", "movement 0", "movement 1"):
+                raise TTLangUnsupported(
+                    self.name, f"engine {text}: TT-Lang has two movement kernels"
+                )
+            engines.setdefault(key, []).append(s)
+        return engines
+
+    def emit_buffers(self, out: Lines) -> None:
+        by_label = {b.label.data: b for b in self.p.buffers()}
+        for (label, page), name in self.variants.items():
+            buf = by_label[label]
+            depths = {
+                buf.depth.resolve(r.bindings(self.work.k_block))[0]
+                for r in self.ranges
+                if buf.page.resolve(r.bindings(self.work.k_block)) == page
+            }
+            if len(depths) != 1:
+                raise TTLangUnsupported(
+                    self.name, f"buffer {label}: depths {sorted(depths)} differ"
+                )
+            like = self.like_tensor(buf)
+            out(
+                f"{name} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, {page[1]}), "
+                f"block_count={depths.pop()})"
+            )
+
+    def like_tensor(self, buf: sp.BufferOp) -> str:
+        """The tensor the buffer's pages come from or go to (the DFB takes its dtype and
+        layout, and must fit a page); else the largest tensor of its element type."""
+        for st in self.stages:
+            if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf:
+                return _ident(st.tensor.root_reference.data)
+            if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
+                return _ident(st.tensor.root_reference.data)
+        same = [t for t in self.tensors.values() if t.element_type == buf.elt]
+        if not same:
+            raise TTLangUnsupported(
+                self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
+            )
+        best = max(same, key=lambda t: tuple(t.type.get_shape()))
+        return _ident(best.sym_name.data)
+
+    def emit_pipes(self, out: Lines) -> None:
+        """One PipeNet per group family: a rectangle multicast per group where every member
+        runs as many items as its sender; otherwise one unicast pipe per member (the sender
+        then sends its t-th block only to members that run a t-th item)."""
+        self.pipe_kind: dict[str, str] = {}
+        for name, g in self.groups.items():
+            rect_pipes, uni_pipes = [], []
+            uniform = True
+            for sender, members in g.groups():
+                counts = {self.count_at(m) for m in members}
+                uniform &= len(counts) == 1
+                rest = [m for m in members if m != sender]
+                if not rest:
+                    continue
+                xs, ys = sorted({m[0] for m in rest}), sorted({m[1] for m in rest})
+                contiguous = len(rest) == len(xs) * len(ys) and (
+                    xs == list(range(xs[0], xs[-1] + 1)) and ys == list(range(ys[0], ys[-1] + 1))
+                )
+                if contiguous and g.axis.data != sp.GroupAxis.LINE:
+                    rect_pipes.append(
+                        f"ttl.Pipe(src={sender}, dst=(slice({xs[0]}, {xs[-1] + 1}), "
+                        f"slice({ys[0]}, {ys[-1] + 1})))"
+                    )
+                else:
+                    uniform = False
+                uni_pipes += [f"ttl.Pipe(src={sender}, dst={m})" for m in rest]
+            pipes = rect_pipes if uniform else uni_pipes
+            self.pipe_kind[name] = "multicast" if uniform else "unicast"
+            if not pipes:
+                self.pipe_kind[name] = "none"
+                continue
+            out(f"{_ident(name)}_net = ttl.PipeNet([")
+            with out.indent():
+                for p in pipes:
+                    out(p + ",")
+            out("])")
+
+    def count_at(self, site: tuple[int, int]) -> int:
+        for r in self.ranges:
+            if site in r.rect.sites():
+                return r.count
+        return 0
+
+    def emit_count_fn(self, out: Lines) -> None:
+        out("def _count(sx, sy):")
+        with out.indent():
+            for r in self.ranges:
+                x0, x1, y0, y1 = r.rect.bounds
+                out(f"if {x0} <= sx <= {x1} and {y0} <= sy <= {y1}:")
+                with out.indent():
+                    out(f"return {r.count}")
+            out("return 0")
+
+    def emit_kernel(self, out: Lines, stages: list[sp.StageOp]) -> None:
+        if not stages:
+            out("pass")
+            return
+        if any(isinstance(s, sp.LoadOp) and s.group is not None for s in stages):
+            self.emit_count_fn(out)
+        out("x, y = ttl.node(dims=2)")
+        sp_ = self.space
+        over = sp_.over or (sp_.items_n, sp_.items_m)
+        for r in self.ranges:
+            x0, x1, y0, y1 = r.rect.bounds
+            b = r.bindings(self.work.k_block)
+            out(f"if {x0} <= x <= {x1} and {y0} <= y <= {y1}:")
+            with out.indent():
+                out(f"first = {_expr(r.first.data.results[0], ('x', 'y'))}")
+                out(f"for t in range({r.count}):")
+                with out.indent():
+                    out(
+                        f"bi, bj = _coord(first + t, {sp_.items_m}, {sp_.items_n}, "
+                        f"{over[0]}, {over[1]}, {sp_.over is not None})"
+                    )
+                    out(f"r0, c0 = bi * {sp_.block_m}, bj * {sp_.block_n}")
+                    self.emit_item(out, stages, r, b)
+
+    def emit_item(self, out: Lines, stages: list[sp.StageOp], r: sp.SitesOp, b: dict) -> None:
+        k_stages = [
+            s
+            for s in stages
+            if isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars()
+        ]
+        first = stages.index(k_stages[0]) if k_stages else len(stages)
+        before = [s for s in stages[:first] if s not in k_stages]
+        after = [s for s in stages[first:] if s not in k_stages]
+        for s in before:
+            self.emit_stage(out, s, r, b, in_k=False)
+        if k_stages:
+            out(f"for k0 in range(0, {self.k_tiles}, {b['kw']}):")
+            with out.indent():
+                for s in k_stages:
+                    self.emit_stage(out, s, r, b, in_k=True)
+        for s in after:
+            self.emit_stage(out, s, r, b, in_k=False)
+
+    def emit_stage(self, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict, in_k: bool) -> None:
+        if isinstance(s, sp.MatmulTilesOp):
+            self.emit_matmul(out, s, r, b)
+            return
+        assert isinstance(s, sp.LoadOp | sp.StoreOp)
+        used = s.access.loop_vars()
+        ranges = {
+            "k0": None if in_k else f"range(0, {self.k_tiles}, {b['kw']})",
+            "ti": f"range(0, {b['h']}, {b['sh']})",
+            "tj": f"range(0, {b['w']}, {b['sw']})",
+            "u": f"range({b['sh']})",
+            "v": f"range({b['sw']})",
+        }
+        opened = 0
+        for v in LOOP_NAMES[2:]:
+            if v in used and ranges[v] is not None:
+                out(f"for {v} in {ranges[v]}:")
+                out.depth += 1
+                opened += 1
+        row, col = (_expr(e, LOOP_NAMES) for e in s.access.origin.data.results)
+        eh, ew = s.access.extent.resolve(b)
+        tensor = _ident(s.tensor.root_reference.data)
+        view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"
+        if isinstance(s, sp.LoadOp):
+            dfb = self.dfb(sp.buffer_of(s.dst), r)
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                if s.group is None:
+                    out(f"tx = ttl.copy({view}, blk)")
+                    out("tx.wait()")
+                else:
+                    self.emit_multicast(out, s, view)
+        else:
+            dfb = self.dfb(sp.buffer_of(s.src), r)
+            out(f"with {dfb}.wait() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy(blk, {view})")
+                out("tx.wait()")
+        out.depth -= opened
+
+    def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str) -> None:
+        gname = s.group.root_reference.data  # type: ignore[union-attr]
+        g = self.groups[gname]
+        net = f"{_ident(gname)}_net"
+        x0, x1, y0, y1 = g.rect.bounds
+        in_rect = f"{x0} <= x <= {x1} and {y0} <= y <= {y1}"
+        axis = g.axis.data
+        if axis == sp.GroupAxis.ROWS:
+            is_sender, is_member = f"x == {g.sender}", "True"
+        elif axis == sp.GroupAxis.COLUMNS:
+            is_sender, is_member = f"y == {g.sender}", "True"
+        else:
+            pos = f"((y - {y0}) * {x1 - x0 + 1} + x - {x0})"
+            is_sender, is_member = f"{pos} == {g.sender}", f"{pos} < {g.line_sites}"
+        kind = self.pipe_kind[gname]
+        out(f"if {in_rect} and {is_sender}:")
+        with out.indent():
+            out(f"tx = ttl.copy({view}, blk)")
+            out("tx.wait()")
+            if kind != "none":
+                out("def send(pipe):")
+                with out.indent():
+                    if kind == "unicast":
+                        out("if _count(*pipe.dst) > t:")
+                        out.depth += 1
+                    out("txp = ttl.copy(blk, pipe)")
+                    out("txp.wait()")
+                    if kind == "unicast":
+                        out.depth -= 1
+                out(f"{net}.if_src(send)")
+        out(f"elif {in_rect} and {is_member}:")
+        with out.indent():
+            out("def recv(pipe):")
+            with out.indent():
+                out("txr = ttl.copy(pipe, blk)")
+                out("txr.wait()")
+            out(f"{net}.if_dst(recv)")
+        out("else:")
+        with out.indent():
+            out(f"tx = ttl.copy({view}, blk)")
+            out("tx.wait()")
+
+    def emit_matmul(self, out: Lines, s: sp.MatmulTilesOp, r: sp.SitesOp, b: dict) -> None:
+        in0 = self.dfb(sp.buffer_of(s.in0), r)
+        in1 = self.dfb(sp.buffer_of(s.in1), r)
+        o = self.dfb(sp.buffer_of(s.out), r)
+        k_blocks = self.k_tiles // b["kw"]
+        spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
+        if k_blocks == 1:
+            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk, {o}.reserve() as o_blk:")
+            with out.indent():
+                out("o_blk.store(a_blk @ b_blk)")
+            return
+        out(f"for kb in range({k_blocks}):")
+        with out.indent():
+            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk:")
+            with out.indent():
+                if spill is None:
+                    # one sub-block: the partial stays in the accumulator (dest) between K blocks
+                    out("part = a_blk @ b_blk if kb == 0 else acc + a_blk @ b_blk")
+                    out(f"if kb == {k_blocks - 1}:")
+                    with out.indent():
+                        out(f"with {o}.reserve() as o_blk:")
+                        with out.indent():
+                            out("o_blk.store(part)")
+                    out("else:")
+                    with out.indent():
+                        out("acc = part")
+                else:
+                    out("if kb == 0:")
+                    with out.indent():
+                        out("part = a_blk @ b_blk")
+                    out("else:")
+                    with out.indent():
+                        out(f"with {spill}.wait() as p_blk:")
+                        with out.indent():
+                            out("part = p_blk + a_blk @ b_blk")
+                    dst = f"{o}" + f" if kb == {k_blocks - 1} else {spill}"
+                    out(f"with ({dst}).reserve() as o_blk:")
+                    with out.indent():
+                        out("o_blk.store(part)")
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def _plan_lines(plan: sp.PlanOp) -> Iterator[str]:
+    text = str(plan)
+    head = text.split(" attributes ")[0].strip()
+    yield head
+    why = plan.attributes.get("why")
+    if why is not None:
+        yield f"why: {why.data}"  # type: ignore[attr-defined]
+
+
+def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
+    """The module's entry function as one TT-Lang program (see the module docstring)."""
+    from spatial_dialect.passes.analysis import recorded_target
+
+    entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
+    if len(entries) != 1:
+        raise TTLangUnsupported("-", f"the module has {len(entries)} sp.entry ops; it needs one")
+    entry = entries[0]
+    target = recorded_target(module, "-t ttlang")
+    if not target.name.startswith(("wormhole", "blackhole")) and "tensix" not in target.name:
+        raise TTLangUnsupported("-", f"target {target.name} is not a Tensix chip")
+    programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
+    sections = [Section(p, i) for i, p in enumerate(programs)]
+    out = Lines()
+    out(
+        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
+    )
+    out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
+    for line in PRELUDE.splitlines():
+        out(line)
+    out(inspect.getsource(coord_source).replace("def coord_source(", "def _coord(", 1))
+    for s in sections:
+        s.emit(out)
+    # tensors: name -> (shape, dtype)
+    tensors: dict[str, tuple[tuple[int, ...], str]] = {}
+    for p in programs:
+        for t in p.ops_of(sp.TensorOp):
+            tensors.setdefault(
+                t.sym_name.data, (tuple(t.type.get_shape()), dtype_name(t.element_type))
+            )
+    out(f"TENSORS = {tensors!r}")
+    out(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
+    out(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
+    out("SECTIONS = [")
+    with out.indent():
+        for s in sections:
+            out(f"({s.fn}, {[n for n in s.tensors]!r}),")
+    out("]")
+    for line in HOST_MAIN.splitlines():
+        out(line)
+    stream.write("\n".join(out.lines) + "\n")
+
+

@@ -1,0 +1,140 @@
+"""The fixed text of a `-t ttlang` program: imports, the item space's numbering, the host."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+)
+
+
+def dtype_name(elt: object) -> str:
+    if isinstance(elt, BFloat16Type):
+        return "bf16"
+    if isinstance(elt, Float16Type):
+        return "f16"
+    if isinstance(elt, Float32Type):
+        return "f32"
+    if isinstance(elt, IntegerType):
+        return f"i{elt.width.data}"
+    return str(elt)
+
+
+PRELUDE = """
+import sys
+
+import numpy as np
+import torch
+import ttl
+import ttnn
+"""
+
+
+def coord_source(item, items_m, items_n, gx, gy, dealt):
+    """The block (row, column) of work item `item`: sp's item space (docs/sp.md#work-items-and-the-item-space)."""
+    if not dealt:
+        return divmod(item, items_n)
+    rm, em, rn, en = items_m // gy, items_m % gy, items_n // gx, items_n % gx
+    per_long_row = (rm + 1) * items_n
+    if item < em * per_long_row:
+        y = item // per_long_row
+    else:
+        y = em + (item - em * per_long_row) // (rm * items_n)
+    rest = item - (y * rm + min(y, em)) * items_n
+    rmy = rm + (y < em)
+    rnx_long = rn + 1
+    per_long_col = rnx_long * rmy
+    if rest < en * per_long_col:
+        x = rest // per_long_col
+    else:
+        x = en + (rest - en * per_long_col) // (rn * rmy)
+    t = rest - rmy * (x * rn + min(x, en))
+    rnx = rn + (x < en)
+    if t < rm * rn:
+        i, j = divmod(t, rn)
+    else:
+        t -= rm * rn
+        i = j = None
+        if rnx > rn:
+            if t < rm:
+                i, j = t, rn
+            else:
+                t -= rm
+        if i is None and rmy > rm:
+            if t < rn:
+                i, j = rm, t
+            else:
+                t -= rn
+        if i is None:
+            i, j = rm, rn
+    return y + i * gy, x + j * gx
+
+
+HOST_MAIN = '''
+TORCH = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "i32": torch.int32}
+TTNN = {"bf16": ttnn.bfloat16, "f16": ttnn.float16, "f32": ttnn.float32, "i32": getattr(ttnn, "int32", None)}
+
+
+def _as_2d(shape):
+    if len(shape) == 1:
+        return (1, shape[0])
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    return (rows, shape[-1])
+
+
+def run(arrays):
+    """The program on `arrays` (input name -> numpy array): allocates every DRAM tensor (tile
+    layout, DRAM), calls the sections in program order, returns the outputs by name."""
+    device = ttnn.open_device(device_id=0)
+    try:
+        dram = {}
+        for name, (shape, dt) in TENSORS.items():
+            if name in arrays:
+                host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
+            else:
+                host = torch.zeros(_as_2d(shape))
+            dram[name] = ttnn.from_torch(
+                host.to(TORCH[dt]),
+                dtype=TTNN[dt],
+                layout=ttnn.TILE_LAYOUT,
+                device=device,
+                memory_config=ttnn.DRAM_MEMORY_CONFIG,
+            )
+        for section, names in SECTIONS:
+            section(*[dram[n] for n in names])
+        results = {}
+        for name in OUTPUTS:
+            shape, dt = TENSORS[name] if name in TENSORS else (np.shape(arrays[name]), "f32")
+            if name not in dram:
+                results[name] = np.asarray(arrays[name])
+                continue
+            rows, cols = _as_2d(shape)
+            value = ttnn.to_torch(dram[name])[:rows, :cols]
+            value = value.to(torch.int32 if dt.startswith("i") else torch.float32)
+            results[name] = value.numpy().reshape(shape)
+        return results
+    finally:
+        ttnn.close_device(device)
+
+
+def _seeded_inputs(seed=0):
+    gen = np.random.default_rng(seed)
+    return {
+        n: gen.standard_normal(TENSORS[n][0]).astype(np.float32)
+        for n in INPUTS
+        if n in TENSORS
+    }
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--"]
+    arrays = dict(np.load(args[0])) if args else _seeded_inputs()
+    outputs = run(arrays)
+    np.savez(args[1] if len(args) > 1 else "outputs.npz", **outputs)
+    for name, value in outputs.items():
+        print(f"{name}: {value.shape} {value.dtype}")
+'''
