@@ -534,15 +534,15 @@ def _rope(s: Section) -> None:
     neox = op.kind.data == "neox"
     s.emit(f"""
 jj = (x_c % {d})[None, :]
-first = {'jj < ' + str(half) if neox else '(jj % 2) == 0'}
-partner = x_c[None, :] + {f'tl.where(first, {half}, -{half})' if neox else 'tl.where(first, 1, -1)'}
+lead = {'jj < ' + str(half) if neox else '(jj % 2) == 0'}
+partner = x_c[None, :] + {f'tl.where(lead, {half}, -{half})' if neox else 'tl.where(lead, 1, -1)'}
 xp = tl.load({s.arg(t)} + x_r[:, None] * {C} + partner, mask=x_m, other=0).to(tl.float32)
 ci = {'jj % ' + str(half) if neox else 'jj // 2'}
 cr = ({ca.row}) * {th} + tl.arange(0, x_r.shape[0])
 cm = x_m & (cr < {CR})[:, None]
 cs = tl.load({s.arg(ct)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
 sn = tl.load({s.arg(st)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
-y = tl.where(first, x * cs - xp * sn, x * cs + xp * sn)
+y = tl.where(lead, x * cs - xp * sn, x * cs + xp * sn)
 """)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
