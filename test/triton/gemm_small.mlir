@@ -1,5 +1,5 @@
-// RUN: spatial-opt %examples/gemm_small.mlir -p 'spatial-pipeline{target=h100}' -t triton | FileCheck %s
-// RUN: not spatial-opt %examples/gemm_small.mlir -p 'link{target=h100}' -t triton 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: spatial-opt %examples/gemm_small.mlir -p 'spatial-pipeline{target=h100}' -t triton | filecheck %s
+// RUN: not spatial-opt %examples/gemm_small.mlir -p 'link{target=h100}' -t triton 2>&1 | filecheck %s --check-prefix=REFUSED
 
 // One kernel per section, its plan and predicted time as comments, the numbers read from the IR.
 // CHECK: TARGET = 'h100'
