@@ -59,13 +59,15 @@ from spatial_dialect.sp.abstract_ops import (
 )
 from spatial_dialect.sp.attrs import (
     BufferType,
+)
+from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
+from spatial_dialect.sp.enums import (
     MapKindAttr,
     ModeAttr,
     RopeStyleAttr,
     RowFormAttr,
     RowKindAttr,
 )
-from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.errors import TypeMismatch
 from spatial_dialect.sp.formats import F32, Engine, EnumList, Pair
 from spatial_dialect.sp.kinds import (

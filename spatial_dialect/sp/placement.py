@@ -25,9 +25,11 @@ from xdsl.utils.exceptions import VerifyException
 from spatial_dialect.sp.abstract_ops import InProgram, SectionOp, section_traits
 from spatial_dialect.sp.attrs import (
     BufferType,
+    RectAttr,
+)
+from spatial_dialect.sp.enums import (
     GroupAxis,
     GroupAxisAttr,
-    RectAttr,
     Sharing,
     SharingAttr,
 )

@@ -33,6 +33,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import BufferOp, SectionOp, StageOp
 from spatial_dialect.sp.attrs import (
+    parse_pair,
+)
+from spatial_dialect.sp.enums import (
     Layout,
     LayoutAttr,
     Phase,
@@ -41,7 +44,6 @@ from spatial_dialect.sp.attrs import (
     SectionKindAttr,
     TensorRole,
     TensorRoleAttr,
-    parse_pair,
 )
 from spatial_dialect.sp.errors import UnresolvedReference
 from spatial_dialect.sp.formats import Pair, Symbols

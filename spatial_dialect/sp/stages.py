@@ -25,7 +25,14 @@ from spatial_dialect.sp.abstract_ops import (
     buffer_of,
     section_traits,
 )
-from spatial_dialect.sp.attrs import AccessAttr, BufferType, EngineAttr, FidelityAttr
+from spatial_dialect.sp.attrs import (
+    AccessAttr,
+    BufferType,
+    EngineAttr,
+)
+from spatial_dialect.sp.enums import (
+    FidelityAttr,
+)
 from spatial_dialect.sp.formats import Engine, TensorAccess
 from spatial_dialect.sp.kinds import Fidelity
 

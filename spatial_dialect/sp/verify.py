@@ -27,9 +27,13 @@ from spatial_dialect.sp.abstract_ops import (
     StageOp,
     buffer_of,
 )
-from spatial_dialect.sp.attrs import Phase, SectionKind, TensorRole
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import ArgmaxOp, AttentionOp, MapOp, RopeOp, RowReduceOp
+from spatial_dialect.sp.enums import (
+    Phase,
+    SectionKind,
+    TensorRole,
+)
 from spatial_dialect.sp.errors import (
     AccessOutOfBounds,
     GroupMemberMismatch,

@@ -18,7 +18,7 @@ from xdsl.irdl.declarative_assembly_format import AttributeVariable, irdl_custom
 from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import SectionOp, section_traits
-from spatial_dialect.sp.attrs import (
+from spatial_dialect.sp.enums import (
     BoundAttr,
     OperandAttr,
     PackingAttr,
