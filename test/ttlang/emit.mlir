@@ -13,10 +13,10 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // CHECK: # section @c: tg.matmul
 // CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 3777
 // CHECK: @ttl.operation(grid=(8, 8))
-// CHECK-NEXT: def section_0_c(a, b, c):
-// CHECK-NEXT: in0_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 7), block_count=2)
-// CHECK-NEXT: in1_dfb = ttl.make_dataflow_buffer_like(b, shape=(7, 1), block_count=2)
-// CHECK-NEXT: out_dfb = ttl.make_dataflow_buffer_like(c, shape=(1, 1), block_count=1)
+// CHECK-NEXT: def section_0_c(t_a, t_b, t_c):
+// CHECK-NEXT: in0_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(1, 7), block_count=2)
+// CHECK-NEXT: in1_dfb = ttl.make_dataflow_buffer_like(t_b, shape=(7, 1), block_count=2)
+// CHECK-NEXT: out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(1, 1), block_count=1)
 // CHECK-NEXT: in1_columns_net = ttl.PipeNet([
 // CHECK-NEXT: ttl.Pipe(src=(0, 0), dst=(slice(0, 1), slice(1, 3))),
 // CHECK: @ttl.compute()
@@ -27,9 +27,9 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // CHECK: def dm0():
 // CHECK: in1_columns_net.if_src(send)
 // CHECK: in1_columns_net.if_dst(recv)
-// CHECK: tx = ttl.copy(blk, c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
+// CHECK: tx = ttl.copy(blk, t_c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
 // CHECK: def dm1():
-// CHECK: tx = ttl.copy(a[r0:r0 + 1, k0:k0 + 7], blk)
+// CHECK: tx = ttl.copy(t_a[r0:r0 + 1, k0:k0 + 7], blk)
 // CHECK: SECTIONS = [
 // CHECK-NEXT: (section_0_c, ['a', 'b', 'c']),
 

@@ -50,6 +50,21 @@ SUBSET = SHAPES if os.environ.get("SPATIAL_TTLANG_SWEEP") == "all" else SHAPES[:
 
 
 @needs_sim
+@pytest.mark.parametrize(
+    "program,target",
+    [("mlp_rope.mlir", "wormhole_n150"), ("mlp_rope_f32.mlir", "blackhole_p150")],
+)
+def test_mlp_block_with_rope_passes(capsys, program, target):
+    """rms_norm, three GEMMs, swiglu, a residual add and a neox rope: prefill rows (bf16) and
+    a one-row decode in f32 (rows tensors padded to tiles)."""
+    from spatial_dialect.tools.spatial_run import main
+
+    path = ROOT / "test/ttlang/Inputs" / program
+    assert main([str(path), "--target", target, "--backend", "tt-lang-sim"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
+
+
+@needs_sim
 @pytest.mark.parametrize("target", TENSIX)
 def test_gemm_small_example_passes(capsys, target):
     from spatial_dialect.tools.spatial_run import main

@@ -30,6 +30,7 @@ from spatial_dialect import sp
 from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
 
+from .ttlang_compute import check_compute
 from .ttlang_prelude import HOST_MAIN, PRELUDE, coord_source, dtype_name
 
 
@@ -89,22 +90,48 @@ class Section:
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
         self._check()
+        # constant tensors the host allocates for this section (rope's permutation matrices):
+        # name -> (shape in elements, numpy source); and the tiles each range reads of them
+        self.consts: dict[str, tuple[tuple[int, int], str]] = {}
+        self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
+        self.const_engine: str | None = None
+        for st in self.stages:
+            if isinstance(st, sp.RopeOp):
+                from .ttlang_compute import rope_constants
+
+                c = rope_constants(self, st)
+                self.consts.update(c)
+                pname, dname = c
+                x_load = next(
+                    ld
+                    for ld in self.stages
+                    if isinstance(ld, sp.LoadOp) and ld.dst == st.ins[0]
+                )
+                self.const_engine = " ".join(x_load.engine.text().split()[:2])
+                for i, r in enumerate(self.ranges):
+                    b = r.bindings(self.work.k_block)
+                    w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
+                    cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
+                    self.const_pages.setdefault(pname, {})[i] = (w, w)
+                    self.const_pages.setdefault(dname, {})[i] = (cw, w)
 
     # Refusals --------------------------------------------------------------------------------
 
     def _check(self) -> None:
         for stage in self.stages:
-            if not isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
-                raise TTLangUnsupported(
-                    self.name,
-                    f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
-                    "printer yet (GEMM sections only: sp.load, sp.store, sp.matmul_tiles)",
-                )
-        for t in self.tensors.values():
-            if t.layout.data.value != "tiled":
-                raise TTLangUnsupported(
-                    self.name, f"tensor @{t.sym_name.data} is in rows layout (needs tiled)"
-                )
+            if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
+                continue
+            if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
+                check_compute(self.name, stage)
+                continue
+            raise TTLangUnsupported(
+                self.name,
+                f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
+                "printer yet (printed: sp.load, sp.store, sp.matmul_tiles, sp.map, "
+                "sp.row_reduce whole, sp.rope)",
+            )
+        # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
+        # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
         for buf in self.p.buffers():
             if getattr(buf, "format", None) is not None:
                 raise TTLangUnsupported(
@@ -200,23 +227,59 @@ class Section:
         out(f"def {self.fn}({', '.join(args)}):")
         with out.indent():
             self.emit_buffers(out)
+            self.emit_const_buffers(out)
             self.emit_pipes(out)
             engines = self.engine_stages()
             out()
             out("@ttl.compute()")
             out("def compute():")
             with out.indent():
-                self.emit_kernel(out, engines.get("compute", []))
+                self.emit_kernel(out, engines.get("compute", []), "compute")
             for i in (0, 1):
                 out()
                 out("@ttl.datamovement()")
                 out(f"def dm{i}():")
                 with out.indent():
-                    self.emit_kernel(out, engines.get(f"movement {i}", []))
+                    self.emit_kernel(out, engines.get(f"movement {i}", []), f"movement {i}")
         out()
 
     def tensor_args(self) -> list[str]:
-        return [_ident(n) for n in self.tensors]
+        return [_tname(n) for n in self.tensors] + list(self.consts)
+
+    def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
+        pages = set(self.const_pages[name].values())
+        return f"{name}_dfb" if len(pages) == 1 else f"{name}_dfb_{page[0]}x{page[1]}"
+
+    def emit_const_buffers(self, out: Lines) -> None:
+        for name, pages in self.const_pages.items():
+            for page in sorted(set(pages.values())):
+                out(
+                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
+                    f"shape=({page[0]}, {page[1]}), block_count=1)"
+                )
+
+    def open_consts(self, out: Lines, key: str, ri: int) -> int:
+        """Before a range's items: the movement kernel reads the constant pages once; the
+        compute kernel holds them over the items. Returns the indentation it opened."""
+        if not self.consts:
+            self.const_dfb = {}
+            return 0
+        self.const_dfb = {
+            n: self.const_dfb_name(n, pages[ri]) for n, pages in self.const_pages.items()
+        }
+        if key == "compute":
+            parts = [f"{d}.wait() as {n}_blk" for n, d in self.const_dfb.items()]
+            out("with " + ", ".join(parts) + ":")
+            out.depth += 1
+            return 1
+        if key == self.const_engine:
+            for n, d in self.const_dfb.items():
+                ph, pw = self.const_pages[n][ri]
+                out(f"with {d}.reserve() as blk:")
+                with out.indent():
+                    out(f"tx = ttl.copy({n}[0:{ph}, 0:{pw}], blk)")
+                    out("tx.wait()")
+        return 0
 
     def engine_stages(self) -> dict[str, list[sp.StageOp]]:
         engines: dict[str, list[sp.StageOp]] = {}
@@ -256,16 +319,16 @@ class Section:
         layout, and must fit a page); else the largest tensor of its element type."""
         for st in self.stages:
             if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf:
-                return _ident(st.tensor.root_reference.data)
+                return _tname(st.tensor.root_reference.data)
             if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
-                return _ident(st.tensor.root_reference.data)
+                return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
             )
         best = max(same, key=lambda t: tuple(t.type.get_shape()))
-        return _ident(best.sym_name.data)
+        return _tname(best.sym_name.data)
 
     def emit_pipes(self, out: Lines) -> None:
         """One PipeNet per group family: a rectangle multicast per group where every member
@@ -320,7 +383,7 @@ class Section:
                     out(f"return {r.count}")
             out("return 0")
 
-    def emit_kernel(self, out: Lines, stages: list[sp.StageOp]) -> None:
+    def emit_kernel(self, out: Lines, stages: list[sp.StageOp], key: str = "") -> None:
         if not stages:
             out("pass")
             return
@@ -329,12 +392,13 @@ class Section:
         out("x, y = ttl.node(dims=2)")
         sp_ = self.space
         over = sp_.over or (sp_.items_n, sp_.items_m)
-        for r in self.ranges:
+        for ri, r in enumerate(self.ranges):
             x0, x1, y0, y1 = r.rect.bounds
             b = r.bindings(self.work.k_block)
             out(f"if {x0} <= x <= {x1} and {y0} <= y <= {y1}:")
             with out.indent():
                 out(f"first = {_expr(r.first.data.results[0], ('x', 'y'))}")
+                opened = self.open_consts(out, key, ri)
                 out(f"for t in range({r.count}):")
                 with out.indent():
                     out(
@@ -343,6 +407,7 @@ class Section:
                     )
                     out(f"r0, c0 = bi * {sp_.block_m}, bj * {sp_.block_n}")
                     self.emit_item(out, stages, r, b)
+                out.depth -= opened
 
     def emit_item(self, out: Lines, stages: list[sp.StageOp], r: sp.SitesOp, b: dict) -> None:
         k_stages = [
@@ -367,6 +432,11 @@ class Section:
         if isinstance(s, sp.MatmulTilesOp):
             self.emit_matmul(out, s, r, b)
             return
+        if isinstance(s, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
+            from .ttlang_compute import emit_compute
+
+            emit_compute(self, out, s, r, b)
+            return
         assert isinstance(s, sp.LoadOp | sp.StoreOp)
         used = s.access.loop_vars()
         ranges = {
@@ -384,7 +454,7 @@ class Section:
                 opened += 1
         row, col = (_expr(e, LOOP_NAMES) for e in s.access.origin.data.results)
         eh, ew = s.access.extent.resolve(b)
-        tensor = _ident(s.tensor.root_reference.data)
+        tensor = _tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"
         if isinstance(s, sp.LoadOp):
             dfb = self.dfb(sp.buffer_of(s.dst), r)
@@ -486,6 +556,11 @@ class Section:
                         out("o_blk.store(part)")
 
 
+def _tname(name: str) -> str:
+    """A DRAM tensor's parameter name (prefixed: a tensor may be called x or y)."""
+    return "t_" + _ident(name)
+
+
 def _ident(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
@@ -529,13 +604,23 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             tensors.setdefault(
                 t.sym_name.data, (tuple(t.type.get_shape()), dtype_name(t.element_type))
             )
+    consts: dict[str, str] = {}
+    for sec in sections:
+        for n, (shape, src) in sec.consts.items():
+            tensors.setdefault(n, (shape, "f32"))
+            consts[n] = src
     out(f"TENSORS = {tensors!r}")
+    out("CONSTANTS = {")
+    with out.indent():
+        for n, src in consts.items():
+            out(f"{n!r}: lambda: {src},")
+    out("}")
     out(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     out(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
     out("SECTIONS = [")
     with out.indent():
         for s in sections:
-            out(f"({s.fn}, {[n for n in s.tensors]!r}),")
+            out(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
     out("]")
     for line in HOST_MAIN.splitlines():
         out(line)

@@ -73,6 +73,29 @@ def coord_source(item, items_m, items_n, gx, gy, dealt):
 
 
 HOST_MAIN = '''
+
+def _rope_perm(style, head_dim, n):
+    """x @ P: each head's rotate-half with its sign (neox: [-x2, x1]; interleaved: pairs)."""
+    p = np.zeros((n, n), np.float32)
+    half = head_dim // 2
+    for h0 in range(0, n - head_dim + 1, head_dim):
+        for j in range(half):
+            a, b = (h0 + j, h0 + half + j) if style == "neox" else (h0 + 2 * j, h0 + 2 * j + 1)
+            p[b, a] = -1.0
+            p[a, b] = 1.0
+    return p
+
+
+def _rope_dup(style, head_dim, c, n):
+    """cos @ D: cos[j] to both columns of pair j of every head."""
+    d = np.zeros((c, n), np.float32)
+    half = head_dim // 2
+    for h0 in range(0, n - head_dim + 1, head_dim):
+        for j in range(half):
+            a, b = (h0 + j, h0 + half + j) if style == "neox" else (h0 + 2 * j, h0 + 2 * j + 1)
+            d[j, a] = d[j, b] = 1.0
+    return d
+
 TORCH = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "i32": torch.int32}
 TTNN = {"bf16": ttnn.bfloat16, "f16": ttnn.float16, "f32": ttnn.float32, "i32": getattr(ttnn, "int32", None)}
 
@@ -92,6 +115,7 @@ def run(arrays):
     device = ttnn.open_device(device_id=0)
     try:
         dram = {}
+        arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
         for name, (shape, dt) in TENSORS.items():
             if name in arrays:
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
