@@ -52,11 +52,16 @@ SUBSET = SHAPES if os.environ.get("SPATIAL_TTLANG_SWEEP") == "all" else SHAPES[:
 @needs_sim
 @pytest.mark.parametrize(
     "program,target",
-    [("mlp_rope.mlir", "wormhole_n150"), ("mlp_rope_f32.mlir", "blackhole_p150")],
+    [
+        ("mlp_rope.mlir", "wormhole_n150"),
+        ("mlp_rope_f32.mlir", "blackhole_p150"),
+        ("rms_wide.mlir", "blackhole_p150"),
+    ],
 )
 def test_mlp_block_with_rope_passes(capsys, program, target):
     """rms_norm, three GEMMs, swiglu, a residual add and a neox rope: prefill rows (bf16) and
-    a one-row decode in f32 (rows tensors padded to tiles)."""
+    a one-row decode in f32 (rows tensors padded to tiles); a blocked rms_norm (partial,
+    combine, rms_apply) over a 1024-wide row."""
     from spatial_dialect.tools.spatial_run import main
 
     path = ROOT / "test/ttlang/Inputs" / program

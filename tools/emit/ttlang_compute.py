@@ -75,7 +75,7 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             )
     elif isinstance(s, sp.RowReduceOp):
         form, kind = s.form.data, s.kind.data
-        if form != "whole":
+        if form != "whole" and kind != "rms_norm":
             raise _unsupported(
                 section,
                 f"sp.row_reduce {form} {kind}: a blocked row reduction's statistics use columns "
@@ -180,6 +180,9 @@ def _emit_map(sec: Section, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> 
 def _emit_row_reduce(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
     kind = s.kind.data
     ins = list(s.ins)
+    if s.form.data != "whole":
+        _emit_rms_blocked(sec, out, s, r, b)
+        return
     h, w = _page(s, ins[0], b)
     oh, ow = _page(s, s.out, b)
     if (oh, ow) != (h, w):
@@ -251,3 +254,38 @@ def _emit_rope(sec: Section, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -
         out(f"c_full = {c} @ {dn}_blk")
         out(f"s_full = {si} @ {dn}_blk")
         out(f"o_blk.store({x} * c_full + ({x} @ {pn}_blk) * s_full)")
+
+
+def _emit_rms_blocked(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
+    """rms_norm partial (each row's sum of squares in column 0 of an [h, 1] page) and combine
+    (the partials of every K block summed, then 1/sqrt(mean + eps) in column 0): the statistics
+    of rms_norm use column 0 only, which reduce_sum leaves them in."""
+    ins = list(s.ins)
+    h, _ = _page(s, ins[0], b)
+    col = f"({h}, 1)"
+    if s.form.data == "partial":
+        head, names = _withs(sec, ins, s.out, r)
+        out(head)
+        with out.indent():
+            x = names[0] if len(names) == 1 else f"({names[0]} + {names[1]})"
+            out(f"xv = {x}")
+            out(f"o_blk.store(ttl.math.reduce_sum(xv * xv, dims=[-1], shape={col}))")
+        return
+    eps = s.eps.value.data  # type: ignore[union-attr]
+    k_blocks = sec.k_tiles // b["kw"]
+    p = sec.dfb(sp.buffer_of(ins[0]), r)
+    o = sec.dfb(sp.buffer_of(s.out), r)
+    for kb in range(k_blocks):
+        out(f"with {p}.wait() as p_blk:")
+        with out.indent():
+            part = f"ttl.math.reduce_sum(p_blk, dims=[-1], shape={col})"
+            if kb == 0:
+                out(f"total = {part}")
+            else:
+                out(f"total = total + {part}")
+    out(f"with {o}.reserve() as o_blk:")
+    with out.indent():
+        out(
+            f"o_blk.store(ttl.math.rsqrt(total / {_fill(float(s.width), col)} + "
+            f"{_fill(eps, col)}))"
+        )
