@@ -24,22 +24,13 @@ from collections.abc import Iterator
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException
 
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
 
 from .ttlang_compute import check_compute
-from .ttlang_prelude import HOST_MAIN, PRELUDE, coord_source, dtype_name
-
-
-class TTLangUnsupported(DiagnosticException):
-    """A section (or construct) TT-Lang cannot express, named with what is missing."""
-
-    def __init__(self, section: str, what: str):
-        self.section, self.what = section, what
-        super().__init__(f"-t ttlang: section @{section}: {what}")
+from .ttlang_prelude import HOST_MAIN, PRELUDE, TTLangUnsupported, coord_source, dtype_name
 
 
 class Lines:
@@ -103,9 +94,7 @@ class Section:
                 self.consts.update(c)
                 pname, dname = c
                 x_load = next(
-                    ld
-                    for ld in self.stages
-                    if isinstance(ld, sp.LoadOp) and ld.dst == st.ins[0]
+                    ld for ld in self.stages if isinstance(ld, sp.LoadOp) and ld.dst == st.ins[0]
                 )
                 self.const_engine = " ".join(x_load.engine.text().split()[:2])
                 for i, r in enumerate(self.ranges):
@@ -625,5 +614,3 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     for line in HOST_MAIN.splitlines():
         out(line)
     stream.write("\n".join(out.lines) + "\n")
-
-

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
 
+from .ttlang_prelude import TTLangUnsupported
+
 if TYPE_CHECKING:
     from .ttlang import Lines, Section
 
@@ -48,8 +50,6 @@ UNARY = {
 
 
 def _unsupported(section: str, what: str) -> Exception:
-    from .ttlang import TTLangUnsupported
-
     return TTLangUnsupported(section, what)
 
 
@@ -134,7 +134,9 @@ def _page(s: sp.StageOp, v, b: dict) -> tuple[int, int]:  # noqa: ANN001
 
 def _withs(sec: Section, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  # noqa: ANN001
     names = [f"i{k}" for k in range(len(ins))]
-    parts = [f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)]
+    parts = [
+        f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
+    ]
     parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
     return "with " + ", ".join(parts) + ":", names
 
@@ -161,9 +163,7 @@ def _emit_map(sec: Section, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> 
             expr = f"{args[0]} * {_fill(s.scalar.value.data, shape)}"  # type: ignore[union-attr]
         elif kind == "softcap":
             cap = s.scalar.value.data  # type: ignore[union-attr]
-            expr = (
-                f"ttl.math.tanh({args[0]} * {_fill(1.0 / cap, shape)}) * {_fill(cap, shape)}"
-            )
+            expr = f"ttl.math.tanh({args[0]} * {_fill(1.0 / cap, shape)}) * {_fill(cap, shape)}"
         elif kind == "gelu_tanh":
             a = args[0]
             out(
@@ -209,9 +209,7 @@ def _emit_row_reduce(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
                 out(f"xv = {names[0]}")
             wgt = names[-1]
             out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={col})")
-            out(
-                f"inv = ttl.math.rsqrt(ss / {_fill(float(s.width), col)} + {_fill(eps, col)})"
-            )
+            out(f"inv = ttl.math.rsqrt(ss / {_fill(float(s.width), col)} + {_fill(eps, col)})")
             out(
                 f"o_blk.store(xv * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
                 f"ttl.block.broadcast({wgt}, dims=[0], shape={full}))"
@@ -286,6 +284,5 @@ def _emit_rms_blocked(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
         out(
-            f"o_blk.store(ttl.math.rsqrt(total / {_fill(float(s.width), col)} + "
-            f"{_fill(eps, col)}))"
+            f"o_blk.store(ttl.math.rsqrt(total / {_fill(float(s.width), col)} + {_fill(eps, col)}))"
         )

@@ -1,4 +1,5 @@
-"""The fixed text of a `-t ttlang` program: imports, the item space's numbering, the host."""
+"""The fixed text of a `-t ttlang` program (imports, the item space's numbering, the host), and
+the refusal every TT-Lang printer module raises."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IntegerType,
 )
+from xdsl.utils.exceptions import DiagnosticException
+
+
+class TTLangUnsupported(DiagnosticException):
+    """A section (or construct) TT-Lang cannot express, named with what is missing."""
+
+    def __init__(self, section: str, what: str):
+        self.section, self.what = section, what
+        super().__init__(f"-t ttlang: section @{section}: {what}")
 
 
 def dtype_name(elt: object) -> str:
