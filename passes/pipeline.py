@@ -24,6 +24,9 @@ from spatial_dialect.passes.tile import TilePass
 
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
+    """`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES
+    dram-mem=BYTES}`: link, tile, place, fuse-operands and size-buffers in order."""
+
     name = "spatial-pipeline"
     target: str | None = None
     fidelity: str | None = None

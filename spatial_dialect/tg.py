@@ -155,6 +155,32 @@ ARGMAX_ELEMENT = i32
 """The element type of tg.argmax's result."""
 
 
+MAX_DIMENSION = 2**63 - 1
+"""The largest dimension (and element count) of a tg tensor: int64, as MLIR's shapes."""
+
+
+def _defined_before(definition: Operation, use: Operation) -> bool:
+    """Whether `definition` comes before `use` in their common block (walks backwards from the
+    use, so a well-ordered program costs the distance between the two)."""
+    op = use.prev_op
+    while op is not None:
+        if op is definition:
+            return True
+        op = op.prev_op
+    return False
+
+
+def _value_name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else f"a result of {value.owner.name}"
+
+
+def _location_phrase(op: Operation) -> str:
+    """' at line L' when the parser recorded where the op was written, else ''."""
+    loc = op.location
+    line = getattr(loc, "line", None)
+    return f" at line {line.data}" if line is not None else ""
+
+
 # Builder helpers ---------------------------------------------------------------------------
 
 Value = SSAValue | Operation
@@ -253,6 +279,8 @@ class TgOp(IRDLOperation):
         return named
 
     def verify_(self) -> None:
+        self.verify_dominance()
+        self.verify_float_properties()
         for name, value in self.named_values():
             t = value.type
             assert isinstance(t, TensorType)  # the operand constraints ran before verify_
@@ -263,6 +291,15 @@ class TgOp(IRDLOperation):
                 raise self.err(f"{name} must have a static shape, got {t}")
             if any(d == 0 for d in shape):
                 raise self.err(f"{name} has an empty dimension ({t})")
+            if any(d > MAX_DIMENSION for d in shape):
+                raise self.err(
+                    f"{name} has a dimension beyond int64 ({t}); the largest is {MAX_DIMENSION}"
+                )
+            elements = math.prod(shape)
+            if elements > MAX_DIMENSION:
+                raise self.err(
+                    f"{name} holds {elements} elements ({t}), beyond int64 ({MAX_DIMENSION})"
+                )
             elt = t.element_type
             if not (is_float(elt) or is_int(elt)):
                 raise self.err(
@@ -271,6 +308,42 @@ class TgOp(IRDLOperation):
         self.verify_shapes()
         if self.RESULT_LIKE is not None:
             self.require_same_type("res", self.RESULT_LIKE)
+
+    def verify_dominance(self) -> None:
+        """Every operand is defined before its use: a value computed by an op of the same block
+        further down (a swapped pair of lines) is refused at the use, naming both values. xDSL
+        accepts such forward references in any block (graph regions); a tg function is a
+        sequence, so a tg op is the place to say it."""
+        block = self.parent_block()
+        if block is None:
+            return
+        for index, operand in enumerate(self.operands):
+            owner = operand.owner
+            if not isinstance(owner, Operation) or owner.parent_block() is not block:
+                continue
+            if owner is self or not _defined_before(owner, self):
+                field = self._operand_field(index)
+                raise self.err(
+                    f"operand {field} ({_value_name(operand)}) is used before its definition: "
+                    f"{_value_name(operand)} is defined by {owner.name}"
+                    f"{_location_phrase(owner)} after this use"
+                )
+
+    def _operand_field(self, index: int) -> str:
+        names = [n for n, _ in type(self).get_irdl_definition().operands]
+        present = [n for n in names if getattr(self, n) is not None]
+        return present[index] if index < len(present) else f"#{index}"
+
+    def verify_float_properties(self) -> None:
+        """Float properties are finite; eps is positive (docs/tg.md)."""
+        for prop, value in self.properties.items():
+            if not isinstance(value, FloatAttr):
+                continue
+            v = value.value.data
+            if not math.isfinite(v):
+                raise self.err(f"property {prop} must be finite, got {v}")
+            if prop == "eps" and v <= 0:
+                raise self.err(f"eps must be positive, got {v}")
 
     def init_tg(
         self,

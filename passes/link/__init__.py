@@ -105,14 +105,18 @@ class LinkFunction(RewritePattern):
             except SpatialPassError as err:
                 o.emit_error(str(err), err)  # a refusal is reported at the op it refuses
             before, after = ctx.bridges.take()
-            sections += [maps.bridge(ctx, *b) for b in before]
-            sections += linked if isinstance(linked, list) else [linked]
-            sections += [maps.bridge(ctx, *b) for b in after]
+            made = [maps.bridge(ctx, *b) for b in before]
+            made += linked if isinstance(linked, list) else [linked]
+            made += [maps.bridge(ctx, *b) for b in after]
+            for section in made:  # a diagnostic about a section points at its tg op's line
+                section.location = o.location
+            sections += made
         entry = sp.EntryOp(
             op.sym_name.data,
             [ctx.names[a] for a in op.body.block.args],
             [ctx.names[v] for v in (ret.operands if ret else ())],
         )
+        entry.location = op.location
         rewriter.replace(op, [entry, *sections], [])
 
 

@@ -5,5 +5,8 @@ func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64x
   %c = tg.matmul %a, %b : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
   func.return %c : tensor<64x64xbf16>
 }
-// CHECK: spatial-opt: error: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
-// CHECK: | WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
+// The diagnostic is at the tg op the section was linked from: its line, its text, a caret.
+// CHECK:      errors.mlir:5:3: error: WrongPhase: fuse-operands takes a program in phase placed, this one is tiled
+// CHECK-NEXT:   %c = tg.matmul %a, %b
+// CHECK-NEXT:   ^
+// CHECK-NOT:  "builtin.module"

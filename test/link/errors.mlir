@@ -10,7 +10,7 @@ func.func @mm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64xbf
   %d = tg.add %c, %c : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
   func.return %d : tensor<64x64xbf16>
 }
-// RDU: spatial-opt: error: UnsupportedDatatype{{.*}}tg.matmul: target plasticine has no datatype 'bf16'; it has f32, i32
-// FMT: spatial-opt: error: {{.*}}tg.matmul: target rtx3060 has no datatype 'bfp8_b'
-// BADFMT: spatial-opt: error: UnsupportedDatatype: format fp8: bf16 tensors are stored as bf16, bfp8_b, bfp4_b
-// NOTARGET: spatial-opt: error: InvalidTarget: unknown target 'tpu_v9'
+// RDU: error: UnsupportedDatatype{{.*}}tg.matmul: target plasticine has no datatype 'bf16'; it has f32, i32
+// FMT: error: {{.*}}tg.matmul: target rtx3060 has no datatype 'bfp8_b'
+// BADFMT: error: UnsupportedDatatype: format fp8: bf16 tensors are stored as bf16, bfp8_b, bfp4_b
+// NOTARGET: error: InvalidTarget: unknown target 'tpu_v9'

@@ -3,9 +3,9 @@
 // holds the operands' proven interval; the DRAM tensors keep their element type and the loads
 // convert (the FIFO pages are in the compute datatype), and the choice and its reason are recorded
 // on the section. Refused, by name and with the interval, only where no datatype holds it.
-// RUN: spatial-opt %s --split-input-file --verify-diagnostics -p 'link{target=plasticine}' | filecheck %s --check-prefix=RDU
-// RUN: spatial-opt %s --split-input-file --verify-diagnostics -p link | filecheck %s
-// RUN: spatial-opt %s --split-input-file --verify-diagnostics -p 'link{target="%S/Inputs/f32_i8.toml"}' | filecheck %s --check-prefix=NARROW
+// RUN: spatial-opt %s --split-input-file -p 'link{target=plasticine}' 2>&1 | filecheck %s --check-prefix=RDU
+// RUN: not spatial-opt %s --split-input-file -p link 2>&1 | filecheck %s
+// RUN: not spatial-opt %s --split-input-file -p 'link{target="%S/Inputs/f32_i8.toml"}' 2>&1 | filecheck %s --check-prefix=NARROW
 
 // i8 x i8 -> i32: plasticine has no i8, so the operands widen to i32 on load.
 func.func @mm(%a: tensor<40x70xi8>, %b: tensor<70x50xi8>) -> tensor<40x50xi32> {

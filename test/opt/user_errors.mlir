@@ -3,20 +3,19 @@
 //
 // RUN: not spatial-opt %S/Inputs/truncated.mlir 2>&1 | filecheck %s --check-prefix=TRUNC
 // TRUNC-NOT: Traceback
-// TRUNC: spatial-opt: error: {{.*}}truncated.mlir:2:
-// TRUNC: Expected shape type.
+// TRUNC: truncated.mlir:2:65: error: Expected shape type.
 //
 // RUN: not spatial-opt %s.does-not-exist 2>&1 | filecheck %s --check-prefix=MISSING
 // MISSING-NOT: Traceback
-// MISSING: spatial-opt: error: cannot open '{{.*}}user_errors.mlir.does-not-exist': no such file
+// MISSING: error: cannot open '{{.*}}user_errors.mlir.does-not-exist': no such file
 //
 // RUN: not spatial-opt %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=PASS
 // PASS-NOT: Traceback
-// PASS: spatial-opt: error: Unrecognized passes: ['no-such-pass']
+// PASS: error: Unrecognized passes: ['no-such-pass']
 //
 // RUN: not spatial-opt %s -p 'cse{bogus=1}' 2>&1 | filecheck %s --check-prefix=OPTION
 // OPTION-NOT: Traceback
-// OPTION: spatial-opt: error: {{.*}}"bogus"
+// OPTION: error: {{.*}}"bogus"
 //
 // RUN: not spatial-opt %s -t no-such-target 2>&1 | filecheck %s --check-prefix=TARGET
 // TARGET-NOT: Traceback
@@ -28,7 +27,7 @@
 //
 // RUN: not spatial-opt %s --split-input-file 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // UNKNOWN-NOT: Traceback
-// UNKNOWN: spatial-opt: error: {{.*}}user_errors.mlir:34:18
+// UNKNOWN: user_errors.mlir:33:18: error:
 // UNKNOWN: Operation tg.matmull is not registered
 
 %c = "tg.matmull"() : () -> ()
@@ -36,10 +35,10 @@
 //
 // RUN: not spatial-opt %S/Inputs/operand_count.mlir 2>&1 | filecheck %s --check-prefix=COUNT
 // COUNT-NOT: Traceback
-// COUNT: spatial-opt: error: Expected 2 operands, but got 1
+// COUNT: error: Expected 2 operands, but got 1
 // COUNT: "tg.matmul"(%x)
 //
 // RUN: not spatial-opt %S/Inputs/property_type.mlir 2>&1 | filecheck %s --check-prefix=PROP
 // PROP-NOT: Traceback
-// PROP: spatial-opt: error: tg.rms_norm: property eps must be an f32 float (e.g. 1.0e-06 : f32), got "small"
+// PROP: error: tg.rms_norm: property eps must be an f32 float (e.g. 1.0e-06 : f32), got "small"
 // PROP: "tg.rms_norm"(%x, %w)

@@ -10,10 +10,10 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
   %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
   func.return %c : tensor<256x256xbf16>
 }
-// FIDELITY:   spatial-opt: error: InvalidTarget: fidelity hifi9: use one of lofi, hifi2, hifi3, hifi4
-// GRID:       spatial-opt: error: InvalidTarget: grid 9x9 does not fit wormhole_n150's 8x8 mesh
-// GRIDSYNTAX: spatial-opt: error: InvalidTarget: grid must be XxY (e.g. 4x4), got 'big'
-// REPORT:     spatial-opt: error: WrongPhase: -t report takes a program in phase sized, this one is tiled
-// TILE:       spatial-opt: error: WrongPhase: tile takes a program in phase linked, this one is unlinked (tg.matmul has no section yet; run link first)
+// FIDELITY:   error: InvalidTarget: fidelity hifi9: use one of lofi, hifi2, hifi3, hifi4
+// GRID:       error: InvalidTarget: grid 9x9 does not fit wormhole_n150's 8x8 mesh
+// GRIDSYNTAX: error: InvalidTarget: grid must be XxY (e.g. 4x4), got 'big'
+// REPORT:     error: WrongPhase: -t report takes a program in phase sized, this one is tiled
+// TILE:       error: WrongPhase: tile takes a program in phase linked, this one is unlinked (tg.matmul has no section yet; run link first)
 // Not even a streaming plan's six tiles fit 1000 bytes.
-// NOPLAN:     spatial-opt: error: NoLegalPlan: section @c: no plan of a 256x256x256 GEMM fits wormhole_n150's 1000 bytes of local memory
+// NOPLAN:     error: NoLegalPlan: section @c: no plan of a 256x256x256 GEMM fits wormhole_n150's 1000 bytes of local memory

@@ -8,11 +8,9 @@ func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64x
   %c = tg.matmul %a, %b : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
   func.return %c : tensor<64x64xbf16>
 }
-// PHASE:      spatial-opt: error: WrongPhase: place takes a program in phase tiled, this one is linked
-// PHASE:      "sp.program"() <{sym_name = "c"
-// PHASE-NEXT: ^^^^
-// PHASE-NEXT: | WrongPhase: place takes a program in phase tiled, this one is linked
-// ENGINES: spatial-opt: error: TooManyEngines: load @a -> in0 needs movement engine 0 but a site has 0 movement engines
-// UNLINKED:      spatial-opt: error: WrongPhase: place takes a program in phase linked, this one is unlinked (tg.matmul has no section yet; run link first)
-// UNLINKED:      "tg.matmul"
-// UNLINKED-NEXT: ^^^^
+// PHASE:      errors.mlir:8:3: error: WrongPhase: place takes a program in phase tiled, this one is linked
+// PHASE-NEXT:   %c = tg.matmul
+// PHASE-NEXT:   ^
+// ENGINES: error: TooManyEngines: load @a -> in0 needs movement engine 0 but a site has 0 movement engines
+// UNLINKED:      error: WrongPhase: place takes a program in phase linked, this one is unlinked (tg.matmul has no section yet; run link first)
+// UNLINKED-NEXT: %c = tg.matmul

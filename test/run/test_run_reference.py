@@ -155,7 +155,7 @@ def test_rms_norm_per_group_with_residual():
     # h = x + residual = [2, 2, 2, 4]; groups of 2: [2, 2] has mean square 4 -> [1, 1];
     # [2, 4] has mean square 10 -> [2, 4] / sqrt(10); weight [1, 0.5] applies to each group.
     t = "tensor<1x4xf32>"
-    op = f"tg.rms_norm %x, %w, %r eps 0.0 width 2 : ({t}, tensor<1x2xf32>, {t}) -> {t}"
+    op = f"tg.rms_norm %x, %w, %r eps 1.0e-12 width 2 : ({t}, tensor<1x2xf32>, {t}) -> {t}"
     out = one(
         f"%x: {t}, %w: tensor<1x2xf32>, %r: {t}",
         op,
@@ -179,7 +179,7 @@ def test_rms_norm_whole_row_with_eps():
 def test_layer_norm():
     # [1, 2, 3, 4]: mean 2.5, variance 1.25; weight 2, bias 1.
     t, w = "tensor<1x4xf32>", "tensor<1x4xf32>"
-    op = f"tg.layer_norm %x, %w, %b eps 0.0 : ({t}, {w}, {w}) -> {t}"
+    op = f"tg.layer_norm %x, %w, %b eps 1.0e-12 : ({t}, {w}, {w}) -> {t}"
     out = one(
         f"%x: {t}, %w: {w}, %b: {w}",
         op,

@@ -41,5 +41,5 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
 // RESIZE-NEXT: %in1 = sp.fifo "in1" depth 3
 // RESIZE-NEXT: %out = sp.fifo "out" depth subs
 // 9 x 16384 + 9 x 262144 + 32768 = 2539520 bytes.
-// OVER: spatial-opt: error: LocalMemExceeded: site (0, 0) needs 2539520 bytes of local memory but its budget is 900000 bytes
-// PHASE: spatial-opt: error: WrongPhase: resize-operand-fifos takes a program in phase sized, this one is fused
+// OVER: error: LocalMemExceeded: site (0, 0) needs 2539520 bytes of local memory but its budget is 900000 bytes
+// PHASE: error: WrongPhase: resize-operand-fifos takes a program in phase sized, this one is fused

@@ -22,5 +22,5 @@ builtin.module attributes {sp.target = "wormhole_n150"} {
     sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
   }
 }
-// CHECK: spatial-opt: error: AccTilesExceeded: the block holds 16 bf16 tiles in the accumulator but the target has 8
-// CHECK: | AccTilesExceeded
+// CHECK: error: AccTilesExceeded: the block holds 16 bf16 tiles in the accumulator but the target has 8
+// CHECK-NEXT: sp.program @c

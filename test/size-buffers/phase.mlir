@@ -5,4 +5,4 @@ func.func @gemm(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) -> tensor<64x64x
   %c = tg.matmul %a, %b : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
   func.return %c : tensor<64x64xbf16>
 }
-// CHECK: spatial-opt: error: WrongPhase: size-buffers takes a program in phase fused, this one is placed
+// CHECK: error: WrongPhase: size-buffers takes a program in phase fused, this one is placed

@@ -1,6 +1,6 @@
 // The verifiers of the non-GEMM stages (sp_ops): each chunk breaks one rule and the diagnostic
 // names the stage, the rule and its numbers.
-// RUN: spatial-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not spatial-opt %s --split-input-file 2>&1 | filecheck %s
 
 sp.program @s op "tg.add" kind map phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
