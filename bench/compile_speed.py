@@ -1,4 +1,4 @@
-"""Compile speed: spatial-pipeline's wall time and peak memory against program size.
+"""Compile speed: spatial-pipeline's CPU time and peak memory against program size.
 
     .venv/bin/python bench/compile_speed.py              # the whole table (a few minutes)
     .venv/bin/python bench/compile_speed.py --smoke      # the smallest row of each table (CI)
@@ -6,14 +6,15 @@
 Two tables, each measured in one run so that the ratios compare like with like:
 
 - Llama-3-8B decode layers (1, 4, 16, 32 stacked, each with its own weights and cache) on
-  wormhole_n150 (8x8) and blackhole_p150 (13x10): the pipeline's wall time and peak RSS, and next
+  wormhole_n150 (8x8) and blackhole_p150 (13x10): the pipeline's CPU time and peak RSS, and next
   to it the time spatial-opt needs to parse, verify and print the pipeline's own output. Their
   ratio says whether the passes cost more than merely reading what they produce.
 - A 4096x4096x4096 bf16 GEMM on both meshes: pipeline time and the printed IR's size; the size
   ratio 13x10 : 8x8 checks that site ranges keep the IR O(distinct site shapes), not O(sites).
 
-Each row runs in a fresh process, so peak RSS is that row's alone. Absolute times are for
-orientation (the machines are shared and noisy); the ratios are what we compare.
+Times are the process's CPU seconds (time.process_time), not wall time: the machines are shared,
+and CPU time is what another job's load changes least. Each row runs in a fresh process, so peak
+RSS is that row's alone. Absolute times are for orientation; the ratios are what we compare.
 """
 
 from __future__ import annotations
@@ -55,18 +56,18 @@ def measure(program: str, target: str) -> dict[str, object]:
         return out.getvalue()
 
     row: dict[str, object] = {}
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     module = Parser(ctx, program).parse_module()
     module.verify()
-    row["parse_input_s"] = time.perf_counter() - t0
+    row["parse_input_s"] = time.process_time() - t0
     row["ops_in"] = sum(1 for op in module.walk() if op.name.startswith("tg."))
     try:
         pipeline = PassPipeline.parse_spec(
             tool.available_passes, f"spatial-pipeline{{target={target}}}"
         )
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         pipeline.apply(ctx, module)
-        row["pipeline_s"] = time.perf_counter() - t0
+        row["pipeline_s"] = time.process_time() - t0
     except (DiagnosticException, ValueError) as e:
         row["refused"] = str(e).splitlines()[0]
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -74,11 +75,11 @@ def measure(program: str, target: str) -> dict[str, object]:
     text = print_ir(module)
     row["ir_bytes"] = len(text)
     row["ops_out"] = sum(1 for _ in module.walk())
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     again = Parser(ctx, text).parse_module()
     again.verify()
     print_ir(again)
-    row["parse_verify_print_s"] = time.perf_counter() - t0
+    row["parse_verify_print_s"] = time.process_time() - t0
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return row
 
