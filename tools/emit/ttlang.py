@@ -30,6 +30,15 @@ from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
 
 from .ttlang_compute import check_compute
+from .ttlang_indexed import (
+    INDEXED,
+    check_indexed,
+    emit_indexed,
+    emit_indexed_buffers,
+    extra_engines,
+    in_k_loop,
+    indexed_constants,
+)
 from .ttlang_prelude import HOST_MAIN, PRELUDE, TTLangUnsupported, coord_source, dtype_name
 
 
@@ -103,6 +112,9 @@ class Section:
                     cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
                     self.const_pages.setdefault(pname, {})[i] = (w, w)
                     self.const_pages.setdefault(dname, {})[i] = (cw, w)
+        # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
+        # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
+        self.consts.update(indexed_constants(self))
 
     # Refusals --------------------------------------------------------------------------------
 
@@ -113,11 +125,14 @@ class Section:
             if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
                 check_compute(self.name, stage)
                 continue
+            if isinstance(stage, INDEXED):
+                check_indexed(self, stage)
+                continue
             raise TTLangUnsupported(
                 self.name,
                 f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
                 "printer yet (printed: sp.load, sp.store, sp.matmul_tiles, sp.map, "
-                "sp.row_reduce whole, sp.rope)",
+                "sp.row_reduce, sp.rope, sp.gather, sp.scatter, sp.attention, sp.argmax)",
             )
         # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
         # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
@@ -217,6 +232,7 @@ class Section:
         with out.indent():
             self.emit_buffers(out)
             self.emit_const_buffers(out)
+            emit_indexed_buffers(self, out)
             self.emit_pipes(out)
             engines = self.engine_stages()
             out()
@@ -250,7 +266,7 @@ class Section:
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
         compute kernel holds them over the items. Returns the indentation it opened."""
-        if not self.consts:
+        if not self.const_pages:
             self.const_dfb = {}
             return 0
         self.const_dfb = {
@@ -282,6 +298,10 @@ class Section:
                     self.name, f"engine {text}: TT-Lang has two movement kernels"
                 )
             engines.setdefault(key, []).append(s)
+            if isinstance(s, INDEXED):
+                for extra in extra_engines(self, s):
+                    if s not in engines.setdefault(extra, []):
+                        engines[extra].append(s)
         return engines
 
     def emit_buffers(self, out: Lines) -> None:
@@ -312,6 +332,11 @@ class Section:
             if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
+        if not same and str(buf.elt) == "f32":
+            # an f32 state page (attention's o / ml, argmax's best): like an f32 constant
+            f32 = [n for n in self.consts if n.startswith(("_attn_d", "_argmax"))]
+            if f32:
+                return f32[0]
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
@@ -373,6 +398,7 @@ class Section:
             out("return 0")
 
     def emit_kernel(self, out: Lines, stages: list[sp.StageOp], key: str = "") -> None:
+        self.cur_key = key
         if not stages:
             out("pass")
             return
@@ -402,7 +428,8 @@ class Section:
         k_stages = [
             s
             for s in stages
-            if isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars()
+            if (isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars())
+            or in_k_loop(s, self.cur_key)
         ]
         first = stages.index(k_stages[0]) if k_stages else len(stages)
         before = [s for s in stages[:first] if s not in k_stages]
@@ -420,6 +447,9 @@ class Section:
     def emit_stage(self, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict, in_k: bool) -> None:
         if isinstance(s, sp.MatmulTilesOp):
             self.emit_matmul(out, s, r, b)
+            return
+        if isinstance(s, INDEXED):
+            emit_indexed(self, out, s, self.cur_key, r, b)
             return
         if isinstance(s, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
             from .ttlang_compute import emit_compute

@@ -39,6 +39,12 @@ import numpy as np
 import torch
 import ttl
 import ttnn
+
+
+def _index(t, i):
+    # element i of an index vector in DRAM as a Python int: SIMULATOR-ONLY (TT-Lang has no
+    # scalar read of a tensor or a block in a datamovement kernel)
+    return int(t.to_torch()[0, i])
 """
 
 
@@ -105,6 +111,34 @@ def _rope_dup(style, head_dim, c, n):
             a, b = (h0 + j, h0 + half + j) if style == "neox" else (h0 + 2 * j, h0 + 2 * j + 1)
             d[j, a] = d[j, b] = 1.0
     return d
+
+def _onehot():
+    """Tile a * 32 + b is E(a, b): 1 at (a, b), zeros elsewhere (row moves by matmul)."""
+    e = np.zeros((32, 32 * 1024), np.float32)
+    for a in range(32):
+        for b in range(32):
+            e[a, (a * 32 + b) * 32 + b] = 1.0
+    return e
+
+
+def _attn_d(queries, keys, qpad, kpad, causal):
+    """Per (query i, key j): j - i (causal) or 0 where both are real, else 1e9; a key is masked
+    where this exceeds the threshold (pos for causal, 0.5 otherwise)."""
+    i = np.arange(qpad)[:, None]
+    j = np.arange(kpad)[None, :]
+    d = (j - i).astype(np.float32) if causal else np.zeros((qpad, kpad), np.float32)
+    d[(i >= queries) | (j >= keys)] = 1e9
+    return d
+
+
+def _argmax_idx(cols, cpad):
+    return np.tile(np.arange(cpad, dtype=np.float32), (32, 1))
+
+
+def _argmax_neg(cols, cpad):
+    n = np.zeros((32, cpad), np.float32)
+    n[:, cols:] = -1e30
+    return n
 
 TORCH = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "i32": torch.int32}
 TTNN = {"bf16": ttnn.bfloat16, "f16": ttnn.float16, "f32": ttnn.float32, "i32": getattr(ttnn, "int32", None)}
