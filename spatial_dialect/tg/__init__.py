@@ -1,0 +1,138 @@
+"""tg: the tensor-graph dialect, the input language of spatial-dialect.
+
+A program is a `func.func` of tg ops over ranked tensors of rank 1 or 2 with static shapes and
+element types bf16, f16, f32, i8 or i32. Op names, operand order and property names are a contract
+(docs/tg.md): importers and other tools write the generic form, e.g.
+
+    %c = "tg.matmul"(%a, %b) : (tensor<64x128xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>
+    %y = "tg.rms_norm"(%x, %w) <{eps = 1.0e-06 : f32}> : (...) -> ...
+
+The custom form is the generic one without quotes, with properties written as keywords:
+
+    %y = tg.rms_norm %x, %w eps 1.000000e-06 : (tensor<4x64xf32>, tensor<1x64xf32>) -> tensor<4x64xf32>
+
+From Python, every op has a builder that infers the result type from the operands by the same
+rule its verifier checks, and takes the properties as Python values:
+
+    y = RmsNormOp(x, w, eps=1e-6)            # the result has x's type
+    o = AttentionOp(q, k, v, heads=4, kv_heads=2, causal=True)   # T x heads * v head dim
+
+Every verifier names the op, the operand that breaks the rule and the numbers involved, because
+the user reads these messages without a debugger: "tg.matmul: a is 64x100 and b is 128x32; the
+inner dimensions 100 and 128 differ".
+"""
+
+from xdsl.ir import Dialect
+
+from spatial_dialect.sp.kinds import ROPE_STYLES
+from spatial_dialect.tg.attention import (
+    AttentionOp,
+)
+from spatial_dialect.tg.base import (
+    FLOAT_TYPES,
+    TgOp,
+    argmax_shape,
+    attention_shape,
+    gather_rows_shape,
+    is_float,
+    is_int,
+    matmul_shape,
+    shape_str,
+    transpose_shape,
+)
+from spatial_dialect.tg.elementwise import (
+    GELU_APPROXIMATIONS,
+    AddOp,
+    BinaryOp,
+    GeluOp,
+    MulOp,
+    ReluOp,
+    ScaleOp,
+    SigmoidOp,
+    SiluOp,
+    SoftcapOp,
+    SoftmaxOp,
+    SubOp,
+    SwigluOp,
+    UnaryOp,
+)
+from spatial_dialect.tg.indexed import (
+    ArgmaxOp,
+    GatherRowsOp,
+    SetRowsOp,
+)
+from spatial_dialect.tg.matmul import (
+    MatmulOp,
+    TransposeOp,
+)
+from spatial_dialect.tg.rows import (
+    LayerNormOp,
+    RmsNormOp,
+    RopeOp,
+)
+
+__all__ = [
+    "TG",
+    "FLOAT_TYPES",
+    "GELU_APPROXIMATIONS",
+    "ROPE_STYLES",
+    "TgOp",
+    "UnaryOp",
+    "BinaryOp",
+    "MatmulOp",
+    "AddOp",
+    "SubOp",
+    "MulOp",
+    "SiluOp",
+    "ReluOp",
+    "SigmoidOp",
+    "GeluOp",
+    "ScaleOp",
+    "SoftcapOp",
+    "SwigluOp",
+    "RmsNormOp",
+    "LayerNormOp",
+    "RopeOp",
+    "AttentionOp",
+    "SoftmaxOp",
+    "TransposeOp",
+    "GatherRowsOp",
+    "SetRowsOp",
+    "ArgmaxOp",
+    "is_float",
+    "is_int",
+    "shape_str",
+    "matmul_shape",
+    "transpose_shape",
+    "gather_rows_shape",
+    "attention_shape",
+    "argmax_shape",
+]
+
+
+TG = Dialect(
+    "tg",
+    [
+        MatmulOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        SiluOp,
+        ReluOp,
+        SigmoidOp,
+        GeluOp,
+        ScaleOp,
+        SoftcapOp,
+        SwigluOp,
+        RmsNormOp,
+        LayerNormOp,
+        RopeOp,
+        AttentionOp,
+        SoftmaxOp,
+        TransposeOp,
+        GatherRowsOp,
+        SetRowsOp,
+        ArgmaxOp,
+    ],
+    [],
+)
