@@ -112,6 +112,23 @@ class Section:
                     cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
                     self.const_pages.setdefault(pname, {})[i] = (w, w)
                     self.const_pages.setdefault(dname, {})[i] = (cw, w)
+        # sub-blocks of a GEMM: one-hot selectors read from a constant identity (see sub_pages)
+        # (a selector that would be the identity, sh = h or sw = w, is left out: None)
+        self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
+        for i, r in enumerate(self.ranges):
+            b = r.bindings(self.work.k_block)
+            if b["subs"] != 1:
+                self.sub_pages[i] = (
+                    (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
+                    (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
+                )
+        if self.sub_pages:
+            n = 32 * max(
+                max(self.ranges[i].bindings(self.work.k_block)[d] for d in ("h", "w"))
+                for i in self.sub_pages
+            )
+            self.eye = f"_eye_{n}"
+            self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
         # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
         self.consts.update(indexed_constants(self))
@@ -143,15 +160,17 @@ class Section:
                     f"buffer {buf.label.data} stores {buf.format.data}: block-float storage "
                     "is not emitted (compile with format=bf16)",
                 )
+        gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
         for r in self.ranges:
             b = r.bindings(self.work.k_block)
-            if b["subs"] != 1:
+            if b["subs"] != 1 and not gemm:
                 raise TTLangUnsupported(
                     self.name,
                     f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
                     f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
-                    "block: TT-Lang blocks are whole units (no sub-block view of a block), so "
-                    "the compute cannot cut a page into sub-blocks",
+                    "block: TT-Lang blocks are whole units (no sub-block view of a block); "
+                    "a GEMM selects its sub-blocks with one-hot matmuls, but this stage's "
+                    "inputs are not a product's operands (docs/backend-ttlang.md#sub-blocks)",
                 )
         self._check_memory_map()
         # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
@@ -194,27 +213,32 @@ class Section:
 
     # Buffers ---------------------------------------------------------------------------------
 
-    def buffer_variants(self) -> dict[tuple[str, tuple[int, int]], str]:
-        """(label, page) -> DFB name; one variant per distinct page of a buffer."""
-        out: dict[tuple[str, tuple[int, int]], str] = {}
+    def buffer_variants(self) -> dict[tuple[str, tuple[int, int], int], str]:
+        """(label, page, depth) -> DFB name; one variant per distinct page and depth of a buffer
+        (a TT-Lang DFB has one block shape and count per operation; an output FIFO of depth
+        `subs` differs between ranges whose blocks hold different numbers of sub-blocks)."""
+        out: dict[tuple[str, tuple[int, int], int], str] = {}
         for buf in self.p.buffers():
             if isinstance(buf, sp.AccOp):
                 continue
-            pages = []
+            shapes: list[tuple[tuple[int, int], int]] = []
             for r in self.ranges:
-                page = buf.page.resolve(r.bindings(self.work.k_block))
-                if page not in pages:
-                    pages.append(page)
-            for page in pages:
+                b = r.bindings(self.work.k_block)
+                shape = (buf.page.resolve(b), buf.depth.resolve(b)[0])
+                if shape not in shapes:
+                    shapes.append(shape)
+            depths = len({d for _, d in shapes}) > 1
+            for page, depth in shapes:
                 label = buf.label.data
-                out[(label, page)] = (
-                    f"{label}_dfb" if len(pages) == 1 else f"{label}_dfb_{page[0]}x{page[1]}"
-                )
+                name = f"{label}_dfb"
+                if len(shapes) > 1:
+                    name += f"_{page[0]}x{page[1]}" + (f"x{depth}" if depths else "")
+                out[(label, page, depth)] = name
         return out
 
     def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
-        page = buf.page.resolve(r.bindings(self.work.k_block))
-        return self.variants[(buf.label.data, page)]
+        b = r.bindings(self.work.k_block)
+        return self.variants[(buf.label.data, buf.page.resolve(b), buf.depth.resolve(b)[0])]
 
     # Emission --------------------------------------------------------------------------------
 
@@ -232,6 +256,7 @@ class Section:
         with out.indent():
             self.emit_buffers(out)
             self.emit_const_buffers(out)
+            self.emit_sub_buffers(out)
             emit_indexed_buffers(self, out)
             self.emit_pipes(out)
             engines = self.engine_stages()
@@ -262,6 +287,53 @@ class Section:
                     f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
                     f"shape=({page[0]}, {page[1]}), block_count=1)"
                 )
+
+    # Sub-blocks ------------------------------------------------------------------------------
+    # A TT-Lang block is a whole unit (no slice of a block), but a GEMM's sub-block (ti, tj) of
+    # the product of its operand pages A [h, kw] and B [kw, w] is (R_ti @ A) @ (B @ C_tj), with
+    # R_ti the [sh, h] tiles of rows ti.. of an identity and C_tj its [w, sw] tiles of columns
+    # tj..: one-hot products, exact in any precision. So the IR's pages stay as they are (operand
+    # pages [h, kw] / [kw, w], output and spill pages [sh, sw]); what is added (not in the sized
+    # IR) is the identity constant and two selector DFBs of block_count 2, filled per K block
+    # and sub-block by the movement kernel that loads A (docs/backend-ttlang.md#sub-blocks).
+
+    def sub_dfb(self, which: int, page: tuple[int, int] | None) -> str | None:
+        if page is None:
+            return None
+        pages = {p[which] for p in self.sub_pages.values()} - {None}
+        name = ("sub_rows", "sub_cols")[which]
+        return f"{name}_dfb" if len(pages) == 1 else f"{name}_dfb_{page[0]}x{page[1]}"
+
+    def emit_sub_buffers(self, out: Lines) -> None:
+        for which in (0, 1):
+            for page in sorted({p[which] for p in self.sub_pages.values()} - {None}):
+                out(
+                    f"{self.sub_dfb(which, page)} = ttl.make_dataflow_buffer_like({self.eye}, "
+                    f"shape=({page[0]}, {page[1]}), block_count=2)"
+                )
+
+    def sub_loops(self, out: Lines, b: dict) -> None:
+        out(f"for ti in range(0, {b['h']}, {b['sh']}):")
+        out.depth += 1
+        out(f"for tj in range(0, {b['w']}, {b['sw']}):")
+        out.depth += 1
+
+    def emit_selector_reads(self, out: Lines, r: sp.SitesOp, b: dict) -> None:
+        """After A's page: the selectors of each sub-block, in the compute's order."""
+        ri = self.ranges.index(r)
+        rows, cols = self.sub_pages[ri]
+        self.sub_loops(out, b)
+        views = []
+        if rows is not None:
+            views.append((self.sub_dfb(0, rows), f"{self.eye}[ti:ti + {rows[0]}, 0:{rows[1]}]"))
+        if cols is not None:
+            views.append((self.sub_dfb(1, cols), f"{self.eye}[0:{cols[0]}, tj:tj + {cols[1]}]"))
+        for dfb, view in views:
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({view}, blk)")
+                out("tx.wait()")
+        out.depth -= 2
 
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
@@ -306,21 +378,11 @@ class Section:
 
     def emit_buffers(self, out: Lines) -> None:
         by_label = {b.label.data: b for b in self.p.buffers()}
-        for (label, page), name in self.variants.items():
-            buf = by_label[label]
-            depths = {
-                buf.depth.resolve(r.bindings(self.work.k_block))[0]
-                for r in self.ranges
-                if buf.page.resolve(r.bindings(self.work.k_block)) == page
-            }
-            if len(depths) != 1:
-                raise TTLangUnsupported(
-                    self.name, f"buffer {label}: depths {sorted(depths)} differ"
-                )
-            like = self.like_tensor(buf)
+        for (label, page, depth), name in self.variants.items():
+            like = self.like_tensor(by_label[label])
             out(
                 f"{name} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, {page[1]}), "
-                f"block_count={depths.pop()})"
+                f"block_count={depth})"
             )
 
     def like_tensor(self, buf: sp.BufferOp) -> str:
@@ -491,6 +553,15 @@ class Section:
                 out(f"tx = ttl.copy(blk, {view})")
                 out("tx.wait()")
         out.depth -= opened
+        if (
+            isinstance(s, sp.LoadOp)
+            and self.ranges.index(r) in self.sub_pages
+            and any(
+                isinstance(m, sp.MatmulTilesOp) and sp.buffer_of(m.in0) is sp.buffer_of(s.dst)
+                for m in self.stages
+            )
+        ):
+            self.emit_selector_reads(out, r, b)
 
     def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str) -> None:
         gname = s.group.root_reference.data  # type: ignore[union-attr]
@@ -540,6 +611,10 @@ class Section:
         o = self.dfb(sp.buffer_of(s.out), r)
         k_blocks = self.k_tiles // b["kw"]
         spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
+        ri = self.ranges.index(r)
+        if ri in self.sub_pages:
+            self.emit_matmul_subs(out, (in0, in1, o, spill), k_blocks, ri, b)
+            return
         if k_blocks == 1:
             out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk, {o}.reserve() as o_blk:")
             with out.indent():
@@ -573,6 +648,40 @@ class Section:
                     out(f"with ({dst}).reserve() as o_blk:")
                     with out.indent():
                         out("o_blk.store(part)")
+
+    def emit_matmul_subs(
+        self, out: Lines, dfbs: tuple[str, str, str, str | None], k_blocks: int, ri: int, b: dict
+    ) -> None:
+        """Per K block, per sub-block in row-major order: (R @ A) @ (B @ C), added to the
+        sub-block's partial from the spill (K blocks after the first), pushed to the spill or,
+        on the last K block, to the output FIFO: sp.matmul_tiles' order exactly."""
+        in0, in1, o, spill = dfbs
+        rows, cols = self.sub_pages[ri]
+        rsel, csel = self.sub_dfb(0, rows), self.sub_dfb(1, cols)
+        out(f"for kb in range({k_blocks}):")
+        with out.indent():
+            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk:")
+            with out.indent():
+                self.sub_loops(out, b)
+                waits = [f"{d}.wait() as {n}" for d, n in ((rsel, "r_blk"), (csel, "c_blk")) if d]
+                lhs = "(r_blk @ a_blk)" if rsel else "a_blk"
+                rhs = "(b_blk @ c_blk)" if csel else "b_blk"
+                out(f"with {', '.join(waits)}:")
+                with out.indent():
+                    out(f"part = {lhs} @ {rhs}")
+                if k_blocks > 1:
+                    assert spill is not None  # the verifier: several sub-blocks and K blocks
+                    out("if kb > 0:")
+                    with out.indent():
+                        out(f"with {spill}.wait() as p_blk:")
+                        with out.indent():
+                            out("part = p_blk + part")
+                    out(f"with ({o} if kb == {k_blocks - 1} else {spill}).reserve() as o_blk:")
+                else:
+                    out(f"with {o}.reserve() as o_blk:")
+                with out.indent():
+                    out("o_blk.store(part)")
+                out.depth -= 2
 
 
 def _tname(name: str) -> str:
