@@ -37,6 +37,7 @@ from spatial_dialect.sp import COMPUTE_STAGES, EngineAttr, Phase, SectionKind
 from spatial_dialect.sp.errors import InvalidTarget, SpatialPassError, TooManyEngines, WrongPhase
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape, gemm_cost, plan_fits
+from spatial_dialect.targets.gemm import divisors
 
 ELEMENT_TYPES: dict[str, Attribute] = {
     "bf16": BFloat16Type(),
@@ -86,6 +87,103 @@ def parse_grid(text: str) -> tuple[int, int]:
     return x, y
 
 
+_UNITS = {
+    "": 1, "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50,
+}
+
+
+def parse_bytes(text: str | int, option: str) -> int:
+    """Bytes written as an integer or with a unit: 400GB (10^9), 12GiB (2^30), 1.5TB."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        s = str(text).strip().replace("_", "")
+        number = s.rstrip("KMGTPiBkmgtpib")
+        unit = s[len(number) :].upper()
+        try:
+            value = int(float(number) * _UNITS[unit]) if unit in _UNITS else -1
+        except ValueError:
+            value = -1
+        if unit not in _UNITS:
+            value = -1
+    if value <= 0:
+        raise InvalidTarget(
+            f"{option} must be a positive number of bytes, optionally with a unit "
+            f"(B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB), got {text!r}"
+        )
+    return value
+
+
+class DramExceeded(SpatialPassError):
+    """A program whose DRAM tensors do not fit the target's device memory."""
+
+    def __init__(self, target: str, needed: int, capacity: int, largest: list[tuple[str, int]]):
+        self.target, self.needed, self.capacity, self.largest = target, needed, capacity, largest
+        top = ", ".join(f"{name} {human_bytes(b)}" for name, b in largest)
+        super().__init__(
+            f"DramExceeded: needs {human_bytes(needed)}, {target} has {human_bytes(capacity)} "
+            f"(largest: {top}); dram-mem=BYTES overrides the capacity"
+        )
+
+
+def human_bytes(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 10**8 else f"{n / 1e6:.1f} MB" if n >= 10**5 else f"{n} B"
+
+
+DRAM_ALIGN = 64
+"""Every DRAM tensor starts at a multiple of this many bytes (one NoC word on Blackhole)."""
+
+
+@dataclass(frozen=True)
+class DramTensor:
+    name: str
+    offset: int
+    bytes: int
+    storage: str
+
+
+def dram_layout(module: ModuleOp, target: Target) -> list[DramTensor]:
+    """The program's DRAM tensors (every sp.tensor of its sections, one per name: a tensor one
+    section writes and another reads is one tensor), in order of first declaration, each at its
+    own offset: no two share space, even where one is dead before the other is born (a
+    conservative layout; docs/passes.md#link-dram-layout). A tensor's bytes are its tiles at its
+    storage format's tile bytes. The DRAM is interleaved page by page over the target's channels,
+    so every tensor spans all of them; the layout is offsets only."""
+    seen: dict[str, DramTensor] = {}
+    offset = 0
+    for program in module.walk():
+        if not isinstance(program, sp.ProgramOp):
+            continue
+        for t in program.ops_of(sp.TensorOp):
+            name = t.sym_name.data
+            if name in seen:
+                continue
+            tm, tn = t.tiles
+            try:
+                tile = target.tile_bytes(t.storage)
+            except TargetError:
+                tile = 0  # link refuses such a tensor by its op
+            size = tm * tn * tile
+            seen[name] = DramTensor(name, offset, size, t.storage)
+            offset += -(-size // DRAM_ALIGN) * DRAM_ALIGN
+    return list(seen.values())
+
+
+def check_dram(module: ModuleOp, target: Target) -> None:
+    """DramExceeded where the layout does not fit the target's DRAM (none declared: unchecked)."""
+    if target.dram_bytes is None:
+        return
+    layout = dram_layout(module, target)
+    needed = layout[-1].offset + layout[-1].bytes if layout else 0
+    if needed > target.dram_bytes:
+        largest = sorted(layout, key=lambda t: -t.bytes)[:3]
+        raise DramExceeded(
+            target.name, needed, target.dram_bytes, [(t.name, t.bytes) for t in largest]
+        )
+
+
 def recorded_target_name(module: ModuleOp) -> str | None:
     attr = module.attributes.get(TARGET_ATTR)
     return attr.data if isinstance(attr, StringAttr) else None
@@ -112,6 +210,8 @@ def recorded_target(module: ModuleOp, pass_name: str) -> Target:
             target = target.with_grid(*parse_grid(recorded["grid"]))
         if "local_mem" in recorded:
             target = target.with_local_mem(int(recorded["local_mem"]))
+        if "dram_mem" in recorded:
+            target = target.with_dram_bytes(parse_bytes(recorded["dram_mem"], "dram-mem"))
     except (TargetError, ValueError) as err:
         raise InvalidTarget(str(err)) from None
     return target
@@ -344,7 +444,9 @@ def k_block(program: sp.ProgramOp) -> int:
 
 def largest_divisor(n: int, at_most: int) -> int:
     """The largest d <= at_most that divides n."""
-    return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
+    if at_most * at_most > n:  # through the divisors: O(sqrt n)
+        return max(d for d in divisors(n) if d <= at_most)
+    return next(d for d in range(min(n, at_most), 0, -1) if n % d == 0)
 
 
 # ── Engines ───────────────────────────────────────────────────────────────────────────────────

@@ -33,10 +33,11 @@ class SpatialPipelinePass(ModulePass):
     format: str = "bf16"
     grid: str | None = None
     local_mem: int | None = None
+    dram_mem: str | int | None = None
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
-            LinkPass(self.target, self.format, self.grid, self.local_mem),
+            LinkPass(self.target, self.format, self.grid, self.local_mem, self.dram_mem),
             TilePass(self.fidelity),
             PlacePass(),
             FuseOperandsPass(),

@@ -181,11 +181,25 @@ def grid_ranges(
     ]
 
 
+def block_shapes(space: sp.ItemSpace) -> set[tuple[int, int]]:
+    """The shapes of the items' blocks, in closed form (no walk over the items): every block is
+    block_m x block_n but the last block row and column, clipped to the tensor."""
+
+    def sizes(tiles: int, block: int, items: int) -> set[int]:
+        return {min(block, tiles)} if items == 1 else {block, tiles - (items - 1) * block}
+
+    return {
+        (h, w)
+        for h in sizes(space.tiles_m, space.block_m, space.items_m)
+        for w in sizes(space.tiles_n, space.block_n, space.items_n)
+    }
+
+
 def flat_ranges(
     mesh: tuple[int, int], space: sp.ItemSpace, sub: tuple[int, int]
 ) -> list[sp.SitesOp]:
     """split_work_to_sites over the items; tile gives them one shape on a flat target."""
-    shapes = {(space.rect(i).h, space.rect(i).w) for i in range(space.count)}
+    shapes = block_shapes(space)
     if len(shapes) != 1:
         raise SpatialPassError(
             f"place: items of {len(shapes)} shapes cannot be dealt out evenly: {sorted(shapes)}"

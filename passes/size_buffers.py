@@ -102,12 +102,29 @@ def deepened(program: sp.ProgramOp, target: Target) -> dict[sp.FifoOp, int]:
     def page_bytes(fifo: sp.MemoryBufferOp) -> int:
         return max(fifo.page_tiles(r.bindings(kw)) for r in ranges) * fifo.tile_bytes
 
-    while max(site_bytes(program, r, trial) for r in ranges) > target.local_mem_bytes:
-        # Give back the page that costs the most bytes, from every instance of its buffer.
-        victims = [f for f in trial if trial[f] > 2]
-        if not victims:
-            return {}
-        trial[max(victims, key=page_bytes)] -= 1
+    def fits() -> bool:
+        return max(site_bytes(program, r, trial) for r in ranges) <= target.local_mem_bytes
+
+    # Give back pages one at a time, always from the buffer whose page costs the most bytes
+    # (from every instance of it), until the site fits. A buffer's page cost is fixed, so that
+    # is the buffers in that order, each down to 2 before the next: per buffer, the fewest pages
+    # given back that fit is found by bisection (site bytes grow with depth), so a credit loop
+    # of millions of pages costs a few dozen layouts, not millions.
+    for fifo in sorted((f for f in trial if trial[f] > 2), key=page_bytes, reverse=True):
+        if fits():
+            break
+        full = trial[fifo]
+        trial[fifo] = 2
+        if not fits():
+            continue
+        lo, hi = 2, full  # depth lo fits; depth hi does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            trial[fifo] = mid
+            lo, hi = (mid, hi) if fits() else (lo, mid)
+        trial[fifo] = lo
+    if not fits():
+        return {}
     return {f: d for f, d in trial.items() if isinstance(f, sp.FifoOp)}
 
 

@@ -21,8 +21,17 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def divisors(n: int) -> list[int]:
-    """Every d that divides n, ascending: the block sizes that tile n exactly."""
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Every d that divides n, ascending: the block sizes that tile n exactly. Pairs (d, n // d)
+    for d up to sqrt(n): O(sqrt n), so a 2^40-row tensor costs what its few divisors cost."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
 
 
 @dataclass(frozen=True)

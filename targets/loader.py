@@ -86,7 +86,96 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "matmul_row_pass": ("pos_int", False),
     "matmul_handover_cycles": ("nonneg_int", False),
     "vector_lanes": ("pos_int", False),
+    "dram_bytes": ("opt_pos_int", False),
 }
+
+KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
+RANGES: dict[str, tuple[float, float]] = {
+    # field: (least, most) a real chip could have (docs/targets.md#validation). Wide on purpose: a
+    # what-if chip ten times any shipping one is fine; a mesh of 10^8 columns or a local memory of a
+    # terabyte is a typo, and would make the compiler or the simulator run for hours.
+    "mesh_x": (1, 1024),
+    "mesh_y": (1, 1024),
+    "local_mem_bytes": (1 * KiB, 256 * MiB),
+    "local_mem_max_bytes": (1 * KiB, 256 * MiB),
+    "local_mem_base": (0, 256 * MiB),
+    "movement_engines": (0, 16),
+    "acc_lanes": (1, 1024),
+    "fetch_tile_cycles": (1, 1_000_000),
+    "credit_return_cycles": (0, 1_000_000),
+    "service_page_cycles": (1, 1_000_000),
+    "receiver_noc": (0, 1),
+    "writer_noc": (0, 1),
+    "link_bytes_per_cycle": (1, 4096),
+    "hop_cycles": (0, 10_000),
+    "clock_ghz": (0.01, 10.0),
+    "dram_gbps": (0.1, 100_000.0),
+    "dram_channels": (1, 1024),
+    "fabric_word_bytes": (1, 4096),
+    "unpack_bytes_per_cycle": (1, 65536),
+    "unpack_joint_bytes_per_cycle": (1, 65536),
+    "dram_latency_cycles": (0, 1_000_000),
+    "noc_issue_cycles": (0, 1_000_000),
+    "l2_bytes": (1, 16 * GiB),
+    "matmul_row_pass": (1, 1024),
+    "matmul_handover_cycles": (0, 1_000_000),
+    "vector_lanes": (1, 65536),
+    "dram_bytes": (1 * MiB, 1024 * TiB),
+}
+MAX_SITES = 1 << 20
+"""The most sites a mesh may have (a wafer-scale chip has under a million cores)."""
+MAX_TABLE_VALUE = {"acc_tiles": 4096, "matmul": 10_000_000}
+TILE_ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "u32": 4, "i8": 1, "u8": 1}
+"""Bytes per element of the plain datatypes: a 32 x 32 tile of them is 1024 times that. The
+block-float formats carry shared exponents: bfp8_b 1088, bfp4_b 576 bytes per tile [TILE]."""
+BLOCK_FLOAT_TILE_BYTES = {"bfp8_b": 1088, "bfp4_b": 576}
+
+
+def validate_ranges(t: Target, where: str) -> Target:
+    """Refuse a field outside RANGES, a mesh of more than MAX_SITES sites, a NoC index beyond the
+    chip's, tile bytes that disagree with the tile shape and datatype: by the target and field."""
+    for field, (lo, hi) in RANGES.items():
+        v = getattr(t, field)
+        if v is None:
+            continue
+        if not lo <= v <= hi:
+            raise TargetError(
+                f"{where}: field {field!r}: {v!r} is outside the range a chip could have "
+                f"[{lo:g}, {hi:g}] (docs/targets.md#validation)"
+            )
+    if t.mesh_x * t.mesh_y > MAX_SITES:
+        raise TargetError(
+            f"{where}: fields 'mesh_x' x 'mesh_y': {t.mesh_x * t.mesh_y} sites, more than {MAX_SITES}"
+        )
+    if t.local_mem_max_bytes < t.local_mem_bytes:
+        raise TargetError(
+            f"{where}: field 'local_mem_max_bytes': {t.local_mem_max_bytes} is below local_mem_bytes "
+            f"{t.local_mem_bytes}"
+        )
+    elems = t.tile_rows * t.tile_cols
+    for dtype, nbytes in t.dtype_tile_bytes:
+        want = BLOCK_FLOAT_TILE_BYTES.get(dtype)
+        if want is None and dtype in TILE_ELEMENT_BYTES:
+            want = elems * TILE_ELEMENT_BYTES[dtype]
+        if want is not None and nbytes != want:
+            raise TargetError(
+                f"{where}: field 'tile_bytes.{dtype}': a {t.tile_rows}x{t.tile_cols} tile of {dtype} "
+                f"is {want} bytes, got {nbytes}"
+            )
+    for precision, tiles in t.acc_tiles_by_precision:
+        if tiles > MAX_TABLE_VALUE["acc_tiles"]:
+            raise TargetError(
+                f"{where}: field 'acc_tiles.{precision}': {tiles} is more than "
+                f"{MAX_TABLE_VALUE['acc_tiles']} tiles"
+            )
+    for dtype, table in t.matmul_cycles:
+        for fidelity, cycles in table:
+            if cycles > MAX_TABLE_VALUE["matmul"]:
+                raise TargetError(
+                    f"{where}: field 'matmul.{dtype}.{fidelity}': {cycles} cycles is more than "
+                    f"{MAX_TABLE_VALUE['matmul']}"
+                )
+    return t
 _TABLES = ("acc_tiles", "tile_bytes", "matmul")
 _DEFAULTS: dict[str, Any] = {
     "description": "",
@@ -108,6 +197,7 @@ _DEFAULTS: dict[str, Any] = {
     "matmul_row_pass": 8,
     "matmul_handover_cycles": 0,
     "vector_lanes": 32,
+    "dram_bytes": None,
 }
 
 
@@ -154,6 +244,8 @@ def load_target_file(path: str | Path) -> Target:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"{where}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise TargetError(f"{where}: not valid TOML: tables nested too deeply") from None
     if not data:
         raise TargetError(f"{where}: the file defines no fields (only comments?)")
     return target_from_mapping(data, where=where, default_name=path.stem)
@@ -170,7 +262,7 @@ def target_from_mapping(data: dict, *, where: str, default_name: str = "custom")
         )
     fields = _scalar_fields(where, data, base_fields, default_name)
     tables = _table_fields(where, data, base_fields)
-    return make_target(**tables, **fields)
+    return validate_ranges(make_target(**tables, **fields), where)
 
 
 def _base_fields(where: str, base: Any) -> dict[str, Any]:

@@ -38,6 +38,9 @@ Sources (cited below by their short name):
 [NOCMODEL] tt-metal tests/tt_metal/tt_metal/perf_microbenchmark (NoC analytical model scripts):
           read issue = NIU programming 6 + non-NIU programming 43 cycles, round trip ~95 cycles,
           NoC data width 32 B (Grayskull-era measurements).
+[MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
+          GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
+          H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
 [TABLE]   The project's founding preset table, kept in docs/targets.md#presets: numbers it took
           from tt-metal and vendor material without a finer citation; cross-checked above.
 """
@@ -152,6 +155,7 @@ WORMHOLE_N150 = _tensix(
     clock_ghz=1.0,  # [GEMM]
     dram_gbps=288.0,  # GDDR6 at 12 GT/s [DRAM-WH]
     dram_channels=12,  # "12x 1 GiB channels of GDDR6" [ISA]; 12 banks [DRAM-WH]
+    dram_bytes=12 * 2**30,  # 12 GB GDDR6 [MEM]: 12 channels of 1 GiB [ISA]
 )
 
 BLACKHOLE_P150 = _tensix(
@@ -174,6 +178,7 @@ BLACKHOLE_P150 = _tensix(
     clock_ghz=1.35,  # [GEMM][DRAM-BH]
     dram_gbps=512.0,  # [DRAM-BH]
     dram_channels=8,  # [DRAM-BH]
+    dram_bytes=32 * 2**30,  # 32 GB GDDR6 [MEM]: 8 channels of 4 GiB
 )
 
 PLASTICINE = make_target(
@@ -213,6 +218,9 @@ PLASTICINE = make_target(
     # 4 DDR3 channels, ~49 GB/s [TABLE][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
     dram_gbps=49.0,
     dram_channels=4,
+    # 4 DDR3 channels [PLAST]; the paper gives no capacity. Uncertain: one 8 GiB DDR3 DIMM per
+    # channel (the largest unbuffered DDR3 module), 32 GiB.
+    dram_bytes=32 * 2**30,
     fabric_word_bytes=4 * 16,  # 4 bytes x 16 PCU lanes [PLAST]
     unpack_bytes_per_cycle=None,
     dram_latency_cycles=None,
@@ -237,6 +245,7 @@ def _gpu(
     acc_lanes: int,
     i8_speedup: int,
     l2_bytes: int,
+    dram_bytes: int,
 ) -> Target:
     """A GPU seen as a line of SMs: no on-chip multicast between SMs, registers as the accumulator,
     shared memory as the local memory. Tensor-core cycles per 32x32x32 bf16 tile-matmul given;
@@ -280,6 +289,7 @@ def _gpu(
         unpack_bytes_per_cycle=None,
         dram_latency_cycles=None,
         l2_bytes=l2_bytes,
+        dram_bytes=dram_bytes,
         matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction
         # 128 FP32 lanes per SM on GA10x [AMP] and on Hopper [HOP].
         vector_lanes=128,
@@ -303,6 +313,7 @@ RTX3060 = _gpu(
     acc_lanes=4,
     i8_speedup=4,
     l2_bytes=3 * 1024 * 1024,  # GA106: 3 MB L2 [AMP]
+    dram_bytes=12 * 2**30,  # 12 GB GDDR6 [MEM]
 )
 
 # GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
@@ -321,6 +332,7 @@ H100 = _gpu(
     acc_lanes=8,
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # 50 MB L2 [HOP]
+    dram_bytes=80 * 2**30,  # 80 GB HBM3 [MEM]: 5 stacks of 16 GiB
 )
 
 # H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
@@ -340,6 +352,7 @@ H200 = _gpu(
     acc_lanes=8,
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # same GH100 die, 50 MB L2 [HOP]
+    dram_bytes=141 * 10**9,  # 141 GB HBM3e [MEM]
 )
 
 PRESETS: dict[str, Target] = {

@@ -19,6 +19,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from xdsl.utils.exceptions import DiagnosticException
+
 FIDELITIES: tuple[str, ...] = ("lofi", "hifi2", "hifi3", "hifi4")
 """Math fidelities of the Tensix matrix engine, cheapest first (1, 2, 3, 4 fidelity phases)."""
 
@@ -64,10 +66,12 @@ KNOWN_DTYPES: tuple[str, ...] = ("bf16", "f16", "f32", "bfp8_b", "bfp4_b", "i8",
 _SIXTEEN_BIT_ACC = {"bf16", "f16", "bfp8_b", "bfp4_b"}
 
 
-class TargetError(Exception):
+class TargetError(DiagnosticException):
     """A target that cannot be used: an unknown preset, an unreadable or invalid TOML file, a datatype
     or fidelity the chip does not have. The message always names what is wrong and where (the file and
-    the field for TOML targets), so a user never has to read a traceback to fix it."""
+    the field for TOML targets), so a user never has to read a traceback to fix it. A diagnostic
+    (xDSL's DiagnosticException): met inside a pass, it is reported at the op, never as an internal
+    error."""
 
 
 def normalize_dtype(dtype: str) -> str:
@@ -168,6 +172,9 @@ class Target:
     # Elements a site's vector unit (Tensix SFPU, an SM's FP32 lanes, a PCU's SIMD lanes) retires
     # per cycle: the rate of every non-GEMM section's pointwise and reduction work.
     vector_lanes: int = 32
+    # Device memory (DRAM) in bytes: what the program's tensors (weights, activations, caches) must
+    # fit in (docs/targets.md#dram-capacity). None: not declared, nothing is checked.
+    dram_bytes: int | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -260,8 +267,8 @@ class Target:
         if p in _SIXTEEN_BIT_ACC and "bf16" in table:
             return table["bf16"]
         raise TargetError(
-            f"target {self.name} declares no accumulator for precision {precision!r}; "
-            f"it declares {', '.join(table)}"
+            f"target {self.name} declares no accumulator for precision {precision!r} "
+            f"(field acc_tiles.{p}); it declares {', '.join(table)}"
         )
 
     def acc_lane_grid(self, osh: int, osw: int) -> tuple[int, int] | None:
@@ -306,6 +313,15 @@ class Target:
                     f"grid {x}x{y} does not fit {self.name}'s {self.mesh_x}x{self.mesh_y} mesh"
                 )
         return dataclasses.replace(self, mesh_x=x, mesh_y=y)
+
+    def with_dram_bytes(self, capacity: int) -> Target:
+        """The same chip with ``capacity`` bytes of DRAM (the pipeline's `dram-mem` option:
+        what-if compiles, programs larger than one card)."""
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
+            raise TargetError(
+                f"DRAM capacity for {self.name} must be a positive integer of bytes, got {capacity!r}"
+            )
+        return dataclasses.replace(self, dram_bytes=capacity)
 
     def with_dram_gbps(self, gbps: float) -> Target:
         """The same chip with another DRAM bandwidth (what-if studies; property tests)."""

@@ -69,7 +69,10 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except (OverflowError, ZeroDivisionError) as err:  # a literal the attribute cannot hold
+            self.raise_error(f"a value out of range in this op: {err}", at_position=span)
         if not isinstance(op.location, FileLineColLoc):
             at = span.get_location()
             op.location = FileLineColLoc(

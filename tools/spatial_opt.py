@@ -262,12 +262,43 @@ class SpatialOptMain(xDSLOptMain):
             raise UsageError(
                 explain_option_error(self.args.passes, self.available_passes, err)
             ) from None
-        # spatial-pipeline runs as its passes, so the per-pass flags see each of them.
-        expanded = []
+        # spatial-pipeline runs as its passes, so the per-pass flags see each of them. The module
+        # is verified before and after the pipeline, as before, not between its own passes.
+        expanded: list = []
+        inner: set[int] = set()  # ids of passes followed by another pass of the same pipeline
         for p in self.pipeline.passes:
             sub = getattr(p, "passes", None)
-            expanded.extend(sub() if p.name == "spatial-pipeline" and callable(sub) else [p])
-        self.pipeline = PassPipeline(tuple(expanded), self.pipeline.callback)
+            if p.name == "spatial-pipeline" and callable(sub):
+                parts = list(sub())
+                inner.update(id(q) for q in parts[:-1])
+                expanded.extend(parts)
+            else:
+                expanded.append(p)
+        self.pipeline = PassPipeline(tuple(expanded), self._callback(inner))
+
+    def _callback(self, inner: set[int]):
+        """xDSL's callback (timing, verification, --print-between-passes), verifying only where
+        a spatial-pipeline does not go on."""
+        import time
+
+        from xdsl.printer import Printer
+
+        start = time.perf_counter()
+
+        def callback(previous, module, next_pass) -> None:
+            nonlocal start
+            if self.args.time_passes and previous is not None:
+                print(f"Pass {previous.name} took {time.perf_counter() - start} seconds")
+            if not self.args.disable_verify and id(previous) not in inner:
+                module.verify()
+            if previous and next_pass and self.args.print_between_passes:
+                print(f"IR after {previous.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n\n\n")
+            if self.args.time_passes and next_pass is not None:
+                start = time.perf_counter()
+
+        return callback
 
     def read_input(self) -> tuple[str, str]:
         path = self.args.input_file

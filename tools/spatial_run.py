@@ -35,6 +35,7 @@ Usage errors exit 2. SPATIAL_RUN_TRACEBACK=1 shows the traceback of an internal 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -47,18 +48,25 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spatial_dialect import get_all_dialects, tg
 from spatial_dialect.passes import get_all_passes
-from spatial_dialect.sp import PlanOp, ProgramOp
+from spatial_dialect.passes.analysis import parse_bytes
+from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
+from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backends import (
     BACKENDS,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
+)
+from spatial_dialect.tools.diagnostics import (
+    capture_diagnostic_ops,
+    format_diagnostic,
+    format_parse_error,
+    parse_source,
 )
 from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
 from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
@@ -99,9 +107,84 @@ def make_context() -> Context:
 
 
 def parse_module(text: str, filename: str = "<input>") -> ModuleOp:
-    module = Parser(make_context(), text, filename).parse_module()
+    """Parse with op locations and the nesting limit (tools/diagnostics.py), and verify."""
+    module = parse_source(make_context(), text, filename)
     module.verify()
     return module
+
+
+DEFAULT_MEMORY_BUDGET = "8GiB"
+"""What `--memory-budget` allows by default: the reference's and the simulator's arrays together."""
+
+
+class OverBudget(Exception):
+    """The run would allocate more than --memory-budget: refused before anything is allocated."""
+
+
+def _elements(t) -> int:
+    shape = t.get_shape() if hasattr(t, "get_shape") else ()
+    return math.prod(shape) if shape else 0
+
+
+def reference_bytes(fn: FuncOp) -> int:
+    """An upper bound of what the reference holds: every argument and every op result of the
+    function, at 8 bytes an element (numpy computes some in float64)."""
+    values = [*fn.body.block.args, *(r for op in fn.body.block.ops for r in op.results)]
+    return 8 * sum(_elements(v.type) for v in values)
+
+
+def simulator_bytes(module: ModuleOp, target: Target) -> int:
+    """An upper bound of what the simulator holds: every DRAM tensor of the compiled program at
+    8 bytes an element (its tiles padded), and every site's local memory."""
+    from spatial_dialect.passes.analysis import dram_layout
+
+    tensors = sum(8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target))
+    mesh = max(
+        (p.one(MeshOp) for p in module.walk() if isinstance(p, ProgramOp) and p.one(MeshOp)),
+        key=lambda m: m.local_mem,
+        default=None,
+    )
+    local = 0 if mesh is None else mesh.size[0] * mesh.size[1] * mesh.local_mem
+    return tensors + local
+
+
+def _tile_elt_bytes(storage: str) -> int:
+    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1}.get(storage, 2)
+
+
+DEFAULT_WORK_BUDGET = 100_000
+"""What `--work-budget` allows by default: tile steps of the simulator (about what it runs in
+tens of seconds)."""
+
+
+def work_tiles(fn: FuncOp) -> int:
+    """The simulator's work, roughly: per tg op its result's 32x32 tiles, times the inner
+    dimension's tiles for a matmul, and every operand's tiles."""
+
+    def tiles(t) -> int:
+        shape = list(t.get_shape()) if hasattr(t, "get_shape") else []
+        rows, cols = (shape + [1, 1])[:2] if len(shape) >= 2 else (1, shape[0] if shape else 1)
+        return -(-rows // 32) * -(-cols // 32)
+
+    total = 0
+    for op in fn.body.walk():
+        if not isinstance(op, tg.TgOp):
+            continue
+        out = sum(tiles(r.type) for r in op.results)
+        if isinstance(op, tg.MatmulOp):
+            out *= -(-op.a.type.get_shape()[-1] // 32)
+        elif isinstance(op, tg.AttentionOp):
+            out *= -(-op.k.type.get_shape()[0] // 32)
+        total += out + sum(tiles(v.type) for v in op.operands)
+    return total
+
+
+def check_budget(what: str, needed: int, budget: int) -> None:
+    if needed > budget:
+        raise OverBudget(
+            f"{what} would need about {needed} bytes ({needed / 2**30:.2f} GiB), over the memory "
+            f"budget of {budget} bytes ({budget / 2**30:.2f} GiB); --memory-budget=BYTES raises it"
+        )
 
 
 def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
@@ -128,6 +211,7 @@ def compile_function(fn: FuncOp, target: str, **options: str | int) -> ModuleOp:
     pipeline = passes[PIPELINE]()(target=target, **options)  # type: ignore[call-arg]
     try:
         pipeline.apply(make_context(), module)
+        module.verify()  # what the compiler produced must pass its own verifier
     except DiagnosticException as e:
         raise CompileRefused(e) from None
     return module
@@ -208,6 +292,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--reference-only", action="store_true", help="only evaluate the reference; no target"
     )
+    parser.add_argument(
+        "--memory-budget",
+        default=DEFAULT_MEMORY_BUDGET,
+        help="the most memory the reference and the simulator may allocate, in bytes or with a "
+        f"unit (e.g. 16GiB); checked before allocating (default {DEFAULT_MEMORY_BUDGET})",
+    )
+    parser.add_argument(
+        "--work-budget",
+        type=int,
+        default=DEFAULT_WORK_BUDGET,
+        help="the most tile steps the simulator may run, checked before it starts "
+        f"(default {DEFAULT_WORK_BUDGET})",
+    )
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
@@ -224,6 +321,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"cannot read '{path}': {e.strerror}") from None
     module = parse_module(text, str(path))
     fn = entry_function(module, args.entry)
+    if not any(isinstance(op, tg.TgOp) for op in fn.body.walk()):
+        raise UsageError(f"@{fn.sym_name.data} holds no tg op: there is nothing to compile or run")
+    budget = parse_bytes(args.memory_budget, "--memory-budget")
+    check_budget("the reference", reference_bytes(fn), budget)
+    if not args.reference_only and (work := work_tiles(fn)) > args.work_budget:
+        raise OverBudget(
+            f"the simulator would run about {work} tile steps, over the work budget of "
+            f"{args.work_budget}; --work-budget=N raises it (or --reference-only)"
+        )
     inputs = load_inputs(args.inputs, fn) if args.inputs else {}
     drawn = {k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs}
     inputs.update(drawn)
@@ -262,6 +368,11 @@ def check_compiled(
     except TargetError as e:
         raise UsageError(str(e)) from None
     module = compile_function(fn, args.target)
+    check_budget(
+        "the reference and the simulator",
+        reference_bytes(fn) + simulator_bytes(module, target),
+        parse_bytes(args.memory_budget, "--memory-budget"),
+    )
     timing = ""
     if args.timing:
         sections = predicted_us(module, target)
@@ -285,6 +396,13 @@ def check_compiled(
     return 0
 
 
+def _sources(args: argparse.Namespace) -> dict[str, str]:
+    try:
+        return {str(Path(args.file)): Path(args.file).read_text()}
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
 def _error(message: str) -> int:
     print(f"spatial-run: error: {message}", file=sys.stderr)
     return 1
@@ -296,11 +414,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # argparse: --help exits 0, a usage error 2
         return 0 if e.code in (0, None) else 2
     try:
-        return run(args, sys.stdout)
-    except (UsageError, EvaluationError, OutOfRange) as e:
+        with capture_diagnostic_ops():
+            return run(args, sys.stdout)
+    except (UsageError, EvaluationError, OutOfRange, OverBudget) as e:
+        return _error(str(e))
+    except InvalidTarget as e:
         return _error(str(e))
     except CompileRefused as e:
-        print(f"spatial-run: compile refused: {e}", file=sys.stderr)
+        print(
+            f"spatial-run: compile refused: "
+            f"{format_diagnostic(e.diagnostic, _sources(args), 'spatial-run')}",
+            file=sys.stderr,
+        )
         return 1
     except NotSimulated as e:
         print(f"spatial-run: cannot simulate: {e}", file=sys.stderr)
@@ -309,9 +434,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spatial-run: backend unavailable: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        return _error(f"cannot parse {args.file}:\n{e}")
+        print(format_parse_error(e), file=sys.stderr)
+        return 1
     except DiagnosticException as e:  # the verifier of tg
-        return _error(str(e))
+        print(format_diagnostic(e, _sources(args), "spatial-run"), file=sys.stderr)
+        return 1
+    except RecursionError:
+        return _error("the input is nested too deeply to process")
+    except MemoryError:
+        return _error("out of memory (lower the sizes, or see --memory-budget)")
     except OSError as e:  # writing --save
         return _error(f"cannot write '{e.filename}': {e.strerror}")
     except Exception as e:  # noqa: BLE001 - a bug must still not greet the user with a traceback

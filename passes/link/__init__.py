@@ -40,7 +40,14 @@ from xdsl.pattern_rewriter import (
 )
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import TARGET_ATTR, choose_target, record, recorded_target
+from spatial_dialect.passes.analysis import (
+    TARGET_ATTR,
+    DramExceeded,
+    check_dram,
+    choose_target,
+    record,
+    recorded_target,
+)
 from spatial_dialect.passes.link import attention, indexed, maps, matmul, rope, rows
 from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
 from spatial_dialect.passes.link.prelude import Prelude
@@ -132,6 +139,7 @@ class LinkPass(ModulePass):
     format: str = "bf16"
     grid: str | None = None
     local_mem: int | None = None
+    dram_mem: str | int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.format not in STORAGE_FORMATS:
@@ -142,8 +150,15 @@ class LinkPass(ModulePass):
         extra = {
             "grid": self.grid,
             "local_mem": None if self.local_mem is None else str(self.local_mem),
+            "dram_mem": None if self.dram_mem is None else str(self.dram_mem),
         }
         record(op, format=self.format, **{k: v for k, v in extra.items() if v is not None})
-        PatternRewriteWalker(
-            LinkFunction(recorded_target(op, self.name), self.format)
-        ).rewrite_module(op)
+        target = recorded_target(op, self.name)
+        PatternRewriteWalker(LinkFunction(target, self.format)).rewrite_module(op)
+        try:
+            check_dram(op, target)
+        except DramExceeded as err:  # reported at the function the program came from
+            entry = next((e for e in op.walk() if isinstance(e, sp.EntryOp)), None)
+            if entry is None:
+                raise
+            entry.emit_error(str(err), err)

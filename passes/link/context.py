@@ -299,6 +299,7 @@ class ProgramBuilder:
             elt, fmt, storage = elt_of, None, str(elt_of)
         if not isinstance(self.op, str):
             self.ctx.check_dtype(self.op, storage)
+        label = self.unique_label(label)
         buf = sp.FifoOp(
             label,
             SizesAttr.of(depth),
@@ -324,6 +325,17 @@ class ProgramBuilder:
 
     def acc(self, label: str, elt: Attribute, *page: SizeTerm) -> SSAValue:
         return self._buffer(sp.AccOp(label, SizesAttr.of(*page), elt), label)
+
+    def unique_label(self, label: str) -> str:
+        """`label`, or `label_2`, `label_3`... when the section already has a buffer of that
+        name: one value read twice by an op (layer_norm %x, %w, %w) gets a FIFO per read."""
+        taken = {b.label.data for b in self.buffers if hasattr(b, "label")}
+        if label not in taken:
+            return label
+        n = 2
+        while f"{label}_{n}" in taken:
+            n += 1
+        return f"{label}_{n}"
 
     def _buffer(self, buf: sp.BufferOp, label: str) -> SSAValue:
         buf.res.name_hint = label

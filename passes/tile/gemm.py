@@ -41,9 +41,14 @@ def dimension(tiles: int, sites: int) -> dict[int, list[int]]:
         if grid not in grids:
             grids.append(grid)
 
-    for g in range(1, sites + 1):
+    # Every g in 1..sites, in order, through the runs of g that share ceil(tiles / g): a run
+    # adds one entry, so this costs O(sqrt tiles) steps whatever the site count (g > tiles
+    # gives the block of one tile, as g = tiles does).
+    g, last = 1, min(sites, tiles)
+    while g <= last:
         per = ceil_div(tiles, g)
         add(per, ceil_div(tiles, per))
+        g = last + 1 if per == 1 else ceil_div(tiles, per - 1)
     for per in divisors(tiles):
         blocks = tiles // per
         fewest = ceil_div(blocks, sites)

@@ -8,7 +8,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import memory_buffers, module_target, site_bytes
+from spatial_dialect.passes.analysis import dram_layout, memory_buffers, module_target, site_bytes
 from spatial_dialect.tools.emit.report import sized_sections
 
 
@@ -45,3 +45,19 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
                     f"    {label:<6} {where}  bytes {buf.bytes(b):>8}  depth {depth:>3}  page {rows}x{cols} tiles "
                     f"({rows * cols * buf.tile_bytes} bytes, {buf.storage})\n"
                 )
+    print_dram_map(module, target, stream)
+
+
+def print_dram_map(module: ModuleOp, target, stream: IO[str]) -> None:
+    """The DRAM layout link checked (passes.analysis.dram_layout): every tensor's offset and
+    bytes, against the device memory (the target's, or dram-mem's)."""
+    layout = dram_layout(module, target)
+    used = layout[-1].offset + layout[-1].bytes if layout else 0
+    capacity = target.dram_bytes
+    share = f" of {capacity} bytes ({100.0 * used / capacity:.1f}%)" if capacity else ""
+    stream.write(
+        f"dram on {target.name}: {used} bytes{share}, {len(layout)} tensors, "
+        f"interleaved over {target.dram_channels} channels, no tensor sharing space\n"
+    )
+    for t in layout:
+        stream.write(f"  {t.name:<24} offset {t.offset:>14}  bytes {t.bytes:>14}  {t.storage}\n")
