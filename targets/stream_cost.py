@@ -45,6 +45,9 @@ VECTOR_OPS: dict[str, float] = {
     "add_row": 1.0,
     "sub_row": 1.0,
     "mul_row": 1.0,
+    # integer maps: max and min; multiply, round, add, saturate
+    "clamp": 2.0,
+    "requant": 4.0,
     # exp, add, reciprocal, multiply
     "silu": 4.0,
     "sigmoid": 4.0,

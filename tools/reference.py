@@ -262,6 +262,25 @@ def _attention(op: tg.AttentionOp, q, k, v, pos=None):
     )
 
 
+def _head_slice(op: tg.HeadSliceOp, x: np.ndarray) -> np.ndarray:
+    start, width = op.column_range()
+    return x[:, start : start + width]
+
+
+def _head_matmul(op: tg.HeadMatmulOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    h, k, _ = op.head_sizes()
+    return np.concatenate(
+        [matmul(a[:, i * k : (i + 1) * k], b[i * k : (i + 1) * k]) for i in range(h)], axis=1
+    )
+
+
+def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """round_half_even(x * scale) + zero_point, in f64 (x exact, scale its f32 value), saturated
+    to i8's [-128, 127] (the saturation is also `round_to`'s, made explicit here)."""
+    scaled = np.rint(x.astype(np.float64) * np.float64(F32(scale)))
+    return np.clip(scaled.astype(np.int64) + zero_point, -128, 127)
+
+
 KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.MatmulOp: lambda op, a, b: matmul(a, b),
     tg.AddOp: _binary(np.add),
@@ -283,6 +302,11 @@ KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.GatherRowsOp: _gather_rows,
     tg.SetRowsOp: _set_rows,
     tg.ArgmaxOp: lambda op, x: argmax_rows(x),
+    tg.HeadSliceOp: _head_slice,
+    tg.JoinOp: lambda op, *parts: np.concatenate(parts, axis=1),
+    tg.HeadMatmulOp: _head_matmul,
+    tg.IntRequantOp: lambda op, x: int_requant(x, op.scale.value.data, op.zero()),
+    tg.IntClampOp: lambda op, x: np.clip(widen(x), *op.bounds()),
 }
 """The reference meaning of each tg op, on operand arrays in their element types."""
 

@@ -154,6 +154,8 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "rms_apply": _rms_apply,
     "layer_apply": _layer_apply,
     "softmax_apply": _softmax_apply,
+    "requant": lambda op, x: ref.int_requant(x, op.scalar.value.data, op.offset),
+    "clamp": lambda op, x: np.clip(ref.widen(x), op.lo, op.hi),
 }
 """The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 

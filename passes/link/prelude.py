@@ -24,8 +24,10 @@ disagree on them:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -71,8 +73,13 @@ POINTWISE = (
     tg.BinaryOp,
     tg.SwigluOp,
     tg.TransposeOp,
+    tg.HeadSliceOp,
+    tg.JoinOp,
+    tg.IntRequantOp,
+    tg.IntClampOp,
 )
-"""Ops that read and write whole matrices element by element (the transpose tile by tile)."""
+"""Ops that read and write whole matrices element by element (the transpose, slices and joins
+tile by tile)."""
 
 ROW_REDUCTIONS = (tg.RmsNormOp, tg.LayerNormOp, tg.SoftmaxOp)
 """Ops with no layout of their own: they take their tensors' (the fixed-point tie below)."""
@@ -83,6 +90,9 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
     if isinstance(op, tg.MatmulOp):
         m, k = op.a.type.get_shape()  # type: ignore[union-attr]
         return [v for v, many in ((op.a, m > 1), (op.b, k > 1), (op.res, m > 1)) if many]
+    if isinstance(op, tg.HeadMatmulOp):
+        m = rows_of(op.a)
+        return [v for v, many in ((op.a, m > 1), (op.b, True), (op.res, m > 1)) if many]
     if isinstance(op, tg.AttentionOp):
         if rows_of(op.q) > 1:
             return [op.q, op.k, op.v, op.res]
@@ -185,6 +195,25 @@ def propagate(op: Operation, known: dict[SSAValue, Interval]) -> Interval:
         k = op.a.type.get_shape()[1]  # type: ignore[union-attr]
         products = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
         return Interval(k * min(min(products), 0), k * max(max(products), 0))
+    if isinstance(op, tg.HeadMatmulOp):
+        a, b = known[op.a], known[op.b]
+        k = op.head_sizes()[1]
+        products = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+        return Interval(k * min(min(products), 0), k * max(max(products), 0))
+    if isinstance(op, tg.HeadSliceOp):
+        return known[op.x]
+    if isinstance(op, tg.JoinOp):
+        parts = [known[p] for p in op.parts]
+        return functools.reduce(Interval.hull, parts)
+    if isinstance(op, tg.IntRequantOp):
+        # x * scale is monotonic (scale > 0), so the ends map to the ends
+        scale, zp = float(np.float32(op.scale.value.data)), op.zero()
+        x = known[op.x]
+        lo, hi = (int(np.rint(v * scale)) + zp for v in (x.lo, x.hi))
+        return Interval(max(lo, -128), min(hi, 127))
+    if isinstance(op, tg.IntClampOp):
+        x, (lo, hi) = known[op.x], op.bounds()
+        return Interval(min(max(x.lo, lo), hi), max(min(x.hi, hi), lo))
     if isinstance(op, tg.ReluOp):
         x = known[op.x]
         return Interval(max(x.lo, 0), max(x.hi, 0))

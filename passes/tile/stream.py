@@ -49,6 +49,7 @@ from spatial_dialect.sp import (
     SectionKind,
 )
 from spatial_dialect.sp.errors import NoLegalPlan, SpatialPassError
+from spatial_dialect.sp.kinds import JOIN_ATTR
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import ceil_div, divisors
 from spatial_dialect.targets.stream_cost import (
@@ -146,6 +147,12 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
     mt, nt = out.tiles
     if kind is SectionKind.GATHER:
         return Space(out, [1], divisors(nt), 1, [1], None, row_sub=True)
+    if kind is SectionKind.MAP and JOIN_ATTR in program.attributes:
+        # a join's part: its items cut the part it reads, stored at the part's columns of the
+        # result (passes/link/heads.py)
+        assert first_load is not None
+        mt, nt = _tensor(program, first_load).tiles
+        out = _tensor(program, first_load)
     if kind in (SectionKind.MAP, SectionKind.TILIZE, SectionKind.UNTILIZE):
         assert isinstance(stage, MapOp)
         group = stage.group if stage.group is not None else nt

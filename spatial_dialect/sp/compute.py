@@ -134,7 +134,10 @@ class MapOp(ComputeStage):
     the first `valid` rows and columns of the result, and push the sub-block as one page. Then
     release the input pages. `group`: the item's columns lie inside one group of that many tiles
     (a per-group norm's apply step: its row operand is the group's weight); `scalar` is the
-    factor of `scale` and the cap of `softcap`.
+    factor of `scale`, the cap of `softcap` and the scale of `requant`. The integer kinds
+    compute exactly, not in f32: `requant` rounds x * scale half to even (in f64), adds
+    `offset` and saturates to its output's element type (i32 in, i8 out); `clamp` is
+    min(max(x, lo), hi).
     """
 
     name = "sp.map"
@@ -145,16 +148,23 @@ class MapOp(ComputeStage):
     valid_attr = pair_prop("valid")
     group_attr = opt_int_prop("group")
     scalar = opt_prop_def(FloatAttr)
+    offset_attr = opt_int_prop("offset")
+    lo_attr = opt_int_prop("lo")
+    hi_attr = opt_int_prop("hi")
     traits = section_traits()
     custom_directives = (Modes, Pair, F32, Engine)
     assembly_format = (
         "$kind $ins custom<Modes>($modes) `->` $out `valid` custom<Pair>($valid)"
-        " (`group` $group^)? (`scalar` custom<F32>($scalar)^)? " + ON_ENGINE
+        " (`group` $group^)? (`scalar` custom<F32>($scalar)^)? (`offset` $offset^)?"
+        " (`lo` $lo^)? (`hi` $hi^)? " + ON_ENGINE
     )
 
     valid = PairValue("valid")
     """The rows and columns of the result that hold data (the rest is zeroed)."""
     group = IntValue("group")
+    offset = IntValue("offset")
+    lo = IntValue("lo")
+    hi = IntValue("hi")
 
     def __init__(
         self,
@@ -166,7 +176,10 @@ class MapOp(ComputeStage):
         group: int | None = None,
         scalar: float | None = None,
         engine: Attribute | None = None,
+        ints: dict[str, int] | None = None,
     ):
+        """`ints`: the integer properties of the kinds that take them (offset, lo, hi)."""
+        ints = ints or {}
         super().__init__(
             operands=[list(ins), out],
             properties={
@@ -176,6 +189,7 @@ class MapOp(ComputeStage):
                 "group": int_attr(group),
                 "scalar": FloatAttr(scalar, f32) if scalar is not None else None,
                 "engine": engine,
+                **{k: int_attr(ints.get(k)) for k in ("offset", "lo", "hi")},
             },
         )
 
@@ -203,11 +217,21 @@ class MapOp(ComputeStage):
                 f"{self.stage_name()}: "
                 + (f"needs its {spec.scalar}" if spec.scalar else "takes no scalar")
             )
+        for prop in ("offset", "lo", "hi"):
+            if (self.properties.get(prop) is not None) != (prop in spec.int_props):
+                raise VerifyException(
+                    f"{self.stage_name()}: "
+                    + (f"needs its {prop}" if prop in spec.int_props else f"takes no {prop}")
+                )
         ins = [_fifo(self, v, f"input {i}") for i, v in enumerate(self.ins)]
         out = _fifo(self, self.out, "the output")
         if isinstance(out.elt, IntegerType) and not spec.ints:
             raise TypeMismatch(f"{self.stage_name()}: computes on floats, not {out.elt}")
-        if kind not in ("rms_apply", "layer_apply", "softmax_apply"):
+        if spec.ints_only and not all(isinstance(b.elt, IntegerType) for b in [*ins, out]):
+            raise TypeMismatch(f"{self.stage_name()}: computes on integers only")
+        if spec.converts:
+            _same_elt(self, ins, "its inputs")
+        elif kind not in ("rms_apply", "layer_apply", "softmax_apply"):
             _same_elt(self, [*ins, out], "its inputs and output")
         if min(self.valid) <= 0:
             raise VerifyException(f"{self.stage_name()}: the valid extent must be positive")

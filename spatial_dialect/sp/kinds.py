@@ -32,6 +32,11 @@ class MapKind:
     scalar: str | None = None
     optional: tuple[str, ...] = ()
     ints: bool = False
+    # integer properties the kind takes (sp.map's `lo`, `hi`, `offset`), and whether its output
+    # holds another element type than its input (a requantization's i32 -> i8)
+    int_props: tuple[str, ...] = ()
+    converts: bool = False
+    ints_only: bool = False
 
     def arities(self) -> set[int]:
         return {len(self.roles) - n for n in range(len(self.optional) + 1)}
@@ -79,8 +84,19 @@ MAP_KINDS: dict[str, MapKind] = {
         (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS))
     ),
     "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+    # tg.int_requant: round_half_even(x * scale) + offset, saturated to the output's range
+    # (i32 in, i8 out); tg.int_clamp: min(max(x, lo), hi). Exact integer maps.
+    "requant": MapKind(
+        _X, scalar="scale", ints=True, int_props=("offset",), converts=True, ints_only=True
+    ),
+    "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
+
+
+JOIN_ATTR = "join"
+"""The attribute a join's part section carries (link/heads.py): which columns of the result it
+writes. Its items cut the part it reads, not the tensor it stores into (tile/stream.py)."""
 
 
 ROW_KINDS: dict[str, dict[str, set[int]]] = {

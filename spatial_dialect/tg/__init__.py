@@ -56,10 +56,22 @@ from spatial_dialect.tg.elementwise import (
     SwigluOp,
     UnaryOp,
 )
+from spatial_dialect.tg.heads import (
+    HeadMatmulOp,
+    HeadSliceOp,
+    JoinOp,
+    head_matmul_shape,
+    head_slice_shape,
+    join_shape,
+)
 from spatial_dialect.tg.indexed import (
     ArgmaxOp,
     GatherRowsOp,
     SetRowsOp,
+)
+from spatial_dialect.tg.integer import (
+    IntClampOp,
+    IntRequantOp,
 )
 from spatial_dialect.tg.matmul import (
     MatmulOp,
@@ -99,6 +111,11 @@ __all__ = [
     "GatherRowsOp",
     "SetRowsOp",
     "ArgmaxOp",
+    "HeadSliceOp",
+    "JoinOp",
+    "HeadMatmulOp",
+    "IntRequantOp",
+    "IntClampOp",
     "is_float",
     "is_int",
     "shape_str",
@@ -107,6 +124,9 @@ __all__ = [
     "gather_rows_shape",
     "attention_shape",
     "argmax_shape",
+    "head_slice_shape",
+    "join_shape",
+    "head_matmul_shape",
 ]
 
 
@@ -133,6 +153,11 @@ TG = Dialect(
         GatherRowsOp,
         SetRowsOp,
         ArgmaxOp,
+        HeadSliceOp,
+        JoinOp,
+        HeadMatmulOp,
+        IntRequantOp,
+        IntClampOp,
     ],
     [],
 )

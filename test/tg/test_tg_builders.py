@@ -123,6 +123,12 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         ids = keep("argmax", tg.ArgmaxOp(logits), "tensor<8xi32>")
         ii = keep("matmul_i8", tg.MatmulOp(a["ai"], a["bi"], element_type=i32), "tensor<8x4xi32>")
         ii = keep("relu", tg.ReluOp(ii), "tensor<8x4xi32>")
+        hs = tg.HeadSliceOp(q, head_dim=16, first=1, heads=2)
+        hs = keep("head_slice", hs, "tensor<8x32xbf16>")
+        keep("join", tg.JoinOp([hs, q]), "tensor<8x96xbf16>")
+        keep("head_matmul", tg.HeadMatmulOp(q, a["wq"], heads=1), "tensor<8x64xbf16>")
+        i8s = keep("int_requant", tg.IntRequantOp(ii, scale=0.5), "tensor<8x4xi8>")
+        keep("int_clamp", tg.IntClampOp(i8s, lo=-3, hi=3), "tensor<8x4xi8>")
         func.ReturnOp(ids, ii)
     return module, built
 
