@@ -48,7 +48,7 @@ from spatial_dialect.passes.analysis import (
     record,
     recorded_target,
 )
-from spatial_dialect.passes.link import attention, indexed, maps, matmul, rope, rows
+from spatial_dialect.passes.link import attention, heads, indexed, integer, maps, matmul, rope, rows
 from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
@@ -69,6 +69,8 @@ LINKERS: dict[type[Operation], Linker] = {
     **indexed.LINKERS,
     **rows.LINKERS,
     **attention.LINKERS,
+    **heads.LINKERS,
+    **integer.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
 
