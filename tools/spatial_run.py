@@ -152,7 +152,7 @@ def _tile_elt_bytes(storage: str) -> int:
     return {"f32": 4, "i32": 4, "i8": 1, "u8": 1}.get(storage, 2)
 
 
-DEFAULT_WORK_BUDGET = 100_000
+DEFAULT_WORK_BUDGET = 400_000
 """What `--work-budget` allows by default: tile steps of the simulator (about what it runs in
 tens of seconds)."""
 
@@ -421,11 +421,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidTarget as e:
         return _error(str(e))
     except CompileRefused as e:
-        print(
-            f"spatial-run: compile refused: "
-            f"{format_diagnostic(e.diagnostic, _sources(args), 'spatial-run')}",
-            file=sys.stderr,
-        )
+        # The refusal first (one line, as before), then where it is: file:line:col, the op's line.
+        located = format_diagnostic(e.diagnostic, _sources(args), "spatial-run").split("\n")
+        print(f"spatial-run: compile refused: {e}", file=sys.stderr)
+        if not located[0].startswith("spatial-run:"):
+            at = located[0].split(": error: ", 1)[0]
+            print("\n".join([f"{at}: note: the op refused", *located[1:]]), file=sys.stderr)
         return 1
     except NotSimulated as e:
         print(f"spatial-run: cannot simulate: {e}", file=sys.stderr)
@@ -434,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spatial-run: backend unavailable: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
+        print(f"spatial-run: error: cannot parse {args.file}:\n{format_parse_error(e)}", file=sys.stderr)
         return 1
     except DiagnosticException as e:  # the verifier of tg
         print(format_diagnostic(e, _sources(args), "spatial-run"), file=sys.stderr)
