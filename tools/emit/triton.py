@@ -24,7 +24,6 @@ name (`TritonNotEmitted`, a diagnostic: spatial-opt reports it as one line, exit
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
@@ -157,7 +156,10 @@ def is_origin(a: Access, row: str, col: str) -> bool:
 
 
 @dataclass
-class Section:
+class Kernel:
+    """One section as a Triton kernel: its program, tensors, per-program item tables and
+    block sizes, all read off the sized IR."""
+
     program: sp.ProgramOp
     name: str
     fn: str
@@ -206,7 +208,9 @@ class Section:
 
     # -- blocks of DRAM ------------------------------------------------------------------------
 
-    def block_load(self, var: str, tensor: str, a: Access, indent: int = 2, dtype: str = "tl.float32") -> None:
+    def block_load(
+        self, var: str, tensor: str, a: Access, indent: int = 2, dtype: str = "tl.float32"
+    ) -> None:
         """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
         the tensor, widened to f32."""
         th, tw = self.tile
@@ -222,7 +226,9 @@ class Section:
             indent,
         )
 
-    def block_store(self, value: str, store: sp.StoreOp, indent: int = 2, extra_mask: str = "") -> None:
+    def block_store(
+        self, value: str, store: sp.StoreOp, indent: int = 2, extra_mask: str = ""
+    ) -> None:
         th, tw = self.tile
         tensor = store.tensor.root_reference.data
         a = access(store.access, self.ranges)
@@ -240,7 +246,9 @@ tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({s
         )
 
 
-def _sites_and_items(program: sp.ProgramOp) -> tuple[list[dict[str, int]], list[tuple[int, int]], list[tuple[int, int, int, int]]]:
+def _sites_and_items(
+    program: sp.ProgramOp,
+) -> tuple[list[dict[str, int]], list[tuple[int, int]], list[tuple[int, int, int, int]]]:
     work = program.one(sp.WorkOp)
     assert work is not None
     space = program.item_space()
@@ -257,10 +265,12 @@ def _sites_and_items(program: sp.ProgramOp) -> tuple[list[dict[str, int]], list[
     return ranges, sites, items
 
 
-def section_of(program: sp.ProgramOp) -> Section:
+def section_of(program: sp.ProgramOp) -> Kernel:
     name = program.sym_name.data
     if program.phase_value != sp.Phase.SIZED:
-        raise TritonNotEmitted(name, f"phase {program.phase_value.value}: run spatial-pipeline first")
+        raise TritonNotEmitted(
+            name, f"phase {program.phase_value.value}: run spatial-pipeline first"
+        )
     work = program.one(sp.WorkOp)
     assert work is not None
     ranges, sites, items = _sites_and_items(program)
@@ -269,7 +279,7 @@ def section_of(program: sp.ProgramOp) -> Section:
         for f in program.ops_of(sp.FifoOp)
         if any(sp.buffer_of(ld.dst) is f for ld in program.ops_of(sp.LoadOp))
     ]
-    return Section(
+    return Kernel(
         program=program,
         name=name,
         fn=ident(name),
@@ -301,12 +311,14 @@ for t in range(0, count):
 # ── Kernel bodies, one per section kind ───────────────────────────────────────────────────────
 
 
-def _gemm(s: Section) -> None:
+def _gemm(s: Kernel) -> None:
     mm = s.program.ops_of(sp.MatmulTilesOp)[0]
     a_load, b_load = s.load_of(sp.buffer_of(mm.in0)), s.load_of(sp.buffer_of(mm.in1))
     a_acc, b_acc = access(a_load.access, s.ranges), access(b_load.access, s.ranges)
     if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, "k0", "c0")):
-        raise s.refuse(f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0, c0]")
+        raise s.refuse(
+            f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0, c0]"
+        )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
     ea, eb = s.elt(a_t), s.elt(b_t)
     acc_elt = dtype_name(sp.buffer_of(mm.acc).elt)
@@ -338,7 +350,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
 
 
-def _operand(s: Section, var: str, value, mode: str) -> list[str]:
+def _operand(s: Kernel, var: str, value, mode: str) -> list[str]:
     """Loads one map operand; returns the expressions of it at the item's block."""
     load = s.load_of(sp.buffer_of(value))
     a = access(load.access, s.ranges)
@@ -368,7 +380,9 @@ def _operand(s: Section, var: str, value, mode: str) -> list[str]:
         return [f"{var}0", f"{var}1"]
     s.block_load(var, t, a)
     if mode == "rows":
-        s.emit(f"{var} = tl.sum(tl.where(tl.arange(0, {pow2(a.max_rows * s.tile[0])})[:, None] == 0, {var}, 0.0), axis=0)[None, :]")
+        s.emit(
+            f"{var} = tl.sum(tl.where(tl.arange(0, {pow2(a.max_rows * s.tile[0])})[:, None] == 0, {var}, 0.0), axis=0)[None, :]"
+        )
     return [var]
 
 
@@ -376,7 +390,7 @@ def _tanh(x: str) -> str:
     return f"(1.0 - 2.0 / (tl.exp(2.0 * ({x})) + 1.0))"
 
 
-def _map(s: Section) -> None:
+def _map(s: Kernel) -> None:
     op = s.program.ops_of(sp.MapOp)[0]
     kind = op.kind.data
     ops: list[list[str]] = []
@@ -424,7 +438,7 @@ def _map(s: Section) -> None:
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
-def _row_reduce(s: Section) -> None:
+def _row_reduce(s: Kernel) -> None:
     op = s.program.ops_of(sp.RowReduceOp)[0]
     kind, form = op.kind.data, op.form.data
     width, cols = op.width, op.cols
@@ -451,29 +465,41 @@ def _row_reduce(s: Section) -> None:
         if kind == "rms_norm":
             s.emit("a = tl.sum(x * x, axis=1)\nb = a * 0.0")
         elif kind == "layer_norm":
-            s.emit("a = tl.sum(x, axis=1)\nd = tl.where(live, x - (a / n)[:, None], 0.0)\nb = tl.sum(d * d, axis=1)")
+            s.emit(
+                "a = tl.sum(x, axis=1)\nd = tl.where(live, x - (a / n)[:, None], 0.0)\nb = tl.sum(d * d, axis=1)"
+            )
         else:
-            s.emit("xm = tl.where(live, x, float('-inf'))\na = tl.max(xm, axis=1)\nb = tl.sum(tl.where(live, tl.exp(xm - a[:, None]), 0.0), axis=1)")
+            s.emit(
+                "xm = tl.where(live, x, float('-inf'))\na = tl.max(xm, axis=1)\nb = tl.sum(tl.where(live, tl.exp(xm - a[:, None]), 0.0), axis=1)"
+            )
         pc = pow2(tw)
-        s.emit(f"cc = tl.arange(0, {pc})[None, :]\ny = tl.where(cc == 0, a[:, None], tl.where(cc == 1, b[:, None], 0.0))")
+        s.emit(
+            f"cc = tl.arange(0, {pc})[None, :]\ny = tl.where(cc == 0, a[:, None], tl.where(cc == 1, b[:, None], 0.0))"
+        )
         s.block_store("y", out_store)
         return
     rows_ops = []
     for i, v in enumerate(ins[streamed:]):
         load = s.load_of(sp.buffer_of(v))
         s.block_load(f"g{i}", load.tensor.root_reference.data, access(load.access, s.ranges))
-        s.emit(f"g{i} = tl.sum(tl.where(tl.arange(0, g{i}.shape[0])[:, None] == 0, g{i}, 0.0), axis=0)[None, :]")
+        s.emit(
+            f"g{i} = tl.sum(tl.where(tl.arange(0, g{i}.shape[0])[:, None] == 0, g{i}, 0.0), axis=0)[None, :]"
+        )
         rows_ops.append(f"g{i}")
     if kind == "rms_norm":
         s.emit(f"y = x / tl.sqrt(tl.sum(x * x, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]}")
     elif kind == "layer_norm":
-        s.emit(f"d = tl.where(live, x - (tl.sum(x, axis=1) / n)[:, None], 0.0)\ny = d / tl.sqrt(tl.sum(d * d, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]} + {rows_ops[1]}")
+        s.emit(
+            f"d = tl.where(live, x - (tl.sum(x, axis=1) / n)[:, None], 0.0)\ny = d / tl.sqrt(tl.sum(d * d, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]} + {rows_ops[1]}"
+        )
     else:
-        s.emit("xm = tl.where(live, x, float('-inf'))\ne = tl.where(live, tl.exp(xm - tl.max(xm, axis=1)[:, None]), 0.0)\ny = e / tl.sum(e, axis=1)[:, None]")
+        s.emit(
+            "xm = tl.where(live, x, float('-inf'))\ne = tl.where(live, tl.exp(xm - tl.max(xm, axis=1)[:, None]), 0.0)\ny = e / tl.sum(e, axis=1)[:, None]"
+        )
     s.block_store("tl.where(live, y, 0.0)", out_store)
 
 
-def _combine(s: Section, op: sp.RowReduceOp, eps: float) -> None:
+def _combine(s: Kernel, op: sp.RowReduceOp, eps: float) -> None:
     kind, width, cols, block = op.kind.data, op.width, op.cols, op.block
     th, tw = s.tile
     load = s.load_of(sp.buffer_of(op.ins[0]))
@@ -481,7 +507,9 @@ def _combine(s: Section, op: sp.RowReduceOp, eps: float) -> None:
     R, C = s.shape(t)
     a = access(load.access, s.ranges)
     if not is_origin(a, a.row, "k0"):
-        raise s.refuse(f"row_reduce combine reading {load.access.text()}: expected a K loop over columns")
+        raise s.refuse(
+            f"row_reduce combine reading {load.access.text()}: expected a K loop over columns"
+        )
     pr = pow2(a.max_rows * th)
     per = width if width != cols else 0
     span = width if width != cols else cols
@@ -504,9 +532,14 @@ for j in range(0, {s.k_tiles}):
     if kind == "rms_norm":
         s.emit("s1 += pa", 4)
     elif kind == "layer_norm":
-        s.emit("tot = n + cnt\ndl = pa / cnt - tl.where(n > 0, s1 / tl.maximum(n, 1.0), 0.0)\ns2 += ps + dl * dl * n * cnt / tot\ns1 += pa", 4)
+        s.emit(
+            "tot = n + cnt\ndl = pa / cnt - tl.where(n > 0, s1 / tl.maximum(n, 1.0), 0.0)\ns2 += ps + dl * dl * n * cnt / tot\ns1 += pa",
+            4,
+        )
     else:
-        s.emit("pk = tl.maximum(s1, pa)\ns2 = s2 * tl.exp(s1 - pk) + ps * tl.exp(pa - pk)\ns1 = pk", 4)
+        s.emit(
+            "pk = tl.maximum(s1, pa)\ns2 = s2 * tl.exp(s1 - pk) + ps * tl.exp(pa - pk)\ns1 = pk", 4
+        )
     s.emit("n += cnt", 4)
     if kind == "rms_norm":
         s.emit(f"a0 = 1.0 / tl.sqrt(s1 / n + {eps!r})\na1 = a0 * 0.0")
@@ -514,11 +547,13 @@ for j in range(0, {s.k_tiles}):
         s.emit(f"a0 = 1.0 / tl.sqrt(s2 / n + {eps!r})\na1 = s1 / n")
     else:
         s.emit("a0 = s1\na1 = 1.0 / s2")
-    s.emit(f"cc = tl.arange(0, {pow2(tw)})[None, :]\ny = tl.where(cc == 0, a0[:, None], tl.where(cc == 1, a1[:, None], 0.0))")
+    s.emit(
+        f"cc = tl.arange(0, {pow2(tw)})[None, :]\ny = tl.where(cc == 0, a0[:, None], tl.where(cc == 1, a1[:, None], 0.0))"
+    )
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
-def _rope(s: Section) -> None:
+def _rope(s: Kernel) -> None:
     op = s.program.ops_of(sp.RopeOp)[0]
     d = op.head_dim
     half = d // 2
@@ -534,10 +569,10 @@ def _rope(s: Section) -> None:
     neox = op.kind.data == "neox"
     s.emit(f"""
 jj = (x_c % {d})[None, :]
-lead = {'jj < ' + str(half) if neox else '(jj % 2) == 0'}
-partner = x_c[None, :] + {f'tl.where(lead, {half}, -{half})' if neox else 'tl.where(lead, 1, -1)'}
+lead = {"jj < " + str(half) if neox else "(jj % 2) == 0"}
+partner = x_c[None, :] + {f"tl.where(lead, {half}, -{half})" if neox else "tl.where(lead, 1, -1)"}
 xp = tl.load({s.arg(t)} + x_r[:, None] * {C} + partner, mask=x_m, other=0).to(tl.float32)
-ci = {'jj % ' + str(half) if neox else 'jj // 2'}
+ci = {"jj % " + str(half) if neox else "jj // 2"}
 cr = ({ca.row}) * {th} + tl.arange(0, x_r.shape[0])
 cm = x_m & (cr < {CR})[:, None]
 cs = tl.load({s.arg(ct)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
@@ -547,7 +582,7 @@ y = tl.where(lead, x * cs - xp * sn, x * cs + xp * sn)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
-def _gather(s: Section) -> None:
+def _gather(s: Kernel) -> None:
     op = s.program.ops_of(sp.GatherOp)[0]
     th, tw = s.tile
     table, idx = op.tensor.root_reference.data, op.index.root_reference.data
@@ -567,10 +602,12 @@ g_rm = g_rm & (ids >= 0) & (ids < {R})
 y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, None] & g_cm[None, :], other=0)
 """)
     s.block_store("y", s.store_of(sp.buffer_of(op.dst)))
-    s.checks.append(f"_check_range(t[{idx!r}].reshape(-1)[:{count}], 0, {R - 1}, 'gather ids of @{table} in section @{s.name}')")
+    s.checks.append(
+        f"_check_range(t[{idx!r}].reshape(-1)[:{count}], 0, {R - 1}, 'gather ids of @{table} in section @{s.name}')"
+    )
 
 
-def _scatter(s: Section) -> None:
+def _scatter(s: Kernel) -> None:
     op = s.program.ops_of(sp.ScatterOp)[0]
     th, tw = s.tile
     cache, idx = op.tensor.root_reference.data, op.index.root_reference.data
@@ -589,10 +626,12 @@ s_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (s_i < {count}) & (p >= 0) & (
 s_cm = (tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (s_c < {C})
 tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], x.to({s.arg(cache)}.dtype.element_ty), mask=s_rm[:, None] & s_cm[None, :])
 """)
-    s.checks.append(f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {R - count}, 'position of {count} row(s) into @{cache} in section @{s.name}')")
+    s.checks.append(
+        f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {R - count}, 'position of {count} row(s) into @{cache} in section @{s.name}')"
+    )
 
 
-def _argmax(s: Section) -> None:
+def _argmax(s: Kernel) -> None:
     op = s.program.ops_of(sp.ArgmaxOp)[0]
     th, tw = s.tile
     load = s.load_of(sp.buffer_of(op.x))
@@ -622,7 +661,7 @@ y = tl.where(tl.arange(0, {th})[:, None] == 0, where[None, :], 0)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
-def _attention(s: Section) -> None:
+def _attention(s: Kernel) -> None:
     op = s.program.ops_of(sp.AttentionOp)[0]
     th, tw = s.tile
     d, dv = op.head_dim, op.v_head_dim
@@ -646,7 +685,9 @@ def _attention(s: Section) -> None:
         pos_l = s.load_of(sp.buffer_of(op.pos))
         pt = pos_l.tensor.root_reference.data
         s.emit(f"p = tl.load({s.arg(pt)}).to(tl.int32)")
-        s.checks.append(f"_check_range(t[{pt!r}].reshape(-1)[:1], 0, {keys - queries}, 'attention position ({queries} queries over {keys} keys) in section @{s.name}')")
+        s.checks.append(
+            f"_check_range(t[{pt!r}].reshape(-1)[:1], 0, {keys - queries}, 'attention position ({queries} queries over {keys} keys) in section @{s.name}')"
+        )
     else:
         s.emit(f"p = {keys - queries}")
     causal = "True" if op.is_causal else "False"
@@ -715,7 +756,7 @@ BODIES = {
 }
 
 
-def kernel_of(s: Section) -> None:
+def kernel_of(s: Kernel) -> None:
     """Fills s.lines with the kernel's body (after the item loop's preamble)."""
     kind = s.program.kind.value
     body = BODIES.get(kind)
@@ -723,7 +764,9 @@ def kernel_of(s: Section) -> None:
         raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")
     for t in s.tensors:
         if t.format is not None:
-            raise s.refuse(f"tensor @{t.sym_name.data} stored as {t.format.data} has no Triton form")
+            raise s.refuse(
+                f"tensor @{t.sym_name.data} stored as {t.format.data} has no Triton form"
+            )
     if kind == "gemm" and s.program.ops_of(sp.MatmulTilesOp)[0].spill is not None:
         pass  # a register accumulator holds the whole block: the spill is the IR's bookkeeping
     body(s)
@@ -740,7 +783,7 @@ class Emitted:
     entry: str
     inputs: list[str]
     outputs: list[str]
-    sections: list[Section]
+    sections: list[Kernel]
     numpy_dtypes: dict[str, str] = field(default_factory=dict)
     """Output name -> its numpy dtype name (bfloat16 through ml_dtypes)."""
 
@@ -835,14 +878,16 @@ if __name__ == "__main__":
 '''
 
 
-def _plan_comment(s: Section, clock_ghz: float | None) -> list[str]:
+def _plan_comment(s: Kernel, clock_ghz: float | None) -> list[str]:
     lines = [f"# section @{s.name}: {s.program.source_op.data} (kind {s.program.kind.value})"]
     plan = s.program.one(sp.PlanOp)
     if plan is not None:
         text = str(plan).strip()
         lines.append(f"# plan: {text}")
         us = f" = {plan.predicted_cycles / clock_ghz / 1000:.3f} us" if clock_ghz else ""
-        lines.append(f"# predicted: {plan.predicted_cycles} cycles{us} ({plan.bound.data.value}-bound)")
+        lines.append(
+            f"# predicted: {plan.predicted_cycles} cycles{us} ({plan.bound.data.value}-bound)"
+        )
     else:
         lines.append("# plan: none recorded")
     th, tw = s.tile
@@ -898,9 +943,13 @@ def emit_module(module: ModuleOp) -> Emitted:
         out.append("")
         out.append("")
         out.append(f"{s.fn.upper()}_SITES = {s.sites!r}")
-        out.append('"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""')
+        out.append(
+            '"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""'
+        )
         out.append(f"{s.fn.upper()}_ITEMS = {s.items!r}")
-        out.append('"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""')
+        out.append(
+            '"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""'
+        )
         launch = [f"    # @{s.name}"]
         launch.extend(f"    {c}" for c in s.checks)
         launch.append(
@@ -917,7 +966,8 @@ def emit_module(module: ModuleOp) -> Emitted:
         if name not in tensors:
             raise TritonNotEmitted("<entry>", f"entry tensor @{name} is in no section")
     tensor_lines = "\n".join(
-        f"    {n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r})," for n, (shape, dt, dims) in tensors.items()
+        f"    {n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),"
+        for n, (shape, dt, dims) in tensors.items()
     )
     header = HEADER.format(
         entry=entry.function.data,
@@ -928,9 +978,19 @@ def emit_module(module: ModuleOp) -> Emitted:
         tensors=tensor_lines,
     )
     source = header + "\n".join(out) + "\n" + FOOTER.format(launches="\n".join(launches))
-    np_names = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "i8": "int8", "i32": "int32"}
+    np_names = {
+        "bf16": "bfloat16",
+        "f16": "float16",
+        "f32": "float32",
+        "i8": "int8",
+        "i32": "int32",
+    }
     return Emitted(
-        source, entry.function.data, inputs, outputs, sections,
+        source,
+        entry.function.data,
+        inputs,
+        outputs,
+        sections,
         {n: np_names[tensors[n][1]] for n in outputs},
     )
 

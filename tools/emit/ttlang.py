@@ -72,8 +72,8 @@ def _expr(e: object, names: tuple[str, ...]) -> str:
 LOOP_NAMES = tuple(sp.LOOP_VARS)
 
 
-class Section:
-    """The emission of one GEMM-kind sized section."""
+class OperationWriter:
+    """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
 
     def __init__(self, program: sp.ProgramOp, index: int):
         self.p = program
@@ -714,7 +714,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     if not target.name.startswith(("wormhole", "blackhole")) and "tensix" not in target.name:
         raise TTLangUnsupported("-", f"target {target.name} is not a Tensix chip")
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
-    sections = [Section(p, i) for i, p in enumerate(programs)]
+    sections = [OperationWriter(p, i) for i, p in enumerate(programs)]
     out = Lines()
     out(
         f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."

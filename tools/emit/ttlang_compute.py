@@ -26,7 +26,7 @@ from spatial_dialect import sp
 from .ttlang_prelude import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from .ttlang import Lines, Section
+    from .ttlang import Lines, OperationWriter
 
 TILE = 32
 
@@ -103,7 +103,9 @@ def _fill(value: float, shape: str) -> str:
     return f"ttl.block.fill({value!r}, {shape})"
 
 
-def rope_constants(section: Section, s: sp.RopeOp) -> dict[str, tuple[tuple[int, int], str]]:
+def rope_constants(
+    section: OperationWriter, s: sp.RopeOp
+) -> dict[str, tuple[tuple[int, int], str]]:
     """The constant tensors of a rope stage: name -> (shape, numpy source)."""
     b_all = [r.bindings(section.work.k_block) for r in section.ranges]
     w_max = max(sp.buffer_of(s.ins[0]).page.resolve(b)[1] for b in b_all)
@@ -118,7 +120,7 @@ def rope_constants(section: Section, s: sp.RopeOp) -> dict[str, tuple[tuple[int,
     }
 
 
-def emit_compute(sec: Section, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict) -> None:
+def emit_compute(sec: OperationWriter, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict) -> None:
     if isinstance(s, sp.MapOp):
         _emit_map(sec, out, s, r, b)
     elif isinstance(s, sp.RowReduceOp):
@@ -132,7 +134,7 @@ def _page(s: sp.StageOp, v, b: dict) -> tuple[int, int]:  # noqa: ANN001
     return sp.buffer_of(v).page.resolve(b)
 
 
-def _withs(sec: Section, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  # noqa: ANN001
+def _withs(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  # noqa: ANN001
     names = [f"i{k}" for k in range(len(ins))]
     parts = [
         f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
@@ -141,7 +143,7 @@ def _withs(sec: Section, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  #
     return "with " + ", ".join(parts) + ":", names
 
 
-def _emit_map(sec: Section, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
+def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
     oh, ow = _page(s, s.out, b)
     shape = f"({oh}, {ow})"
     head, names = _withs(sec, list(s.ins), s.out, r)
@@ -177,7 +179,9 @@ def _emit_map(sec: Section, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> 
         out(f"o_blk.store({expr})")
 
 
-def _emit_row_reduce(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
+def _emit_row_reduce(
+    sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict
+) -> None:
     kind = s.kind.data
     ins = list(s.ins)
     if s.form.data != "whole":
@@ -234,7 +238,7 @@ def _emit_row_reduce(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
             out(f"o_blk.store(e / ttl.block.broadcast(total, dims=[-1], shape={full}))")
 
 
-def _emit_rope(sec: Section, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
+def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
     x_v, cos_v, sin_v = list(s.ins)
     h, w = _page(s, x_v, b)
     ch, cw = _page(s, cos_v, b)
@@ -254,7 +258,9 @@ def _emit_rope(sec: Section, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -
         out(f"o_blk.store({x} * c_full + ({x} @ {pn}_blk) * s_full)")
 
 
-def _emit_rms_blocked(sec: Section, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
+def _emit_rms_blocked(
+    sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict
+) -> None:
     """rms_norm partial (each row's sum of squares in column 0 of an [h, 1] page) and combine
     (the partials of every K block summed, then 1/sqrt(mean + eps) in column 0): the statistics
     of rms_norm use column 0 only, which reduce_sum leaves them in."""

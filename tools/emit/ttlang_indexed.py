@@ -32,7 +32,7 @@ from spatial_dialect.sp.attrs import format_expr
 from .ttlang_prelude import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from .ttlang import Lines, Section
+    from .ttlang import Lines, OperationWriter
 
 TILE = 32
 BIG = 1e30
@@ -58,7 +58,7 @@ def _page(v, b: dict) -> tuple[int, int]:  # noqa: ANN001
     return sp.buffer_of(v).page.resolve(b)
 
 
-def check_indexed(sec: Section, s: sp.StageOp) -> None:
+def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
     """Refusals of the indexed stages, by name."""
     for r in sec.ranges:
         b = r.bindings(sec.work.k_block)
@@ -89,7 +89,7 @@ def check_indexed(sec: Section, s: sp.StageOp) -> None:
                 raise TTLangUnsupported(sec.name, f"sp.argmax over {h}-tile-row pages")
 
 
-def indexed_constants(sec: Section) -> dict[str, tuple[tuple[int, int], str]]:
+def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], str]]:
     out: dict[str, tuple[tuple[int, int], str]] = {}
     for s in sec.stages:
         if isinstance(s, sp.GatherOp | sp.ScatterOp):
@@ -108,7 +108,7 @@ def indexed_constants(sec: Section) -> dict[str, tuple[tuple[int, int], str]]:
     return out
 
 
-def _load_of(sec: Section, v) -> sp.LoadOp:  # noqa: ANN001
+def _load_of(sec: OperationWriter, v) -> sp.LoadOp:  # noqa: ANN001
     buf = sp.buffer_of(v)
     return next(
         st for st in sec.stages if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf
@@ -120,7 +120,7 @@ def _engine_key(s: sp.StageOp) -> str:
     return "compute" if text.startswith("compute") else " ".join(text.split()[:2])
 
 
-def extra_engines(sec: Section, s: sp.StageOp) -> list[str]:
+def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
     """The kernels an indexed stage is printed in besides its own engine's."""
     if isinstance(s, sp.GatherOp | sp.ScatterOp):
         return ["compute"]
@@ -136,7 +136,7 @@ def in_k_loop(s: sp.StageOp, key: str) -> bool:
     return isinstance(s, sp.AttentionOp | sp.ArgmaxOp) and key != "compute"
 
 
-def _pages(sec: Section, f) -> list[tuple[int, int]]:  # noqa: ANN001
+def _pages(sec: OperationWriter, f) -> list[tuple[int, int]]:  # noqa: ANN001
     pages = []
     for r in sec.ranges:
         p = f(r.bindings(sec.work.k_block))
@@ -149,7 +149,7 @@ def _dfb(base: str, page: tuple[int, int], pages: list) -> str:  # noqa: ANN001
     return f"{base}_dfb" if len(pages) == 1 else f"{base}_dfb_{page[0]}x{page[1]}"
 
 
-def emit_indexed_buffers(sec: Section, out: Lines) -> None:
+def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
     """The DFBs the indexed stages add (not in the sized IR)."""
     for s in sec.stages:
         if isinstance(s, sp.GatherOp | sp.ScatterOp):
@@ -193,7 +193,9 @@ def emit_indexed_buffers(sec: Section, out: Lines) -> None:
                     )
 
 
-def emit_indexed(sec: Section, out: Lines, s: sp.StageOp, key: str, r: sp.SitesOp, b: dict) -> None:
+def emit_indexed(
+    sec: OperationWriter, out: Lines, s: sp.StageOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
     if isinstance(s, sp.GatherOp):
         _gather(sec, out, s, key, r, b)
     elif isinstance(s, sp.ScatterOp):
@@ -211,7 +213,9 @@ def _rows_line(out: Lines, s: sp.GatherOp | sp.ScatterOp) -> tuple[str, str]:
     return row, col
 
 
-def _gather(sec: Section, out: Lines, s: sp.GatherOp, key: str, r: sp.SitesOp, b: dict) -> None:
+def _gather(
+    sec: OperationWriter, out: Lines, s: sp.GatherOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
     _, w = s.access.extent.resolve(b)
     pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
     tab, sel = _dfb("g_tab", (1, w), pages), "g_sel_dfb"
@@ -249,7 +253,9 @@ def _gather(sec: Section, out: Lines, s: sp.GatherOp, key: str, r: sp.SitesOp, b
             out("tx.wait()")
 
 
-def _scatter(sec: Section, out: Lines, s: sp.ScatterOp, key: str, r: sp.SitesOp, b: dict) -> None:
+def _scatter(
+    sec: OperationWriter, out: Lines, s: sp.ScatterOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
     _, w = s.access.extent.resolve(b)
     pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
     old, new = _dfb("s_old", (1, w), pages), _dfb("s_new", (1, w), pages)
@@ -295,11 +301,13 @@ def _scatter(sec: Section, out: Lines, s: sp.ScatterOp, key: str, r: sp.SitesOp,
             out("tx.wait()")
 
 
-def _const_name(sec: Section, prefix: str) -> str:
+def _const_name(sec: OperationWriter, prefix: str) -> str:
     return next(n for n in sec.consts if n.startswith(prefix))
 
 
-def _attention(sec: Section, out: Lines, s: sp.AttentionOp, key: str, r: sp.SitesOp, b: dict) -> None:
+def _attention(
+    sec: OperationWriter, out: Lines, s: sp.AttentionOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
     h, w = _page(s.q, b)
     kw = _page(s.k, b)[0]
     dname = _const_name(sec, "_attn_d")
@@ -337,7 +345,9 @@ def _attention(sec: Section, out: Lines, s: sp.AttentionOp, key: str, r: sp.Site
         with out.indent():
             out(f"with {k}.wait() as k_blk, {v}.wait() as v_blk, {ddfb}.wait() as d_blk:")
             with out.indent():
-                out(f"sc = (q_blk @ ttl.block.transpose(k_blk)) * ttl.block.fill({s.scale.value.data!r}, {sk})")
+                out(
+                    f"sc = (q_blk @ ttl.block.transpose(k_blk)) * ttl.block.fill({s.scale.value.data!r}, {sk})"
+                )
                 out("off = ttl.math.gt(d_blk, thr)")
                 out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
                 out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
@@ -370,7 +380,9 @@ def _attention(sec: Section, out: Lines, s: sp.AttentionOp, key: str, r: sp.Site
             )
 
 
-def _argmax(sec: Section, out: Lines, s: sp.ArgmaxOp, key: str, r: sp.SitesOp, b: dict) -> None:
+def _argmax(
+    sec: OperationWriter, out: Lines, s: sp.ArgmaxOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
     h, kw = _page(s.x, b)
     iname, nname = _const_name(sec, "_argmax_idx"), _const_name(sec, "_argmax_neg")
     pages = _pages(sec, lambda bb: _page(s.x, bb))
