@@ -151,13 +151,12 @@ def run_program(
 
 
 def _dtypes(module: ModuleOp, names: list[str]) -> list[str]:
-    from spatial_dialect.tools.emit.ttlang_prelude import dtype_name
 
     found: dict[str, str] = {}
     for p in module.walk():
         if isinstance(p, sp.ProgramOp):
             for t in p.ops_of(sp.TensorOp):
-                found.setdefault(t.sym_name.data, dtype_name(t.element_type))
+                found.setdefault(t.sym_name.data, str(t.element_type))
     return [found.get(n, "f32") for n in names]
 
 

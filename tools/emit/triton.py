@@ -29,14 +29,9 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    IntegerType,
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Attribute
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -66,18 +61,6 @@ class TritonNotEmitted(DiagnosticException):
 
 def pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
-
-
-def dtype_name(elt: Attribute) -> str:
-    if isinstance(elt, BFloat16Type):
-        return "bf16"
-    if isinstance(elt, Float16Type):
-        return "f16"
-    if isinstance(elt, Float32Type):
-        return "f32"
-    if isinstance(elt, IntegerType) and elt.width.data in (8, 32):
-        return f"i{elt.width.data}"
-    return str(elt)
 
 
 TORCH_DTYPES = {
@@ -185,7 +168,7 @@ class Kernel:
         return (1, dims[0]) if len(dims) == 1 else (dims[0], dims[1])
 
     def elt(self, tensor: str) -> str:
-        return dtype_name(self.program.tensor(tensor).type.get_element_type())
+        return str(self.program.tensor(tensor).type.get_element_type())
 
     def arg(self, tensor: str) -> str:
         return "T_" + ident(tensor)
@@ -321,7 +304,7 @@ def _gemm(s: Kernel) -> None:
         )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
     ea, eb = s.elt(a_t), s.elt(b_t)
-    acc_elt = dtype_name(sp.buffer_of(mm.acc).elt)
+    acc_elt = str(sp.buffer_of(mm.acc).elt)
     if ea != eb or ea in ("i32",) or (ea == "i8") != (acc_elt == "i32"):
         raise s.refuse(f"matmul of {ea} x {eb} into a {acc_elt} accumulator has no tl.dot form")
     th, tw = s.tile
@@ -927,8 +910,8 @@ def emit_module(module: ModuleOp) -> Emitted:
         for t in s.tensors:
             name = t.sym_name.data
             dims = tuple(t.type.get_shape())
-            tensors.setdefault(name, (s.shape(name), dtype_name(t.type.get_element_type()), dims))
-            if dtype_name(t.type.get_element_type()) not in TORCH_DTYPES:
+            tensors.setdefault(name, (s.shape(name), str(t.type.get_element_type()), dims))
+            if str(t.type.get_element_type()) not in TORCH_DTYPES:
                 raise s.refuse(f"tensor @{name} of {t.type} has no torch dtype")
         kernel_of(s)
         sections.append(s)

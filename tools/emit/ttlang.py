@@ -39,7 +39,7 @@ from .ttlang_indexed import (
     in_k_loop,
     indexed_constants,
 )
-from .ttlang_prelude import HOST_MAIN, PRELUDE, TTLangUnsupported, coord_source, dtype_name
+from .ttlang_prelude import HOST_MAIN, PRELUDE, TTLangUnsupported, coord_source
 
 
 class Lines:
@@ -729,9 +729,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
     for p in programs:
         for t in p.ops_of(sp.TensorOp):
-            tensors.setdefault(
-                t.sym_name.data, (tuple(t.type.get_shape()), dtype_name(t.element_type))
-            )
+            tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), str(t.element_type)))
     consts: dict[str, str] = {}
     for sec in sections:
         for n, (shape, src) in sec.consts.items():

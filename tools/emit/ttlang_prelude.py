@@ -3,12 +3,6 @@ the refusal every TT-Lang printer module raises."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    IntegerType,
-)
 from xdsl.utils.exceptions import DiagnosticException
 
 
@@ -18,18 +12,6 @@ class TTLangUnsupported(DiagnosticException):
     def __init__(self, section: str, what: str):
         self.section, self.what = section, what
         super().__init__(f"-t ttlang: section @{section}: {what}")
-
-
-def dtype_name(elt: object) -> str:
-    if isinstance(elt, BFloat16Type):
-        return "bf16"
-    if isinstance(elt, Float16Type):
-        return "f16"
-    if isinstance(elt, Float32Type):
-        return "f32"
-    if isinstance(elt, IntegerType):
-        return f"i{elt.width.data}"
-    return str(elt)
 
 
 PRELUDE = """
