@@ -4,7 +4,9 @@
   `loc("file":line:col)` (unless the text gave it one), so a verifier or pass diagnostic about a tg
   op, or about a section link made from one (link copies the location), points at the line.
 - `check_nesting` refuses input nested deeper than MAX_NESTING brackets as a parse error with
-  its position, before xDSL's recursive-descent parser would run out of Python stack.
+  its position, before xDSL's recursive-descent parser would run out of Python stack; and a
+  string literal xDSL's lexer would take exponential time on (unclosed on its line, or with an
+  unknown escape).
 - `capture_diagnostic_ops` makes every xDSL diagnostic (`op.emit_error`, the rewrite walker,
   the verifier) remember the ops it is about, and attach the whole module in generic form only
   when asked (`--print-ir-on-diagnostic`), instead of always.
@@ -33,15 +35,36 @@ _CLOSE = {")", "]", "}", ">"}
 
 
 def check_nesting(text: str, name: str, line_offset: int = 0) -> None:
-    """Raise a ParseError at the bracket that opens level MAX_NESTING + 1. Strings and `//`
-    comments are skipped; a `>` after `-` (an arrow) closes nothing."""
+    """Raise a ParseError at the bracket that opens level MAX_NESTING + 1, or at a string
+    literal that does not close on its line or holds an unknown escape. `//` comments are
+    skipped; a `>` after `-` (an arrow) closes nothing."""
     depth, i, n = 0, 0, len(text)
+
+    def refuse(at: int, message: str) -> NoReturn:
+        raise ParseError(Span(at, at + 1, Input(text, name), line_offset), message)
+
     while i < n:
         c = text[i]
         if c == '"':
+            # Checked here because xDSL's string regex backtracks exponentially on a string that
+            # does not close on its line or holds an unknown escape (a hang, not an error).
+            start = i
             i += 1
             while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+                if text[i] in "\n\v\f":
+                    refuse(start, "string literal not closed on its line")
+                if text[i] == "\\":
+                    nxt = text[i + 1 : i + 3]
+                    if nxt[:1] in ('"', "n", "t", "\\") and nxt[:1]:
+                        i += 2
+                        continue
+                    if len(nxt) == 2 and all(ch in "0123456789abcdefABCDEF" for ch in nxt):
+                        i += 3
+                        continue
+                    refuse(i, "unknown escape in a string literal (use \\n, \\t, \\\\, \\\" or two hex digits)")
+                i += 1
+            if i >= n:
+                refuse(start, "string literal not closed before the end of the input")
         elif c == "/" and text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -102,7 +125,7 @@ _original_raise = Diagnostic.raise_exception
 
 def _raise_exception(self: Diagnostic, ir: IRNode, underlying_error: Exception) -> NoReturn:
     ops = getattr(underlying_error, "spatial_ops", None) or []
-    setattr(underlying_error, "spatial_ops", [*ops, *self.op_messages])
+    underlying_error.spatial_ops = [*ops, *self.op_messages]
     if PRINT_IR["on"]:
         _original_raise(self, ir, underlying_error)
     raise underlying_error

@@ -41,3 +41,12 @@ func.func @deep(%a: tensor<4xf32>) -> tensor<4xf32> {
   func.return %c : tensor<4xf32>
 }
 // CHECK: dominance.mlir:40:{{[0-9]+}}: error: brackets nested deeper than 64 levels
+
+// -----
+
+// xDSL's string lexer backtracks exponentially on these: refused before it runs.
+func.func @unclosed(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tg.silu %a {x = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+// CHECK: dominance.mlir:49:24: error: string literal not closed on its line
