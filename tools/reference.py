@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from spatial_dialect import tg
+from spatial_dialect.tools import gguf_quant
 
 F32 = np.float32
 
@@ -307,6 +308,8 @@ KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.HeadMatmulOp: _head_matmul,
     tg.IntRequantOp: lambda op, x: int_requant(x, op.scale.value.data, op.zero()),
     tg.IntClampOp: lambda op, x: np.clip(widen(x), *op.bounds()),
+    tg.DequantizeQ8_0Op: lambda op, v, s: gguf_quant.dequantize(v, s, op.block_axis()),
+    tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(a, v, s, op.activation.data),
 }
 """The reference meaning of each tg op, on operand arrays in their element types."""
 

@@ -288,6 +288,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn inputs (0)")
     parser.add_argument("--inputs", help="an .npz file of inputs (the rest are drawn)")
     parser.add_argument("--save", help="write inputs and outputs to this .npz file")
+    parser.add_argument(
+        "--weights", help="a GGUF checkpoint whose tensors feed the inputs (tools/weights.py)"
+    )
     parser.add_argument("--timing", action="store_true", help="print the predicted time")
     parser.add_argument(
         "--reference-only", action="store_true", help="only evaluate the reference; no target"
@@ -333,6 +336,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     inputs = load_inputs(args.inputs, fn) if args.inputs else {}
     drawn = {k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs}
     inputs.update(drawn)
+    if getattr(args, "weights", None):
+        from spatial_dialect.tools.weights import checkpoint_inputs
+
+        checkpoint = checkpoint_inputs(args.weights, fn, inputs)
+        inputs.update(checkpoint)
+        drawn = {k: v for k, v in drawn.items() if k not in checkpoint}
     reference, values = reference_outputs(fn, inputs)
     print(
         f"spatial-run: @{fn.sym_name.data}, {len(inputs) - len(drawn)} input(s) from file, "

@@ -77,6 +77,13 @@ from spatial_dialect.tg.matmul import (
     MatmulOp,
     TransposeOp,
 )
+from spatial_dialect.tg.quant import (
+    Q8_0_ACTIVATIONS,
+    Q8_0_BLOCK,
+    DequantizeQ8_0Op,
+    MatmulQ8_0Op,
+    q8_0_scales_shape,
+)
 from spatial_dialect.tg.rows import (
     LayerNormOp,
     RmsNormOp,
@@ -116,6 +123,11 @@ __all__ = [
     "HeadMatmulOp",
     "IntRequantOp",
     "IntClampOp",
+    "DequantizeQ8_0Op",
+    "MatmulQ8_0Op",
+    "Q8_0_BLOCK",
+    "Q8_0_ACTIVATIONS",
+    "q8_0_scales_shape",
     "is_float",
     "is_int",
     "shape_str",
@@ -158,6 +170,8 @@ TG = Dialect(
         HeadMatmulOp,
         IntRequantOp,
         IntClampOp,
+        DequantizeQ8_0Op,
+        MatmulQ8_0Op,
     ],
     [],
 )

@@ -16,6 +16,7 @@ from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -56,6 +57,8 @@ ARGS = {
     "vcache": t([32, 32]),
     "ai": t([8, 32], i8),
     "bi": t([32, 4], i8),
+    "qv": t([64, 32], i8),
+    "qs": t([2, 32], Float16Type()),
 }
 
 
@@ -129,6 +132,9 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         keep("head_matmul", tg.HeadMatmulOp(q, a["wq"], heads=1), "tensor<8x64xbf16>")
         i8s = keep("int_requant", tg.IntRequantOp(ii, scale=0.5), "tensor<8x4xi8>")
         keep("int_clamp", tg.IntClampOp(i8s, lo=-3, hi=3), "tensor<8x4xi8>")
+        deq = tg.DequantizeQ8_0Op(a["qv"], a["qs"], axis=0)
+        keep("dequantize_q8_0", deq, "tensor<64x32xf32>")
+        keep("matmul_q8_0", tg.MatmulQ8_0Op(a["x"], a["qv"], a["qs"]), "tensor<8x32xbf16>")
         func.ReturnOp(ids, ii)
     return module, built
 

@@ -1,0 +1,164 @@
+"""Q8_0 weights in tg: ggml's block format (32 int8 values and one f16 scale per block, 34 bytes
+per 32 elements) declared as two tensors, an i8 `values` tensor and an f16 `scales` tensor with
+one scale per 32 values along the block axis (docs/tg.md#q8_0-weights).
+
+- tg.dequantize_q8_0(values, scales) {axis}: the float tensor `f32(scale) * value`, exactly as
+  `gguf.quants.dequantize`, rounded to the result type.
+- tg.matmul_q8_0(a, values, scales) {activation}: a @ W for a Q8_0 weight W of K x N blocked
+  along K; activation "q8_0" quantizes each row of a to Q8_0 along K and computes ggml's
+  Q8_0 x Q8_0 dot (what ggml does for every Q8_0 weight product), "float" multiplies a by the
+  dequantized weight in f32.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    I64,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from spatial_dialect.tg.base import (
+    TgOp,
+    Value,
+    i64_property,
+    is_float,
+    str_property,
+    tensor_operand,
+)
+
+Q8_0_BLOCK = 32
+"""Values per Q8_0 block (one f16 scale each)."""
+
+Q8_0_ACTIVATIONS = ("q8_0", "float")
+"""How tg.matmul_q8_0 reads its activation: quantized to Q8_0 (ggml's dot), or as it is."""
+
+
+def q8_0_scales_shape(values: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    """One scale per 32 values along `axis`."""
+    shape = list(values)
+    shape[axis] //= Q8_0_BLOCK
+    return tuple(shape)
+
+
+def _check_q8_0(op: TgOp, axis: int) -> tuple[int, int]:
+    """values i8 and rank 2, its `axis` a multiple of 32, scales f16 of the matching shape."""
+    rows, cols = op.require_rank("values", 2)
+    ev = op.elt(op.values)
+    if not (isinstance(ev, IntegerType) and ev.width.data == 8):
+        raise op.err(f"values must hold i8 (the Q8_0 quants), got {ev}")
+    length = (rows, cols)[axis]
+    if length % Q8_0_BLOCK:
+        raise op.err(
+            f"values is {rows}x{cols}; its block axis {axis} has {length} elements, not a "
+            f"multiple of the Q8_0 block of {Q8_0_BLOCK}"
+        )
+    es = op.elt(op.scales)
+    if not isinstance(es, Float16Type):
+        raise op.err(f"scales must hold f16 (one per Q8_0 block), got {es}")
+    sr, sc = op.require_rank("scales", 2)
+    want = q8_0_scales_shape((rows, cols), axis)
+    if (sr, sc) != want:
+        raise op.err(
+            f"values is {rows}x{cols} in blocks of {Q8_0_BLOCK} along axis {axis}, so scales "
+            f"must be {want[0]}x{want[1]}, got {sr}x{sc}"
+        )
+    return rows, cols
+
+
+@irdl_op_definition
+class DequantizeQ8_0Op(TgOp):
+    """The float tensor of a Q8_0 weight: f32(scale) * value, rounded to the result type."""
+
+    name = "tg.dequantize_q8_0"
+    values = operand_def(TensorType)
+    scales = operand_def(TensorType)
+    res = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$values `,` $scales `axis` $axis attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        values: Value,
+        scales: Value,
+        *,
+        axis: int | IntegerAttr = 0,
+        element_type: Attribute | None = None,
+    ):
+        """The result has values' shape and `element_type` (default f32, where it is exact)."""
+        t = tensor_operand(self.name, "values", SSAValue.get(values), 2)
+        result = TensorType(element_type or Float32Type(), t.get_shape())
+        props = {"axis": i64_property(self.name, "axis", axis)}
+        self.init_tg([values, scales], props, result_type=result)
+
+    def block_axis(self) -> int:
+        return self.axis.value.data
+
+    def verify_shapes(self) -> None:
+        axis = self.block_axis()
+        if axis not in (0, 1):
+            raise self.err(f"axis must be 0 or 1 (the axis the blocks run along), got {axis}")
+        rows, cols = _check_q8_0(self, axis)
+        rr, rc = self.require_rank("res", 2)
+        if (rr, rc) != (rows, cols):
+            raise self.err(f"the result is {rr}x{rc}; values is {rows}x{cols}")
+        if not is_float(self.elt(self.res)):
+            raise self.err(f"the result must be a float type, got {self.elt(self.res)}")
+
+
+@irdl_op_definition
+class MatmulQ8_0Op(TgOp):
+    """a @ W for the Q8_0 weight W (values K x N i8, scales K/32 x N f16, blocks along K)."""
+
+    name = "tg.matmul_q8_0"
+    a = operand_def(TensorType)
+    values = operand_def(TensorType)
+    scales = operand_def(TensorType)
+    res = result_def(TensorType)
+    activation = prop_def(StringAttr)
+    assembly_format = (
+        "$a `,` $values `,` $scales `activation` $activation attr-dict `:`"
+        " functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        a: Value,
+        values: Value,
+        scales: Value,
+        *,
+        activation: str | StringAttr = "q8_0",
+        element_type: Attribute | None = None,
+    ):
+        """The result is M x N of `element_type`, by default a's element type."""
+        ta = tensor_operand(self.name, "a", SSAValue.get(a), 2)
+        tv = tensor_operand(self.name, "values", SSAValue.get(values), 2)
+        shape = (ta.get_shape()[0], tv.get_shape()[1])
+        result = TensorType(element_type or ta.element_type, shape)
+        props = {"activation": str_property(self.name, "activation", activation)}
+        self.init_tg([a, values, scales], props, result_type=result)
+
+    def verify_shapes(self) -> None:
+        act = self.activation.data
+        if act not in Q8_0_ACTIVATIONS:
+            raise self.err(f"activation must be one of {', '.join(Q8_0_ACTIVATIONS)}, got {act!r}")
+        m, k = self.require_rank("a", 2)
+        self.require_float("a")
+        k2, n = _check_q8_0(self, 0)
+        if k != k2:
+            raise self.err(
+                f"a is {m}x{k} and values is {k2}x{n}; the inner dimensions {k} and {k2} differ"
+            )
+        rr, rc = self.require_rank("res", 2)
+        if (rr, rc) != (m, n):
+            raise self.err(f"the result is {rr}x{rc} but a @ W is {m}x{n}")
+        if not is_float(self.elt(self.res)):
+            raise self.err(f"the result must be a float type, got {self.elt(self.res)}")

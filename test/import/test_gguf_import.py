@@ -1,0 +1,148 @@
+"""spatial-import and spatial-run --weights on tiny GGUF files written here (nothing is
+downloaded), and the Q8_0 numerics of tg against gguf.quants, bit for bit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+gguf = pytest.importorskip("gguf")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tiny_gguf import write_tiny  # noqa: E402
+
+from spatial_dialect.tools import gguf_quant  # noqa: E402
+from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E402
+from spatial_dialect.tools.spatial_run import main as run_main  # noqa: E402
+from spatial_dialect.tools.spatial_run import parse_module  # noqa: E402
+
+PRESETS = ["wormhole_n150", "blackhole_p150", "plasticine", "rtx3060", "h100", "h200"]
+MODELS = {  # name: (arch, weight type, tied embeddings)
+    "llama_f16": ("llama", "F16", False),
+    "llama_q8_0": ("llama", "Q8_0", False),
+    "qwen3_f16": ("qwen3", "F16", True),
+    "qwen3_q8_0": ("qwen3", "Q8_0", True),
+}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("gguf")
+    return {n: write_tiny(d / f"{n}.gguf", a, w, tied) for n, (a, w, tied) in MODELS.items()}
+
+
+def _import(model: Path, out: Path, *extra: str) -> int:
+    return import_main([str(model), "-o", str(out), *extra])
+
+
+@pytest.mark.parametrize("target", PRESETS)
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("step", ["decode", "prefill"])
+def test_import_compiles_and_passes(models, tmp_path, capsys, name, target, step):
+    out = tmp_path / "step.mlir"
+    extra = ["--dequantize"] + (["--dtype", "f32"] if target == "plasticine" else [])
+    assert _import(models[name], out, "--step", step, *extra) == 0
+    rc = run_main([str(out), "--target", target, "--weights", str(models[name])])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "PASS" in text.splitlines()[-1]
+
+
+def test_weights_are_the_checkpoint(models, tmp_path):
+    out = tmp_path / "step.mlir"
+    assert _import(models["qwen3_q8_0"], out, "--step", "decode", "--dequantize") == 0
+    fn = next(iter(parse_module(out.read_text()).body.ops))
+    from spatial_dialect.tools.weights import checkpoint_inputs
+
+    inputs = checkpoint_inputs(str(models["qwen3_q8_0"]), fn, {"pos": np.array([5], np.int32)})
+    reader = gguf.GGUFReader(models["qwen3_q8_0"])
+    t = next(t for t in reader.tensors if t.name == "blk.1.attn_q.weight")
+    want = gguf.quants.dequantize(t.data, t.tensor_type).reshape(128, 128)
+    np.testing.assert_array_equal(inputs["blk.1.attn_q.weight"], want.T)
+    # tied: the LM head is the embedding table transposed
+    np.testing.assert_array_equal(inputs["output.weight"], inputs["token_embd.weight"].T)
+    theta = 1e6 ** (-2 * np.arange(16) / 32)
+    np.testing.assert_allclose(inputs["cos"][0], np.cos(5 * theta), rtol=1e-6)
+
+
+def test_header_only_and_errors(models, tmp_path, capsys):
+    out = tmp_path / "x.mlir"
+    # Q8_0 without --dequantize: refused, saying what is missing
+    assert _import(models["llama_q8_0"], out, "--step", "decode") == 1
+    assert "Q8_0" in capsys.readouterr().err
+    # not a GGUF file, and a truncated one: one line, exit 1, no traceback
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file at all")
+    assert _import(bad, out, "--step", "decode") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("spatial-import: error:") and "Traceback" not in err
+    data = models["llama_f16"].read_bytes()
+    for cut in (16, 200, len(data) // 3):
+        bad.write_bytes(data[:cut])
+        assert _import(bad, out, "--step", "decode") == 1
+        err = capsys.readouterr().err
+        assert err.startswith("spatial-import: error:") and err.count("\n") == 1, err
+    assert _import(tmp_path / "missing.gguf", out, "--step", "decode") == 1
+
+
+def test_unsupported_type_refused_by_name(tmp_path, capsys):
+    path = tmp_path / "q4.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    for key, v in [("block_count", 1), ("embedding_length", 64), ("feed_forward_length", 64)]:
+        w.add_uint32(f"llama.{key}", v)
+    w.add_head_count(2)
+    w.add_head_count_kv(2)
+    rng = np.random.default_rng(0)
+    q4 = gguf.quants.quantize(rng.standard_normal((64, 64)).astype(np.float32), gguf.GGMLQuantizationType.Q4_0)
+    w.add_tensor("token_embd.weight", np.zeros((32, 64), np.float16))
+    for n in ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"]:
+        w.add_tensor(f"blk.0.{n}.weight", q4, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
+    for n in ["blk.0.attn_norm.weight", "blk.0.ffn_norm.weight", "output_norm.weight"]:
+        w.add_tensor(n, np.ones(64, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    assert _import(path, tmp_path / "o.mlir", "--step", "decode") == 1
+    err = capsys.readouterr().err
+    assert "Q4_0" in err and "F32, F16, BF16, Q8_0" in err
+
+
+@pytest.mark.parametrize("shape", [(4, 64), (3, 256), (64, 32)])
+def test_q8_0_numerics_bit_for_bit(shape):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    x[0, :32] = 0  # a zero block
+    raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0)
+    values, scales = gguf_quant.quantize(x, axis=1)
+    blocks = raw.reshape(shape[0], -1, 34)
+    np.testing.assert_array_equal(scales, blocks[..., :2].copy().view(np.float16)[..., 0])
+    np.testing.assert_array_equal(values, blocks[..., 2:].copy().view(np.int8).reshape(shape))
+    want = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType.Q8_0)
+    got = gguf_quant.dequantize(values, scales, axis=1)
+    assert got.dtype == want.dtype and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    # along axis 0 (a K x N weight): the same blocks, transposed
+    np.testing.assert_array_equal(gguf_quant.dequantize(values.T, scales.T, axis=0), want.T)
+
+
+def test_matmul_q8_0_reference():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 64)).astype(np.float32)
+    wv, ws = gguf_quant.quantize(rng.standard_normal((64, 5)).astype(np.float32), axis=0)
+    wf = gguf_quant.dequantize(wv, ws, axis=0)
+    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "float"), a @ wf)
+    qa, da = gguf_quant.quantize(a, axis=1)
+    # ggml_vec_dot_q8_0_q8_0, written out as a scalar loop
+    want = np.zeros((3, 5), np.float32)
+    for i in range(3):
+        for j in range(5):
+            s = np.float32(0)
+            for b in range(2):
+                sumi = int(np.dot(qa[i, 32 * b : 32 * b + 32].astype(np.int64), wv[32 * b : 32 * b + 32, j].astype(np.int64)))
+                s = np.float32(s + np.float32(sumi) * (np.float32(da[i, b]) * np.float32(ws[b, j])))
+            want[i, j] = s
+    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "q8_0"), want)
+    assert np.abs(want - a @ wf).max() < 0.02 * np.abs(want).max()

@@ -1,0 +1,262 @@
+"""spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
+
+    spatial-import MODEL.gguf --step decode|prefill [--tokens T] [--cache S] [--layers N]
+                   [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
+
+reads only the GGUF header (metadata and tensor infos, tools/gguf_model.py; no tensor data) of a
+`llama` or `qwen3` model and writes one func.func: the embedding gather of the token ids; per
+layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the model's
+rope.freq_base, the KV-cache writes at `pos` and attention over the updated cache, o, the
+residual, the ffn rms norm, the SwiGLU MLP and its residual; the final norm, the LM head (the
+embedding table when the file has no output.weight) and the arg-max.
+
+Arguments are named as the GGUF tensors they hold (`%blk.0.attn_q.weight`) and carry
+`gguf.tensor` (the tensor's name) and `gguf.layout` ("kn": the transpose of ggml's out x in, the
+right operand of tg.matmul; "rows": as stored). The rope tables `%cos` and `%sin` carry
+`gguf.rope_freq_base` (and `gguf.rope_freqs` when the file has rope_freqs.weight): they are the
+cos and sin of (pos + i) * base^(-2j/D) (/ freq factor j), filled by `spatial-run --weights`.
+
+Element types: the program computes in one float type, --dtype (default: that of the
+matmul weights: f16, bf16, or f32 when they are F32 or mixed); `spatial-run --weights` rounds
+each tensor to it (norm weights are F32 in GGUF files). Q8_0 weights are refused unless
+--dequantize, which declares them f32 (exact) and makes the program f32: the Q8_0 ops of tg
+(tg.matmul_q8_0) have reference semantics but no section form yet.
+
+Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
+on stderr and exit status 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from spatial_dialect.tools.gguf_model import (
+    SUPPORTED_TYPES,
+    GGUFError,
+    ModelHeader,
+    check_tensors,
+    read_header,
+)
+
+
+class Writer:
+    """One func.func body in tg's custom form; `op` returns the new SSA name."""
+
+    def __init__(self) -> None:
+        self.args: list[tuple[str, str, str]] = []
+        self.lines: list[str] = []
+
+    def arg(self, name: str, t: str, attrs: str = "") -> str:
+        self.args.append((name, t, attrs))
+        return f"%{name}"
+
+    def op(self, result: str, text: str) -> str:
+        self.lines.append(f"  %{result} = {text}")
+        return f"%{result}"
+
+    def func(self, name: str, results: list[tuple[str, str]]) -> str:
+        args = ",\n    ".join(
+            f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in self.args
+        )
+        types = ", ".join(t for _, t in results)
+        values = ", ".join(v for v, _ in results)
+        body = "\n".join(self.lines)
+        return (
+            f"func.func @{name}(\n    {args}) -> ({types}) {{\n{body}\n"
+            f"  func.return {values} : {types}\n}}\n"
+        )
+
+
+def tensor(*shape: int, elt: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
+
+
+def weight_types(h: ModelHeader, layers: int) -> set[str]:
+    """The GGML types of the 2-D weights the step reads."""
+    names = [n for n in h.tensors if n.startswith("blk.") and int(n.split(".")[1]) < layers]
+    names += ["token_embd.weight", "output.weight"]
+    return {h.tensors[n].type for n in names if n in h.tensors and len(h.tensors[n].shape) == 2}
+
+
+def program_dtype(types: set[str]) -> str:
+    if types == {"F16"}:
+        return "f16"
+    if types == {"BF16"}:
+        return "bf16"
+    return "f32"
+
+
+def step_program(h: ModelHeader, t: int, cache: int, layers: int, elt: str, name: str) -> str:
+    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache."""
+    ten = lambda *s: tensor(*s, elt=elt)  # noqa: E731
+    d, hd, nh, nkv = h.d, h.head_dim, h.heads, h.kv_heads
+    w = Writer()
+
+    def weight(gname: str, shape: tuple[int, ...], layout: str) -> str:
+        return w.arg(gname, ten(*shape), f'gguf.tensor = "{gname}", gguf.layout = "{layout}"')
+
+    def norm_weight(gname: str, width: int) -> str:
+        return w.arg(gname, ten(1, width), f'gguf.tensor = "{gname}", gguf.layout = "rows"')
+
+    ids_t, pos_t = tensor(t, elt="i32"), tensor(1, elt="i32")
+    ids = w.arg("ids", ids_t)
+    pos = w.arg("pos", pos_t)
+    rope_attrs = f"gguf.rope_freq_base = {h.rope_base:.8e} : f64"
+    if "rope_freqs.weight" in h.tensors:
+        rope_attrs += ', gguf.rope_freqs = "rope_freqs.weight"'
+    cs = ten(t, hd // 2)
+    cos = w.arg("cos", cs, f'gguf.rope = "cos", {rope_attrs}')
+    sin = w.arg("sin", cs, f'gguf.rope = "sin", {rope_attrs}')
+    table = weight("token_embd.weight", (h.vocab, d), "rows")
+    act, qt, kt = ten(t, d), ten(t, nh * hd), ten(t, nkv * hd)
+    ct = ten(cache, nkv * hd)
+    x = w.op("x", f"tg.gather_rows {table}, {ids} : ({ten(h.vocab, d)}, {ids_t}) -> {act}")
+    eps = f"{h.eps:.6e}"
+    caches: list[tuple[str, str]] = []
+
+    def mm(r: str, a: str, b: str, at: str, k: int, n: int) -> str:
+        return w.op(r, f"tg.matmul {a}, {b} : ({at}, {ten(k, n)}) -> {ten(t, n)}")
+
+    for i in range(layers):
+        b, p = f"blk.{i}.", f"l{i}_"
+        attn_norm = norm_weight(b + "attn_norm.weight", d)
+        wq = weight(b + "attn_q.weight", (d, nh * hd), "kn")
+        wk = weight(b + "attn_k.weight", (d, nkv * hd), "kn")
+        wv = weight(b + "attn_v.weight", (d, nkv * hd), "kn")
+        wo = weight(b + "attn_output.weight", (nh * hd, d), "kn")
+        ffn_norm = norm_weight(b + "ffn_norm.weight", d)
+        wg = weight(b + "ffn_gate.weight", (d, h.ffn), "kn")
+        wu = weight(b + "ffn_up.weight", (d, h.ffn), "kn")
+        wd = weight(b + "ffn_down.weight", (h.ffn, d), "kn")
+        kc0 = w.arg(f"{p}k_cache", ct)
+        vc0 = w.arg(f"{p}v_cache", ct)
+        hn = w.op(
+            f"{p}h", f"tg.rms_norm {x}, {attn_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}"
+        )
+        q = mm(f"{p}q", hn, wq, act, d, nh * hd)
+        k = mm(f"{p}k", hn, wk, act, d, nkv * hd)
+        v = mm(f"{p}v", hn, wv, act, d, nkv * hd)
+        if h.qk_norm:
+            qn = norm_weight(b + "attn_q_norm.weight", hd)
+            kn = norm_weight(b + "attn_k_norm.weight", hd)
+            q = w.op(
+                f"{p}qn",
+                f"tg.rms_norm {q}, {qn} eps {eps} width {hd} : ({qt}, {ten(1, hd)}) -> {qt}",
+            )
+            k = w.op(
+                f"{p}kn",
+                f"tg.rms_norm {k}, {kn} eps {eps} width {hd} : ({kt}, {ten(1, hd)}) -> {kt}",
+            )
+        rope = f'head_dim {hd} style "{h.rope_style}"'
+        q = w.op(f"{p}qr", f"tg.rope {q}, {cos}, {sin} {rope} : ({qt}, {cs}, {cs}) -> {qt}")
+        k = w.op(f"{p}kr", f"tg.rope {k}, {cos}, {sin} {rope} : ({kt}, {cs}, {cs}) -> {kt}")
+        kc = w.op(f"{p}kc", f"tg.set_rows {kc0}, {k}, {pos} : ({ct}, {kt}, {pos_t}) -> {ct}")
+        vc = w.op(f"{p}vc", f"tg.set_rows {vc0}, {v}, {pos} : ({ct}, {kt}, {pos_t}) -> {ct}")
+        attn = (
+            f"heads {nh} kv_heads {nkv} head_dim {hd} causal true "
+            f"scale {1 / math.sqrt(hd):.8e}"
+        )
+        a = w.op(
+            f"{p}attn",
+            f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pos_t}) -> {qt}",
+        )
+        o = mm(f"{p}o", a, wo, qt, nh * hd, d)
+        h2 = w.op(f"{p}h2", f"tg.add {x}, {o} : ({act}, {act}) -> {act}")
+        n2 = w.op(
+            f"{p}n2", f"tg.rms_norm {h2}, {ffn_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}"
+        )
+        ft = ten(t, h.ffn)
+        g = mm(f"{p}gate", n2, wg, act, d, h.ffn)
+        u = mm(f"{p}up", n2, wu, act, d, h.ffn)
+        s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+        dn = mm(f"{p}down", s, wd, ft, h.ffn, d)
+        x = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
+        caches += [(kc, ct), (vc, ct)]
+    final_norm = norm_weight("output_norm.weight", d)
+    n = w.op("final", f"tg.rms_norm {x}, {final_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}")
+    if h.tied:  # the LM head reuses the embedding table, transposed
+        head = w.arg(
+            "output.weight",
+            ten(d, h.vocab),
+            'gguf.tensor = "token_embd.weight", gguf.layout = "kn"',
+        )
+    else:
+        head = weight("output.weight", (d, h.vocab), "kn")
+    logits = mm("logits", n, head, act, d, h.vocab)
+    token = w.op("token", f"tg.argmax {logits} : ({ten(t, h.vocab)}) -> {ids_t}")
+    return w.func(name, [(token, ids_t), *caches])
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
+    parser.add_argument("model", help="a GGUF file (llama or qwen3 architecture)")
+    parser.add_argument("--step", choices=("decode", "prefill"), required=True)
+    parser.add_argument("--tokens", type=int, help="tokens of the step (decode 1, prefill 8)")
+    parser.add_argument(
+        "--cache", type=int, help="rows of the KV cache (default min(256, context_length))"
+    )
+    parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
+    parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
+    parser.add_argument(
+        "--dequantize",
+        action="store_true",
+        help="import Q8_0 weights dequantized to f32 (exact; twice the bytes of bf16)",
+    )
+    parser.add_argument("-o", "--output", required=True, help="the .mlir file to write")
+    return parser.parse_args(argv)
+
+
+def import_model(args: argparse.Namespace) -> str:
+    _, h = read_header(args.model)
+    layers = h.layers if args.layers is None else args.layers
+    if not 1 <= layers <= h.layers:
+        raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
+    check_tensors(h, layers)
+    types = weight_types(h, layers)
+    if "Q8_0" in types and not args.dequantize:
+        raise GGUFError(
+            "the weights are Q8_0; tg declares them (tg.matmul_q8_0, docs/tg.md) and the "
+            "reference computes them, but the passes do not lower them yet (no section form, "
+            "no cost or target datatype for Q8_0). Pass --dequantize to import them as f32"
+        )
+    elt = args.dtype or program_dtype(types)
+    t = args.tokens or (1 if args.step == "decode" else 8)
+    cache = args.cache or min(256, h.context)
+    if t <= 0 or cache < t:
+        raise GGUFError(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
+    name = f"{h.arch}_{args.step}"
+    header = (
+        f"// Imported by spatial-import from {Path(args.model).name}: {h.arch}, "
+        f"{layers}/{h.layers} layer(s), d={h.d}, {args.step} of {t} token(s) over a "
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
+    )
+    return header + step_program(h, t, cache, layers, elt, name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code in (0, None) else 2
+    try:
+        text = import_model(args)
+        Path(args.output).write_text(text)
+    except GGUFError as e:
+        print(f"spatial-import: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"spatial-import: error: cannot write '{args.output}': {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+__all__ = ["main", "step_program", "SUPPORTED_TYPES"]
+
+if __name__ == "__main__":
+    sys.exit(main())

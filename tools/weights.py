@@ -1,0 +1,85 @@
+"""`spatial-run --weights MODEL.gguf`: a checkpoint's tensors as the inputs of a program that
+spatial-import wrote.
+
+Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: transposed from
+ggml's out x in; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
+dequantized exactly first). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
+run's `pos`: row i, column j holds cos / sin of (pos + i) * base^(-2j/D) (divided by
+rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos, the caches)
+stay as drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr
+
+from spatial_dialect.tools.gguf_model import GGUFError, read_header, tensor_array
+from spatial_dialect.tools.reference import EvaluationError, input_names, value_type
+
+
+class WeightsError(EvaluationError):
+    """The checkpoint does not fit the program (spatial-run reports it as one error line)."""
+
+
+def _attrs(fn: func.FuncOp, i: int) -> dict[str, object]:
+    if fn.arg_attrs is None:
+        return {}
+    d = fn.arg_attrs.data[i]
+    return dict(d.data) if isinstance(d, DictionaryAttr) else {}
+
+
+def _str(v: object) -> str:
+    return v.data if isinstance(v, StringAttr) else str(v)
+
+
+def checkpoint_inputs(
+    path: str, fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The inputs of `fn` that the checkpoint at `path` provides, by argument name."""
+    try:
+        reader, header = read_header(path)
+    except GGUFError as e:
+        raise WeightsError(f"--weights: {e}") from None
+    out: dict[str, np.ndarray] = {}
+    cache: dict[str, np.ndarray] = {}
+    for i, (name, arg) in enumerate(zip(input_names(fn), fn.body.block.args, strict=True)):
+        attrs = _attrs(fn, i)
+        shape, dtype = value_type(arg)
+        if "gguf.tensor" in attrs:
+            tname = _str(attrs["gguf.tensor"])
+            info = header.tensors.get(tname)
+            if info is None:
+                raise WeightsError(f"--weights: {path} has no tensor '{tname}' (for %{name})")
+            try:
+                if tname not in cache:
+                    cache[tname] = tensor_array(reader, info)
+            except GGUFError as e:
+                raise WeightsError(f"--weights: {e}") from None
+            array = cache[tname]
+            if _str(attrs.get("gguf.layout", StringAttr("rows"))) == "kn":
+                array = array.T
+            if array.ndim == 1:
+                array = array.reshape(1, -1)
+            if array.shape != shape:
+                raise WeightsError(
+                    f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
+                    f"the function declares {shape}"
+                )
+            out[name] = np.ascontiguousarray(array.astype(np.float32).astype(dtype))
+        elif "gguf.rope" in attrs:
+            base = attrs.get("gguf.rope_freq_base")
+            base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
+            rows, half = shape
+            theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
+            if "gguf.rope_freqs" in attrs:
+                fname = _str(attrs["gguf.rope_freqs"])
+                theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
+            pos = int(np.asarray(inputs.get("pos", np.zeros(1)))[0])
+            angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
+            values = np.cos(angles) if _str(attrs["gguf.rope"]) == "cos" else np.sin(angles)
+            out[name] = values.astype(np.float32).astype(dtype)
+    return out
