@@ -178,3 +178,54 @@ class ItemSpace:
         return ItemRect(
             r0, c0, min(self.block_m, self.tiles_m - r0), min(self.block_n, self.tiles_n - c0)
         )
+
+    # ── Questions about runs of items, answered without walking them ──────────────────────────
+    # A 10^6-cubed GEMM has tens of millions of items; the verifier asks these per site, so each
+    # costs O(1) or O(edge blocks), never O(items).
+
+    def edge_items(self) -> list[int]:
+        """The items whose block is clipped (the last block row or column, where the tensor does
+        not fill it), in increasing order: every other item is a whole block_m x block_n."""
+        rows = [self.items_m - 1] if self.tiles_m % self.block_m else []
+        cols = [self.items_n - 1] if self.tiles_n % self.block_n else []
+        edge = {self.item(r, c) for r in rows for c in range(self.items_n)}
+        edge |= {self.item(r, c) for c in cols for r in range(self.items_m)}
+        return sorted(edge)
+
+    def block_bounds(self, first: int, count: int) -> tuple[int, int, int, int]:
+        """(lowest, highest block row, lowest, highest block column) of items first ..
+        first + count - 1: closed form for a run of row-major blocks and for one grid site's
+        whole deal (what place lays out); any other run is walked."""
+        last = first + count - 1
+        if self.over is None:
+            n = self.items_n
+            if first // n == last // n:
+                return first // n, last // n, first % n, last % n
+            return first // n, last // n, 0, n - 1
+        gx, gy = self.over
+        site = self.deal_of(first, count)
+        if site is not None:
+            (x, y), (rmy, rnx) = site, self.site_rounds(*site)
+            return y, y + (rmy - 1) * gy, x, x + (rnx - 1) * gx
+        coords = [self.coord(i) for i in range(first, last + 1)]
+        rows, cols = [r for r, _ in coords], [c for _, c in coords]
+        return min(rows), max(rows), min(cols), max(cols)
+
+    def deal_of(self, first: int, count: int) -> tuple[int, int] | None:
+        """The grid site (x, y) whose whole deal items first .. first + count - 1 are, if they
+        are one (each site of a placed GEMM runs exactly its grid site's blocks)."""
+        if self.over is None or count == 0:
+            return None
+        gx, gy = self.over
+        row, col = self.coord(first)
+        x, y = col % gx, row % gy
+        rmy, rnx = self.site_rounds(x, y)
+        return (x, y) if first == self.site_first(x, y) and count == rmy * rnx else None
+
+    @property
+    def shared_rounds(self) -> int:
+        """How many leading items every grid site runs in the same round order: the rm x rn
+        rounds all sites have (rounds (i, j) = divmod(t, rn)); only a site's extra row or
+        column comes after them."""
+        rm, _, rn, _ = self._even()
+        return rm * rn

@@ -11,6 +11,7 @@ no two overlap on a site, every site fits its budget, and multicast group member
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -264,7 +265,7 @@ def _check_placement(p: ProgramOp) -> None:
     mesh, work = p.one(MeshOp), p.one(WorkOp)
     assert mesh is not None and work is not None
     space = p.item_space()
-    owner: dict[int, SitesOp] = {}
+    runs: list[tuple[int, int, SitesOp]] = []  # (first item, count, range) of every site
     site_range: dict[tuple[int, int], SitesOp] = {}
     for r in p.ops_of(SitesOp):
 
@@ -279,34 +280,69 @@ def _check_placement(p: ProgramOp) -> None:
                         f"site ({x}, {y}) is in two ranges, {site_range[(x, y)].rect.text()} and {r.rect.text()}"
                     )
                 site_range[(x, y)] = r
-                for item in r.items(x, y):
-                    if not 0 <= item < space.count:
-                        raise WorkNotCovered(
-                            f"site ({x}, {y}) runs item {item}; the section has {space.count}"
-                        )
-                    if item in owner:
-                        raise WorkNotCovered(
-                            f"item {item} runs on two sites (ranges {owner[item].rect.text()} and {r.rect.text()})"
-                        )
-                    owner[item] = r
-                    rect = space.rect(item)
-                    if (rect.h, rect.w) != r.block:
-                        raise WorkNotCovered(
-                            f"site ({x}, {y}) runs item {item}, a {rect.h}x{rect.w} block, in a range of {r.block[0]}x{r.block[1]} blocks"
-                        )
+                first = r.first_item(x, y)
+                if first < 0 or first + r.count > space.count:
+                    bad = first if first < 0 else first + r.count - 1
+                    raise WorkNotCovered(
+                        f"site ({x}, {y}) runs item {bad}; the section has {space.count}"
+                    )
+                runs.append((first, r.count, r))
+
+        _at(r, check_range)
+    ordered = sorted((run for run in runs if run[1] > 0), key=lambda run: run[0])
+    for (first, n, r), (later, _, other) in zip(ordered, ordered[1:], strict=False):
+        if later < first + n:
+            _at(other, lambda a=r, b=other, i=later: _runs_twice(i, a, b))
+    _at(work, lambda: _check_runs_cover(ordered, space.count))
+    for r in p.ops_of(SitesOp):
+
+        def check_blocks(r: SitesOp = r) -> None:
+            _check_block_shapes(r, space)
             _check_bounds(p, r, space, work)
             _check_accumulation(p, r, work)
 
-        _at(r, check_range)
-
-    def check_covered() -> None:
-        if len(owner) != space.count:
-            missing = next(i for i in range(space.count) if i not in owner)
-            raise WorkNotCovered(f"item {missing} of {space.count} runs on no site")
-
-    _at(work, check_covered)
+        _at(r, check_blocks)
     for s in p.stages():
         _at(s, lambda s=s: _check_engine(s, mesh))
+
+
+def _runs_twice(item: int, first: SitesOp, second: SitesOp) -> None:
+    raise WorkNotCovered(
+        f"item {item} runs on two sites (ranges {first.rect.text()} and {second.rect.text()})"
+    )
+
+
+def _check_runs_cover(ordered: list[tuple[int, int, SitesOp]], count: int) -> None:
+    """Every item runs on a site: the sites' runs of consecutive items, sorted by their first
+    item, reach from 0 to count - 1 with no gap (one pass over the sites, not the items)."""
+    expected = 0
+    for first, n, _ in ordered:
+        if first > expected:
+            break
+        expected = max(expected, first + n)
+    if expected != count:
+        raise WorkNotCovered(f"item {expected} of {count} runs on no site")
+
+
+def _check_block_shapes(r: SitesOp, space: ItemSpace) -> None:
+    """Every item of the range has the range's block: a whole block unless it is one of the
+    clipped edge items, which are checked one by one (O(edge blocks), not O(items))."""
+    edges = space.edge_items()
+    whole = (space.block_m, space.block_n)
+    for x, y in r.rect.sites():
+        first = r.first_item(x, y)
+        lo, hi = bisect_left(edges, first), bisect_left(edges, first + r.count)
+        for item in edges[lo:hi]:
+            rect = space.rect(item)
+            if (rect.h, rect.w) != r.block:
+                raise WorkNotCovered(
+                    f"site ({x}, {y}) runs item {item}, a {rect.h}x{rect.w} block, in a range of {r.block[0]}x{r.block[1]} blocks"
+                )
+        if r.count > hi - lo and whole != r.block:
+            item = next(i for i in range(first, first + r.count) if i not in set(edges[lo:hi]))
+            raise WorkNotCovered(
+                f"site ({x}, {y}) runs item {item}, a {whole[0]}x{whole[1]} block, in a range of {r.block[0]}x{r.block[1]} blocks"
+            )
 
 
 def _check_engine(s: StageOp, mesh: MeshOp) -> None:
@@ -323,18 +359,31 @@ def _check_engine(s: StageOp, mesh: MeshOp) -> None:
 
 def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> None:
     """No iteration of a load or store leaves its tensor (a wrong stride is a wrong answer)."""
-    rects = [space.rect(i) for x, y in r.rect.sites() for i in r.items(x, y)]
+    if r.count == 0:
+        return
+    bounds = [space.block_bounds(r.first_item(x, y), r.count) for x, y in r.rect.sites()]
     b = r.bindings(work.k_block)
     ranges = {
-        "r0": (min(q.r0 for q in rects), max(q.r0 for q in rects)),
-        "c0": (min(q.c0 for q in rects), max(q.c0 for q in rects)),
+        "r0": (
+            min(q[0] for q in bounds) * space.block_m,
+            max(q[1] for q in bounds) * space.block_m,
+        ),
+        "c0": (
+            min(q[2] for q in bounds) * space.block_n,
+            max(q[3] for q in bounds) * space.block_n,
+        ),
         "k0": (0, work.k_tiles - work.k_block),
         "ti": (0, b["h"] - b["sh"]),
         "tj": (0, b["w"] - b["sw"]),
         "u": (0, b["sh"] - 1),
         "v": (0, b["sw"] - 1),
     }
-    origins = sorted({(q.r0, q.c0) for q in rects})
+
+    def origins() -> list[tuple[int, int]]:
+        # Only a grouped operand (a floordiv or mod of the origin) needs them, item by item.
+        rects = (space.rect(i) for x, y in r.rect.sites() for i in r.items(x, y))
+        return sorted({(q.r0, q.c0) for q in rects})
+
     for s in p.stages():
         if not isinstance(s, LoadOp | StoreOp):
             continue
@@ -344,7 +393,7 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
         boxes = (
             [ranges]
             if s.access.linear()
-            else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins]
+            else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins()]
         )
         tm, tn = t.tiles
         for box in boxes:
@@ -398,14 +447,27 @@ def _check_group_family(p: ProgramOp, g: GroupOp) -> None:
         rect = space.rect(item)
         return tuple(rect.r0 if v == "r0" else rect.c0 for v in used)
 
+    def agreed(sent: range, items: range) -> int:
+        """How many leading items are known to agree without looking: two whole grid-site
+        deals in one grid row (for r0) or column (for c0) walk their shared rounds alike."""
+        a = space.deal_of(sent.start, len(sent))
+        b = space.deal_of(items.start, len(items))
+        if a is None or b is None:
+            return 0
+        if ("r0" in used and a[1] != b[1]) or ("c0" in used and a[0] != b[0]):
+            return 0
+        return min(len(items), space.shared_rounds)
+
     for sender, members in g.groups():
         sent = ranges[sender].items(*sender)
-        blocks = [block(i) for i in sent]
         for site in members:
             items = ranges[site].items(*site)
             if len(items) > len(sent):
                 raise GroupMemberMismatch(name, "items run", site, len(items), sender, len(sent))
-            for t, item in enumerate(items):
+            start = agreed(sent, items)
+            blocks = {t: block(sent[t]) for t in range(start, len(items))}
+            for t in range(start, len(items)):
+                item = items[t]
                 if block(item) != blocks[t]:
                     raise GroupMemberMismatch(
                         name,
