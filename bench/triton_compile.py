@@ -32,7 +32,9 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 if "TRITON_CACHE_DIR" not in os.environ:  # cold compiles: the times are what a fresh machine pays
     import tempfile
 
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton-cache-")  # Triton 3.9's default, without its warning
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(
+        prefix="triton-cache-"
+    )  # Triton 3.9's default, without its warning
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +58,9 @@ def sized(path: Path, target: str):
     for dialect in (builtin.Builtin, func.Func, arith.Arith, TG, SP):
         ctx.load_dialect(dialect)
     module = Parser(ctx, path.read_text()).parse_module()
-    PassPipeline.parse_spec(get_all_passes(), f"spatial-pipeline{{target={target}}}").apply(ctx, module)
+    PassPipeline.parse_spec(get_all_passes(), f"spatial-pipeline{{target={target}}}").apply(
+        ctx, module
+    )
     return module
 
 
@@ -94,7 +98,10 @@ def registers(compiled) -> int | None:
         path = Path(d) / "k.cubin"
         path.write_bytes(cubin)
         proc = subprocess.run(
-            [str(tool), "--dump-resource-usage", str(path)], capture_output=True, text=True, check=False
+            [str(tool), "--dump-resource-usage", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
     found = re.search(r"REG:(\d+)", proc.stdout)
     return int(found.group(1)) if found else None
@@ -105,8 +112,8 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from spatial_dialect.passes.analysis import recorded_target, site_bytes
     from spatial_dialect import sp
+    from spatial_dialect.passes.analysis import recorded_target, site_bytes
     from spatial_dialect.tools.emit.triton import emit_module
     from spatial_dialect.tools.run_triton import load_emitted
 
@@ -119,7 +126,9 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
     gpu = GPUTarget("cuda", ARCH[target], 32)
     for s in emitted.sections:
         fn = getattr(mod, f"{s.fn}_kernel")
-        signature = {s.arg(t.sym_name.data): TRITON_TYPES[s.elt(t.sym_name.data)] for t in s.tensors}
+        signature = {
+            s.arg(t.sym_name.data): TRITON_TYPES[s.elt(t.sym_name.data)] for t in s.tensors
+        }
         signature.update(SITES="*i32", ITEMS="*i32")
         start = time.perf_counter()
         compiled = triton.compile(
@@ -153,19 +162,27 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--target", default=None, help="rtx3060, h100 or h200 (default: h100; --smoke: all three)")
+    ap.add_argument(
+        "--target", default=None, help="rtx3060, h100 or h200 (default: h100; --smoke: all three)"
+    )
     ap.add_argument("--smoke", action="store_true", help="the tiny decode step only (CI)")
     ap.add_argument("--json", type=Path, help="write the rows as JSON")
     args = ap.parse_args(argv)
-    files = args.files or [ROOT / "examples" / ("tiny_decode.mlir" if args.smoke else "llama3_8b_decode.mlir")]
+    files = args.files or [
+        ROOT / "examples" / ("tiny_decode.mlir" if args.smoke else "llama3_8b_decode.mlir")
+    ]
     targets = [args.target] if args.target else (["rtx3060", "h100"] if args.smoke else ["h100"])
     everything = []
     bad = 0
     for path in files:
         for target in targets:
             rows, total = compile_program(path, target)
-            print(f"{path.name} on {target} (sm_{ARCH[target]}): {len(rows)} kernels compiled in {total:.1f} s")
-            print(f"  {'section':18s} {'kind':10s} {'shared':>8s} {'regs':>5s} {'ours':>8s} {'budget':>8s} fits")
+            print(
+                f"{path.name} on {target} (sm_{ARCH[target]}): {len(rows)} kernels compiled in {total:.1f} s"
+            )
+            print(
+                f"  {'section':18s} {'kind':10s} {'shared':>8s} {'regs':>5s} {'ours':>8s} {'budget':>8s} fits"
+            )
             for r in rows:
                 regs = "-" if r["regs"] is None else str(r["regs"])
                 print(
@@ -174,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                     + (f"  ({r['why']})" if r["why"] else "")
                 )
                 bad += not r["fits"]
-            everything.append({"file": path.name, "target": target, "seconds": total, "kernels": rows})
+            everything.append(
+                {"file": path.name, "target": target, "seconds": total, "kernels": rows}
+            )
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1))
     return 1 if bad else 0

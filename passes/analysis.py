@@ -16,6 +16,7 @@ A section's kind is recorded on it by link (`program.kind`); no pass asks its st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,9 +89,18 @@ def parse_grid(text: str) -> tuple[int, int]:
 
 
 _UNITS = {
-    "": 1, "B": 1,
-    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
-    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50,
+    "": 1,
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "PB": 10**15,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
+    "PIB": 2**50,
 }
 
 
@@ -100,8 +110,9 @@ def parse_bytes(text: str | int, option: str) -> int:
         value = text
     else:
         s = str(text).strip().replace("_", "")
-        number = s.rstrip("KMGTPiBkmgtpib")
-        unit = s[len(number) :].upper()
+        # A number, then a unit of letters (not str.rstrip with a set: that reads as a suffix).
+        split = re.fullmatch(r"([0-9.eE+-]*?)\s*([A-Za-z]*)", s)
+        number, unit = (split.group(1), split.group(2).upper()) if split else (s, "?")
         try:
             value = int(float(number) * _UNITS[unit]) if unit in _UNITS else -1
         except ValueError:

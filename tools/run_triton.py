@@ -92,9 +92,8 @@ def _interpreting() -> bool:
     """Whether triton was imported in interpreter mode: the mode is fixed when triton.language
     is first imported (its library functions are @jit), so a process that already imported it
     for compiling runs the interpreter in a child process instead."""
-    from triton.runtime.interpreter import InterpretedFunction
-
     import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
 
     return isinstance(tl.zeros, InterpretedFunction)
 
@@ -106,13 +105,28 @@ def _run_child(emitted: Emitted, inputs: list[np.ndarray]) -> list[np.ndarray]:
     path.write_text(emitted.source)
     feed = {}
     for n, a in zip(emitted.inputs, inputs, strict=True):
-        feed[n] = a.astype(np.float32) if a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16) else a
+        feed[n] = (
+            a.astype(np.float32)
+            if a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16)
+            else a
+        )
     np.savez(Path(folder) / "in.npz", **feed)
     env = dict(os.environ, TRITON_INTERPRET="1")
     proc = subprocess.run(
-        [sys.executable, str(path), "--inputs", str(Path(folder) / "in.npz"), "--out",
-         str(Path(folder) / "out.npz"), "--device", "cpu"],
-        capture_output=True, text=True, env=env, check=False,
+        [
+            sys.executable,
+            str(path),
+            "--inputs",
+            str(Path(folder) / "in.npz"),
+            "--out",
+            str(Path(folder) / "out.npz"),
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()
@@ -125,7 +139,9 @@ def _run_child(emitted: Emitted, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return outs
 
 
-def _run(module: ModuleOp, inputs: list[np.ndarray], device: str, interpret: bool) -> list[np.ndarray]:
+def _run(
+    module: ModuleOp, inputs: list[np.ndarray], device: str, interpret: bool
+) -> list[np.ndarray]:
     emitted = emit_module(module)
     with _interpret(interpret):
         torch = _require()

@@ -157,9 +157,8 @@ def explain_option_error(spec: str, available, err: ValueError) -> str:
                 m = _INCOMPATIBLE.match(str(e).strip())
                 expected = m.group(2) if m else "another type"
                 shown = " ".join(str(v) for v in value)
-                return (
-                    f"{pass_spec.name}: option {option} expects {expected}, got {shown!r}"
-                    + (" (quote text values: option=\"...\")" if "str" in expected else "")
+                return f"{pass_spec.name}: option {option} expects {expected}, got {shown!r}" + (
+                    ' (quote text values: option="...")' if "str" in expected else ""
                 )
     return message
 
@@ -391,7 +390,7 @@ class SpatialOptMain(xDSLOptMain):
                 ok = False
             else:
                 unmatched.remove(hit)
-        for line, _, rendering in unmatched:
+        for _, _, rendering in unmatched:
             print(f"{name}: error: unexpected diagnostic:\n{rendering}", file=sys.stderr)
             ok = False
         return ok

@@ -62,13 +62,13 @@ from spatial_dialect.tools.backends import (
     BackendUnavailable,
     backend_runner,
 )
+from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
 from spatial_dialect.tools.diagnostics import (
     capture_diagnostic_ops,
     format_diagnostic,
     format_parse_error,
     parse_source,
 )
-from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
 from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
 from spatial_dialect.tools.reference import (
     EvaluationError,
@@ -138,7 +138,9 @@ def simulator_bytes(module: ModuleOp, target: Target) -> int:
     8 bytes an element (its tiles padded), and every site's local memory."""
     from spatial_dialect.passes.analysis import dram_layout
 
-    tensors = sum(8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target))
+    tensors = sum(
+        8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target)
+    )
     mesh = max(
         (p.one(MeshOp) for p in module.walk() if isinstance(p, ProgramOp) and p.one(MeshOp)),
         key=lambda m: m.local_mem,
@@ -444,7 +446,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spatial-run: backend unavailable: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
-        print(f"spatial-run: error: cannot parse {args.file}:\n{format_parse_error(e)}", file=sys.stderr)
+        print(
+            f"spatial-run: error: cannot parse {args.file}:\n{format_parse_error(e)}",
+            file=sys.stderr,
+        )
         return 1
     except DiagnosticException as e:  # the verifier of tg
         print(format_diagnostic(e, _sources(args), "spatial-run"), file=sys.stderr)
