@@ -273,9 +273,46 @@ def test_gemm_2048_prints_with_its_sub_blocks():
     assert "sub_rows_dfb" in proc.stdout and "(r_blk @ a_blk)" in proc.stdout
 
 
+@needs_sim
+@pytest.mark.parametrize(
+    "program, marks",
+    [
+        # the decode's rope @qr: 2 sub-blocks of 1x4 per 1x8 block (a column selector)
+        ("rope_subs.mlir", ["sub_cols_dfb", "part = full @ c_blk"]),
+        # the prefill's rms_apply @h: 4 sub-blocks of 1x4 per 2x8 block (both selectors)
+        ("rms_subs.mlir", ["sub_rows_dfb", "sub_cols_dfb", "part = (r_blk @ full) @ c_blk"]),
+    ],
+)
+def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks):
+    """A rope or map with several sub-blocks per block computes the whole block and pushes one
+    slice per sub-block through the one-hot selectors (docs/backend-ttlang.md#sub-blocks)."""
+    from spatial_dialect.tools.spatial_run import main
+
+    path = ROOT / "test/ttlang/Inputs" / program
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spatial_dialect.tools.spatial_opt",
+            str(path),
+            "-p",
+            "spatial-pipeline{target=wormhole_n150}",
+            "-t",
+            "ttlang",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for mark in marks:
+        assert mark in proc.stdout
+    assert main([str(path), "--target", "wormhole_n150", "--backend", "tt-lang-sim"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
+
+
 def test_an_unemitted_section_is_refused_by_name_in_one_line():
-    """The Llama-3 decode layer stops at its rope (@qr): 2 sub-blocks of 1x4 per 1x8 block,
-    and a rope is not a product whose operands a selector could cut."""
+    """The Llama-3 decode layer prints its norms, GEMMs, ropes (several sub-blocks) and KV
+    writes, and stops at its attention (@attn): a query page holding 2 heads."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -291,7 +328,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
         text=True,
     )
     assert proc.returncode == 1
-    assert "error: -t ttlang: section @qr" in proc.stderr and "sub-blocks" in proc.stderr
+    assert "error: -t ttlang: section @attn" in proc.stderr and "2 heads" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
 

@@ -161,16 +161,23 @@ class OperationWriter:
                     "is not emitted (compile with format=bf16)",
                 )
         gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
+        # a map, a whole row_reduce or a rope computes the whole block and pushes one slice per
+        # sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see sub_compute)
+        sliced = all(
+            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp)
+            or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
+            for st in self.stages
+        )
         for r in self.ranges:
             b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and not gemm:
+            if b["subs"] != 1 and not gemm and not sliced:
                 raise TTLangUnsupported(
                     self.name,
                     f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
                     f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
                     "block: TT-Lang blocks are whole units (no sub-block view of a block); "
-                    "a GEMM selects its sub-blocks with one-hot matmuls, but this stage's "
-                    "inputs are not a product's operands (docs/backend-ttlang.md#sub-blocks)",
+                    "a GEMM, map, whole row_reduce or rope selects its sub-blocks with one-hot "
+                    "matmuls, this stage has no such form here (docs/backend-ttlang.md#sub-blocks)",
                 )
         self._check_memory_map()
         # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
@@ -317,6 +324,51 @@ class OperationWriter:
         out.depth += 1
         out(f"for tj in range(0, {b['w']}, {b['sw']}):")
         out.depth += 1
+
+    def sub_compute(self, r: sp.SitesOp) -> bool:
+        """A range of a map / whole row_reduce / rope whose block holds several sub-blocks."""
+        return self.ranges.index(r) in self.sub_pages and not any(
+            isinstance(m, sp.MatmulTilesOp) for m in self.stages
+        )
+
+    def emit_sub_selectors(self, out: Lines, r: sp.SitesOp) -> None:
+        """The selectors of the current sub-block (ti, tj), one copy per selector DFB."""
+        rows, cols = self.sub_pages[self.ranges.index(r)]
+        if rows is not None:
+            self._selector_copy(
+                out, self.sub_dfb(0, rows), f"{self.eye}[ti:ti + {rows[0]}, 0:{rows[1]}]"
+            )
+        if cols is not None:
+            self._selector_copy(
+                out, self.sub_dfb(1, cols), f"{self.eye}[0:{cols[0]}, tj:tj + {cols[1]}]"
+            )
+
+    def _selector_copy(self, out: Lines, dfb: str | None, view: str) -> None:
+        out(f"with {dfb}.reserve() as blk:")
+        with out.indent():
+            out(f"tx = ttl.copy({view}, blk)")
+            out("tx.wait()")
+
+    def emit_sub_slices(self, out: Lines, r: sp.SitesOp, b: dict, full: str, o: str) -> None:
+        """Compute side of a sub-blocked map/row_reduce/rope: the whole block's result `full`
+        ([h, w]) pushed as one [sh, sw] slice per sub-block, R_ti @ full @ C_tj (one-hot f32
+        selectors: exact), in sp's row-major order."""
+        rows, cols = self.sub_pages[self.ranges.index(r)]
+        rsel, csel = self.sub_dfb(0, rows), self.sub_dfb(1, cols)
+        self.sub_loops(out, b)
+        waits = [f"{d}.wait() as {n}" for d, n in ((rsel, "r_blk"), (csel, "c_blk")) if d]
+        expr = full
+        if rsel:
+            expr = f"r_blk @ {expr}"
+        if csel:
+            expr = f"{expr} @ c_blk" if not rsel else f"({expr}) @ c_blk"
+        out(f"with {', '.join(waits)}:")
+        with out.indent():
+            out(f"part = {expr}")
+        out(f"with {o}.reserve() as o_blk:")
+        with out.indent():
+            out("o_blk.store(part)")
+        out.depth -= 2
 
     def emit_selector_reads(self, out: Lines, r: sp.SitesOp, b: dict) -> None:
         """After A's page: the selectors of each sub-block, in the compute's order."""
@@ -528,7 +580,17 @@ class OperationWriter:
             "v": f"range({b['sw']})",
         }
         opened = 0
+        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
+            if used & {"k0", "u", "v"}:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"{s.stage_name()}: a sub-block store indexed by {sorted(used)} (expected ti, tj)",
+                )
+            self.sub_loops(out, b)
+            opened = 2
         for v in LOOP_NAMES[2:]:
+            if opened == 2 and v in ("ti", "tj"):
+                continue
             if v in used and ranges[v] is not None:
                 out(f"for {v} in {ranges[v]}:")
                 out.depth += 1
@@ -537,6 +599,10 @@ class OperationWriter:
         eh, ew = s.access.extent.resolve(b)
         tensor = _tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"
+        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
+            # the selectors of each sub-block, read just before that sub-block's store: the
+            # compute pops them in the same order, so neither kernel waits on the other's FIFO
+            self.emit_sub_selectors(out, r)
         if isinstance(s, sp.LoadOp):
             dfb = self.dfb(sp.buffer_of(s.dst), r)
             out(f"with {dfb}.reserve() as blk:")

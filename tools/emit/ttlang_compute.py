@@ -139,12 +139,32 @@ def _withs(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, list[s
     parts = [
         f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
     ]
-    parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
+    if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice (_store)
+        parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
     return "with " + ", ".join(parts) + ":", names
 
 
+def _block(sec: OperationWriter, s: sp.StageOp, r: sp.SitesOp, b: dict) -> tuple[int, int]:
+    """The shape the stage computes in: the output page, or the whole block when the output
+    page is one of several sub-blocks."""
+    if sec.sub_compute(r):
+        return b["h"], b["w"]
+    return _page(s, s.out, b)
+
+
+def _store(
+    sec: OperationWriter, out: Lines, expr: str, s: sp.StageOp, r: sp.SitesOp, b: dict
+) -> None:
+    """Push the block's result: whole, or one [sh, sw] slice per sub-block (R_ti @ f @ C_tj)."""
+    if not sec.sub_compute(r):
+        out(f"o_blk.store({expr})")
+        return
+    out(f"full = {expr}")
+    sec.emit_sub_slices(out, r, b, "full", sec.dfb(sp.buffer_of(s.out), r))
+
+
 def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
-    oh, ow = _page(s, s.out, b)
+    oh, ow = _block(sec, s, r, b)
     shape = f"({oh}, {ow})"
     head, names = _withs(sec, list(s.ins), s.out, r)
     args = []
@@ -176,7 +196,7 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
         else:  # rms_apply: (x [+ residual]) * stats[:, 0] * weight
             x = args[0] if len(args) == 3 else f"({args[0]} + {args[1]})"
             expr = f"{x} * {args[-2]} * {args[-1]}"
-        out(f"o_blk.store({expr})")
+        _store(sec, out, expr, s, r, b)
 
 
 def _emit_row_reduce(
@@ -188,12 +208,11 @@ def _emit_row_reduce(
         _emit_rms_blocked(sec, out, s, r, b)
         return
     h, w = _page(s, ins[0], b)
-    oh, ow = _page(s, s.out, b)
+    oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise _unsupported(
             sec.name,
-            f"sp.row_reduce {kind}: output pages {oh}x{ow} differ from the {h}x{w} block "
-            "(several sub-blocks per block)",
+            f"sp.row_reduce {kind}: output block {oh}x{ow} differs from the {h}x{w} input page",
         )
     if s.width != s.cols and s.width != w * TILE:
         raise _unsupported(
@@ -214,9 +233,14 @@ def _emit_row_reduce(
             wgt = names[-1]
             out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={col})")
             out(f"inv = ttl.math.rsqrt(ss / {_fill(float(s.width), col)} + {_fill(eps, col)})")
-            out(
-                f"o_blk.store(xv * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
-                f"ttl.block.broadcast({wgt}, dims=[0], shape={full}))"
+            _store(
+                sec,
+                out,
+                f"xv * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
+                f"ttl.block.broadcast({wgt}, dims=[0], shape={full})",
+                s,
+                r,
+                b,
             )
         elif kind == "layer_norm":
             x, wgt, bias = names
@@ -225,27 +249,32 @@ def _emit_row_reduce(
             out(f"c = {x} - ttl.block.broadcast(mean, dims=[-1], shape={full})")
             out(f"var = ttl.math.reduce_sum(c * c, dims=[-1], shape={col}) / {n}")
             out(f"inv = ttl.math.rsqrt(var + {_fill(eps, col)})")
-            out(
-                f"o_blk.store(c * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
+            _store(
+                sec,
+                out,
+                f"c * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
                 f"ttl.block.broadcast({wgt}, dims=[0], shape={full}) + "
-                f"ttl.block.broadcast({bias}, dims=[0], shape={full}))"
+                f"ttl.block.broadcast({bias}, dims=[0], shape={full})",
+                s,
+                r,
+                b,
             )
         else:  # softmax
             x = names[0]
             out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={col})")
             out(f"e = ttl.math.exp({x} - ttl.block.broadcast(peak, dims=[-1], shape={full}))")
             out(f"total = ttl.math.reduce_sum(e, dims=[-1], shape={col})")
-            out(f"o_blk.store(e / ttl.block.broadcast(total, dims=[-1], shape={full}))")
+            _store(sec, out, f"e / ttl.block.broadcast(total, dims=[-1], shape={full})", s, r, b)
 
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
     x_v, cos_v, sin_v = list(s.ins)
     h, w = _page(s, x_v, b)
     ch, cw = _page(s, cos_v, b)
-    oh, ow = _page(s, s.out, b)
+    oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise _unsupported(
-            sec.name, f"sp.rope: output pages {oh}x{ow} differ from the {h}x{w} block"
+            sec.name, f"sp.rope: output block {oh}x{ow} differs from the {h}x{w} input page"
         )
     consts = rope_constants(sec, s)
     head, names = _withs(sec, [x_v, cos_v, sin_v], s.out, r)
@@ -255,7 +284,7 @@ def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b:
         x, c, si = names
         out(f"c_full = {c} @ {dn}_blk")
         out(f"s_full = {si} @ {dn}_blk")
-        out(f"o_blk.store({x} * c_full + ({x} @ {pn}_blk) * s_full)")
+        _store(sec, out, f"{x} * c_full + ({x} @ {pn}_blk) * s_full", s, r, b)
 
 
 def _emit_rms_blocked(
