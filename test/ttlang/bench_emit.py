@@ -23,7 +23,7 @@ def main() -> None:
 
     from spatial_dialect import sp
     from spatial_dialect.passes import get_all_passes
-    from spatial_dialect.tools.emit.ttlang import Lines, Section, TTLangUnsupported
+    from spatial_dialect.tools.emit.ttlang import Lines, OperationWriter, TTLangUnsupported
     from spatial_dialect.tools.spatial_run import make_context, parse_module
 
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 32
@@ -37,7 +37,7 @@ def main() -> None:
     t0 = time.perf_counter()
     for i, p in enumerate(op for op in module.walk() if isinstance(op, sp.ProgramOp)):
         try:
-            Section(p, i).emit(Lines())
+            OperationWriter(p, i).emit(Lines())
             printed += 1
         except TTLangUnsupported as e:
             key = re.sub(r"@\w+", "@T", e.what.split(" has no")[0])

@@ -26,7 +26,8 @@ from spatial_dialect import sp
 from .ttlang_prelude import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from .ttlang import Lines, OperationWriter
+    from .ttlang import OperationWriter
+    from .ttlang_prelude import Lines
 
 TILE = 32
 

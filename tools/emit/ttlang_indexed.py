@@ -32,7 +32,8 @@ from spatial_dialect.sp.attrs import format_expr
 from .ttlang_prelude import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from .ttlang import Lines, OperationWriter
+    from .ttlang import OperationWriter
+    from .ttlang_prelude import Lines
 
 TILE = 32
 BIG = 1e30

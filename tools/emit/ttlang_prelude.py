@@ -6,6 +6,29 @@ from __future__ import annotations
 from xdsl.utils.exceptions import DiagnosticException
 
 
+class Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, text: str = "") -> None:
+        self.lines.append("    " * self.depth + text if text else "")
+
+    def indent(self) -> _Indent:
+        return _Indent(self)
+
+
+class _Indent:
+    def __init__(self, lines: Lines) -> None:
+        self.l = lines
+
+    def __enter__(self) -> None:
+        self.l.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.l.depth -= 1
+
+
 class TTLangUnsupported(DiagnosticException):
     """A section (or construct) TT-Lang cannot express, named with what is missing."""
 
