@@ -170,7 +170,7 @@ class Target:
     # path (the pipeline drains before a bank is released). 0 where the chip does not declare it.
     matmul_handover_cycles: int = 0
     # Elements a site's vector unit (Tensix SFPU, an SM's FP32 lanes, a PCU's SIMD lanes) retires
-    # per cycle: the rate of every non-GEMM section's pointwise and reduction work.
+    # per cycle: the rate of every stream section's pointwise and reduction work.
     vector_lanes: int = 32
     # Device memory (DRAM) in bytes: what the program's tensors (weights, activations, caches) must
     # fit in (docs/targets.md#dram-capacity). None: not declared, nothing is checked.

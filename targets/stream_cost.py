@@ -1,7 +1,7 @@
 """The cost model of a section that is not a GEMM: a stream of tiles through one compute stage.
 
 Pure functions of (target, quantities): the quantities are what a plan moves and computes, read
-off the section's IR by the tile pass (`passes/plan_ops.py`), and the rates are the target's
+off the section's IR by the tile pass (`passes/tile/stream.py`), and the rates are the target's
 fields, as for a GEMM (cost.py):
 
 * every item's tiles come from DRAM through a movement engine and leave through one: per site,
@@ -70,7 +70,7 @@ VECTOR_OPS: dict[str, float] = {
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
 }
-"""Vector instructions per element of each kind of stage (the kinds of sp_ops)."""
+"""Vector instructions per element of each kind of stage (the compute stages of sp/compute.py)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The simulator's execution of the non-GEMM stages of sp: maps, row reductions, rope, flash
+"""The simulator's execution of the stream-section stages of sp: maps, row reductions, rope, flash
 attention, arg-max, gather and scatter.
 
 Each function here runs ONE work item of one stage instance, as the op's docstring in the sp dialect
@@ -507,4 +507,4 @@ RUNNERS: dict[type, Callable[..., Process]] = {
     GatherOp: run_gather,
     ScatterOp: run_scatter,
 }
-"""How the simulator runs one item of each non-GEMM stage of sp."""
+"""How the simulator runs one item of each stream-section stage of sp."""

@@ -3,7 +3,7 @@
 What it decides: the DRAM tensors of every section (named after the function's values, with the
 layout the prelude chose once for the whole function, and for bf16 on Tensix the storage format
 the `format` option asks for), the buffers joining the stages, the stages themselves and their
-access patterns. It decides no sizes: every shape is written with the size symbols (sp_attrs), so
+access patterns. It decides no sizes: every shape is written with the size symbols (sp/attrs.py), so
 one template serves whatever plan tile picks and whatever block a site ends up covering.
 
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,

@@ -69,7 +69,7 @@ class Candidate:
     kw: int
 
     def bindings(self) -> dict[str, int]:
-        """The size symbols of a site running this plan (sp_attrs)."""
+        """The size symbols of a site running this plan (sp/attrs.py)."""
         subs = (self.bm // self.sh) * (self.bn // self.sw)
         return {
             "h": self.bm,

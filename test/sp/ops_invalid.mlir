@@ -1,4 +1,4 @@
-// The verifiers of the non-GEMM stages (sp_ops): each chunk breaks one rule and the diagnostic
+// The verifiers of the stream-section stages (sp/compute.py): each chunk breaks one rule and the diagnostic
 // names the stage, the rule and its numbers.
 // RUN: not spatial-opt %s --split-input-file 2>&1 | filecheck %s
 

@@ -1,4 +1,4 @@
-// The stages of the non-GEMM sections (sp_ops) in their custom form: the round trip
+// The stages of the stream sections (sp/compute.py) in their custom form: the round trip
 // (custom -> generic -> custom) prints each one back unchanged.
 // RUN: %roundtrip
 // RUN: %generic_roundtrip
