@@ -27,7 +27,9 @@ def main() -> int:
     ap.add_argument("--targets", type=int, default=100)
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--limit", type=int, default=60, help="seconds per run before it is a hang")
-    ap.add_argument("--run-every", type=int, default=1, help="spatial-run every Nth compiling mutant")
+    ap.add_argument(
+        "--run-every", type=int, default=1, help="spatial-run every Nth compiling mutant"
+    )
     args = ap.parse_args()
     work = fuzzlib.workdir()
     outcomes: list[fuzzlib.Outcome] = []
@@ -47,7 +49,9 @@ def main() -> int:
         for how in ("opt", "memory-map", "run"):
             outcomes.append(fuzzlib.target_case(name, kind, text, how, work, args.limit))
     elapsed = time.time() - start
-    print(f"fuzz: seed {args.seed}, {args.programs} programs, {args.targets} targets, {elapsed:.0f} s")
+    print(
+        f"fuzz: seed {args.seed}, {args.programs} programs, {args.targets} targets, {elapsed:.0f} s"
+    )
     print()
     print("| tool | runs | clean diagnostic | success | internal error | hang | other |")
     print("|---|---|---|---|---|---|---|")

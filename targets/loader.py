@@ -176,6 +176,8 @@ def validate_ranges(t: Target, where: str) -> Target:
                     f"{MAX_TABLE_VALUE['matmul']}"
                 )
     return t
+
+
 _TABLES = ("acc_tiles", "tile_bytes", "matmul")
 _DEFAULTS: dict[str, Any] = {
     "description": "",

@@ -61,7 +61,10 @@ def check_nesting(text: str, name: str, line_offset: int = 0) -> None:
                     if len(nxt) == 2 and all(ch in "0123456789abcdefABCDEF" for ch in nxt):
                         i += 3
                         continue
-                    refuse(i, "unknown escape in a string literal (use \\n, \\t, \\\\, \\\" or two hex digits)")
+                    refuse(
+                        i,
+                        'unknown escape in a string literal (use \\n, \\t, \\\\, \\" or two hex digits)',
+                    )
                 i += 1
             if i >= n:
                 refuse(start, "string literal not closed before the end of the input")

@@ -46,7 +46,9 @@ def quantize(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return values, scales
 
 
-def matmul_q8_0(a: np.ndarray, values: np.ndarray, scales: np.ndarray, activation: str) -> np.ndarray:
+def matmul_q8_0(
+    a: np.ndarray, values: np.ndarray, scales: np.ndarray, activation: str
+) -> np.ndarray:
     """a (M x K float) @ the Q8_0 weight (values K x N, scales K/32 x N), unrounded f32.
 
     activation "q8_0": each row of a is quantized to Q8_0 along K and every block's product is

@@ -59,9 +59,7 @@ class Writer:
         return f"%{result}"
 
     def func(self, name: str, results: list[tuple[str, str]]) -> str:
-        args = ",\n    ".join(
-            f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in self.args
-        )
+        args = ",\n    ".join(f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in self.args)
         types = ", ".join(t for _, t in results)
         values = ", ".join(v for v, _ in results)
         body = "\n".join(self.lines)
@@ -156,10 +154,7 @@ def step_program(h: ModelHeader, t: int, cache: int, layers: int, elt: str, name
         k = w.op(f"{p}kr", f"tg.rope {k}, {cos}, {sin} {rope} : ({kt}, {cs}, {cs}) -> {kt}")
         kc = w.op(f"{p}kc", f"tg.set_rows {kc0}, {k}, {pos} : ({ct}, {kt}, {pos_t}) -> {ct}")
         vc = w.op(f"{p}vc", f"tg.set_rows {vc0}, {v}, {pos} : ({ct}, {kt}, {pos_t}) -> {ct}")
-        attn = (
-            f"heads {nh} kv_heads {nkv} head_dim {hd} causal true "
-            f"scale {1 / math.sqrt(hd):.8e}"
-        )
+        attn = f"heads {nh} kv_heads {nkv} head_dim {hd} causal true scale {1 / math.sqrt(hd):.8e}"
         a = w.op(
             f"{p}attn",
             f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pos_t}) -> {qt}",

@@ -30,8 +30,20 @@ def mutate_program(text: str, rng: random.Random) -> tuple[str, str]:
     body = [i for i, line in enumerate(lines) if "= tg." in line or "func.return" in line]
     kind = rng.choice(
         [
-            "dimension", "huge", "zero", "swap_types", "delete", "duplicate", "swap_lines",
-            "truncate", "bytes", "property", "unknown_op", "nesting", "int64", "scale",
+            "dimension",
+            "huge",
+            "zero",
+            "swap_types",
+            "delete",
+            "duplicate",
+            "swap_lines",
+            "truncate",
+            "bytes",
+            "property",
+            "unknown_op",
+            "nesting",
+            "int64",
+            "scale",
         ]
     )
     if kind == "scale":  # every dimension of one size replaced consistently: a valid program
@@ -75,7 +87,9 @@ def mutate_program(text: str, rng: random.Random) -> tuple[str, str]:
             chars[rng.randrange(len(chars))] = rng.choice('(){}[]<>%@:,=x0129."\\ \n\x00é')
         return kind, "".join(chars)
     if kind == "property":
-        new = rng.choice(['eps 3 ', 'eps "x" ', "eps -1.0 ", "eps 0.0 ", "eps 1.0e+40 ", "eps inf "])
+        new = rng.choice(
+            ["eps 3 ", 'eps "x" ', "eps -1.0 ", "eps 0.0 ", "eps 1.0e+40 ", "eps inf "]
+        )
         if "eps " in text:
             return kind, re.sub(r"eps \S+ ", new, text, count=1)
         return kind, text.replace("tg.matmul", 'tg.matmul {scale = "x"}', 1)
@@ -109,7 +123,18 @@ def mutate_target(text: str, rng: random.Random) -> tuple[str, str]:
     lines = _lines(text)
     fields = [i for i, line in enumerate(lines) if _FIELD.match(line)]
     kind = rng.choice(
-        ["missing", "type", "negative", "zero", "nan", "absurd", "nested", "noc", "tile_bytes", "huge_latency"]
+        [
+            "missing",
+            "type",
+            "negative",
+            "zero",
+            "nan",
+            "absurd",
+            "nested",
+            "noc",
+            "tile_bytes",
+            "huge_latency",
+        ]
     )
     i = rng.choice(fields)
     key = _FIELD.match(lines[i]).group(1)

@@ -96,7 +96,9 @@ def test_unsupported_type_refused_by_name(tmp_path, capsys):
     w.add_head_count(2)
     w.add_head_count_kv(2)
     rng = np.random.default_rng(0)
-    q4 = gguf.quants.quantize(rng.standard_normal((64, 64)).astype(np.float32), gguf.GGMLQuantizationType.Q4_0)
+    q4 = gguf.quants.quantize(
+        rng.standard_normal((64, 64)).astype(np.float32), gguf.GGMLQuantizationType.Q4_0
+    )
     w.add_tensor("token_embd.weight", np.zeros((32, 64), np.float16))
     for n in ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"]:
         w.add_tensor(f"blk.0.{n}.weight", q4, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
@@ -141,7 +143,12 @@ def test_matmul_q8_0_reference():
         for j in range(5):
             s = np.float32(0)
             for b in range(2):
-                sumi = int(np.dot(qa[i, 32 * b : 32 * b + 32].astype(np.int64), wv[32 * b : 32 * b + 32, j].astype(np.int64)))
+                sumi = int(
+                    np.dot(
+                        qa[i, 32 * b : 32 * b + 32].astype(np.int64),
+                        wv[32 * b : 32 * b + 32, j].astype(np.int64),
+                    )
+                )
                 s = np.float32(s + np.float32(sumi) * (np.float32(da[i, b]) * np.float32(ws[b, j])))
             want[i, j] = s
     np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "q8_0"), want)

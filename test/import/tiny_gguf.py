@@ -44,9 +44,7 @@ def write_tiny(
     emb = rng.standard_normal((VOCAB, D)).astype(np.float32)
     if wtype == "Q8_0":
         q = quantize(emb, gguf.GGMLQuantizationType.Q8_0)
-        w.add_tensor(
-            "token_embd.weight", q, raw_dtype=gguf.GGMLQuantizationType.Q8_0
-        )
+        w.add_tensor("token_embd.weight", q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
     else:
         w.add_tensor("token_embd.weight", emb.astype(np.float16))
     q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM

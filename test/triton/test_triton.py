@@ -69,7 +69,9 @@ GEMM = """func.func @gemm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> t
     dtype=st.sampled_from(["bf16", "f32"]),
     target=st.sampled_from(TARGETS),
 )
-def test_gemm_sweep(m: int, k: int, n: int, dtype: str, target: str, tmp_path_factory, capsys) -> None:
+def test_gemm_sweep(
+    m: int, k: int, n: int, dtype: str, target: str, tmp_path_factory, capsys
+) -> None:
     path = tmp_path_factory.mktemp("gemm") / f"gemm_{m}x{k}x{n}_{dtype}.mlir"
     path.write_text(GEMM.format(m=m, k=k, n=n, t=dtype))
     run(path, target, capsys)
@@ -77,9 +79,19 @@ def test_gemm_sweep(m: int, k: int, n: int, dtype: str, target: str, tmp_path_fa
 
 def test_printed_module_carries_the_ir_numbers() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "spatial_dialect.tools.spatial_opt", str(EXAMPLES / "gemm_small.mlir"),
-         "-p", "spatial-pipeline{target=h100}", "-t", "triton"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "spatial_dialect.tools.spatial_opt",
+            str(EXAMPLES / "gemm_small.mlir"),
+            "-p",
+            "spatial-pipeline{target=h100}",
+            "-t",
+            "triton",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     compile(out, "printed.py", "exec")  # a valid Python module
     assert "# section @c: tg.matmul (kind gemm)" in out
@@ -89,9 +101,19 @@ def test_printed_module_carries_the_ir_numbers() -> None:
 
 def test_refusal_is_one_line(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "spatial_dialect.tools.spatial_opt", str(EXAMPLES / "gemm_small.mlir"),
-         "-p", "link{target=h100}", "-t", "triton"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "spatial_dialect.tools.spatial_opt",
+            str(EXAMPLES / "gemm_small.mlir"),
+            "-p",
+            "link{target=h100}",
+            "-t",
+            "triton",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 1
     assert "TritonNotEmitted: section @c: phase linked" in proc.stderr
@@ -104,9 +126,18 @@ def test_kernels_compile_within_the_shared_memory_budget(target: str, tmp_path: 
     GPU, and its shared memory fits the preset's budget (the bench exits 1 otherwise)."""
     report = tmp_path / "rows.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "triton_compile.py"), "--smoke", "--target", target,
-         "--json", str(report)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "triton_compile.py"),
+            "--smoke",
+            "--target",
+            target,
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (program,) = json.loads(report.read_text())
