@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
+from spatial_dialect.tools.tg_writer import Writer, tensor
+
 
 @dataclass(frozen=True)
 class Model:
@@ -42,40 +44,6 @@ QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
 # The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).
 TINY_F32 = replace(TINY, name="tiny_f32", elt="f32")
-
-
-class Writer:
-    """Accumulates one func.func body; `op` returns the new SSA name."""
-
-    def __init__(self) -> None:
-        self.args: list[tuple[str, str]] = []
-        self.lines: list[str] = []
-
-    def arg(self, name: str, t: str) -> str:
-        self.args.append((name, t))
-        return f"%{name}"
-
-    def shared_arg(self, name: str, t: str) -> str:
-        """An argument every layer of the function reads (rope tables, the position): once."""
-        return f"%{name}" if name in dict(self.args) else self.arg(name, t)
-
-    def op(self, result: str, text: str) -> str:
-        self.lines.append(f"  %{result} = {text}")
-        return f"%{result}"
-
-    def func(self, name: str, results: list[tuple[str, str]]) -> str:
-        args = ",\n    ".join(f"%{n}: {t}" for n, t in self.args)
-        types = ", ".join(t for _, t in results)
-        values = ", ".join(v for v, _ in results)
-        body = "\n".join(self.lines)
-        return (
-            f"func.func @{name}(\n    {args}) -> ({types}) {{\n{body}\n"
-            f"  func.return {values} : {types}\n}}\n"
-        )
-
-
-def tensor(*shape: int, elt: str = "bf16") -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
 
 
 def float_tensors(m: Model) -> Callable[..., str]:

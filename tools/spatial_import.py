@@ -41,36 +41,7 @@ from spatial_dialect.tools.gguf_model import (
     check_tensors,
     read_header,
 )
-
-
-class Writer:
-    """One func.func body in tg's custom form; `op` returns the new SSA name."""
-
-    def __init__(self) -> None:
-        self.args: list[tuple[str, str, str]] = []
-        self.lines: list[str] = []
-
-    def arg(self, name: str, t: str, attrs: str = "") -> str:
-        self.args.append((name, t, attrs))
-        return f"%{name}"
-
-    def op(self, result: str, text: str) -> str:
-        self.lines.append(f"  %{result} = {text}")
-        return f"%{result}"
-
-    def func(self, name: str, results: list[tuple[str, str]]) -> str:
-        args = ",\n    ".join(f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in self.args)
-        types = ", ".join(t for _, t in results)
-        values = ", ".join(v for v, _ in results)
-        body = "\n".join(self.lines)
-        return (
-            f"func.func @{name}(\n    {args}) -> ({types}) {{\n{body}\n"
-            f"  func.return {values} : {types}\n}}\n"
-        )
-
-
-def tensor(*shape: int, elt: str) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{elt}>"
+from spatial_dialect.tools.tg_writer import Writer, tensor
 
 
 def weight_types(h: ModelHeader, layers: int) -> set[str]:
