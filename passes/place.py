@@ -126,7 +126,7 @@ def _first_map(
 def grid_ranges(
     mesh: tuple[int, int], space: sp.ItemSpace, sub: tuple[int, int], line: bool = False
 ) -> list[sp.SitesOp]:
-    """Seed 003's 2-D map: item (row, col) on grid site (col % GX, row % GY), a grid site's items
+    """The 2-D map (docs/passes.md#place-the-2-d-map-where-multicast-exists): item (row, col) on grid site (col % GX, row % GY), a grid site's items
     consecutive (`ItemSpace`), and the grid on the mesh as it is or, for a line, folded onto it;
     one range per block shape, item count and first-item map."""
     gx, gy = space.grid

@@ -358,7 +358,7 @@ def _deal_blocks_flat(shape: GemmShape, plan: GemmPlan) -> Deal:
 
 
 def _deal_blocks_on_grid(shape: GemmShape, plan: GemmPlan) -> Deal:
-    """Seed 003's 2-D map: block (r, c) on site (c % grid_x, r % grid_y) of the used grid (a line
+    """The 2-D map (docs/passes.md#place-the-2-d-map-where-multicast-exists): block (r, c) on site (c % grid_x, r % grid_y) of the used grid (a line
     plan's sites are the same map, folded onto the mesh), so each row of sites shares its block rows
     of A and each column its block columns of B."""
     mt, nt = shape.mt, shape.nt

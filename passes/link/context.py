@@ -224,7 +224,7 @@ INT_DTYPES = ("i8", "i32")
 def operand_precision(
     op: Operation, ctx: LinkContext, operands: Sequence[SSAValue]
 ) -> tuple[str, str]:
-    """Seed 004: an integer product's operand precision is the narrowest that holds its
+    """docs/passes.md#link-integer-operand-precision-from-intervals: an integer product's operand precision is the narrowest that holds its
     interval. The datatype the chip computes `operands` in: the narrowest integer datatype the
     target has whose width holds every operand's proven interval (the prelude's, or its element
     type's range where it has none); and the reason, to record on the section. Refused, by name

@@ -1,4 +1,4 @@
-// Seed 004: an integer product's operand precision is the narrowest that holds its interval.
+// docs/passes.md#link-integer-operand-precision-from-intervals: an integer product's operand precision is the narrowest that holds its interval.
 // link computes each integer matmul operand in the narrowest integer datatype the target has that
 // holds the operands' proven interval; the DRAM tensors keep their element type and the loads
 // convert (the FIFO pages are in the compute datatype), and the choice and its reason are recorded

@@ -336,7 +336,7 @@ def test_gemms_that_once_went_wrong(m, k, n, elt, target):
 
 
 def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
-    """Seed 004: plasticine has no i8, but i32 holds an i8 operand's interval, so the operands
+    """docs/passes.md#link-integer-operand-precision-from-intervals: plasticine has no i8, but i32 holds an i8 operand's interval, so the operands
     widen to i32 on load (the DRAM tensors stay i8) and the product is exact."""
     a, b, c = "tensor<40x70xi8>", "tensor<70x50xi8>", "tensor<40x50xi32>"
     fn = entry_function(

@@ -184,7 +184,7 @@ def test_recorded_numbers_are_the_recorded_plans(target: str, shape: tuple[int, 
 def test_the_allocator_lays_out_what_the_planner_priced(
     target: str, shape: tuple[int, int, int]
 ) -> None:
-    """Seed 001: the footprint tile filters with is, byte for byte, what size-buffers lays out on a
+    """docs/passes.md#tile-one-footprint-function: the footprint tile filters with is, byte for byte, what size-buffers lays out on a
     site covering the nominal block (operand FIFOs at the legality depth of 2)."""
     module, program = compiled(target, shape)
     t = module_target(module, "test")
