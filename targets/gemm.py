@@ -7,6 +7,7 @@ out_subblock_h/w = ``osh``/``osw``, in0_block_w = ``ibw``, on a ``grid_x`` x ``g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -294,14 +295,34 @@ def deal(target: Target, shape: GemmShape, plan: GemmPlan) -> Deal:
 def _deal_output_tiles(shape: GemmShape, plan: GemmPlan) -> Deal:
     """A streaming plan: its output tiles dealt flat (split_work_to_cores) over the plan's grid."""
     mt, nt = shape.mt, shape.nt
-    units = mt * nt
+    return _flat_deal(
+        plan,
+        mt,
+        nt,
+        lambda per: dict(
+            out_tiles=per,
+            a_tiles_per_k=per,
+            b_tiles_per_k=per,
+            rows=min(per, mt),
+            cols=per,
+            last_row_tiles=per if mt == 1 else 0,
+        ),
+    )
+
+
+def _flat_deal(
+    plan: GemmPlan, blocks_m: int, blocks_n: int, busiest: Callable[[int], dict[str, int]]
+) -> Deal:
+    """Units numbered row-major and dealt flat (split_work_to_cores) over the plan's grid: site 0
+    runs the first ceil(units / sites) of them; `busiest(per_site)` says what that site moves."""
+    units = blocks_m * blocks_n
     used = min(units, plan.grid_x * plan.grid_y)
     per = ceil_div(units, used)
     return Deal(
         kind="flat",
         units=units,
-        blocks_m=mt,
-        blocks_n=nt,
+        blocks_m=blocks_m,
+        blocks_n=blocks_n,
         grid_x=plan.grid_x,
         grid_y=plan.grid_y,
         sites=used,
@@ -309,12 +330,7 @@ def _deal_output_tiles(shape: GemmShape, plan: GemmPlan) -> Deal:
         rounds_m=0,
         rounds_n=0,
         uniform=units % used == 0,
-        out_tiles=per,
-        a_tiles_per_k=per,
-        b_tiles_per_k=per,
-        rows=min(per, mt),
-        cols=per,
-        last_row_tiles=per if mt == 1 else 0,
+        **busiest(per),
     )
 
 
@@ -325,36 +341,26 @@ def _deal_blocks_flat(shape: GemmShape, plan: GemmPlan) -> Deal:
     mt, nt = shape.mt, shape.nt
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(mt, pm), ceil_div(nt, pn)
-    units = bm * bn
-    used = min(units, plan.grid_x * plan.grid_y)
-    per = ceil_div(units, used)
-    # Site 0 runs units 0 .. per - 1: q whole block rows, then r blocks of the next.
-    q, r = divmod(per, bn)
-    rows_full = min(q * pm, mt)
-    h_q = min(pm, mt - q * pm) if q < bm else 0
-    w_r = min(r * pn, nt)
-    # Its tiles in the last M tile row: all of them once it runs every block row, else the r blocks
-    # it runs of the next row when that row is the last.
-    last_row_tiles = nt if q >= bm else (w_r if q == bm - 1 else 0)
-    return Deal(
-        kind="flat",
-        units=units,
-        blocks_m=bm,
-        blocks_n=bn,
-        grid_x=plan.grid_x,
-        grid_y=plan.grid_y,
-        sites=used,
-        per_site=per,
-        rounds_m=0,
-        rounds_n=0,
-        uniform=units % used == 0,
-        out_tiles=rows_full * nt + h_q * w_r,
-        a_tiles_per_k=rows_full * bn + h_q * r,
-        b_tiles_per_k=q * nt + w_r,
-        rows=min(mt, rows_full + (h_q if r else 0)),
-        cols=nt if q else w_r,
-        last_row_tiles=last_row_tiles,
-    )
+
+    def busiest(per: int) -> dict[str, int]:
+        # Site 0 runs units 0 .. per - 1: q whole block rows, then r blocks of the next.
+        q, r = divmod(per, bn)
+        rows_full = min(q * pm, mt)
+        h_q = min(pm, mt - q * pm) if q < bm else 0
+        w_r = min(r * pn, nt)
+        # Its tiles in the last M tile row: all of them once it runs every block row, else the r
+        # blocks it runs of the next row when that row is the last.
+        last_row_tiles = nt if q >= bm else (w_r if q == bm - 1 else 0)
+        return dict(
+            out_tiles=rows_full * nt + h_q * w_r,
+            a_tiles_per_k=rows_full * bn + h_q * r,
+            b_tiles_per_k=q * nt + w_r,
+            rows=min(mt, rows_full + (h_q if r else 0)),
+            cols=nt if q else w_r,
+            last_row_tiles=last_row_tiles,
+        )
+
+    return _flat_deal(plan, bm, bn, busiest)
 
 
 def _deal_blocks_on_grid(shape: GemmShape, plan: GemmPlan) -> Deal:
