@@ -52,7 +52,7 @@ def footprint_parts(
         # One tile in flight per operand and for the result, double-buffered.
         return FootprintParts(
             in0=page_bytes(target, ob, FOOTPRINT_DEPTH),
-            in1=page_bytes(target, ob, FOOTPRINT_DEPTH),
+            in1=page_bytes(target, shape.b_format, FOOTPRINT_DEPTH),
             out=page_bytes(target, out, FOOTPRINT_DEPTH),
             interm=0,
         )
@@ -60,7 +60,7 @@ def footprint_parts(
     sub = plan.sub_blocks
     sub_tiles = plan.osh * plan.osw
     in0 = FOOTPRINT_DEPTH * page_bytes(target, ob, pm * ibw)
-    in1 = FOOTPRINT_DEPTH * page_bytes(target, ob, ibw * pn)
+    in1 = FOOTPRINT_DEPTH * page_bytes(target, shape.b_format, ibw * pn)
     # ★ The epilogue costs a fixed scratch, not the block, where the accumulator is register-resident
     # (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block): each lane (a warp) writes its own tiles to DRAM through one tile-sized slot, so the
     # output never stages through a ring. Charging the whole block (osh*osw tiles, double-buffered)

@@ -156,6 +156,9 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "softmax_apply": _softmax_apply,
     "requant": lambda op, x: ref.int_requant(x, op.scalar.value.data, op.offset),
     "clamp": lambda op, x: np.clip(ref.widen(x), op.lo, op.hi),
+    # Pushing to the Q8_0 output FIFO is what quantizes (Q8_0 is that FIFO's rounding).
+    "quantize_q8_0": lambda op, x: ref.widen(x),
+    "dequantize_q8_0": lambda op, x: x.dequantized(),
 }
 """The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 

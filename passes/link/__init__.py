@@ -48,8 +48,24 @@ from spatial_dialect.passes.analysis import (
     record,
     recorded_target,
 )
-from spatial_dialect.passes.link import attention, heads, indexed, integer, maps, matmul, rope, rows
-from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
+from spatial_dialect.passes.link import (
+    attention,
+    heads,
+    indexed,
+    integer,
+    maps,
+    matmul,
+    quant,
+    rope,
+    rows,
+)
+from spatial_dialect.passes.link.context import (
+    LinkContext,
+    Q8View,
+    Relayout,
+    carried_names,
+    value_names,
+)
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
@@ -71,8 +87,14 @@ LINKERS: dict[type[Operation], Linker] = {
     **attention.LINKERS,
     **heads.LINKERS,
     **integer.LINKERS,
+    **quant.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
+
+
+def bridge_section(ctx: LinkContext, b: Relayout | Q8View) -> sp.ProgramOp:
+    """The section a bridge is: a layout twin's tilize or untilize, or a Q8_0 view's quantize."""
+    return quant.view_section(ctx, b) if isinstance(b, Q8View) else maps.bridge(ctx, b)
 
 
 @dataclass(frozen=True)
@@ -114,9 +136,11 @@ class LinkFunction(RewritePattern):
             except SpatialPassError as err:
                 o.emit_error(str(err), err)  # a refusal is reported at the op it refuses
             before, after = ctx.bridges.take()
-            made = [maps.bridge(ctx, *b) for b in before]
+            made = [bridge_section(ctx, b) for b in before]
             made += linked if isinstance(linked, list) else [linked]
-            made += [maps.bridge(ctx, *b) for b in after]
+            made += [bridge_section(ctx, b) for b in after]
+            for r in o.results:
+                ctx.wrote(r)
             for section in made:  # a diagnostic about a section points at its tg op's line
                 section.location = o.location
             sections += made

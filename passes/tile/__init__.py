@@ -269,7 +269,16 @@ def apply_gemm_plan(
         rewriter.insert_op(spill, InsertPoint.after(out))
     kept = fidelity if fidelity_matters(target, choice.shape.in_dtype) else None
     rewriter.replace_op(
-        m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, kept)
+        m,
+        sp.MatmulTilesOp(
+            m.in0,
+            m.in1,
+            m.out,
+            m.acc,
+            spill.res if spill else None,
+            kept,
+            dequantize=m.dequantize,
+        ),
     )
 
 

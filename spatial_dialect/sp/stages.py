@@ -8,7 +8,7 @@ the package docstring states; its docstring says what it does per item.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -126,6 +126,12 @@ class MatmulTilesOp(StageOp):
     lanes write their own tiles). Then release the two operand pages. Without a spill, an item
     has one sub-block or one K block. `fidelity` is the Tensix math fidelity (lofi, hifi2,
     hifi3, hifi4) where the target has one.
+
+    Q8_0 operands (FIFOs stored `q8_0` / `q8_0_kn`, docs/sp.md#q8_0-tensors): with `dequantize T`
+    each popped block is widened to T (f32(d) * q, rounded to T) before the product; without it
+    both operands are Q8_0 and each K tile (one block of 32 per row of A and column of B) adds
+    the exact int32 dot of the values times f32(da) * f32(db) into the f32 accumulator, the
+    blocks in K order: ggml's Q8_0 x Q8_0 dot.
     """
 
     name = "sp.matmul_tiles"
@@ -135,12 +141,13 @@ class MatmulTilesOp(StageOp):
     acc = operand_def(BufferType)
     spill = opt_operand_def(BufferType)
     fidelity = opt_prop_def(FidelityAttr)
+    dequantize = opt_prop_def(TypeAttribute)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
-        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`fidelity` $fidelity^)? "
-        + ON_ENGINE
+        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`dequantize` $dequantize^)?"
+        " (`fidelity` $fidelity^)? " + ON_ENGINE
     )
 
     def __init__(
@@ -152,12 +159,14 @@ class MatmulTilesOp(StageOp):
         spill: SSAValue | None = None,
         fidelity: str | None = None,
         engine: EngineAttr | None = None,
+        dequantize: TypeAttribute | None = None,
     ):
         super().__init__(
             operands=[in0, in1, out, acc, spill],
             properties={
                 "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,
+                "dequantize": dequantize,
             },
         )
 
