@@ -61,7 +61,9 @@ class Q8Block:
 
     def __getitem__(self, key: slice | tuple[slice, slice]) -> Q8Block:
         rows, cols = key if isinstance(key, tuple) else (key, slice(None))
-        return Q8Block(self.values[rows, cols], self.scales[scale_cut(self.axis, rows, cols)], self.axis)
+        return Q8Block(
+            self.values[rows, cols], self.scales[scale_cut(self.axis, rows, cols)], self.axis
+        )
 
     def dequantized(self) -> np.ndarray:
         """f32(scale) * value (exact in f32)."""
@@ -360,11 +362,11 @@ class Fifo:
             raw = self._slot((self.head + n) % self.depth).reshape(pr * pc, -1)
             v = raw[:, : th * tw].copy().view(np.int8)
             s = raw[:, th * tw :].copy().view(np.float16)
-            values[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw] = (
-                self._untile(v, self.page, self.tile)
+            values[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw] = self._untile(
+                v, self.page, self.tile
             )
-            scales[i * pr * sh : (i + 1) * pr * sh, j * pc * sw : (j + 1) * pc * sw] = (
-                self._untile(s, self.page, (sh, sw))
+            scales[i * pr * sh : (i + 1) * pr * sh, j * pc * sw : (j + 1) * pc * sw] = self._untile(
+                s, self.page, (sh, sw)
             )
         return Q8Block(values, scales, self.q8_axis)
 

@@ -246,9 +246,7 @@ class LinkContext:
         assert isinstance(t, TensorType)
         rows, cols = valid(value)
         i8 = TensorType(IntegerType(8), t.get_shape())
-        return sp.TensorOp(
-            name, i8, self.tiles(rows, cols), role, self.layout(value), fmt, scales
-        )
+        return sp.TensorOp(name, i8, self.tiles(rows, cols), role, self.layout(value), fmt, scales)
 
     def wrote(self, value: SSAValue) -> None:
         """`value` has been written (its op is linked)."""

@@ -286,7 +286,9 @@ def _check_q8_0_matmul(
                 f"dequantized to {s.dequantize}"
             )
     if isinstance(acc.elt, IntegerType):
-        raise TypeMismatch(f"matmul_tiles: dequantized operands accumulate in a float type, not {acc.elt}")
+        raise TypeMismatch(
+            f"matmul_tiles: dequantized operands accumulate in a float type, not {acc.elt}"
+        )
     if s.spill is not None:
         spill = buffer_of(s.spill)
         if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
