@@ -20,7 +20,7 @@ layout and writes its twin in the other (link/context.py).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link.context import (

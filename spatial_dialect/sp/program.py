@@ -15,8 +15,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     IntegerType,
     StringAttr,
-    SymbolRefAttr,
     SymbolNameConstraint,
+    SymbolRefAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region
@@ -49,8 +49,8 @@ from spatial_dialect.sp.enums import (
 )
 from spatial_dialect.sp.errors import UnresolvedReference
 from spatial_dialect.sp.formats import Pair, Symbols
-from spatial_dialect.sp.kinds import Q8_0_BLOCK, Q8_0_FORMATS
 from spatial_dialect.sp.item_space import ItemSpace
+from spatial_dialect.sp.kinds import Q8_0_BLOCK, Q8_0_FORMATS
 from spatial_dialect.sp.syntax import PairValue, pair_attr, pair_prop
 from spatial_dialect.sp.verify import verify_program
 from spatial_dialect.sp.work import WorkOp

@@ -46,8 +46,8 @@ from spatial_dialect.sp.errors import (
     UnresolvedReference,
     WorkNotCovered,
 )
-from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
