@@ -32,6 +32,7 @@ class Model:
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole decode step uses the embedding and the LM head
     elt: str = "bf16"  # the element type of weights and activations
+    q8_0: bool = False  # the projections' weights stored Q8_0 (i8 values and f16 scales)
 
 
 # Llama-3-8B: config.json of meta-llama/Meta-Llama-3-8B (hidden 4096, 32 heads, 8 kv heads,
@@ -61,30 +62,45 @@ def layer(
     act = tensor(t, d)
     qt, kt = tensor(t, h * hd), tensor(t, kv * hd)
     attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
-    wq = w.arg(f"{p}wq", tensor(d, h * hd))
-    wk = w.arg(f"{p}wk", tensor(d, kv * hd))
-    wv = w.arg(f"{p}wv", tensor(d, kv * hd))
-    wo = w.arg(f"{p}wo", tensor(h * hd, d))
+
+    def weight(name: str, k: int, n: int) -> tuple[str, ...]:
+        """A K x N weight: one argument, or a Q8_0 weight's values and scales (blocks along K)."""
+        if not m.q8_0:
+            return (w.arg(f"{p}{name}", tensor(k, n)),)
+        values = w.arg(f"{p}{name}", tensor(k, n, elt="i8"))
+        return values, w.arg(f"{p}{name}_scales", tensor(k // 32, n, elt="f16"))
+
+    wq = weight("wq", d, h * hd)
+    wk = weight("wk", d, kv * hd)
+    wv = weight("wv", d, kv * hd)
+    wo = weight("wo", h * hd, d)
     ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
-    w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
+    w_gate = weight("w_gate", d, m.ffn)
+    w_up = weight("w_up", d, m.ffn)
+    w_down = weight("w_down", m.ffn, d)
     k_cache = w.arg(f"{p}k_cache", tensor(cache, kv * hd))
     v_cache = w.arg(f"{p}v_cache", tensor(cache, kv * hd))
     cos = w.shared_arg("cos", tensor(t, hd // 2))
     sin = w.shared_arg("sin", tensor(t, hd // 2))
     pos = w.shared_arg("pos", tensor(1, elt="i32"))
 
-    def mm(r: str, a: str, b: str, at: str, bt: str, out: str) -> str:
-        return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({at}, {bt}) -> {out}")
+    def mm(r: str, a: str, b: tuple[str, ...], at: str, kn: tuple[int, int], out: str) -> str:
+        k, n = kn
+        if len(b) == 2:  # Q8_0: the activation is quantized too, as ggml does
+            types = f"{at}, {tensor(k, n, elt='i8')}, {tensor(k // 32, n, elt='f16')}"
+            return w.op(
+                f"{p}{r}",
+                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({types}) -> {out}',
+            )
+        return w.op(f"{p}{r}", f"tg.matmul {a}, {b[0]} : ({at}, {tensor(k, n)}) -> {out}")
 
     hn = w.op(
         f"{p}h",
         f"tg.rms_norm {x}, {attn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
-    q = mm("q", hn, wq, act, tensor(d, h * hd), qt)
-    k = mm("k", hn, wk, act, tensor(d, kv * hd), kt)
-    v = mm("v", hn, wv, act, tensor(d, kv * hd), kt)
+    q = mm("q", hn, wq, act, (d, h * hd), qt)
+    k = mm("k", hn, wk, act, (d, kv * hd), kt)
+    v = mm("v", hn, wv, act, (d, kv * hd), kt)
     if m.qk_norm:
         q_norm = w.arg(f"{p}q_norm", tensor(1, hd))
         k_norm = w.arg(f"{p}k_norm", tensor(1, hd))
@@ -113,17 +129,17 @@ def layer(
         f"{p}attn",
         f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pt}) -> {qt}",
     )
-    o = mm("o", a, wo, qt, tensor(h * hd, d), act)
+    o = mm("o", a, wo, qt, (h * hd, d), act)
     h2 = w.op(f"{p}h2", f"tg.add {x}, {o} : ({act}, {act}) -> {act}")
     n2 = w.op(
         f"{p}n2",
         f"tg.rms_norm {h2}, {ffn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
     ft = tensor(t, m.ffn)
-    g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
-    u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
+    g = mm("gate", n2, w_gate, act, (d, m.ffn), ft)
+    u = mm("up", n2, w_up, act, (d, m.ffn), ft)
     s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    dn = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
+    dn = mm("down", s, w_down, ft, (m.ffn, d), act)
     out = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
     return out, kc, vc
 
@@ -210,6 +226,11 @@ def real_layers() -> dict[str, tuple[str, Callable[[], str]]]:
 
 PROGRAMS = {
     **real_layers(),
+    "llama3_8b_decode_q8_0.mlir": (
+        "Llama-3-8B decoder layer with Q8_0 weights (i8 values, f16 scales per 32 along K; "
+        "activations quantized as ggml does), decode of 1 token over a 4096-row KV cache",
+        partial(layer_program, replace(LLAMA3_8B, name="llama3_8b_q8_0", q8_0=True), 1, 4096),
+    ),
     "tiny_decode.mlir": (
         "a whole greedy decode step of a tiny model, d = 128, over a 64-row cache",
         lambda: decode_step_program(TINY, 1, 64),
