@@ -186,7 +186,8 @@ class GatherOp(IndexedStage):
     r = R * tile_rows + i below `count`, read id = ids[r] from DRAM; an id outside [0, V) of the
     V-row table is a runtime error, reported, never read; row i of the page is the table's row
     id, columns C * tile_cols onward (zero past the table's width); rows at or past `count` are
-    zero. Push the block as one page.
+    zero. Push the block as one page. The table may be in either layout: in `tiled` the row is
+    row id % tile_rows of the tiles of tile row id / tile_rows (the reference's dense row read).
     """
 
     name = "sp.gather"
