@@ -14,6 +14,7 @@ that holds its operands' proven interval (`operand_precision`); its loads conver
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
@@ -44,14 +45,29 @@ def link_matmul(op: tg.MatmulOp, ctx: LinkContext) -> sp.ProgramOp:
         in1 = s.fifo("in1", ELEMENT_TYPES[in_dtype], "kw", "w")
         s.why("operand_precision", why)
     c = s.output(op.res, Layout.TILED)
+    gemm_stages(s, a, b, c, in0, in1, acc_dtype)
+    return s.build(c.sym_name.data, SectionKind.GEMM)
+
+
+def gemm_stages(
+    s: ProgramBuilder,
+    a: sp.TensorOp,
+    b: sp.TensorOp,
+    c: sp.TensorOp,
+    in0: SSAValue,
+    in1: SSAValue,
+    acc_dtype: str,
+    dequantize: Attribute | None = None,
+) -> None:
+    """The output FIFO, the accumulator and the stages of a GEMM section (module docstring);
+    `dequantize`: the type Q8_0 operands are widened to (link/quant.py)."""
     out = s.fifo("out", c, "sh", "sw")
     dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
     r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
     s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
     s.load(b, AccessAttr.of(k0, c0, "kw", "w"), in1)
-    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
+    s.stage(sp.MatmulTilesOp(in0, in1, out, dst, dequantize=dequantize))
     s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
-    return s.build(c.sym_name.data, SectionKind.GEMM)
 
 
 LINKERS = {tg.MatmulOp: link_matmul}

@@ -34,7 +34,8 @@ from spatial_dialect.passes.link.context import (
     Q8View,
 )
 from spatial_dialect.passes.link.maps import map_section
-from spatial_dialect.sp import AccessAttr, Layout, Mode, SectionKind, TensorRole, loop_var
+from spatial_dialect.passes.link.matmul import gemm_stages
+from spatial_dialect.sp import Layout, Mode, SectionKind, TensorRole
 from spatial_dialect.sp.errors import UnsupportedDatatype
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import TargetError
@@ -77,14 +78,8 @@ def link_matmul_q8_0(op: tg.MatmulQ8_0Op, ctx: LinkContext) -> sp.ProgramOp:
     in0 = s.fifo("in0", a, "h", "kw")
     in1 = s.fifo("in1", w, "kw", "w")
     c = s.output(op.res, Layout.TILED)
-    out = s.fifo("out", c, "sh", "sw")
-    dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
-    r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
-    s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
-    s.load(w, AccessAttr.of(k0, c0, "kw", "w"), in1)
     widen = None if int8 else ELEMENT_TYPES[choice.dtype]
-    s.stage(sp.MatmulTilesOp(in0, in1, out, dst, dequantize=widen))
-    s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
+    gemm_stages(s, a, w, c, in0, in1, acc_dtype, widen)
     s.why("q8_0", f"{choice.path}: {choice.why}")
     return s.build(c.sym_name.data, SectionKind.GEMM)
 

@@ -255,6 +255,10 @@ def _check_matmul(s: MatmulTilesOp) -> None:
         raise TypeMismatch(
             f"matmul_tiles: {in0.elt} operands accumulate in {'i32' if integer else 'a float type'}, not {acc.elt}"
         )
+    _check_spill(s, acc)
+
+
+def _check_spill(s: MatmulTilesOp, acc: AccOp) -> None:
     if s.spill is not None:
         spill = buffer_of(s.spill)
         if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
@@ -289,12 +293,7 @@ def _check_q8_0_matmul(
         raise TypeMismatch(
             f"matmul_tiles: dequantized operands accumulate in a float type, not {acc.elt}"
         )
-    if s.spill is not None:
-        spill = buffer_of(s.spill)
-        if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
-            raise TypeMismatch(
-                f"matmul_tiles: the spill is an sp.interm at the accumulator's precision {acc.elt}"
-            )
+    _check_spill(s, acc)
 
 
 # ── Placement ─────────────────────────────────────────────────────────────────────────────────
