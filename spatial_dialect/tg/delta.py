@@ -30,6 +30,7 @@ from xdsl.irdl import (
     result_def,
 )
 
+from spatial_dialect.sp.kinds import CONV_ACTIVATIONS
 from spatial_dialect.tg.base import (
     TgOp,
     Value,
@@ -40,8 +41,6 @@ from spatial_dialect.tg.base import (
     tensor_operand,
 )
 
-CONV_ACTIVATIONS = ("silu", "none")
-"""What `tg.causal_conv` applies to the convolution (Qwen3-Next applies SiLU)."""
 
 
 def conv_state_shape(weight: tuple[int, ...], x: tuple[int, ...]) -> tuple[int, int]:
