@@ -124,10 +124,12 @@ def link_gated_delta(op: tg.GatedDeltaOp, ctx: LinkContext) -> sp.ProgramOp:
         s.fifo("v", v, "kw", "w"),
         s.fifo("g", g, "kw", 1),
         s.fifo("beta", beta, "kw", 1),
-        s.fifo("state", state, "h", "w"),
+        # one page a head, read once and written once per item: single pages, so a head's
+        # state block takes its site's memory three times (in, running, out), not five
+        s.fifo("state", state, "h", "w", depth=1),
     ]
     out_f = s.fifo("out", out, "kw", "w")
-    new_f = s.fifo("new_state", new_state, "h", "w")
+    new_f = s.fifo("new_state", new_state, "h", "w", depth=1)
     dst = s.acc("dst", F32, "kw", "kw")
     running = s.interm("s", F32, "h", "w")
     head_col = _scaled(R0, dt, dvt) + C0  # the item's columns of v and of the output
