@@ -219,9 +219,7 @@ def swiglu_block(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> str:
     return w.op(f"{p}down", f"tg.matmul {s}, {w_down} : ({ft}, {tensor(m.ffn, m.d)}) -> {act}")
 
 
-def delta_layer(
-    w: Writer, m: NextModel, x: str, t: int, p: str = ""
-) -> tuple[str, str, str]:
+def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[str, str, str]:
     """One Qwen3-Next linear-attention decoder layer on x (t x d) (transformers'
     Qwen3NextGatedDeltaNet and Qwen3NextDecoderLayer): returns (out, conv_state', state').
 
@@ -256,7 +254,9 @@ def delta_layer(
     def norm(r: str, v: str, weight: str, vt_: str, width: int | None = None) -> str:
         extra = f" width {width}" if width else ""
         wt = tensor(1, width or d)
-        return w.op(f"{p}{r}", f"tg.rms_norm {v}, {weight} eps {m.eps:.6e}{extra} : ({vt_}, {wt}) -> {vt_}")
+        return w.op(
+            f"{p}{r}", f"tg.rms_norm {v}, {weight} eps {m.eps:.6e}{extra} : ({vt_}, {wt}) -> {vt_}"
+        )
 
     def mm(r: str, a: str, b: str, bt: str, out: str) -> str:
         return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({act}, {bt}) -> {out}")
@@ -274,7 +274,8 @@ def delta_layer(
 
     def heads(r: str, first: int, n: int, out: str) -> str:
         return w.op(
-            f"{p}{r}", f"tg.head_slice {conv} head_dim {dk} first {first} heads {n} : ({ct}) -> {out}"
+            f"{p}{r}",
+            f"tg.head_slice {conv} head_dim {dk} first {first} heads {n} : ({ct}) -> {out}",
         )
 
     q = heads("q", 0, hk, qt)
@@ -282,7 +283,9 @@ def delta_layer(
     v = heads("v", 2 * hk, hv * dv // dk, vt)
     q = w.op(f"{p}qn", f"tg.l2_norm {q} eps 1.000000e-06 width {dk} : ({qt}) -> {qt}")
     k = w.op(f"{p}kn", f"tg.l2_norm {k} eps 1.000000e-06 width {dk} : ({qt}) -> {qt}")
-    g = w.op(f"{p}g", f"tg.decay {a}, {a_log}, {dt_bias} : ({ht}, {f32(1, hv)}, {f32(1, hv)}) -> {ht}")
+    g = w.op(
+        f"{p}g", f"tg.decay {a}, {a_log}, {dt_bias} : ({ht}, {f32(1, hv)}, {f32(1, hv)}) -> {ht}"
+    )
     beta = w.op(f"{p}beta", f"tg.sigmoid {b} : ({ht}) -> {ht}")
     o, state2 = w.ops(
         [f"{p}core", f"{p}recurrent_state_next"],
@@ -377,11 +380,15 @@ PROGRAMS = {
     ),
     "qwen3_next_80b_a3b_decode_f32.mlir": (
         "the Qwen3-Next-80B-A3B decode layer in f32, for chips without bf16",
-        lambda: delta_layer_program(replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 1),
+        lambda: delta_layer_program(
+            replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 1
+        ),
     ),
     "qwen3_next_80b_a3b_prefill_f32.mlir": (
         "the Qwen3-Next-80B-A3B prefill layer in f32, for chips without bf16",
-        lambda: delta_layer_program(replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 128),
+        lambda: delta_layer_program(
+            replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 128
+        ),
     ),
     "tiny_qwen3_next_decode.mlir": (
         "a tiny Qwen3-Next Gated DeltaNet layer, d = 128, decode of 1 token",

@@ -82,9 +82,7 @@ def link_causal_conv(op: tg.CausalConvOp, ctx: LinkContext) -> sp.ProgramOp:
     s.load(weight, AccessAttr.of(ZERO, C0, 1, "w"), weight_f)
     s.load(x, AccessAttr.of(K0, C0, "kw", "w"), x_f)
     numbers = {"taps": taps, "rows": rows, "cols": cols}
-    s.stage(
-        sp.CausalConvOp([x_f, weight_f, state_f], [out_f, new_f], window, numbers, op.act())
-    )
+    s.stage(sp.CausalConvOp([x_f, weight_f, state_f], [out_f, new_f], window, numbers, op.act()))
     s.store(out_f, out, AccessAttr.of(K0, C0, "kw", "w"))
     s.store(new_f, new_state, AccessAttr.of(R0, C0, 1, "w"))
     s.why(
@@ -142,9 +140,7 @@ def link_gated_delta(op: tg.GatedDeltaOp, ctx: LinkContext) -> sp.ProgramOp:
     s.load(g, AccessAttr.of(K0, gate_col, "kw", 1), fifos[3])
     s.load(beta, AccessAttr.of(K0, gate_col, "kw", 1), fifos[4])
     numbers = {"heads": heads, "k_heads": k_heads, "head_dim": d, "v_head_dim": dv, "rows": rows}
-    s.stage(
-        sp.GatedDeltaOp(fifos, [out_f, new_f], dst, running, numbers, op.scale.value.data)
-    )
+    s.stage(sp.GatedDeltaOp(fifos, [out_f, new_f], dst, running, numbers, op.scale.value.data))
     s.store(out_f, out, AccessAttr.of(K0, head_col, "kw", "w"))
     s.store(new_f, new_state, AccessAttr.of(R0, C0, "h", "w"))
     s.why(

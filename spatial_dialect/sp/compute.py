@@ -31,10 +31,10 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    StringAttr,
     Float32Type,
     FloatAttr,
     IntegerType,
+    StringAttr,
     UnitAttr,
     f32,
 )

@@ -42,7 +42,6 @@ from spatial_dialect.tg.base import (
 )
 
 
-
 def conv_state_shape(weight: tuple[int, ...], x: tuple[int, ...]) -> tuple[int, int]:
     """The carried convolution state: the last K - 1 input rows, K the kernel (weight's rows)."""
     return (weight[0] - 1, x[1])
