@@ -42,6 +42,7 @@ from spatial_dialect.passes.link.context import (
     ZERO,
     LinkContext,
     ProgramBuilder,
+    head_tiles,
     valid,
 )
 from spatial_dialect.passes.link.maps import map_section
@@ -101,14 +102,9 @@ def _scaled(expr: AffineExpr, div: int, mul: int) -> AffineExpr:
 
 def link_gated_delta(op: tg.GatedDeltaOp, ctx: LinkContext) -> sp.ProgramOp:
     heads, k_heads, d, dv = op.numbers()
-    tr, tc = ctx.tile
-    for what, n in (("head_dim", d), ("the v head dim", dv)):
-        if n % tc:
-            raise NotLowered(
-                f"{op.name}: {what} {n} does not fill whole {tc}-column tiles; an item holds "
-                "a head's state as whole tiles"
-            )
-    dt, dvt = d // tc, dv // tc
+    tc = ctx.tile[1]
+    dims = {"head_dim": d, "the v head dim": dv}
+    dt, dvt = head_tiles(op, ctx, dims, "an item holds a head's state as whole tiles")
     group = heads // k_heads
     rows = valid(op.q)[0]
     s = ProgramBuilder(ctx, op)
