@@ -5,12 +5,15 @@ it must equal, over shapes and chunk sizes."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spatial_dialect.tools import reference as ref
+from spatial_dialect.tools.spatial_run import main
 
 F32 = np.float32
 
@@ -130,3 +133,20 @@ def test_l2_norm_gives_each_head_unit_length():
     rng = np.random.default_rng(4)
     y = ref.l2_norm(_draw(rng, 5, 24), 1e-12, 8).reshape(5, 3, 8)
     np.testing.assert_allclose(np.sum(y * y, axis=-1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "example, target",
+    [
+        ("tiny_qwen3_next_prefill", "tensix_4x4"),  # a 4x4 mesh: several heads a site
+        ("tiny_qwen3_next_prefill_f32", "plasticine_fast_dram"),
+    ],
+)
+def test_the_tiny_delta_layer_passes_on_toml_targets(capsys, example, target):
+    root = Path(__file__).resolve().parents[2] / "examples"
+    status = main(
+        [str(root / f"{example}.mlir"), "--target", str(root / "targets" / f"{target}.toml")]
+    )
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    assert out.strip().splitlines()[-1].startswith("PASS: 3 output(s) within tolerance")
