@@ -95,6 +95,10 @@ MAP_KINDS: dict[str, MapKind] = {
     # and dequantize one (f32(d) * q, rounded once to the output's type).
     "quantize_q8_0": MapKind(_X, ints=True, converts=True),
     "dequantize_q8_0": MapKind(_X, ints=True, converts=True),
+    # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
+    "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
+    # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
+    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
 
@@ -109,6 +113,7 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
     "rms_norm": {"whole": {2, 3}, "partial": {1, 2}, "combine": {1}},
     "layer_norm": {"whole": {3}, "partial": {1}, "combine": {1}},
     "softmax": {"whole": {1}, "partial": {1}, "combine": {1}},
+    "l2_norm": {"whole": {1}, "partial": {1}, "combine": {1}},
 }
 """Row reductions and the inputs each form takes (sp.row_reduce)."""
 
@@ -124,6 +129,9 @@ Q8_0_FORMATS: dict[str, int] = {"q8_0": 1, "q8_0_kn": 0}
 `q8_0` along a row (ggml's own order: a GGUF table as stored, an activation's Q8_0 view),
 `q8_0_kn` down a column (a weight as the K x N right operand of a product, blocked along K). A
 32 x 32 tile of either is 32 blocks: 1024 values and 32 scales, 1088 bytes."""
+
+CONV_ACTIVATIONS = ("silu", "none")
+"""What a causal convolution applies to its sums (tg.causal_conv's `activation`)."""
 
 
 # ── The closed vocabularies of the sp ops, as enumerations (their attributes are attrs.py's) ─────
