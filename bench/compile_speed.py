@@ -67,9 +67,7 @@ def measure(program: str, options: str) -> dict[str, object]:
     row["parse_input_s"] = time.process_time() - t0
     row["ops_in"] = sum(1 for op in module.walk() if op.name.startswith("tg."))
     try:
-        pipeline = PassPipeline.parse_spec(
-            tool.available_passes, f"spatial-pipeline{{{options}}}"
-        )
+        pipeline = PassPipeline.parse_spec(tool.available_passes, f"spatial-pipeline{{{options}}}")
         t0 = time.process_time()
         pipeline.apply(ctx, module)
         row["pipeline_s"] = time.process_time() - t0

@@ -249,18 +249,39 @@ class Movement:
     tensor_bytes: int | None
 
 
+@dataclass(frozen=True)
+class AttentionFacts:
+    """What pricing an attention section reads off its stage: the head widths, the real query
+    rows and the queries' element type."""
+
+    head_dim: int
+    v_head_dim: int
+    queries: int
+    dtype: str
+
+
 class StreamPlanner:
     """What tile reads off a stream section once (its kind, plan space, movements, buffers) to
-    price every candidate plan with arithmetic only."""
+    price every candidate plan with arithmetic only. `key` is all of it: pricing reads nothing
+    else of the section, so two sections with one key have one ranking (a model's identical
+    layers are ranked once per pass run)."""
 
     def __init__(self, program: sp.ProgramOp, target: Target):
-        self.program, self.target = program, target
-        self.stage = compute_stage(program)
+        self.target = target
+        stage = compute_stage(program)
         self.space = space(program, target)
-        self.kind = cost_kind(program, self.stage)
+        self.kind = cost_kind(program, stage)
+        self.section_kind = program.kind
+        self.tile = program.tile
+        self.attention = (
+            AttentionFacts(
+                stage.head_dim, stage.v_head_dim, stage.queries, str(sp.buffer_of(stage.q).elt)
+            )
+            if isinstance(stage, AttentionOp)
+            else None
+        )
         self.buffers = memory_buffers(program)
-        self.tile_elems = program.tile[0] * program.tile[1]
-        self.movements = []
+        self.movements: list[Movement] = []
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
                 t = _tensor(program, s)
@@ -271,8 +292,29 @@ class StreamPlanner:
                     Movement(s.access, frozenset(s.access.loop_vars()), tile, reads, whole)
                 )
 
+    def key(self) -> tuple[object, ...]:
+        """Everything `legal` and `quantities` read, and the candidates (the space without its
+        tensor's name)."""
+        sp_ = self.space
+        buffers = tuple((b.depth, b.page, b.tile_bytes, b.alias is None) for b in self.buffers)
+        return (
+            self.section_kind,
+            self.kind,
+            self.tile,
+            self.attention,
+            sp_.tensor.tiles,
+            tuple(sp_.block_ms),
+            tuple(sp_.block_ns),
+            sp_.k_tiles,
+            tuple(sp_.kws),
+            sp_.acc,
+            sp_.row_sub,
+            tuple(self.movements),
+            buffers,
+        )
+
     def legal(self, c: Candidate) -> bool:
-        if self.program.kind is SectionKind.ATTENTION and c.bm * c.kw > self.target.acc_tiles(
+        if self.section_kind is SectionKind.ATTENTION and c.bm * c.kw > self.target.acc_tiles(
             "f32"
         ):
             return False
@@ -298,20 +340,21 @@ class StreamPlanner:
             else:
                 write += nbytes
             compulsory += m.tensor_bytes if m.tensor_bytes is not None else items * nbytes
-        elements = (first or 0) * self.tile_elems
+        tile_elems = self.tile[0] * self.tile[1]
+        elements = (first or 0) * tile_elems
         matmuls, dtype = 0, "f32"
-        if isinstance(self.stage, AttentionOp):
-            tc = self.program.tile[1]
-            dvt = self.stage.v_head_dim // tc
+        if (a := self.attention) is not None:
+            tr, tc = self.tile
+            dvt = a.v_head_dim // tc
             heads = c.bn // dvt  # query heads an item serves from one read of K and V
-            head_tiles = self.stage.head_dim // tc + dvt
-            elements = heads * c.bm * self.space.k_tiles * self.tile_elems
+            head_tiles = a.head_dim // tc + dvt
+            elements = heads * c.bm * self.space.k_tiles * tile_elems
             # a tile of queries with fewer real rows costs only the row passes it needs
-            rows = min(self.stage.queries, c.bm * self.program.tile[0])
+            rows = min(a.queries, c.bm * tr)
             passes = ceil_div(rows, self.target.matmul_row_pass) * self.target.matmul_row_pass
-            fraction = min(1.0, passes / (c.bm * self.program.tile[0]))
+            fraction = min(1.0, passes / (c.bm * tr))
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
-            dtype = str(sp.buffer_of(self.stage.q).elt)
+            dtype = a.dtype
         return StreamQuantities(
             self.kind, items, read, write, tiles, moved, elements, matmuls, dtype, compulsory
         )
@@ -355,10 +398,23 @@ class StreamChoice:
     runner: tuple[Candidate, StreamCost] | None
 
 
-def choose_stream_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> StreamChoice:
-    """The cheapest legal plan; NoLegalPlan when no block fits a site."""
+StreamRanked = list[tuple[Candidate, StreamCost]]
+
+
+def choose_stream_plan(
+    program: sp.ProgramOp,
+    target: Target,
+    fidelity: str,
+    ranked_before: dict[tuple[object, ...], StreamRanked] | None = None,
+) -> StreamChoice:
+    """The cheapest legal plan; NoLegalPlan when no block fits a site. A pass run ranks each
+    distinct section once (`ranked_before`, by `StreamPlanner.key`)."""
     planner = StreamPlanner(program, target)
-    ranked = planner.rank(fidelity)
+    memo = {} if ranked_before is None else ranked_before
+    key = planner.key()
+    if key not in memo:
+        memo[key] = planner.rank(fidelity)
+    ranked = memo[key]
     if not ranked:
         tiles = planner.space.tensor.tiles
         raise NoLegalPlan(
