@@ -158,7 +158,7 @@ def deepened(program: sp.ProgramOp, target: Target) -> Depths:
     (a range where even the shallowest do not fit keeps the depths it had)."""
     kw = k_block(program)
     fifos = operand_fifos(program)
-    families = multicast_ranges(program)
+    families = [(buf, rs) for buf, rs in multicast_ranges(program) if buf in fifos]
     trial: Depths = {}
     for r in program.ops_of(sp.SitesOp):
         b = r.bindings(kw)
