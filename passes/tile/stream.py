@@ -17,6 +17,11 @@ section kind allows (`space`):
                        bm * kw <= the f32 accumulator (the scores of a block); sub-block as a map's
     argmax             one result tile per item; kw | the row's tiles
     gather, scatter    bm = 1; bn | Nt
+    causal_conv        items cut the carried state (one tile row): bm = 1, bn | its tiles;
+                       kw | the time tiles (a K block of rows)
+    gated_delta        items cut the carried state: bm = one head's tiles, bn | its v tiles;
+                       kw | the time tiles, with kw * kw <= the f32 accumulator (the chunk's
+                       C x C products): the CHUNK SIZE of the chunked delta rule, kw tile rows
 
 Every candidate whose buffers fit a site's configurable budget (`analysis.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
@@ -41,6 +46,8 @@ from spatial_dialect.passes.analysis import buffer_bytes, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
     GatherOp,
     IndexedStage,
     MapOp,
@@ -138,6 +145,8 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
     kind = program.kind
     store = program.one(sp.StoreOp)
     first_load = program.one(sp.LoadOp)
+    if kind in (SectionKind.CAUSAL_CONV, SectionKind.GATED_DELTA):
+        return carried_space(program, stage)
     if kind is SectionKind.SCATTER:
         assert first_load is not None
         t = _tensor(program, first_load)
@@ -223,6 +232,19 @@ def attention_space(
     return Space(out, bms, [g * dvt for g in groups], keys, divisors(keys), f32_acc)
 
 
+def carried_space(program: sp.ProgramOp, stage: sp.StageOp | None) -> Space:
+    """Items cut the carried state the section writes last (a head's state block of a delta
+    rule, h = the head's tiles; a block of a convolution's channels), and the K loop walks the
+    time tiles of the first operand it streams."""
+    stores = program.ops_of(sp.StoreOp)
+    state = _tensor(program, stores[-1])
+    first = next(ld for ld in program.ops_of(sp.LoadOp) if "k0" in ld.access.loop_vars())
+    time = _tensor(program, first).tiles[0]
+    mt, nt = state.tiles
+    bms = [ceil_div(stage.head_dim, program.tile[1])] if isinstance(stage, GatedDeltaOp) else [mt]
+    return Space(state, bms, divisors(nt), time, divisors(time), None)
+
+
 # ── Quantities ────────────────────────────────────────────────────────────────────────────────
 
 
@@ -250,21 +272,36 @@ class Movement:
 
 
 @dataclass(frozen=True)
-class AttentionFacts:
-    """What pricing an attention section reads off its stage: the head widths, the real query
-    rows and the queries' element type."""
+class StageFacts:
+    """What pricing reads off a section's compute stage beyond its movements: an attention's
+    head widths and real query rows, the element type of an attention's or a delta rule's
+    queries, whether it is a delta rule, a convolution's taps (None where the stage has no such
+    field)."""
 
-    head_dim: int
-    v_head_dim: int
-    queries: int
-    dtype: str
+    head_dim: int | None = None
+    v_head_dim: int | None = None
+    queries: int | None = None
+    dtype: str | None = None
+    delta: bool = False
+    taps: int | None = None
+
+    @staticmethod
+    def of(stage: sp.StageOp | None) -> StageFacts:
+        if isinstance(stage, AttentionOp):
+            q = str(sp.buffer_of(stage.q).elt)
+            return StageFacts(stage.head_dim, stage.v_head_dim, stage.queries, q)
+        if isinstance(stage, GatedDeltaOp):
+            return StageFacts(dtype=str(sp.buffer_of(stage.q).elt), delta=True)
+        if isinstance(stage, CausalConvOp):
+            return StageFacts(taps=stage.taps)
+        return StageFacts()
 
 
 class StreamPlanner:
-    """What tile reads off a stream section once (its kind, plan space, movements, buffers) to
-    price every candidate plan with arithmetic only. `key` is all of it: pricing reads nothing
-    else of the section, so two sections with one key have one ranking (a model's identical
-    layers are ranked once per pass run)."""
+    """What tile reads off a stream section once (its kind, plan space, movements, buffers,
+    stage facts) to price every candidate plan with arithmetic only. `key` is all of it: pricing
+    reads nothing else of the section, so two sections with one key have one ranking (a model's
+    identical layers are ranked once per pass run)."""
 
     def __init__(self, program: sp.ProgramOp, target: Target):
         self.target = target
@@ -273,13 +310,8 @@ class StreamPlanner:
         self.kind = cost_kind(program, stage)
         self.section_kind = program.kind
         self.tile = program.tile
-        self.attention = (
-            AttentionFacts(
-                stage.head_dim, stage.v_head_dim, stage.queries, str(sp.buffer_of(stage.q).elt)
-            )
-            if isinstance(stage, AttentionOp)
-            else None
-        )
+        self.tile_elems = program.tile[0] * program.tile[1]
+        self.facts = StageFacts.of(stage)
         self.buffers = memory_buffers(program)
         self.movements: list[Movement] = []
         for s in program.stages():
@@ -301,7 +333,7 @@ class StreamPlanner:
             self.section_kind,
             self.kind,
             self.tile,
-            self.attention,
+            self.facts,
             sp_.tensor.tiles,
             tuple(sp_.block_ms),
             tuple(sp_.block_ns),
@@ -314,9 +346,10 @@ class StreamPlanner:
         )
 
     def legal(self, c: Candidate) -> bool:
-        if self.section_kind is SectionKind.ATTENTION and c.bm * c.kw > self.target.acc_tiles(
-            "f32"
-        ):
+        f32_acc = self.target.acc_tiles("f32")
+        if self.section_kind is SectionKind.ATTENTION and c.bm * c.kw > f32_acc:
+            return False
+        if self.section_kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
         return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
 
@@ -340,24 +373,49 @@ class StreamPlanner:
             else:
                 write += nbytes
             compulsory += m.tensor_bytes if m.tensor_bytes is not None else items * nbytes
-        tile_elems = self.tile[0] * self.tile[1]
-        elements = (first or 0) * tile_elems
+        elements = (first or 0) * self.tile_elems
         matmuls, dtype = 0, "f32"
-        if (a := self.attention) is not None:
+        f = self.facts
+        if f.head_dim is not None:  # an attention
+            assert f.v_head_dim and f.queries and f.dtype
             tr, tc = self.tile
-            dvt = a.v_head_dim // tc
+            dvt = f.v_head_dim // tc
             heads = c.bn // dvt  # query heads an item serves from one read of K and V
-            head_tiles = a.head_dim // tc + dvt
-            elements = heads * c.bm * self.space.k_tiles * tile_elems
+            head_tiles = f.head_dim // tc + dvt
+            elements = heads * c.bm * self.space.k_tiles * self.tile_elems
             # a tile of queries with fewer real rows costs only the row passes it needs
-            rows = min(a.queries, c.bm * tr)
+            rows = min(f.queries, c.bm * tr)
             passes = ceil_div(rows, self.target.matmul_row_pass) * self.target.matmul_row_pass
             fraction = min(1.0, passes / (c.bm * tr))
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
-            dtype = a.dtype
+            dtype = f.dtype
+        if f.delta:
+            assert f.dtype
+            elements, matmuls = self._delta_work(c)
+            dtype = f.dtype
+        elif f.taps is not None:
+            elements *= f.taps  # a multiply-add per tap
         return StreamQuantities(
             self.kind, items, read, write, tiles, moved, elements, matmuls, dtype, compulsory
         )
+
+    def _delta_work(self, c: Candidate) -> tuple[int, float]:
+        """(vector elements, tile-matmuls) of one item of a chunked delta rule with chunks of
+        C = kw tile rows (tools/reference.py: delta_chunk), per chunk, in tiles (dk = the head's
+        tiles, w = the item's state columns):
+          tile-matmuls  beta k k^T, q k^T: 2 C C dk; the triangular solve: C C C; T (beta v) and
+                        the intra-chunk attention times v': 2 C C w; T (beta exp(G) k): C C dk;
+                        W s, q s, k^T v': 3 C dk w
+          vector        the decay mask exp(G_i - G_j): C C tiles; gating q, k and the rows of
+                        v: C (2 dk + w); the state's decay exp(G_last) s: dk w
+        so a wider chunk does more products per row and fewer state decays; the K loop runs
+        time / C chunks."""
+        chunk, dk, w = c.kw, c.bm, c.bn
+        chunks = self.space.k_tiles // chunk
+        matmuls = chunks * (3 * chunk * chunk * dk + chunk**3 + 2 * chunk * chunk * w)
+        matmuls += chunks * 3 * chunk * dk * w
+        tiles = chunk * chunk + chunk * (2 * dk + w) + dk * w
+        return chunks * tiles * self.tile_elems, float(matmuls)
 
     def rank(self, fidelity: str) -> list[tuple[Candidate, StreamCost]]:
         """The legal plans with their costs, best first."""
@@ -390,12 +448,13 @@ def stream_packing(target: Target, program: sp.ProgramOp) -> str:
 
 @dataclass(frozen=True)
 class StreamChoice:
-    """The best plan of a stream section, its cost, and the runner-up."""
+    """The best plan of a stream section, its cost, the runner-up, and every legal plan ranked."""
 
     space: Space
     best: Candidate
     cost: StreamCost
     runner: tuple[Candidate, StreamCost] | None
+    ranked: list[tuple[Candidate, StreamCost]]
 
 
 StreamRanked = list[tuple[Candidate, StreamCost]]
@@ -423,7 +482,7 @@ def choose_stream_plan(
             f"{target.local_mem_max_bytes} bytes of local memory"
         )
     (best, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    return StreamChoice(planner.space, best, cost, runner)
+    return StreamChoice(planner.space, best, cost, runner, ranked)
 
 
 def stream_plan_ops(
@@ -444,7 +503,35 @@ def stream_plan_ops(
         (runner[0].text(), runner[1].total_cycles) if runner else None,
     )
     plan.attributes["why"] = StringAttr(cost.why)
+    if program.kind is SectionKind.GATED_DELTA:
+        plan.attributes["chunk"] = StringAttr(chunk_why(program, target, choice))
     return work, plan
+
+
+def chunk_why(program: sp.ProgramOp, target: Target, choice: StreamChoice) -> str:
+    """The chunk size of a chunked delta rule and its reason: the chosen chunk (kw tile rows)
+    with the cycles of its best plan, then every other chunk size: the cycles of its best plan,
+    cheapest first, or why it has none (its C x C products over the f32 accumulator, or no
+    block of it fitting a site's memory)."""
+    rows = program.tile[0]
+    best: dict[int, int] = {}
+    for c, cost in choice.ranked:
+        best.setdefault(c.kw, cost.total_cycles)
+    text = [f"{kw * rows} rows: {cycles} cycles" for kw, cycles in best.items()]
+    acc = target.acc_tiles("f32")
+    for kw in choice.space.kws:
+        if kw in best:
+            continue
+        if kw * kw > acc:
+            text.append(f"{kw * rows} rows: a C x C block over the {acc}-tile f32 accumulator")
+        else:
+            text.append(
+                f"{kw * rows} rows: no block fits {target.local_mem_max_bytes} bytes of a site"
+            )
+    chosen, *others = text
+    return f"chunk {choice.best.kw * rows} rows ({chosen})" + (
+        f"; runner-up {'; '.join(others)}" if others else "; the only chunk"
+    )
 
 
 def cost_of(
