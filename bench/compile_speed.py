@@ -3,7 +3,7 @@
     .venv/bin/python bench/compile_speed.py              # the whole table (a few minutes)
     .venv/bin/python bench/compile_speed.py --smoke      # the smallest row of each table (CI)
 
-Two tables, each measured in one run so that the ratios compare like with like:
+Three tables, each measured in one run so that the ratios compare like with like:
 
 - Llama-3-8B decode layers (1, 4, 16, 32 stacked, each with its own weights and cache) on
   wormhole_n150 (8x8) and blackhole_p150 (13x10): the pipeline's CPU time and peak RSS, and next
@@ -11,7 +11,8 @@ Two tables, each measured in one run so that the ratios compare like with like:
   ratio says whether the passes cost more than merely reading what they produce.
 - A whole Llama-3-70B decode step (embedding, 80 layers, final norm, the 128256-word LM head and
   arg-max) on wormhole_n150 with `dram-mem=400GB` (its 140 GB of weights exceed one card's DRAM):
-  the same two times and their ratio, at the scale where per-section overheads add up.
+  the same two times and their ratio, at the scale where per-section overheads add up, and the
+  pipeline's time split by pass.
 - A 4096x4096x4096 bf16 GEMM on both meshes: pipeline time and the printed IR's size; the size
   ratio 13x10 : 8x8 checks that site ranges keep the IR O(distinct site shapes), not O(sites).
 
@@ -49,6 +50,7 @@ def measure(program: str, options: str) -> dict[str, object]:
     from xdsl.printer import Printer
     from xdsl.utils.exceptions import DiagnosticException
 
+    from spatial_dialect.passes.pipeline import SpatialPipelinePass
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 
     # The same context and passes spatial-opt has, so the numbers are the tool's.
@@ -68,9 +70,16 @@ def measure(program: str, options: str) -> dict[str, object]:
     row["ops_in"] = sum(1 for op in module.walk() if op.name.startswith("tg."))
     try:
         pipeline = PassPipeline.parse_spec(tool.available_passes, f"spatial-pipeline{{{options}}}")
-        t0 = time.process_time()
-        pipeline.apply(ctx, module)
-        row["pipeline_s"] = time.process_time() - t0
+        (spatial,) = pipeline.passes
+        assert isinstance(spatial, SpatialPipelinePass)
+        # its passes one by one (what SpatialPipelinePass.apply does), each timed
+        passes: dict[str, float] = {}
+        for p in spatial.passes():
+            t0 = time.process_time()
+            p.apply(ctx, module)
+            passes[p.name] = time.process_time() - t0
+        row["passes_s"] = passes
+        row["pipeline_s"] = sum(passes.values())
     except (DiagnosticException, ValueError) as e:
         row["refused"] = str(e).splitlines()[0]
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -161,6 +170,9 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|---|")
     row = run_row("step70b", steps, STEP_70B_OPTIONS)
     print(f"| {steps} | `{STEP_70B_OPTIONS}` | {pipeline_cells(row)} |")
+    split = row.get("passes_s")
+    if isinstance(split, dict):
+        print("\npipeline s by pass: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
 
     size = 512 if args.smoke else 4096
     print(f"\n## {size}^3 bf16 GEMM\n")
