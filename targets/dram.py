@@ -42,8 +42,8 @@ def sustained_dram_bytes_per_cycle(
     """Bytes per cycle the DRAM serves a plan whose traffic comes from ``readers`` sites and spans
     ``pages`` interleaved pages: the sustained fraction of the peak, over the channels its pages
     occupy (page i on channel i mod channels), and never more than the sites' links take
-    (``readers`` x :func:`site_ingest_bytes_per_cycle`). ``None``: no limit of that kind (traffic spread over the
-    whole chip)."""
+    (``readers`` x :func:`site_ingest_bytes_per_cycle`). ``None``: no limit of that kind
+    (traffic spread over the whole chip)."""
     rate = target.dram_bytes_per_cycle
     if pages is not None and pages < target.dram_channels:
         rate = rate * max(1, pages) / target.dram_channels
