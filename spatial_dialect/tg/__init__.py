@@ -77,6 +77,11 @@ from spatial_dialect.tg.matmul import (
     MatmulOp,
     TransposeOp,
 )
+from spatial_dialect.tg.moe import (
+    MOE_SCORES,
+    SHARED_ROLES,
+    MoeOp,
+)
 from spatial_dialect.tg.quant import (
     Q8_0_ACTIVATIONS,
     Q8_0_BLOCK,
@@ -125,6 +130,9 @@ __all__ = [
     "IntClampOp",
     "DequantizeQ8_0Op",
     "MatmulQ8_0Op",
+    "MoeOp",
+    "MOE_SCORES",
+    "SHARED_ROLES",
     "Q8_0_BLOCK",
     "Q8_0_ACTIVATIONS",
     "q8_0_scales_shape",
@@ -172,6 +180,7 @@ TG = Dialect(
         IntClampOp,
         DequantizeQ8_0Op,
         MatmulQ8_0Op,
+        MoeOp,
     ],
     [],
 )
