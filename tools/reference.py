@@ -238,23 +238,23 @@ def moe_expert(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray
 
 
 def _moe(op: tg.MoeOp, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
-    """Per token, the sum in f32 over its top-k slots (in rank order) of weight * expert FFN,
-    then the shared expert (times the sigmoid of its gate projection, where given)."""
+    """Per token, a sum in f32: the shared expert first (times the sigmoid of its gate
+    projection, where given), then each of the token's top-k experts in rank order, weight times
+    its FFN."""
     t, d, _, f = op.sizes()
-    ids, weights = moe_route(matmul(x, router), op.top_k.value.data, op.scores.data, op.renormalized())
+    k, renorm = op.top_k.value.data, op.renormalized()
+    ids, weights = moe_route(matmul(x, router), k, op.scores.data, renorm)
     y = np.zeros((t, d), F32)
+    if shared:
+        y = moe_expert(x, *shared[:3])
+        if len(shared) == 4:
+            y = y * sigmoid(matmul(x, shared[3]))
     for row in range(t):
         xr = x[row : row + 1]
         for e, w in zip(ids[row], weights[row], strict=True):
-            o = moe_expert(
-                xr, w_gate[e * d : (e + 1) * d], w_up[e * d : (e + 1) * d], w_down[e * f : (e + 1) * f]
-            )
+            gate, up = w_gate[e * d : (e + 1) * d], w_up[e * d : (e + 1) * d]
+            o = moe_expert(xr, gate, up, w_down[e * f : (e + 1) * f])
             y[row] += w * o[0]
-    if shared:
-        o = moe_expert(x, *shared[:3])
-        if len(shared) == 4:
-            o = sigmoid(matmul(x, shared[3])) * o
-        y = y + o
     return y
 
 

@@ -68,10 +68,12 @@ from spatial_dialect.sp.attrs import (
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
+    ROUTE_PICKS,
     ArgmaxOp,
     AttentionOp,
     MapOp,
     RopeOp,
+    RouteOp,
     RowReduceOp,
 )
 from spatial_dialect.sp.enums import (
@@ -131,6 +133,7 @@ SP = Dialect(
         RopeOp,
         AttentionOp,
         ArgmaxOp,
+        RouteOp,
         GatherOp,
         ScatterOp,
         ProgramOp,
@@ -182,6 +185,8 @@ __all__ = [
     # Ops
     "AccOp",
     "ArgmaxOp",
+    "RouteOp",
+    "ROUTE_PICKS",
     "AttentionOp",
     "EntryOp",
     "FifoOp",

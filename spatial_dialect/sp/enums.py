@@ -54,6 +54,7 @@ class SectionKind(StrEnum):
     ARGMAX = "argmax"
     GATHER = "gather"
     SCATTER = "scatter"
+    ROUTE = "route"
 
     @property
     def is_gemm(self) -> bool:

@@ -465,6 +465,12 @@ def kernel_of(s: Kernel) -> None:
     body = BODIES.get(kind)
     if body is None or (kind == "gemm" and not s.program.ops_of(sp.MatmulTilesOp)):
         raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")
+    for load in s.program.ops_of(sp.LoadOp):
+        if load.index is not None:
+            raise s.refuse(
+                f"{load.stage_name()} is an indexed load (by @{load.index.root_reference.data}, "
+                f"{s.program.source_op.data}): no Triton form yet"
+            )
     for t in s.tensors:
         if t.format is not None:
             raise s.refuse(
