@@ -8,7 +8,8 @@ one template serves whatever plan tile picks and whatever block a site ends up c
 
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
 transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
-link/rows.py (rms_norm, layer_norm, softmax, arg-max), link/attention.py (flash attention) and
+link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
+attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule) and
 link/moe.py (mixture of experts);
 `LINKERS` is the one table of which module links which op. Each records the section's kind on
 it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
@@ -51,6 +52,7 @@ from spatial_dialect.passes.analysis import (
 )
 from spatial_dialect.passes.link import (
     attention,
+    delta,
     heads,
     indexed,
     integer,
@@ -83,6 +85,7 @@ LINKERS: dict[type[Operation], Linker] = {
     **heads.LINKERS,
     **integer.LINKERS,
     **moe.LINKERS,
+    **delta.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
 

@@ -55,6 +55,8 @@ class SectionKind(StrEnum):
     GATHER = "gather"
     SCATTER = "scatter"
     ROUTE = "route"
+    CAUSAL_CONV = "causal_conv"
+    GATED_DELTA = "gated_delta"
 
     @property
     def is_gemm(self) -> bool:

@@ -32,6 +32,8 @@ from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     ArgmaxOp,
     AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
     MapOp,
     RopeOp,
     RouteOp,
@@ -86,6 +88,8 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
     SectionKind.ROUTE: RouteOp,
+    SectionKind.CAUSAL_CONV: CausalConvOp,
+    SectionKind.GATED_DELTA: GatedDeltaOp,
 }
 
 

@@ -1,8 +1,9 @@
 """The shipped real-shape layers (Llama-3-8B, Qwen3-8B and Qwen3-30B-A3B, prefill of 128 tokens
-and decode of one over a 4096-row cache) compile through spatial-pipeline on every preset target,
-or are refused with a typed diagnostic that names why (Plasticine computes no bf16; the shipped
-f32 twin of the layer compiles there). Qwen3-30B-A3B's decode reads its 8 chosen experts of 128 by
-indexed loads; its prefill reads each of the 128 experts once."""
+and decode of one over a 4096-row cache; Qwen3-Next-80B-A3B's Gated DeltaNet layer, prefill of
+128 and decode of one) compile through spatial-pipeline on every preset target, or are refused
+with a typed diagnostic that names why (Plasticine computes no bf16; the shipped f32 twin of the
+layer compiles there). Qwen3-30B-A3B's decode reads its 8 chosen experts of 128 by indexed loads;
+its prefill reads each of the 128 experts once."""
 
 from __future__ import annotations
 
@@ -66,3 +67,16 @@ def test_moe_layers_compile_and_read_what_they_route_to(layer, target):
         assert "reads its 8 of 128 experts" in gemms[0].attributes["moe"].data
     else:
         assert not indexed and len(gemms) == 3 * 128
+
+
+@pytest.mark.parametrize("target", sorted(PRESETS))
+@pytest.mark.parametrize("layer", ["qwen3_next_80b_a3b_decode", "qwen3_next_80b_a3b_prefill"])
+def test_qwen3_next_layers_compile_on_every_preset(layer, target):
+    suffix = "" if PRESETS[target].has_dtype("bf16") else "_f32"
+    programs = sections((EXAMPLES / f"{layer}{suffix}.mlir").read_text(), target)
+    assert all(p.phase_value == Phase.SIZED for p in programs)
+    ops = {p.source_op.data for p in programs}
+    assert {"tg.causal_conv", "tg.l2_norm", "tg.decay", "tg.gated_delta", "tg.head_slice"} <= ops
+    delta = next(p for p in programs if p.source_op.data == "tg.gated_delta")
+    plan = delta.one(sp.PlanOp)
+    assert plan is not None and plan.attributes["chunk"].data.startswith("chunk 32 rows")

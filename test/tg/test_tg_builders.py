@@ -63,6 +63,11 @@ ARGS = {
     "experts_up": t([4 * 64, 32]),  # 4 experts of 64 x 32, stacked by rows
     "experts_down": t([4 * 32, 64]),
     "shared_weight": t([64, 1]),
+    "cw": t([4, 64]),
+    "cs": t([3, 64]),
+    "ga": t([8, 4], F32),
+    "gl": t([1, 4], F32),
+    "st": t([64, 16], F32),
 }
 
 
@@ -144,6 +149,14 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         shared = [a["wq"], a["wq"], a["wq"], a["shared_weight"]]  # a shared FFN of 64
         moe = tg.MoeOp(h, *e, shared, top_k=1, scores="sigmoid")
         keep("moe_shared", moe, "tensor<8x64xbf16>")
+        conv = keep("causal_conv", tg.CausalConvOp(a["x"], a["cw"], a["cs"]), "tensor<8x64xbf16>")
+        assert str(conv.new_state.type) == "tensor<3x64xbf16>"
+        l2 = keep("l2_norm", tg.L2NormOp(conv.res, width=16), "tensor<8x64xbf16>")
+        g = keep("decay", tg.DecayOp(a["ga"], a["gl"], a["gl"]), "tensor<8x4xf32>")
+        gd = tg.GatedDeltaOp(l2, l2, conv.res, g, g, a["st"], heads=4, k_heads=4)
+        keep("gated_delta", gd, "tensor<8x64xbf16>")
+        assert str(gd.new_state.type) == "tensor<64x16xf32>"
+        assert gd.head_dim.value.data == 16 and gd.scale.value.data == pytest.approx(0.25)
         func.ReturnOp(ids, ii)
     return module, built
 
