@@ -14,7 +14,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal
+from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal, slice_shape
 from .sharing import Sharing, SharingDecision, flat_site_of, gemm_operand_streams, share_operand
 from .spec import Target
 
@@ -68,6 +68,10 @@ class GemmQuantities:
     share_a: SharingDecision | None = None
     share_b: SharingDecision | None = None
     fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
+    # Split-K (GemmPlan.split_k): the K slices, and the partial-sum tiles (at the accumulator's
+    # precision) the busiest site, one of the last slice, receives from the slice before it.
+    k_slices: int = 1
+    partial_tiles: int = 0
 
 
 # ── quantities ─────────────────────────────────────────────────────────────────────────────────────
@@ -161,7 +165,10 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
 
     Which site runs what is :func:`~.gemm.deal`, the function place lays the program out by: the 2-D
     map (or a line folded onto the mesh) where the target multicasts, split_work_to_cores for
-    streaming plans and targets without multicast. The busiest site is the one running unit 0."""
+    streaming plans and targets without multicast. The busiest site is the one running unit 0.
+    A split-K plan is its K slice's quantities on every slice (:func:`_split_quantities`)."""
+    if plan.split_k > 1:
+        return _split_quantities(target, shape, plan)
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     d = deal(target, shape, plan)
     kb = kt if plan.streaming else plan.k_blocks(kt)
@@ -206,6 +213,34 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         share_a=t.dram.share_a,
         share_b=t.dram.share_b,
         fabric_cycles=t.dram.fabric_cycles,
+    )
+
+
+def _split_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQuantities:
+    """Split-K: each of the S slices runs the unsplit plan on its K slice (``slice_shape``) on
+    its own copy of the grid, so the busiest site is one slice's; every slice reads its own K
+    range of A and B (S x one slice's reads, the unsplit plan's total) and delivers as much; the
+    result is written once, by the last slice, whose sites each first receive their blocks'
+    partial sums from the slice before (one accumulator tile per output tile)."""
+    s = plan.split_k
+    one = gemm_quantities(target, slice_shape(shape, plan), dataclasses.replace(plan, split_k=1))
+    c_written = one.c_tiles_written
+    return dataclasses.replace(
+        one,
+        sites_used=one.sites_used * s,
+        tile_matmuls=one.tile_matmuls * s,
+        a_tiles_dram=one.a_tiles_dram * s,
+        b_tiles_dram=one.b_tiles_dram * s,
+        a_tiles_dram_mcast=one.a_tiles_dram_mcast * s,
+        b_tiles_dram_mcast=one.b_tiles_dram_mcast * s,
+        a_tiles_dram_replicated=one.a_tiles_dram_replicated * s,
+        b_tiles_dram_replicated=one.b_tiles_dram_replicated * s,
+        a_readers=one.a_readers * s,
+        b_readers=one.b_readers * s,
+        noc_tiles=(one.noc_tiles - c_written) * s + c_written + shape.mt * shape.nt * (s - 1),
+        noc_tile_hops=one.noc_tile_hops * s,
+        k_slices=s,
+        partial_tiles=one.busiest_out_tiles,
     )
 
 

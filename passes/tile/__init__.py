@@ -78,6 +78,7 @@ from spatial_dialect.passes.analysis import (
     sections_taken,
 )
 from spatial_dialect.passes.tile.gemm import (
+    MAX_K_SLICES,
     describe,
     fidelity_matters,
     gemm_packing,
@@ -107,6 +108,9 @@ class GemmChoice:
     plan: GemmPlan
     cost: GemmCost
     runner: tuple[GemmPlan, GemmCost] | None
+    # The best plan of the other kind (split-K where the plan is unsplit, and the reverse), if
+    # any was priced: what `split_why` records.
+    other_split: tuple[GemmPlan, GemmCost] | None = None
 
 
 Ranked = list[tuple[GemmPlan, GemmCost]]
@@ -117,6 +121,7 @@ def choose_gemm_plan(
     target: Target,
     fidelity: str,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    max_split: int = MAX_K_SLICES,
 ) -> GemmChoice:
     """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site.
 
@@ -128,7 +133,7 @@ def choose_gemm_plan(
     numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
     memo = {} if ranked_before is None else ranked_before
     if (shape, numerics) not in memo:
-        memo[shape, numerics] = rank(target, shape, numerics, fidelity)
+        memo[shape, numerics] = rank(target, shape, numerics, fidelity, max_split)
     ranked = memo[shape, numerics]
     if not ranked:
         raise NoLegalPlan(
@@ -136,7 +141,8 @@ def choose_gemm_plan(
             f"{target.name}'s {target.local_mem_max_bytes} bytes of local memory"
         )
     (plan, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    return GemmChoice(view, shape, numerics, plan, cost, runner)
+    other = next(((p, c) for p, c in ranked if (p.split_k > 1) != (plan.split_k > 1)), None)
+    return GemmChoice(view, shape, numerics, plan, cost, runner, other)
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,8 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
     if dealt.kind != "flat" and dealt.per_site > 1:
         over = (dealt.grid_x, dealt.grid_y)
     c_name = choice.view.store.tensor.root_reference.data
-    work = sp.WorkOp(c_name, block, kt, plan.ibw, over)
+    split = (plan.split_k, plan.split_axis) if plan.split_k > 1 else None
+    work = sp.WorkOp(c_name, block, kt, plan.ibw, over, split)
     q = cost.quantities
     grid = (plan.grid_x, plan.grid_y) if dealt.kind == "flat" else (dealt.grid_x, dealt.grid_y)
     plan_op = sp.PlanOp(
@@ -175,7 +182,25 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
     why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
     if why is not None:
         plan_op.attributes["multicast_why"] = StringAttr(why)
+    if choice.other_split is not None:
+        plan_op.attributes["split_why"] = StringAttr(split_why(choice, target))
     return GemmPlanOps(work, plan_op)
+
+
+def split_why(choice: GemmChoice, target: Target) -> str:
+    """The split-K decision with its numbers: the chosen plan's K slices and cycles against the
+    best plan of the other kind (docs/passes.md#tile-split-k-where-the-grid-does-not-fill)."""
+    assert choice.other_split is not None
+    other, other_cost = choice.other_split
+    kt = choice.shape.kt
+    if choice.plan.split_k > 1:
+        head = (
+            f"K split {choice.plan.split_k} along {choice.plan.split_axis} "
+            f"({choice.cost.total_cycles} cycles); best unsplit"
+        )
+    else:
+        head = f"K not split ({choice.cost.total_cycles} cycles); best split"
+    return f"{head}: {describe(other, kt, target)} ({other_cost.total_cycles} cycles)"
 
 
 @dataclass(frozen=True)
@@ -267,10 +292,36 @@ def apply_gemm_plan(
     spill = spill_buffer(out, choice.numerics, target) if buffering.spill else None
     if spill is not None:
         rewriter.insert_op(spill, InsertPoint.after(out))
+    partials = partials_fifo(choice.numerics, target) if choice.plan.split_k > 1 else None
+    if partials is not None:
+        rewriter.insert_op(partials, InsertPoint.after(spill or out))
     kept = fidelity if fidelity_matters(target, choice.shape.in_dtype) else None
     rewriter.replace_op(
-        m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, kept)
+        m,
+        sp.MatmulTilesOp(
+            m.in0,
+            m.in1,
+            m.out,
+            m.acc,
+            spill.res if spill else None,
+            kept,
+            partials=partials.res if partials else None,
+        ),
     )
+
+
+def partials_fifo(numerics: Numerics, target: Target) -> sp.FifoOp:
+    """Split-K's partial sums from the slice before: one page per sub-block at the
+    accumulator's precision (the footprint function's `partials`)."""
+    fifo = sp.FifoOp(
+        "partials",
+        SizesAttr.of("subs"),
+        SizesAttr.of("sh", "sw"),
+        ELEMENT_TYPES[numerics.acc],
+        target.tile_bytes(numerics.acc),
+    )
+    fifo.res.name_hint = "partials"
+    return fifo
 
 
 # ── The pass ──────────────────────────────────────────────────────────────────────────────────
@@ -282,10 +333,11 @@ def tile_section(
     fidelity: str,
     rewriter: Rewriter,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    max_split: int = MAX_K_SLICES,
 ) -> None:
     """Choose and apply one linked section's plan, by the kind link recorded."""
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, ranked_before)
+        choice = choose_gemm_plan(program, target, fidelity, ranked_before, max_split)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
         choice = choose_stream_plan(program, target, fidelity)
@@ -297,22 +349,30 @@ def tile_section(
 
 @dataclass(frozen=True)
 class TilePass(ModulePass):
-    """`tile{fidelity=hifi4}`: choose and apply every linked section's block plan (a walk over the
-    linked sections: each plan is a whole-section decision)."""
+    """`tile{fidelity=hifi4 split-k=4}`: choose and apply every linked section's block plan (a
+    walk over the linked sections: each plan is a whole-section decision). `split-k` is the most
+    K slices a GEMM plan may use (1: K is never split)."""
 
     name = "tile"
     fidelity: str | None = None
+    split_k: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.name)
         fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
         if fidelity not in FIDELITIES:
             raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
+        recorded = options(op).get("split_k")
+        max_split = self.split_k if self.split_k is not None else int(recorded or MAX_K_SLICES)
+        if max_split < 1:
+            raise InvalidTarget(f"split-k {max_split}: the most K slices is at least 1 (1: no split)")
         sections = sections_taken(op, self.name, Phase.LINKED)
         if sections:
             record(op, fidelity=fidelity)
+            if self.split_k is not None:
+                record(op, split_k=str(self.split_k))
         rewriter = Rewriter()
         ranked_before: dict[tuple[GemmShape, Numerics], Ranked] = {}
         for program in sections:
             with refusals_at(program):
-                tile_section(program, target, fidelity, rewriter, ranked_before)
+                tile_section(program, target, fidelity, rewriter, ranked_before, max_split)

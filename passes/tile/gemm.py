@@ -89,7 +89,31 @@ def flat_grids(target: Target, units: int) -> list[tuple[int, int]]:
     return grids
 
 
-def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
+MAX_K_SLICES = 4
+"""The most slices split-K cuts K into. Its partial sums travel slice to slice, so the tail
+grows with every slice while the compute it spreads shrinks as 1/S; past four slices a grid
+that does not fill the mesh is better served by smaller blocks."""
+
+
+def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int, str]]:
+    """The K splits a grid plan is priced with: (1, y), the unsplit plan, and on a mesh with
+    rectangle multicast every S from 2 to `max_split` (at most MAX_K_SLICES; the tile option
+    `split-k`) dividing the K tiles with the mesh
+    axis (x or y) its S copies of the grid are stacked along, where S fits on it
+    (docs/passes.md#tile-split-k-where-the-grid-does-not-fill). The slices add their partial sums
+    over the NoC; a target without multicast deals blocks flat and has no such neighbours."""
+    out = [(1, "y")]
+    if not target.multicasts_rectangles:
+        return out
+    for split in divisors(shape.kt):
+        if 2 <= split <= min(MAX_K_SLICES, max_split):
+            out += [(split, a) for a, n in (("x", target.mesh_x), ("y", target.mesh_y)) if n >= split]
+    return out
+
+
+def arrangements(
+    target: Target, shape: GemmShape, max_split: int = MAX_K_SLICES
+) -> Iterator[GemmPlan]:
     """Every block with the grid or line it is dealt over and its multicast choices, as a plan
     whose sub-block and K block are placeholders (1, 1, 1): the part the cost floor depends on."""
     mt, nt = shape.mt, shape.nt
@@ -100,18 +124,32 @@ def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
                     yield GemmPlan(gx, gy, pm, pn, 1, 1, 1)
         return
     x, y = target.mesh_x, target.mesh_y
-    rows, cols = dimension(mt, y), dimension(nt, x)
-    for pm, row_grids in rows.items():
-        for pn, col_grids in cols.items():
-            for gy in row_grids:
-                for gx in col_grids:
-                    # Uneven rounds along one dimension only: then a site that runs fewer
-                    # rounds runs a prefix of its row's (column's) blocks (sp.ItemSpace).
-                    if ceil_div(mt, pm) % gy and ceil_div(nt, pn) % gx:
-                        continue
-                    for ma in (True, False) if gx > 1 else (True,):
-                        for mb in (True, False) if gy > 1 else (True,):
-                            yield GemmPlan(gx, gy, pm, pn, 1, 1, 1, mcast_a=ma, mcast_b=mb)
+    for split, axis in k_splits(target, shape, max_split):
+        sx, sy = (x // split, y) if axis == "x" else (x, y // split)
+        rows, cols = dimension(mt, sy), dimension(nt, sx)
+        for pm, row_grids in rows.items():
+            for pn, col_grids in cols.items():
+                for gy in row_grids:
+                    for gx in col_grids:
+                        # Uneven rounds along one dimension only: then a site that runs fewer
+                        # rounds runs a prefix of its row's (column's) blocks (sp.ItemSpace).
+                        if ceil_div(mt, pm) % gy and ceil_div(nt, pn) % gx:
+                            continue
+                        for ma in (True, False) if gx > 1 else (True,):
+                            for mb in (True, False) if gy > 1 else (True,):
+                                yield GemmPlan(
+                                    gx,
+                                    gy,
+                                    pm,
+                                    pn,
+                                    1,
+                                    1,
+                                    1,
+                                    mcast_a=ma,
+                                    mcast_b=mb,
+                                    split_k=split,
+                                    split_axis=axis,
+                                )
     # Lines longer than a mesh row: a GX x 1 line deals the block columns and shares A, a 1 x GY
     # line the block rows and shares B; every block row (column) runs on each site, so the other
     # dimension's blocks must divide it when there are several.
@@ -136,11 +174,12 @@ def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
 
 
 def configs(
-    target: Target, shape: GemmShape, numerics: Numerics, pm: int, pn: int
+    target: Target, shape: GemmShape, numerics: Numerics, pm: int, pn: int, split: int = 1
 ) -> list[tuple[int, int, int]]:
-    """The legal (osh, osw, ibw) of a pm x pn block (legality does not depend on the grid)."""
+    """The legal (osh, osw, ibw) of a pm x pn block over K slices of kt / `split` tiles
+    (legality does not depend on the grid)."""
     acc_cap = target.acc_tiles(numerics.acc)
-    kt = shape.kt
+    kt = shape.kt // split
     out = []
     for osh in divisors(pm):
         for osw in divisors(pn):
@@ -150,7 +189,8 @@ def configs(
                 if target.acc_in_registers and kt > ibw and (osh, osw) != (pm, pn):
                     continue
                 # The footprint grows with the K block: past the first that does not fit, none does.
-                if not numerics.fits(target, shape, GemmPlan(1, 1, pm, pn, osh, osw, ibw)):
+                probe = GemmPlan(1, 1, pm, pn, osh, osw, ibw, split_k=split)
+                if not numerics.fits(target, shape, probe):
                     break
                 out.append((osh, osw, ibw))
     return out
@@ -158,9 +198,9 @@ def configs(
 
 def candidates(target: Target, shape: GemmShape, numerics: Numerics) -> Iterator[GemmPlan]:
     """Every legal plan (module docstring), streaming last."""
-    legal: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    legal: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
     for a in arrangements(target, shape):
-        block = (a.per_site_m, a.per_site_n)
+        block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
         for osh, osw, ibw in legal[block]:
@@ -182,6 +222,8 @@ def with_config(a: GemmPlan, osh: int, osw: int, ibw: int) -> GemmPlan:
         mcast_a=a.mcast_a,
         mcast_b=a.mcast_b,
         line=a.line,
+        split_k=a.split_k,
+        split_axis=a.split_axis,
     )
 
 
@@ -203,6 +245,8 @@ def describe(plan: GemmPlan, kt: int, target: Target | None = None) -> str:
         off = [n for n in off if shared[n]]
         if off:
             text += f" unicast {', '.join(off)}"
+        if plan.split_k > 1:
+            text += f" split {plan.split_k} along {plan.split_axis}"
     return text
 
 
@@ -210,6 +254,7 @@ def _key(pc: tuple[GemmPlan, GemmCost]) -> tuple:
     p, c = pc
     return (
         c.total_cycles,
+        p.split_k,
         -p.osh * p.osw,
         -p.ibw,
         p.per_site_m * p.per_site_n,
@@ -224,10 +269,16 @@ def _key(pc: tuple[GemmPlan, GemmCost]) -> tuple:
 
 
 def rank(
-    target: Target, shape: GemmShape, numerics: Numerics, fidelity: str
+    target: Target,
+    shape: GemmShape,
+    numerics: Numerics,
+    fidelity: str,
+    max_split: int = MAX_K_SLICES,
 ) -> list[tuple[GemmPlan, GemmCost]]:
-    """The legal plans with their costs, best first: every candidate that can be first or second
-    (the pruning, module docstring, drops only plans whose floor is above the runner-up)."""
+    """The legal plans with their costs, best first: every candidate that can be first or second,
+    and likewise among the unsplit and among the split-K plans, so the best of each is there to
+    record (the pruning, module docstring, drops only plans whose floor is above the runner-up
+    of their kind)."""
     costed: list[tuple[GemmPlan, GemmCost]] = []
     streaming = GemmPlan.streaming_plan(target.mesh_x, target.mesh_y)
     if numerics.fits(target, shape, streaming):
@@ -235,16 +286,22 @@ def rank(
     floors = sorted(
         (
             (gemm_cost_floor(target, shape, a, fidelity), i, a)
-            for i, a in enumerate(arrangements(target, shape))
+            for i, a in enumerate(arrangements(target, shape, max_split))
         ),
         key=lambda f: (f[0], f[1]),
     )
-    legal: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-    second = [c.total_cycles for _, c in costed]
+    legal: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    # The two cheapest totals found so far, of the unsplit plans and of the split-K ones.
+    seconds: dict[bool, list[int]] = {False: [c.total_cycles for _, c in costed]}
+    seconds.update({a.split_k > 1: [] for _, _, a in floors if a.split_k > 1})
     for floor, _, a in floors:
+        second = seconds[a.split_k > 1]
         if len(second) >= 2 and floor > second[1]:
-            break
-        block = (a.per_site_m, a.per_site_n)
+            # Floors only grow from here: done once every kind is past its runner-up.
+            if all(len(v) >= 2 and floor > v[1] for v in seconds.values()):
+                break
+            continue
+        block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
         # The cycles depend on the sub-block only through its larger side.
@@ -255,7 +312,8 @@ def rank(
             if key not in cache:
                 cache[key] = numerics.cost(target, shape, plan, fidelity)
             costed.append((plan, cache[key]))
-            second = sorted([*second, cache[key].total_cycles])[:2]
+            seconds[a.split_k > 1] = sorted([*second, cache[key].total_cycles])[:2]
+            second = seconds[a.split_k > 1]
     costed.sort(key=_key)
     return costed
 
