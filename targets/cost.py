@@ -216,7 +216,9 @@ def _busiest_compute(
     if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
         cycles += _k_block_spill_cycles(target, shape, q, exact=exact)
     # Split-K: the slice's sums start from the previous slice's, reloaded like a spill.
-    cycles += q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
+    cycles += (
+        q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
+    )
     return _Compute(engine, unpack, per_tm, cycles)
 
 

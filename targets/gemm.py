@@ -133,7 +133,16 @@ class GemmPlan:
     split_axis: str = "y"
 
     def __post_init__(self) -> None:
-        for name in ("grid_x", "grid_y", "per_site_m", "per_site_n", "osh", "osw", "ibw", "split_k"):
+        for name in (
+            "grid_x",
+            "grid_y",
+            "per_site_m",
+            "per_site_n",
+            "osh",
+            "osw",
+            "ibw",
+            "split_k",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise TargetError(f"GemmPlan.{name} must be a positive integer, got {v!r}")

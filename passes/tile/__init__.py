@@ -365,7 +365,9 @@ class TilePass(ModulePass):
         recorded = options(op).get("split_k")
         max_split = self.split_k if self.split_k is not None else int(recorded or MAX_K_SLICES)
         if max_split < 1:
-            raise InvalidTarget(f"split-k {max_split}: the most K slices is at least 1 (1: no split)")
+            raise InvalidTarget(
+                f"split-k {max_split}: the most K slices is at least 1 (1: no split)"
+            )
         sections = sections_taken(op, self.name, Phase.LINKED)
         if sections:
             record(op, fidelity=fidelity)

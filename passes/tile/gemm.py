@@ -107,7 +107,9 @@ def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int
         return out
     for split in divisors(shape.kt):
         if 2 <= split <= min(MAX_K_SLICES, max_split):
-            out += [(split, a) for a, n in (("x", target.mesh_x), ("y", target.mesh_y)) if n >= split]
+            out += [
+                (split, a) for a, n in (("x", target.mesh_x), ("y", target.mesh_y)) if n >= split
+            ]
     return out
 
 

@@ -80,8 +80,6 @@ from spatial_dialect.sp.enums import (
     FidelityAttr,
     GroupAxis,
     GroupAxisAttr,
-    SplitAxis,
-    SplitAxisAttr,
     Layout,
     LayoutAttr,
     MapKindAttr,
@@ -99,6 +97,8 @@ from spatial_dialect.sp.enums import (
     SectionKindAttr,
     Sharing,
     SharingAttr,
+    SplitAxis,
+    SplitAxisAttr,
     TensorRole,
     TensorRoleAttr,
 )

@@ -20,12 +20,12 @@ from xdsl.utils.exceptions import VerifyException
 from spatial_dialect.sp.abstract_ops import SectionOp, section_traits
 from spatial_dialect.sp.enums import (
     BoundAttr,
-    SplitAxis,
-    SplitAxisAttr,
     OperandAttr,
     PackingAttr,
     PlanKind,
     PlanKindAttr,
+    SplitAxis,
+    SplitAxisAttr,
 )
 from spatial_dialect.sp.formats import EnumList, Pair
 from spatial_dialect.sp.item_space import ItemSpace
