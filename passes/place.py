@@ -3,8 +3,9 @@
 Items to sites, by `targets.gemm.deal`, the dealing the cost model prices. Where the target
 multicasts rectangles and the plan is blocked, the 2-D map of docs/passes.md#place-the-2-d-map-where-multicast-exists: block (row, col) goes to site
 (col % GX, row % GY) of the grid the work is dealt over (`sp.work ... over`, or one block a site),
-several blocks to a site in rounds, and the items are numbered so that each site's are
-consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
+several blocks to a site in rounds (split-K's slices on copies of the grid side by side,
+docs/passes.md#place-split-k-slices-side-by-side), and the items are numbered so that each
+site's are consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
 blocks, a column its B blocks (fuse-operands). A line plan (`sp.plan blocked line`) deals the
 same way over a GX x 1 or 1 x GY line, folded onto the mesh row by row: line site s on mesh site
 (s % X, s // X). Elsewhere (streaming plans, and targets without multicast such as a GPU's line

@@ -19,7 +19,10 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   are not accumulated in place;
 * movement and compute overlap through double-buffered FIFOs, so the site takes
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
-* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth.
+* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth;
+* a split-K plan is its K slice's plan on every slice, plus the partial sums: reloaded into the
+  last slice's accumulator like a spill, sent by the earlier slices' writers, and handed slice to
+  slice in the drain (docs/targets.md#split-k).
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D

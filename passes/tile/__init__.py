@@ -35,8 +35,12 @@ A plan is legal when
       a site in one range shape, so they all have one shape: per_site_m divides Mt and per_site_n
       divides Nt; over the whole mesh or a rectangle of it: the fewest sites for a few round
       counts, or the largest whose sites divide the blocks (`flat_grids`).
-The streaming plan (tt-metal's non-reuse matmul: each site walks single output tiles over the
-whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
+On such a mesh every grid plan is also priced with K split into S slices (split-K, S up to the
+`split-k` option's bound, dividing the K tiles): the slices run the plan on S copies of its grid
+stacked along x or y, each over K / S tiles, and pass each block's partial sums slice to slice
+(docs/passes.md#tile-split-k-where-the-grid-does-not-fill); the plan records `split_why`, its
+cycles against the best plan of the other kind. The streaming plan (tt-metal's non-reuse matmul:
+each site walks single output tiles over the whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
 the larger sub-block, then the wider K block, then the smaller per-site block, then the grid over
 the line, multicast over unicast, so the choice is deterministic.
 
@@ -46,11 +50,13 @@ passes the runner-up found so far; a candidate's cycles depend on its sub-block 
 larger side (the unpacker's reuse), so one cost evaluation serves every sub-block with that side.
 
 Applying the plan fills in what link left symbolic: the work items and K block (`sp.work`, with
-`over` the grid the blocks are dealt over when a site runs several), the plan and its numbers
+`over` the grid the blocks are dealt over when a site runs several, `split` the K slices), the
+plan and its numbers
 (`sp.plan`, with the line and the multicast operands and what the other multicast choice would
 cost), the output FIFO's depth (one page per sub-block where the output accumulates in place, at
 least two otherwise, and one tile per accumulator lane where a register accumulator's lanes write
-their own tiles), and the K-block spill where partial sums leave the accumulator between K blocks.
+their own tiles), the K-block spill where partial sums leave the accumulator between K blocks, and
+split-K's partials FIFO.
 
 Source: the GEMM plan space and its ranking are tile/gemm.py, the stream sections' (every other
 kind: maps, row reductions, rope, attention, arg-max, gather, scatter) tile/stream.py; this module
