@@ -257,14 +257,17 @@ def _k_block_spill_cycles(
     return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / _local_rate(target)
 
 
-def _split_chain_cycles(target: Target, shape: GemmShape, plan: GemmPlan, exact: bool) -> float:
+def _split_chain_cycles(
+    target: Target, shape: GemmShape, plan: GemmPlan, exact: bool, sub_tiles: int | None = None
+) -> float:
     """Split-K's tail: the slices finish together, then each last sub-block's partial sums go
     slice to slice, S - 1 times: over the NoC (the sub-block's bytes at the link rate after a
     credit loop across the grid between two slices, three crossings as a multicast's) and into
-    the next slice's accumulator."""
+    the next slice's accumulator. ``sub_tiles``: the sub-block's tiles, where not the plan's."""
     if plan.split_k == 1:
         return 0.0
-    sub_bytes = plan.osh * plan.osw * _split_partial_tile_bytes(target, shape, exact)
+    tiles = plan.osh * plan.osw if sub_tiles is None else sub_tiles
+    sub_bytes = tiles * _split_partial_tile_bytes(target, shape, exact)
     hops = plan.grid_x if plan.split_axis == "x" else plan.grid_y
     link = float(target.link_bytes_per_cycle)
     per_slice = sub_bytes / link + 3 * hops * target.hop_cycles + sub_bytes / _local_rate(target)
@@ -466,11 +469,17 @@ def gemm_cost_floor(
     each at its least. Compute at the matrix engine's rate (the unpacker and the K-block spill only
     add), plus the least fill (one DRAM round trip) and the last block's write-back; the DRAM time;
     the movement with one K block per block (reads and sends only grow with the number of steps).
-    The tile pass prunes with it, so the pruning is exact under the cost model."""
+    A split-K plan adds its partial sums' reload and its chain of one-tile sub-blocks, at the
+    smaller of the two precisions they can travel in. The tile pass prunes with it, so the
+    pruning is exact under the cost model."""
     q = gemm_quantities(target, shape, plan)
     compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
     latency = float(target.dram_latency_cycles or 0)
     drain = _write_back_cycles(target, shape, plan, q)
+    if q.k_slices > 1:
+        least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))
+        compute += q.partial_tiles * least / _local_rate(target)
+        drain += min(_split_chain_cycles(target, shape, plan, e, 1) for e in (False, True))
     dram = _dram_time(target, shape, q).cycles
     movement = _movement(target, shape, q, max(1, q.busiest_blocks)).cycles
     return math.floor(max(compute + latency + drain, dram, movement))

@@ -8,6 +8,7 @@ out_subblock_h/w = ``osh``/``osw``, in0_block_w = ``ibw``, on a ``grid_x`` x ``g
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -197,9 +198,13 @@ class GemmPlan:
 def slice_shape(shape: GemmShape, plan: GemmPlan) -> GemmShape:
     """The GEMM one K slice of ``plan`` computes: ``shape`` with K / split_k (whole tiles; the
     shape itself where K is not split)."""
-    if plan.split_k == 1:
-        return shape
-    return dataclasses.replace(shape, k=plan.k_slice_tiles(shape.kt) * TILE)
+    return shape if plan.split_k == 1 else _k_slice(shape, plan.split_k)
+
+
+@functools.lru_cache(maxsize=256)
+def _k_slice(shape: GemmShape, split: int) -> GemmShape:
+    # One shape per (GEMM, slices): the planner prices thousands of split plans of one GEMM.
+    return dataclasses.replace(shape, k=shape.kt // split * TILE)
 
 
 # ── How a plan's work is dealt to sites ───────────────────────────────────────────────────────────

@@ -85,11 +85,12 @@ from spatial_dialect.passes.analysis import (
 )
 from spatial_dialect.passes.tile.gemm import (
     MAX_K_SLICES,
+    Ranking,
     describe,
     fidelity_matters,
     gemm_packing,
     multicast_why,
-    rank,
+    ranking,
 )
 from spatial_dialect.passes.tile.stream import choose_stream_plan, stream_plan_ops
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
@@ -114,12 +115,14 @@ class GemmChoice:
     plan: GemmPlan
     cost: GemmCost
     runner: tuple[GemmPlan, GemmCost] | None
-    # The best plan of the other kind (split-K where the plan is unsplit, and the reverse), if
-    # any was priced: what `split_why` records.
-    other_split: tuple[GemmPlan, GemmCost] | None = None
+    # The other kind of plan (split-K where the plan is unsplit, and the reverse), where the
+    # target has both: the least cycles any of them takes, and the plan that takes them when it
+    # was priced (else the pruning's floor is the bound). What `split_why` records.
+    other_least: int | None = None
+    other_best: tuple[GemmPlan, GemmCost] | None = None
 
 
-Ranked = list[tuple[GemmPlan, GemmCost]]
+Ranked = Ranking
 
 
 def choose_gemm_plan(
@@ -139,16 +142,19 @@ def choose_gemm_plan(
     numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
     memo = {} if ranked_before is None else ranked_before
     if (shape, numerics) not in memo:
-        memo[shape, numerics] = rank(target, shape, numerics, fidelity, max_split)
-    ranked = memo[shape, numerics]
+        memo[shape, numerics] = ranking(target, shape, numerics, fidelity, max_split)
+    ranked, least = memo[shape, numerics].plans, memo[shape, numerics].least
     if not ranked:
         raise NoLegalPlan(
             f"section @{program.sym_name.data}: no plan of a {shape.m}x{shape.k}x{shape.n} GEMM fits "
             f"{target.name}'s {target.local_mem_max_bytes} bytes of local memory"
         )
     (plan, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    other = next(((p, c) for p, c in ranked if (p.split_k > 1) != (plan.split_k > 1)), None)
-    return GemmChoice(view, shape, numerics, plan, cost, runner, other)
+    other = plan.split_k == 1
+    best = next(((p, c) for p, c in ranked if (p.split_k > 1) == other), None)
+    if best is not None and best[1].total_cycles != least.get(other):
+        best = None  # a dropped plan of that kind may be cheaper: only its floor is known
+    return GemmChoice(view, shape, numerics, plan, cost, runner, least.get(other), best)
 
 
 @dataclass(frozen=True)
@@ -188,25 +194,25 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
     why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
     if why is not None:
         plan_op.attributes["multicast_why"] = StringAttr(why)
-    if choice.other_split is not None:
+    if choice.other_least is not None:
         plan_op.attributes["split_why"] = StringAttr(split_why(choice, target))
     return GemmPlanOps(work, plan_op)
 
 
 def split_why(choice: GemmChoice, target: Target) -> str:
     """The split-K decision with its numbers: the chosen plan's K slices and cycles against the
-    best plan of the other kind (docs/passes.md#tile-split-k-where-the-grid-does-not-fill)."""
-    assert choice.other_split is not None
-    other, other_cost = choice.other_split
-    kt = choice.shape.kt
-    if choice.plan.split_k > 1:
-        head = (
-            f"K split {choice.plan.split_k} along {choice.plan.split_axis} "
-            f"({choice.cost.total_cycles} cycles); best unsplit"
-        )
+    best plan of the other kind, or where the pruning never priced it, the least any of them can
+    take (docs/passes.md#tile-split-k-where-the-grid-does-not-fill)."""
+    plan, cycles = choice.plan, choice.cost.total_cycles
+    if plan.split_k > 1:
+        head, other = f"K split {plan.split_k} along {plan.split_axis} ({cycles} cycles)", "unsplit"
     else:
-        head = f"K not split ({choice.cost.total_cycles} cycles); best split"
-    return f"{head}: {describe(other, kt, target)} ({other_cost.total_cycles} cycles)"
+        head, other = f"K not split ({cycles} cycles)", "split-K"
+    if choice.other_best is not None:
+        best, best_cost = choice.other_best
+        text = f"{describe(best, choice.shape.kt, target)} ({best_cost.total_cycles} cycles)"
+        return f"{head}; best {other}: {text}"
+    return f"{head}; every {other} plan takes at least {choice.other_least} cycles"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from spatial_dialect.passes.analysis import Numerics, largest_divisor
 from spatial_dialect.targets import FIDELITIES, Target
@@ -270,6 +271,17 @@ def _key(pc: tuple[GemmPlan, GemmCost]) -> tuple:
     )
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """The legal plans with their costs, best first (every candidate that can be first or
+    second), and for each kind of plan (False: K unsplit, True: split-K) the least cycles any
+    plan of that kind can take: the cheapest priced one, or the least floor of those the pruning
+    dropped, whichever is lower (a bound the plan's `split_why` can state exactly)."""
+
+    plans: list[tuple[GemmPlan, GemmCost]]
+    least: dict[bool, int]
+
+
 def rank(
     target: Target,
     shape: GemmShape,
@@ -277,10 +289,19 @@ def rank(
     fidelity: str,
     max_split: int = MAX_K_SLICES,
 ) -> list[tuple[GemmPlan, GemmCost]]:
-    """The legal plans with their costs, best first: every candidate that can be first or second,
-    and likewise among the unsplit and among the split-K plans, so the best of each is there to
-    record (the pruning, module docstring, drops only plans whose floor is above the runner-up
-    of their kind)."""
+    """The legal plans with their costs, best first: every candidate that can be first or second
+    (the pruning, module docstring, drops only plans whose floor is above the runner-up)."""
+    return ranking(target, shape, numerics, fidelity, max_split).plans
+
+
+def ranking(
+    target: Target,
+    shape: GemmShape,
+    numerics: Numerics,
+    fidelity: str,
+    max_split: int = MAX_K_SLICES,
+) -> Ranking:
+    """`rank`'s plans, with the least cycles of each kind (:class:`Ranking`)."""
     costed: list[tuple[GemmPlan, GemmCost]] = []
     streaming = GemmPlan.streaming_plan(target.mesh_x, target.mesh_y)
     if numerics.fits(target, shape, streaming):
@@ -293,16 +314,12 @@ def rank(
         key=lambda f: (f[0], f[1]),
     )
     legal: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-    # The two cheapest totals found so far, of the unsplit plans and of the split-K ones.
-    seconds: dict[bool, list[int]] = {False: [c.total_cycles for _, c in costed]}
-    seconds.update({a.split_k > 1: [] for _, _, a in floors if a.split_k > 1})
-    for floor, _, a in floors:
-        second = seconds[a.split_k > 1]
+    second = [c.total_cycles for _, c in costed]
+    dropped = len(floors)
+    for visited, (floor, _, a) in enumerate(floors):
         if len(second) >= 2 and floor > second[1]:
-            # Floors only grow from here: done once every kind is past its runner-up.
-            if all(len(v) >= 2 and floor > v[1] for v in seconds.values()):
-                break
-            continue
+            dropped = visited
+            break
         block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
@@ -314,10 +331,19 @@ def rank(
             if key not in cache:
                 cache[key] = numerics.cost(target, shape, plan, fidelity)
             costed.append((plan, cache[key]))
-            seconds[a.split_k > 1] = sorted([*second, cache[key].total_cycles])[:2]
-            second = seconds[a.split_k > 1]
+            second = sorted([*second, cache[key].total_cycles])[:2]
     costed.sort(key=_key)
-    return costed
+    least: dict[bool, int] = {}
+    for p, c in costed:
+        least.setdefault(p.split_k > 1, c.total_cycles)
+    # Floors only grow past the first dropped: the first of each kind is its least.
+    for floor, _, a in floors[dropped:]:
+        kind = a.split_k > 1
+        if floor < least.get(kind, floor + 1):
+            least[kind] = floor
+        if len(least) == 2 and all(floor >= v for v in least.values()):
+            break
+    return Ranking(costed, least)
 
 
 def fidelity_matters(target: Target, dtype: str) -> bool:

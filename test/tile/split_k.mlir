@@ -1,5 +1,6 @@
 // tile: split-K is a candidate on a mesh with rectangle multicast; the plan records its decision
-// (`split_why`: the chosen plan's cycles against the best plan of the other kind) and the work
+// (`split_why`: the chosen plan's cycles against the best plan of the other kind, or where the
+// pruning never priced that kind's best, the floor no plan of it goes below) and the work
 // its K slices; place stacks the slices' grids along the axis, fuse-operands cuts each row or
 // column group at the slice edge, size-buffers lays out the partials FIFO.
 // RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
@@ -17,7 +18,7 @@ func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<1
 }
 // BH:      sp.work @c block 2x3 k 128 by 2 split 4 along y
 // BH-NEXT: sp.plan blocked grid 11x2 block 1x1 packing operand_with_store multicast a, b predicted 28070 bound dram
-// BH-SAME: split_why = "K split 4 along y (28070 cycles); best unsplit: blocked per_site 1x3 block 1x3 k_block 16 k_blocks 8 grid 11x4 (41213 cycles)"
+// BH-SAME: split_why = "K split 4 along y (28070 cycles); every unsplit plan takes at least 31881 cycles"
 // BH:      %partials = sp.fifo "partials" depth subs page [sh, sw] bf16 tile_bytes 2048
 // BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
@@ -36,7 +37,7 @@ func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x9
 }
 // WH:      sp.work @c block 1x1 k 64 by 8 split 4 along y
 // WH-NEXT: sp.plan blocked grid 3x2 block 1x1 {{.*}} predicted 7459 bound dram
-// WH-SAME: split_why = "K split 4 along y (7459 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 4 grid 3x2 unicast a, b (13275 cycles)"
+// WH-SAME: split_why = "K split 4 along y (7459 cycles); every unsplit plan takes at least 11008 cycles"
 // WH:      sp.sites [0, 2]x[0, 1] first x + y * 3 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 65536, out = 131072, spill = 131072, partials = 135168}
 // WH-NEXT: sp.sites [0, 2]x[2, 3] first x + y * 3 count 1
 // WH-NEXT: sp.sites [0, 2]x[4, 5] first x + y * 3 count 1
@@ -55,7 +56,7 @@ func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> ten
 }
 // BH:      sp.work @c block 13x5 k 64 by 1 split 2 along y
 // BH-NEXT: sp.plan blocked grid 13x5
-// BH-SAME: split_why = "K split 2 along y (169208 cycles); best unsplit: blocked per_site 7x5 block 7x1 k_block 1 k_blocks 64 grid 13x10 (178981 cycles)"
+// BH-SAME: split_why = "K split 2 along y (169208 cycles); every unsplit plan takes at least 178090 cycles"
 
 // -----
 
@@ -67,5 +68,5 @@ func.func @fills(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tens
 }
 // WH:      sp.work @c block 4x4 k 64 by 2 over 8x8
 // WH-NEXT: sp.plan blocked grid 8x8 block 2x4 {{.*}} predicted 288023
-// WH-SAME: split_why = "K not split (288023 cycles); best split: blocked per_site 4x4 block 1x1 k_block 2 k_blocks 16 grid 4x8 split 2 along x (288682 cycles)"
+// WH-SAME: split_why = "K not split (288023 cycles); best split-K: blocked per_site 4x4 block 1x1 k_block 2 k_blocks 16 grid 4x8 split 2 along x (288682 cycles)"
 // WH-NOT:  partials
