@@ -91,18 +91,18 @@ def flat_grids(target: Target, units: int) -> list[tuple[int, int]]:
 
 
 MAX_K_SLICES = 4
-"""The most slices split-K cuts K into. Its partial sums travel slice to slice, so the tail
-grows with every slice while the compute it spreads shrinks as 1/S; past four slices a grid
-that does not fill the mesh is better served by smaller blocks."""
+"""The most slices split-K cuts K into: a bound on the search, not a finding. Each slice count
+adds two sets of grid arrangements to price (along x and y), and the chain that carries the
+partial sums grows by one hand-over with every slice."""
 
 
 def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int, str]]:
     """The K splits a grid plan is priced with: (1, y), the unsplit plan, and on a mesh with
     rectangle multicast every S from 2 to `max_split` (at most MAX_K_SLICES; the tile option
-    `split-k`) dividing the K tiles with the mesh
-    axis (x or y) its S copies of the grid are stacked along, where S fits on it
-    (docs/passes.md#tile-split-k-where-the-grid-does-not-fill). The slices add their partial sums
-    over the NoC; a target without multicast deals blocks flat and has no such neighbours."""
+    `split-k`) dividing the K tiles, with each mesh axis (x, y) long enough to stack S copies
+    of a grid along (docs/passes.md#tile-split-k-where-the-grid-does-not-fill). The slices add
+    their partial sums over the NoC; a target without multicast deals blocks flat and has no
+    such neighbours."""
     out = [(1, "y")]
     if not target.multicasts_rectangles:
         return out
