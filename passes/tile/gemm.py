@@ -96,6 +96,14 @@ adds two sets of grid arrangements to price (along x and y), and the chain that 
 partial sums grows by one hand-over with every slice."""
 
 
+SPLIT_TILES = 64
+"""Split-K is priced only where the output has fewer tiles than this a site: a bound on the
+search, measured, not derived. With a site's share of the output that large, blocks that do not
+divide the mesh leave it at most a block row or column over an even share, and split-K never won
+in bench/split_k.py above 20 tiles a site but once (32768x512x256 on wormhole_n150, 128 a site,
+by 0.7%); pricing its arrangements there tripled the ranking of 4096^3."""
+
+
 def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int, str]]:
     """The K splits a grid plan is priced with: (1, y), the unsplit plan, and on a mesh with
     rectangle multicast every S from 2 to `max_split` (at most MAX_K_SLICES; the tile option
@@ -104,7 +112,7 @@ def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int
     their partial sums over the NoC; a target without multicast deals blocks flat and has no
     such neighbours."""
     out = [(1, "y")]
-    if not target.multicasts_rectangles:
+    if not target.multicasts_rectangles or shape.mt * shape.nt >= SPLIT_TILES * target.sites:
         return out
     for split in divisors(shape.kt):
         if 2 <= split <= min(MAX_K_SLICES, max_split):

@@ -60,13 +60,25 @@ func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> ten
 
 // -----
 
-// 2048^3 bf16 on wormhole: 64 tiles fill the 8x8 mesh in 4 rounds of 4x4 blocks; splitting K
-// only adds the partial sums' trip, so the plan is unsplit and records the best split plan.
-func.func @fills(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
+// 256^3 bf16 on wormhole: 8 x 8 tiles, one a site, one K block of 8; splitting K leaves half
+// the sites reading 1x2 blocks and adds the partial sums' trip, so the plan is unsplit and
+// records the best split plan it beat. (2048^3, 64 tiles a site, prices no split at all.)
+func.func @fills(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+  %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  func.return %c : tensor<256x256xbf16>
+}
+// WH:      sp.work @c block 1x1 k 8 by 8{{$}}
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x1 {{.*}} predicted 3213
+// WH-SAME: split_why = "K not split (3213 cycles); best split-K: blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x (3481 cycles)"
+// WH-NOT:  partials
+
+// -----
+
+// 2048^3 bf16 on wormhole: 64 tiles a site fill the mesh; split-K is not priced (SPLIT_TILES),
+// and nothing is recorded.
+func.func @full(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
   %c = tg.matmul %a, %b : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16>
   func.return %c : tensor<2048x2048xbf16>
 }
 // WH:      sp.work @c block 4x4 k 64 by 2 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 {{.*}} predicted 288023
-// WH-SAME: split_why = "K not split (288023 cycles); best split-K: blocked per_site 4x4 block 1x1 k_block 2 k_blocks 16 grid 4x8 split 2 along x (288682 cycles)"
-// WH-NOT:  partials
+// WH-NOT:  split_why
