@@ -164,8 +164,9 @@ def test_one_wrong_tile_of_gemm_1024_fails(gemm_1024):
 
 @pytest.fixture
 def program():
+    """The unsplit program the mutations below break (split-K has its own tests at the end)."""
     fn = gemm(384, 512, 384, "bf16")
-    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return fn, module, section
 
@@ -305,7 +306,7 @@ def test_the_command_ends_in_fail_for_a_wrong_program(
     )
 
     def compile_wrong(fn, target):
-        module = compile_function(fn, target, grid="4x4")
+        module = compile_function(fn, target, grid="4x4", split_k=1)
         mutate(next(op for op in module.walk() if isinstance(op, sp.ProgramOp)))
         return module
 
