@@ -184,7 +184,7 @@ def set_offset(section: sp.ProgramOp, buffer: str, offset_of: str) -> None:
     for sites in section.ops_of(sp.SitesOp):
         offsets = sites.offsets()
         offsets[buffer] = offsets[offset_of]
-        sites.set_offsets(offsets)
+        sites.set_memory(offsets, sites.depths())
 
 
 def test_the_program_mutated_below_is_right_as_compiled(program):
@@ -379,7 +379,7 @@ def compiled(m, k, n, elt, target, grid):
         # bf16 partial sums (the 16-bit accumulator's type), several sub-blocks a block.
         (64, 2048, 200, "bf16", "4x4", 4, "y", None),
         # Several blocks a site in rounds, in each slice.
-        (256, 512, 512, "bf16", "4x4", 2, "y", (4, 2)),
+        (384, 512, 384, "bf16", "4x4", 2, "x", (2, 4)),
     ],
 )
 def test_split_k_programs_equal_the_reference(m, k, n, elt, grid, slices, along, over):
