@@ -101,6 +101,8 @@ from spatial_dialect.sp.enums import (
     SectionKindAttr,
     Sharing,
     SharingAttr,
+    SplitAxis,
+    SplitAxisAttr,
     TensorRole,
     TensorRoleAttr,
 )
@@ -179,6 +181,7 @@ SP = Dialect(
         LayoutAttr,
         PlanKindAttr,
         GroupAxisAttr,
+        SplitAxisAttr,
         SharingAttr,
     ],
 )
@@ -227,6 +230,7 @@ __all__ = [
     "BUFFER",
     "EngineAttr",
     "GroupAxisAttr",
+    "SplitAxisAttr",
     "LayoutAttr",
     "PhaseAttr",
     "SectionKindAttr",
@@ -257,6 +261,7 @@ __all__ = [
     "RowForm",
     "RowKindName",
     "GroupAxis",
+    "SplitAxis",
     "Layout",
     "Phase",
     "SectionKind",
