@@ -59,6 +59,7 @@ from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backends import (
     BACKENDS,
+    COMPILE_OPTIONS,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
@@ -380,7 +381,11 @@ def check_compiled(
         target = load_target(args.target)
     except TargetError as e:
         raise UsageError(str(e)) from None
-    module = compile_function(fn, args.target)
+    options, why = COMPILE_OPTIONS.get(args.backend, ({}, ""))
+    if options:
+        given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
+        print(f"spatial-run: {args.backend} compiles with {given}: {why}", file=out)
+    module = compile_function(fn, args.target, **options)
     check_budget(
         "the reference and the simulator",
         reference_bytes(fn) + simulator_bytes(module, target),

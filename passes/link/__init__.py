@@ -9,8 +9,9 @@ one template serves whatever plan tile picks and whatever block a site ends up c
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
 transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
 link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
-attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule) and
-link/quant.py (the Q8_0 products, dequantize, and the activations' Q8_0 views);
+attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule),
+link/quant.py (the Q8_0 products, dequantize, and the activations' Q8_0 views) and
+link/moe.py (mixture of experts);
 `LINKERS` is the one table of which module links which op. Each records the section's kind on
 it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
 name: an op that has no section form yet (NotLowered) and a datatype or storage format the chip
@@ -58,6 +59,7 @@ from spatial_dialect.passes.link import (
     integer,
     maps,
     matmul,
+    moe,
     quant,
     rope,
     rows,
@@ -91,6 +93,7 @@ LINKERS: dict[type[Operation], Linker] = {
     **heads.LINKERS,
     **integer.LINKERS,
     **quant.LINKERS,
+    **moe.LINKERS,
     **delta.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""

@@ -334,6 +334,8 @@ class ProgramBuilder:
         self.attributes: dict[str, Attribute] = {}
 
     def _add(self, t: sp.TensorOp) -> sp.TensorOp:
+        if t.parent is not None:  # declared by another section already: each declares its own
+            t = t.clone()
         # A Q8_0 tensor's i8 values are bytes the chip moves, not a datatype it computes in:
         # what it computes in is targets.quant's decision (link/quant.py).
         if not isinstance(self.op, str) and t.q8_0_axis is None:
@@ -412,8 +414,15 @@ class ProgramBuilder:
         self.buffers.append(buf)
         return buf.res
 
-    def load(self, tensor: sp.TensorOp, access: AccessAttr, dst: SSAValue) -> None:
-        self.stages.append(sp.LoadOp(tensor.sym_name.data, access, dst))
+    def load(
+        self,
+        tensor: sp.TensorOp,
+        access: AccessAttr,
+        dst: SSAValue,
+        index: tuple[str, int] | None = None,
+    ) -> None:
+        """`index`: an indexed load's (id tensor, block tile rows), sp.LoadOp."""
+        self.stages.append(sp.LoadOp(tensor.sym_name.data, access, dst, index=index))
 
     def store(self, src: SSAValue, tensor: sp.TensorOp, access: AccessAttr) -> None:
         self.stages.append(sp.StoreOp(src, tensor.sym_name.data, access))

@@ -34,8 +34,8 @@ from spatial_dialect.passes.link.context import (
     Q8View,
 )
 from spatial_dialect.passes.link.maps import map_section
-from spatial_dialect.passes.link.matmul import gemm_stages
-from spatial_dialect.sp import Layout, Mode, SectionKind, TensorRole
+from spatial_dialect.passes.link.matmul import gemm_section
+from spatial_dialect.sp import Layout, Mode, TensorRole
 from spatial_dialect.sp.errors import UnsupportedDatatype
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import TargetError
@@ -79,9 +79,8 @@ def link_matmul_q8_0(op: tg.MatmulQ8_0Op, ctx: LinkContext) -> sp.ProgramOp:
     in1 = s.fifo("in1", w, "kw", "w")
     c = s.output(op.res, Layout.TILED)
     widen = None if int8 else ELEMENT_TYPES[choice.dtype]
-    gemm_stages(s, a, w, c, in0, in1, acc_dtype, widen)
     s.why("q8_0", f"{choice.path}: {choice.why}")
-    return s.build(c.sym_name.data, SectionKind.GEMM)
+    return gemm_section(s, a, w, c, in0, in1, acc_dtype, dequantize=widen)
 
 
 def view_section(ctx: LinkContext, view: Q8View) -> sp.ProgramOp:
