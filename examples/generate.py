@@ -270,7 +270,7 @@ class NextModel:
     head_dim: int  # linear_key_head_dim
     v_head_dim: int  # linear_value_head_dim
     conv_kernel: int  # linear_conv_kernel_dim
-    ffn: int  # the feed-forward block's intermediate size
+    moe: MoeBlock  # the feed-forward block (Qwen3NextSparseMoeBlock)
     eps: float
     elt: str = "bf16"
 
@@ -278,27 +278,34 @@ class NextModel:
 # Qwen3-Next-80B-A3B: transformers' Qwen3NextConfig, whose defaults are the checkpoint
 # Qwen/Qwen3-Next-80B-A3B-Instruct (hidden 2048, linear_num_key_heads 16,
 # linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128,
-# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; MoE: 512 experts, top-10, expert and shared
-# expert ffn 512). Until tg.moe lands, the feed-forward block is a dense SwiGLU of the shared
-# expert's size (512).
-QWEN3_NEXT_80B = NextModel("qwen3_next_80b_a3b", 2048, 16, 32, 128, 128, 4, 512, 1e-6)
+# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; num_experts 512, num_experts_per_tok 10,
+# moe_intermediate_size 512, shared_expert_intermediate_size 512, norm_topk_prob true, softmax
+# router, the shared expert behind a sigmoid gate: Qwen3NextSparseMoeBlock).
+QWEN3_NEXT_80B = NextModel(
+    "qwen3_next_80b_a3b",
+    2048,
+    16,
+    32,
+    128,
+    128,
+    4,
+    MoeBlock(512, 10, 512, shared_ffn=512, shared_gate=True),
+    1e-6,
+)
 # Small enough to simulate in seconds, with every feature of the real one (2 value heads per
-# key head, whole-tile heads, a 4-tap convolution).
-TINY_NEXT = NextModel("tiny_qwen3_next", 128, 2, 4, 32, 32, 4, 256, 1e-6)
+# key head, whole-tile heads, a 4-tap convolution, routed experts and a gated shared expert).
+TINY_NEXT = NextModel(
+    "tiny_qwen3_next",
+    128,
+    2,
+    4,
+    32,
+    32,
+    4,
+    MoeBlock(8, 2, 64, shared_ffn=64, shared_gate=True),
+    1e-6,
+)
 TINY_NEXT_F32 = replace(TINY_NEXT, name="tiny_qwen3_next_f32", elt="f32")
-
-
-def swiglu_block(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> str:
-    """The dense SwiGLU feed-forward block on x (t x d)."""
-    tensor = partial(globals()["tensor"], elt=m.elt)
-    act, ft = tensor(t, m.d), tensor(t, m.ffn)
-    w_gate = w.arg(f"{p}w_gate", tensor(m.d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(m.d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, m.d))
-    g = w.op(f"{p}gate", f"tg.matmul {x}, {w_gate} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    u = w.op(f"{p}up", f"tg.matmul {x}, {w_up} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    return w.op(f"{p}down", f"tg.matmul {s}, {w_down} : ({ft}, {tensor(m.ffn, m.d)}) -> {act}")
 
 
 def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[str, str, str]:
@@ -382,7 +389,7 @@ def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[s
     out = w.op(f"{p}attn_out", f"tg.matmul {og}, {w_out} : ({vt}, {tensor(hv * dv, d)}) -> {act}")
     h2 = w.op(f"{p}h2", f"tg.add {x}, {out} : ({act}, {act}) -> {act}")
     n2 = norm("n2", h2, ffn_norm, act)
-    ffn = swiglu_block(w, m, n2, t, p)
+    ffn = moe_block(w, m, m.moe, n2, t, p)  # type: ignore[arg-type]  # it reads d and elt
     y = w.op(f"{p}out", f"tg.add {h2}, {ffn} : ({act}, {act}) -> {act}")
     return y, conv_state2, state2
 
@@ -474,13 +481,13 @@ PROGRAMS = {
         lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 8, 64),
     ),
     "qwen3_next_80b_a3b_decode.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), decode of 1 token carrying the conv and recurrent states",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, decode of 1 "
+        "token carrying the conv and recurrent states",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 1),
     ),
     "qwen3_next_80b_a3b_prefill.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), prefill of 128 tokens",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, prefill of 128 "
+        "tokens",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 128),
     ),
     "qwen3_next_80b_a3b_decode_f32.mlir": (

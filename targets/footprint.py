@@ -2,8 +2,8 @@
 
 THE one definition: the tile pass calls it to decide which plans are legal, size-buffers lays out
 exactly these buffers. If the two ever priced different things the planner would choose plans the
-allocator refuses (or refuse plans the allocator would have laid out), which is how both bugs the
-seed records were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
+allocator refuses (or refuse plans the allocator would have laid out), which is how two bugs of the
+reference compiler were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def footprint_parts(
         outbuf = page_bytes(target, out, max(sub, 2) * sub_tiles)
     # ★ The K-block spill exists only when there is more than one K block, the accumulator is not in
     # registers (a GPU's fragments hold partial sums across the whole K loop), and the output is not
-    # accumulated in place. The seed priced it on `k_blocks > 1` alone while the pass creating it
+    # accumulated in place. The reference compiler priced it on `k_blocks > 1` alone while the pass creating it
     # also checked the other two: the planner paid 64 KiB of a 99 KiB budget for a buffer never made.
     interm = 0
     if plan.k_blocks(shape.kt) > 1 and not target.acc_in_registers and not in_place:
