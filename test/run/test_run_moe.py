@@ -231,27 +231,3 @@ def test_the_report_counts_k_experts_in_decode_and_every_expert_in_prefill(tmp_p
             if name in ("g", "u", "d")
         )
         assert weights == experts * expert, (t, weights)
-
-
-def test_tt_lang_refuses_the_router_by_name(tmp_path):
-    """TT-Lang has no form for sp.route yet: one line naming the section and the stage."""
-    path = tmp_path / "moe.mlir"
-    path.write_text(program(1, 64, 4, 32, 2, elt="bf16"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spatial_dialect.tools.spatial_opt",
-            str(path),
-            "-p",
-            "spatial-pipeline{target=wormhole_n150}",
-            "-t",
-            "ttlang",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 1
-    assert "section @y__id0: stage sp.route (tg.moe) has no TT-Lang form" in proc.stderr
-    assert "Traceback" not in proc.stderr

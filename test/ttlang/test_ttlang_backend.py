@@ -91,11 +91,14 @@ def test_gemm_small_example_passes(capsys, target):
         ("tiny_prefill.mlir", "wormhole_n150", 0),
         ("tiny_decode.mlir", "blackhole_p150", 3),
         ("tiny_prefill.mlir", "blackhole_p150", 5),
+        ("tiny_moe_decode.mlir", "wormhole_n150", 0),
+        ("tiny_moe_prefill.mlir", "blackhole_p150", 1),
     ],
 )
 def test_tiny_model_step_passes(capsys, program, target, seed):
     """A whole greedy step: embedding gather (ids read at run time), KV-cache scatter at pos,
-    flash GQA attention with the causal mask from pos, argmax."""
+    flash GQA attention with the causal mask from pos, argmax; with a mixture of experts as
+    the FFN (decode: the router's ids pick the expert blocks; prefill: every expert)."""
     from spatial_dialect.tools.spatial_run import main
 
     args = [str(ROOT / "examples" / program), "--target", target, "--backend", "tt-lang-sim"]
@@ -377,6 +380,32 @@ def test_a_per_head_l2_norm_passes_under_the_simulator(tmp_path, capsys):
     path = tmp_path / "l2.mlir"
     path.write_text(L2_NORM)
     code = main([str(path), "--target", "wormhole_n150", "--backend", "tt-lang-sim"])
+    out = capsys.readouterr()
+    assert code == 0 and out.out.strip().splitlines()[-1].startswith("PASS"), out.out + out.err
+
+
+@needs_sim
+@pytest.mark.parametrize(
+    "t, e, k, scores, renormalize, shared, elt, target",
+    [
+        (1, 4, 2, "softmax", True, 0, "bf16", "wormhole_n150"),
+        (1, 8, 3, "sigmoid", False, 4, "f32", "blackhole_p150"),
+        (6, 4, 2, "softmax", True, 3, "f32", "wormhole_n150"),
+    ],
+)
+def test_a_moe_block_passes(tmp_path, capsys, t, e, k, scores, renormalize, shared, elt, target):
+    """tg.moe alone, its output compared: decode routes one token and loads its experts' blocks
+    by the routed ids (an indexed load, the id read at run time); a prefill of 6 tokens runs
+    every expert with each row's weight for it (zero where not chosen); sigmoid scores without
+    renormalization and a gated shared expert, f32 to the reference's rounding."""
+    sys.path.insert(0, str(ROOT / "test/run"))
+    from test_run_moe import program
+
+    from spatial_dialect.tools.spatial_run import main
+
+    path = tmp_path / "moe.mlir"
+    path.write_text(program(t, 64, e, 32, k, scores, renormalize, shared, elt=elt))
+    code = main([str(path), "--target", target, "--backend", "tt-lang-sim", "--seed", "1"])
     out = capsys.readouterr()
     assert code == 0 and out.out.strip().splitlines()[-1].startswith("PASS"), out.out + out.err
 

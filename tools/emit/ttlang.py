@@ -39,8 +39,17 @@ from .ttlang_indexed import (
     in_k_loop,
     indexed_constants,
 )
+from .ttlang_moe import RoutePrinter, indexed_offset
 from .ttlang_prelude import HOST_MAIN, PRELUDE, Lines, TTLangUnsupported, coord_source
+from .ttlang_stage import StagePrinter
 from .ttlang_subblocks import SubBlockSelectors
+
+# stages printed by a module of their own (ttlang_stage.py says what each one provides)
+PRINTERS: dict[type[sp.StageOp], StagePrinter] = {sp.RouteOp: RoutePrinter()}
+
+
+def _printer(s: sp.StageOp) -> StagePrinter | None:
+    return PRINTERS.get(type(s))
 
 
 def _expr(e: object, names: tuple[str, ...]) -> str:
@@ -110,6 +119,9 @@ class OperationWriter(SubBlockSelectors):
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
         # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
         self.consts.update(indexed_constants(self))
+        for st in self.stages:
+            if (pr := _printer(st)) is not None:
+                self.consts.update(pr.constants(self, st))
 
     # Refusals --------------------------------------------------------------------------------
 
@@ -121,13 +133,6 @@ class OperationWriter(SubBlockSelectors):
                 "cores: not emitted (compile with split-k=1)",
             )
         for stage in self.stages:
-            if isinstance(stage, sp.LoadOp) and stage.index is not None:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"{stage.stage_name()} is an indexed load (by @"
-                    f"{stage.index.root_reference.data}, {self.p.source_op.data}): no TT-Lang "
-                    "form in this printer yet (docs/backend-ttlang.md)",
-                )
             if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
                 continue
             if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
@@ -135,6 +140,9 @@ class OperationWriter(SubBlockSelectors):
                 continue
             if isinstance(stage, INDEXED):
                 check_indexed(self, stage)
+                continue
+            if (pr := _printer(stage)) is not None:
+                pr.check(self, stage)
                 continue
             raise TTLangUnsupported(
                 self.name,
@@ -256,6 +264,9 @@ class OperationWriter(SubBlockSelectors):
             self.emit_const_buffers(out)
             self.emit_sub_buffers(out)
             emit_indexed_buffers(self, out)
+            for st in self.stages:
+                if (pr := _printer(st)) is not None:
+                    pr.buffers(self, st, out)
             self.emit_pipes(out)
             engines = self.engine_stages()
             out()
@@ -330,8 +341,9 @@ class OperationWriter(SubBlockSelectors):
                     self.name, f"engine {text}: TT-Lang has two movement kernels"
                 )
             engines.setdefault(key, []).append(s)
-            if isinstance(s, INDEXED):
-                for extra in extra_engines(self, s):
+            pr = _printer(s)
+            if isinstance(s, INDEXED) or pr is not None:
+                for extra in pr.engines(self, s) if pr else extra_engines(self, s):
                     if s not in engines.setdefault(extra, []):
                         engines[extra].append(s)
         return engines
@@ -452,6 +464,7 @@ class OperationWriter(SubBlockSelectors):
             for s in stages
             if (isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars())
             or in_k_loop(s, self.cur_key)
+            or ((pr := _printer(s)) is not None and pr.in_k_loop(s, self.cur_key))
         ]
         first = stages.index(k_stages[0]) if k_stages else len(stages)
         before = [s for s in stages[:first] if s not in k_stages]
@@ -473,6 +486,9 @@ class OperationWriter(SubBlockSelectors):
         if isinstance(s, INDEXED):
             emit_indexed(self, out, s, self.cur_key, r, b)
             return
+        if (pr := _printer(s)) is not None:
+            pr.emit(self, out, s, self.cur_key, r, b)
+            return
         if isinstance(s, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
             from .ttlang_compute import emit_compute
 
@@ -488,6 +504,8 @@ class OperationWriter(SubBlockSelectors):
             "v": f"range({b['sw']})",
         }
         opened = 0
+        # an indexed load (tg.moe's expert weights) reads its block id before its loops
+        offset = indexed_offset(self, out, s) if isinstance(s, sp.LoadOp) else None
         if isinstance(s, sp.StoreOp) and self.sub_compute(r):
             if used & {"k0", "u", "v"}:
                 raise TTLangUnsupported(
@@ -504,6 +522,8 @@ class OperationWriter(SubBlockSelectors):
                 out.depth += 1
                 opened += 1
         row, col = (_expr(e, LOOP_NAMES) for e in s.access.origin.data.results)
+        if offset is not None:
+            row = f"{row} + {offset}"
         eh, ew = s.access.extent.resolve(b)
         tensor = _tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"

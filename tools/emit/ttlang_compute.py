@@ -66,7 +66,7 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             )
         if kind == "gelu_tanh":
             return
-        if kind not in UNARY and kind not in ("scale", "softcap", "rms_apply"):
+        if kind not in UNARY and kind not in ("scale", "softcap", "rms_apply", "moe_combine"):
             raise _unsupported(section, f"sp.map {kind}: no TT-Lang form in this printer")
         if kind == "rms_apply" and s.group is not None:
             raise _unsupported(
@@ -194,6 +194,8 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
                 f"{_fill(0.7978845608028654, shape)}"
             )
             expr = f"{a} * (ttl.math.tanh(inner) + {_fill(1.0, shape)}) * {_fill(0.5, shape)}"
+        elif kind == "moe_combine":  # x * weight[:, 0] [+ acc] (docs/sp.md, route)
+            expr = f"{args[0]} * {args[1]}" + (f" + {args[2]}" if len(args) == 3 else "")
         else:  # rms_apply: (x [+ residual]) * stats[:, 0] * weight
             x = args[0] if len(args) == 3 else f"({args[0]} + {args[1]})"
             expr = f"{x} * {args[-2]} * {args[-1]}"

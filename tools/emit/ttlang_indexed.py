@@ -27,9 +27,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.sp.attrs import format_expr
 
 from .ttlang_prelude import TTLangUnsupported
+from .ttlang_stage import dfb_name as _dfb
+from .ttlang_stage import engine_key as _engine_key
+from .ttlang_stage import expr as _expr
+from .ttlang_stage import load_of as _load_of
+from .ttlang_stage import pad as _pad
+from .ttlang_stage import page as _page
+from .ttlang_stage import pages as _pages
+from .ttlang_stage import tname as _tname
 
 if TYPE_CHECKING:
     from .ttlang import OperationWriter
@@ -40,23 +47,6 @@ BIG = 1e30
 ONEHOT = "_onehot"
 
 INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
-
-
-def _tname(name: str) -> str:
-    return "t_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-
-
-def _expr(e: object) -> str:
-    text = format_expr(e, tuple(sp.LOOP_VARS))  # type: ignore[arg-type]
-    return text.replace(" floordiv ", " // ").replace(" mod ", " % ")
-
-
-def _pad(n: int) -> int:
-    return -(-n // TILE) * TILE
-
-
-def _page(v, b: dict) -> tuple[int, int]:  # noqa: ANN001
-    return sp.buffer_of(v).page.resolve(b)
 
 
 def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
@@ -109,18 +99,6 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
     return out
 
 
-def _load_of(sec: OperationWriter, v) -> sp.LoadOp:  # noqa: ANN001
-    buf = sp.buffer_of(v)
-    return next(
-        st for st in sec.stages if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf
-    )
-
-
-def _engine_key(s: sp.StageOp) -> str:
-    text = s.engine.text()
-    return "compute" if text.startswith("compute") else " ".join(text.split()[:2])
-
-
 def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
     """The kernels an indexed stage is printed in besides its own engine's."""
     if isinstance(s, sp.GatherOp | sp.ScatterOp):
@@ -135,19 +113,6 @@ def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
 def in_k_loop(s: sp.StageOp, key: str) -> bool:
     """Whether the stage's part in kernel `key` runs inside the K loop of the loads."""
     return isinstance(s, sp.AttentionOp | sp.ArgmaxOp) and key != "compute"
-
-
-def _pages(sec: OperationWriter, f) -> list[tuple[int, int]]:  # noqa: ANN001
-    pages = []
-    for r in sec.ranges:
-        p = f(r.bindings(sec.work.k_block))
-        if p not in pages:
-            pages.append(p)
-    return pages
-
-
-def _dfb(base: str, page: tuple[int, int], pages: list) -> str:  # noqa: ANN001
-    return f"{base}_dfb" if len(pages) == 1 else f"{base}_dfb_{page[0]}x{page[1]}"
 
 
 def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:

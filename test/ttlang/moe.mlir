@@ -1,0 +1,40 @@
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150}' -t ttlang | filecheck %s
+
+// tg.moe in decode (T = 1): the route sections rank the experts in block math (the argmax
+// idiom k times) and push the chosen id or weight in column 0; the expert GEMMs read their B
+// block at the routed id, read at run time by the prelude's `_index` (simulator-only) and
+// range-checked; moe_combine is `x * weight + acc` with the weight's column 0 broadcast.
+
+func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf16>, %u: tensor<256x32xbf16>, %d: tensor<128x64xbf16>) -> tensor<1x64xbf16> {
+  %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" renormalize true : (tensor<1x64xbf16>, tensor<64x4xbf16>, tensor<256x32xbf16>, tensor<256x32xbf16>, tensor<128x64xbf16>) -> tensor<1x64xbf16>
+  func.return %y : tensor<1x64xbf16>
+}
+
+// CHECK: # section @y__id0: tg.moe
+// CHECK: def section_1_y__id0(t_y__logits, t_y__id0, _route_idx_4_32, _route_neg_4_32, _rows_1_32):
+// CHECK: with in0_dfb.wait() as x_blk, route_idx_4_32_dfb.wait() as i_row, route_neg_4_32_dfb.wait() as n_row, rows_1_32_dfb.wait() as m_blk, out_dfb.reserve() as o_blk:
+// CHECK: sc = e / ttl.block.broadcast(ttl.math.reduce_sum(e, dims=[-1], shape=(1, 1)), dims=[-1], shape=(1, 1))
+// CHECK: for j in range(2):
+// CHECK: at = ttl.block.fill(0.0, (1, 1)) - ttl.math.reduce_max(ttl.block.fill(0.0, (1, 1)) - cand, dims=[-1], shape=(1, 1))
+// CHECK: v = one * ttl.block.fill(-1e+30, (1, 1)) + (ttl.block.fill(1.0, (1, 1)) - one) * v
+// CHECK-NEXT: if j == 0:
+// CHECK-NEXT: picked = at
+// CHECK-NEXT: o_blk.store(picked * m_blk)
+// CHECK: tx = ttl.copy(_rows_1_32[r0:r0 + 1, 0:1], blk)
+// CHECK: # section @y__weight0: tg.moe
+// CHECK: picked = w
+// CHECK: picked = picked / ttl.block.broadcast(total, dims=[-1], shape=(1, 1))
+// CHECK: # section @y__gate0: tg.moe
+// CHECK: e = _index(t_y__id0, 0)  # simulator-only: a scalar read
+// CHECK-NEXT: if not 0 <= e < 4:
+// CHECK-NEXT: raise RuntimeError(f'id {e} in @y__id0 outside [0, 4) blocks of 2 tile rows of @g')
+// CHECK: tx = ttl.copy(t_g[k0 + e * 2:k0 + e * 2 + 2, c0:c0 + 1], blk)
+// CHECK: # section @y__down0: tg.moe
+// CHECK: tx = ttl.copy(t_d[k0 + e * 1:k0 + e * 1 + 1, c0:c0 + 1], blk)
+// CHECK: # section @y__sum0: tg.moe
+// CHECK: o_blk.store(i0 * ttl.block.broadcast(i1, dims=[-1], shape=(1, 1)))
+// CHECK: # section @y: tg.moe
+// CHECK: o_blk.store(i0 * ttl.block.broadcast(i1, dims=[-1], shape=(1, 1)) + i2)
+// CHECK: CONSTANTS = {
+// CHECK: '_route_idx_4_32': lambda: _argmax_idx(4, 32),
+// CHECK: '_route_neg_4_32': lambda: _argmax_neg(4, 32),
