@@ -75,6 +75,18 @@ def test_the_tiny_moe_steps_pass_under_the_interpreter(example: str, target: str
     run(EXAMPLES / f"{example}.mlir", target, capsys)
 
 
+@pytest.mark.parametrize(
+    "example, target",
+    [("tiny_qwen3_next_decode", "h100"), ("tiny_qwen3_next_prefill", "h100")],
+)
+def test_the_tiny_qwen3_next_layers_pass_under_the_interpreter(
+    example: str, target: str, capsys
+) -> None:
+    """The whole hybrid layer: the Gated DeltaNet token mixer (conv and delta rule carrying
+    their states out) and its MoE block with a gated shared expert."""
+    run(EXAMPLES / f"{example}.mlir", target, capsys)
+
+
 GEMM = """func.func @gemm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
   %c = tg.matmul %a, %b : (tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
   func.return %c : tensor<{m}x{n}x{t}>

@@ -1,7 +1,8 @@
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150}' -t ttlang | filecheck %s
 
-// tg.moe in decode (T = 1): the route sections rank the experts in block math (the argmax
-// idiom k times) and push the chosen id or weight in column 0; the expert GEMMs read their B
+// tg.moe in decode (T = 1): the route sections rank the experts in block math (k times: the
+// row maximum, the least column index of a hit, that column knocked out) and push the chosen id
+// or weight in column 0; the expert GEMMs read their B
 // block at the routed id, read at run time by the prelude's `_index` (simulator-only) and
 // range-checked; moe_combine is `x * weight + acc` with the weight's column 0 broadcast.
 
@@ -13,10 +14,12 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK: # section @y__id0: tg.moe
 // CHECK: def section_1_y__id0(t_y__logits, t_y__id0, _route_idx_4_32, _route_neg_4_32, _rows_1_32):
 // CHECK: with in0_dfb.wait() as x_blk, route_idx_4_32_dfb.wait() as i_row, route_neg_4_32_dfb.wait() as n_row, rows_1_32_dfb.wait() as m_blk, out_dfb.reserve() as o_blk:
-// CHECK: sc = e / ttl.block.broadcast(ttl.math.reduce_sum(e, dims=[-1], shape=(1, 1)), dims=[-1], shape=(1, 1))
+// CHECK: sc = ex / ttl.block.broadcast(ttl.math.reduce_sum(ex, dims=[-1], shape=(1, 1)), dims=[-1], shape=(1, 1))
+// CHECK: rev = ttl.block.fill(32.0, (1, 1)) - idx
 // CHECK: for j in range(2):
-// CHECK: at = ttl.block.fill(0.0, (1, 1)) - ttl.math.reduce_max(ttl.block.fill(0.0, (1, 1)) - cand, dims=[-1], shape=(1, 1))
-// CHECK: v = one * ttl.block.fill(-1e+30, (1, 1)) + (ttl.block.fill(1.0, (1, 1)) - one) * v
+// CHECK: at = ttl.block.fill(32.0, (1, 1)) - ttl.math.reduce_max(hit * rev, dims=[-1], shape=(1, 1))
+// CHECK: one = ttl.math.eq(idx, ttl.block.broadcast(at, dims=[-1], shape=(1, 1)))
+// CHECK: lg = lg - one * ttl.block.fill(1e+30, (1, 1))
 // CHECK-NEXT: if j == 0:
 // CHECK-NEXT: picked = at
 // CHECK-NEXT: o_blk.store(picked * m_blk)

@@ -30,6 +30,7 @@ from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
 
 from .ttlang_compute import check_compute
+from .ttlang_delta import CausalConvPrinter, GatedDeltaPrinter
 from .ttlang_indexed import (
     INDEXED,
     check_indexed,
@@ -45,7 +46,11 @@ from .ttlang_stage import StagePrinter
 from .ttlang_subblocks import SubBlockSelectors
 
 # stages printed by a module of their own (ttlang_stage.py says what each one provides)
-PRINTERS: dict[type[sp.StageOp], StagePrinter] = {sp.RouteOp: RoutePrinter()}
+PRINTERS: dict[type[sp.StageOp], StagePrinter] = {
+    sp.RouteOp: RoutePrinter(),
+    sp.CausalConvOp: CausalConvPrinter(),
+    sp.GatedDeltaOp: GatedDeltaPrinter(),
+}
 
 
 def _printer(s: sp.StageOp) -> StagePrinter | None:
@@ -366,11 +371,10 @@ class OperationWriter(SubBlockSelectors):
             if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
-        if not same and str(buf.elt) == "f32":
-            # an f32 state page (attention's o / ml, argmax's best): like an f32 constant
-            f32 = [n for n in self.consts if n.startswith(("_attn_d", "_argmax"))]
-            if f32:
-                return f32[0]
+        if not same and str(buf.elt) == "f32" and self.consts:
+            # an f32 state page (attention's o / ml, argmax's best, the conv's window, the
+            # delta rule's state): like an f32 constant (every constant is f32)
+            return next(iter(self.consts))
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
@@ -683,6 +687,11 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     for line in PRELUDE.splitlines():
         out(line)
     out(inspect.getsource(coord_source).replace("def coord_source(", "def _coord(", 1))
+    host = dict.fromkeys(fn for pr in PRINTERS.values() for fn in pr.host)
+    for fn in host:  # the stage printers' constants, by their source
+        out()
+        for line in inspect.getsource(fn).splitlines():
+            out(line)
     for s in sections:
         s.emit(out)
     # tensors: name -> (shape, dtype)

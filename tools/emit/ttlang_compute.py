@@ -46,8 +46,12 @@ UNARY = {
     "add_row": "{a} + {b}",
     "sub_row": "{a} - {b}",
     "mul_row": "{a} * {b}",
+    "l2_apply": "{a} * {b}",
     "swiglu": "ttl.math.silu({a}) * {b}",
 }
+
+# the map kinds whose text is more than one expression of their inputs (_emit_map)
+WITH_FORMS = ("scale", "softcap", "rms_apply", "moe_combine", "decay")
 
 
 def _unsupported(section: str, what: str) -> Exception:
@@ -66,7 +70,7 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             )
         if kind == "gelu_tanh":
             return
-        if kind not in UNARY and kind not in ("scale", "softcap", "rms_apply", "moe_combine"):
+        if kind not in UNARY and kind not in WITH_FORMS:
             raise _unsupported(section, f"sp.map {kind}: no TT-Lang form in this printer")
         if kind == "rms_apply" and s.group is not None:
             raise _unsupported(
@@ -76,7 +80,7 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             )
     elif isinstance(s, sp.RowReduceOp):
         form, kind = s.form.data, s.kind.data
-        if form != "whole" and kind != "rms_norm":
+        if form != "whole" and kind not in ("rms_norm", "l2_norm"):
             raise _unsupported(
                 section,
                 f"sp.row_reduce {form} {kind}: a blocked row reduction's statistics use columns "
@@ -194,6 +198,13 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
                 f"{_fill(0.7978845608028654, shape)}"
             )
             expr = f"{a} * (ttl.math.tanh(inner) + {_fill(1.0, shape)}) * {_fill(0.5, shape)}"
+        elif kind == "decay":  # -exp(A_log) * softplus(a + dt_bias), softplus as logaddexp(0, y)
+            # (named so as not to shadow the kernel's x, y = ttl.node(dims=2))
+            out(f"arg = {args[0]} + {args[2]}")
+            expr = (
+                f"ttl.math.neg(ttl.math.exp({args[1]})) * (ttl.math.relu(arg) + "
+                "ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg)))))"
+            )
         elif kind == "moe_combine":  # x * weight[:, 0] [+ acc] (docs/sp.md, route)
             expr = f"{args[0]} * {args[1]}" + (f" + {args[2]}" if len(args) == 3 else "")
         else:  # rms_apply: (x [+ residual]) * stats[:, 0] * weight
@@ -208,7 +219,7 @@ def _emit_row_reduce(
     kind = s.kind.data
     ins = list(s.ins)
     if s.form.data != "whole":
-        _emit_rms_blocked(sec, out, s, r, b)
+        _emit_blocked(sec, out, s, r, b)
         return
     h, w = _page(s, ins[0], b)
     oh, ow = _block(sec, s, r, b)
@@ -295,12 +306,13 @@ def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b:
         _store(sec, out, f"{x} * c_full + ({x} @ {pn}_blk) * s_full", s, r, b)
 
 
-def _emit_rms_blocked(
+def _emit_blocked(
     sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict
 ) -> None:
-    """rms_norm partial (each row's sum of squares in column 0 of an [h, 1] page) and combine
-    (the partials of every K block summed, then 1/sqrt(mean + eps) in column 0): the statistics
-    of rms_norm use column 0 only, which reduce_sum leaves them in."""
+    """rms_norm and l2_norm partial (each row's sum of squares in column 0 of an [h, 1] page)
+    and combine (the partials of every K block summed, then 1/sqrt(mean + eps), l2_norm's
+    1/sqrt(sum + eps), in column 0): their statistics use column 0 only, which reduce_sum
+    leaves them in."""
     ins = list(s.ins)
     h, _ = _page(s, ins[0], b)
     col = f"({h}, 1)"
@@ -324,8 +336,8 @@ def _emit_rms_blocked(
                 out(f"total = {part}")
             else:
                 out(f"total = total + {part}")
+    if s.kind.data == "rms_norm":
+        out(f"total = total / {_fill(float(s.width), col)}")
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
-        out(
-            f"o_blk.store(ttl.math.rsqrt(total / {_fill(float(s.width), col)} + {_fill(eps, col)}))"
-        )
+        out(f"o_blk.store(ttl.math.rsqrt(total + {_fill(eps, col)}))")

@@ -3,10 +3,11 @@
 (ttlang_compute.py). docs/backend-ttlang.md#mixture-of-experts.
 
 - **route**: block math only. Per item the compute pops the [h, kw] page of f32 logits (whole
-  rows: one K block) and ranks each row's experts with the argmax idiom, k times: the row
-  maximum, `eq` against it, the least column index of a hit (-reduce_max(-candidates) over a
-  constant column-index tensor), the one-hot of that column; its score is the masked row sum
-  of the scores (softmax or sigmoid) and the column is knocked out (-1e30) for the next rank.
+  rows: one K block) and ranks each row's experts k times: the row maximum, `eq` against it,
+  the least column index of a hit (cp - reduce_max(hit * (cp - idx)), idx a constant column-index
+  tensor, cp the padded width: small integers, exact), the one-hot of that column; its score is
+  the masked row sum of the scores (softmax or sigmoid) and the column is knocked out (-1e30)
+  for the next rank.
   Column 0 of the pushed [h, 1] page holds the `at`-th id or weight, or expert `at`'s weight
   (the chosen scores times a constant column selector, summed), divided by the k weights' sum
   with `renormalize`; a row mask zeroes the rows past `rows`. Compilable constructs.
@@ -83,7 +84,7 @@ class RoutePrinter(StagePrinter):
             f"_route_idx_{s.cols}_{cp}": ((TILE, cp), f"_argmax_idx({s.cols}, {cp})"),
             f"_route_neg_{s.cols}_{cp}": ((TILE, cp), f"_argmax_neg({s.cols}, {cp})"),
         }
-        out.update([rows_mask(s.rows, self._rows_pad(sec, s))])
+        out.update([rows_mask(sec, s.rows, s.x)])
         if s.pick.data == "expert":
             out[f"_route_at_{s.at}_{cp}"] = (
                 (TILE, cp),
@@ -91,16 +92,12 @@ class RoutePrinter(StagePrinter):
             )
         return out
 
-    @staticmethod
-    def _rows_pad(sec: OperationWriter, s: sp.RouteOp) -> int:
-        return sec.tensors[load_of(sec, s.x).tensor.root_reference.data].tiles[0] * TILE
-
     def _consts(self, sec: OperationWriter, s: sp.RouteOp, b: dict) -> list[tuple[str, str]]:
         """(constant, its DFB) for the range with bindings `b`, in reading order."""
         h, kw = page(s.x, b)
         names = [n for n in self.constants(sec, s) if not n.startswith("_rows_")]
         row = [(n, const_dfb(sec, n, lambda bb: (1, page(s.x, bb)[1]), b)) for n in names]
-        mask = rows_mask(s.rows, self._rows_pad(sec, s))[0]
+        mask = rows_mask(sec, s.rows, s.x)[0]
         return [*row, (mask, const_dfb(sec, mask, lambda bb: (page(s.x, bb)[0], 1), b))]
 
     def buffers(self, sec: OperationWriter, s: sp.RouteOp, out: Lines) -> None:  # type: ignore[override]
@@ -146,31 +143,36 @@ class RoutePrinter(StagePrinter):
         out(f"with {x}.wait() as x_blk, " + ", ".join(waits) + f", {o}.reserve() as o_blk:")
         with out.indent():
             out(f"idx = {across('i_row')}")
-            out(f"v = x_blk + {across('n_row')}")
+            out(f"lg = x_blk + {across('n_row')}")
             if s.scores.data == "softmax":
                 out(
-                    f"e = ttl.math.exp(v - {wide(f'ttl.math.reduce_max(v, dims=[-1], shape={col})')})"
+                    f"ex = ttl.math.exp(lg - {wide(f'ttl.math.reduce_max(lg, dims=[-1], shape={col})')})"
                 )
-                out(f"sc = e / {wide(f'ttl.math.reduce_sum(e, dims=[-1], shape={col})')}")
+                out(f"sc = ex / {wide(f'ttl.math.reduce_sum(ex, dims=[-1], shape={col})')}")
             else:
                 out("sc = ttl.math.sigmoid(x_blk)")
+            # cp - column index: positive on every column, the lowest column the largest (exact:
+            # small integers), so the least index of a hit is cp - max(hit * rev)
+            out(f"rev = {fill(float(pad(s.cols)))} - idx")
             out(f"total = {fill(0.0, col)}")
             out(f"chosen = {fill(0.0)}")
+            # the simulator records every source of a temporary, so each rank's lg carries the
+            # previous one's record as often as it uses it: three times here (max, eq and the
+            # knock-out), where a select of lg and a second candidate block made it nine
             out(f"for j in range({s.top_k}):")
             with out.indent():
                 out(
-                    f"hit = ttl.math.eq(v, {wide(f'ttl.math.reduce_max(v, dims=[-1], shape={col})')})"
+                    f"hit = ttl.math.eq(lg, {wide(f'ttl.math.reduce_max(lg, dims=[-1], shape={col})')})"
                 )
-                out(f"cand = hit * idx + ({fill(1.0)} - hit) * {fill(1e9)}")
                 out(
-                    f"at = {fill(0.0, col)} - ttl.math.reduce_max({fill(0.0)} - cand, dims=[-1], "
-                    f"shape={col})"
+                    f"at = {fill(float(pad(s.cols)), col)} - ttl.math.reduce_max(hit * rev, "
+                    f"dims=[-1], shape={col})"
                 )
                 out(f"one = ttl.math.eq(idx, {wide('at')})")
                 out(f"w = ttl.math.reduce_sum(one * sc, dims=[-1], shape={col})")
                 out("total = total + w")
                 out("chosen = chosen + one * sc")
-                out(f"v = one * {fill(-BIG)} + ({fill(1.0)} - one) * v")
+                out(f"lg = lg - one * {fill(BIG)}")  # |logit| << 1e30: the chosen become -1e30
                 if s.pick.data in ("id", "weight"):
                     out(f"if j == {s.at}:")
                     with out.indent():

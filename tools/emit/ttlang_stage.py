@@ -9,6 +9,7 @@ movement kernel that loads its input reads those constants in step with it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
@@ -26,7 +27,10 @@ Consts = dict[str, tuple[tuple[int, int], str]]
 class StagePrinter:
     """One kind of stage in TT-Lang: its refusals, the constants and DFBs it adds, the kernels
     it is printed in besides its engine's, and its text in each kernel (`key`: "compute",
-    "movement 0", "movement 1")."""
+    "movement 0", "movement 1"). `host`: the functions the host calls to build its constants,
+    printed into the program by their source."""
+
+    host: tuple[Callable[..., object], ...] = ()
 
     def check(self, sec: OperationWriter, s: sp.StageOp) -> None:
         """Raise TTLangUnsupported, naming what is missing, where the stage has no form."""
@@ -102,10 +106,12 @@ def dfb_name(base: str, page: tuple[int, int], pages: list) -> str:  # noqa: ANN
     return f"{base}_dfb" if len(pages) == 1 else f"{base}_dfb_{page[0]}x{page[1]}"
 
 
-def rows_mask(rows: int, padded: int) -> tuple[str, tuple[tuple[int, int], str]]:
-    """The constant whose element (i, j) is 1 where row i < `rows` (every column), else 0: a
-    stage multiplies by it to keep the rows past the data zero, as sp says (the DRAM rows past
-    `rows` of a padded tensor hold what earlier stages computed from their padding)."""
+def rows_mask(sec: OperationWriter, rows: int, v) -> tuple[str, tuple[tuple[int, int], str]]:  # noqa: ANN001
+    """The constant whose element (i, j) is 1 where row i < `rows` (every column), else 0, as
+    tall as the tensor that fills buffer `v`: a stage multiplies by it to keep the rows past the
+    data zero, as sp says (the DRAM rows past `rows` of a padded tensor hold what earlier
+    stages computed from their padding). (name, (shape, numpy source))."""
+    padded = sec.tensors[load_of(sec, v).tensor.root_reference.data].tiles[0] * TILE
     name = f"_rows_{rows}_{padded}"
     src = f"np.repeat((np.arange({padded}) < {rows})[:, None], {TILE}, 1).astype(np.float32)"
     return name, ((padded, TILE), src)

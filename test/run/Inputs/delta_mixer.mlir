@@ -1,6 +1,5 @@
 // The token mixer of examples/tiny_qwen3_next_prefill.mlir (the Gated DeltaNet half of the
-// layer, up to its residual add): what the Triton backend runs whole (the MoE half has no
-// Triton form yet).
+// layer, up to its residual add), run alone by the backends' tests.
 func.func @tiny_qwen3_next_mixer(
     %x: tensor<40x128xbf16>,
     %attn_norm: tensor<1x128xbf16>,
