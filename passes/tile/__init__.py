@@ -68,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
+    ACCUMULATE,
     ELEMENT_TYPES,
     GemmView,
     Numerics,
@@ -117,15 +118,17 @@ def choose_gemm_plan(
     target: Target,
     fidelity: str,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    accumulate: str = "f32",
 ) -> GemmChoice:
-    """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site.
+    """The cheapest legal plan (module docstring) at the `accumulate` mode's numerics;
+    NoLegalPlan when none fits a site.
 
     A plan is a function of the target, the fidelity and the GEMM's shape and numerics only, so
     a pass run ranks each distinct GEMM once (`ranked_before`): a model's 32 identical layers
     cost one ranking per projection, not 32."""
     view = GemmView.of(program)
     shape = view.shape()
-    numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
+    numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype, accumulate)
     memo = {} if ranked_before is None else ranked_before
     if (shape, numerics) not in memo:
         memo[shape, numerics] = rank(target, shape, numerics, fidelity)
@@ -172,10 +175,34 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
         multicast=[n for n, m in (("a", q.mcast_a), ("b", q.mcast_b)) if m],
     )
     plan_op.attributes["why"] = StringAttr(cost.why)
+    plan_op.attributes["accumulate"] = StringAttr(accumulation_why(target, choice))
     why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
     if why is not None:
         plan_op.attributes["multicast_why"] = StringAttr(why)
     return GemmPlanOps(work, plan_op)
+
+
+def accumulation_why(target: Target, choice: GemmChoice) -> str:
+    """The accumulator's precision and why (docs/passes.md#tile-f32-accumulation-by-contract):
+    what it holds and where the partial sums go between K blocks."""
+    numerics, shape = choice.numerics, choice.shape
+    acc = numerics.acc
+    if acc == "i32":
+        why = "integer products accumulate exactly"
+    elif acc != "f32":
+        why = "the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul"
+    elif target.acc_in_registers:
+        why = "the tg contract; a register accumulator"
+    else:
+        why = "the tg contract"
+    holds = f"{target.acc_tiles(acc)} tiles a sub-block"
+    if choice.plan.streaming or choice.plan.k_blocks(shape.kt) == 1 or target.acc_in_registers:
+        partials = "partial sums stay in the accumulator"
+    elif numerics.in_place:
+        partials = f"partial sums in the {shape.out_dtype} output"
+    else:
+        partials = f"{acc} partial sums in local memory"
+    return f"{acc}: {why}; {holds}; {partials}"
 
 
 @dataclass(frozen=True)
@@ -267,6 +294,13 @@ def apply_gemm_plan(
     spill = spill_buffer(out, choice.numerics, target) if buffering.spill else None
     if spill is not None:
         rewriter.insert_op(spill, InsertPoint.after(out))
+    acc = sp.buffer_of(m.acc)
+    assert isinstance(acc, sp.AccOp)
+    if acc.elt != ELEMENT_TYPES[choice.numerics.acc]:
+        # link writes the contract's accumulator; accumulate=bf16 narrows it here.
+        narrowed = sp.AccOp(acc.label.data, acc.page, ELEMENT_TYPES[choice.numerics.acc])
+        narrowed.res.name_hint = acc.res.name_hint
+        rewriter.replace_op(acc, narrowed)
     kept = fidelity if fidelity_matters(target, choice.shape.in_dtype) else None
     rewriter.replace_op(
         m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, kept)
@@ -282,10 +316,11 @@ def tile_section(
     fidelity: str,
     rewriter: Rewriter,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    accumulate: str = "f32",
 ) -> None:
     """Choose and apply one linked section's plan, by the kind link recorded."""
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, ranked_before)
+        choice = choose_gemm_plan(program, target, fidelity, ranked_before, accumulate)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
         choice = choose_stream_plan(program, target, fidelity)
@@ -297,22 +332,28 @@ def tile_section(
 
 @dataclass(frozen=True)
 class TilePass(ModulePass):
-    """`tile{fidelity=hifi4}`: choose and apply every linked section's block plan (a walk over the
-    linked sections: each plan is a whole-section decision)."""
+    """`tile{fidelity=hifi4 accumulate=f32}`: choose and apply every linked section's block plan
+    (a walk over the linked sections: each plan is a whole-section decision). `accumulate=bf16`
+    plans GEMMs for a 16-bit accumulator where the chip has one (the fast mode,
+    docs/passes.md#tile-f32-accumulation-by-contract)."""
 
     name = "tile"
     fidelity: str | None = None
+    accumulate: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.name)
         fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
         if fidelity not in FIDELITIES:
             raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
+        accumulate = self.accumulate or options(op).get("accumulate", ACCUMULATE[0])
+        if accumulate not in ACCUMULATE:
+            raise InvalidTarget(f"accumulate {accumulate}: use one of {', '.join(ACCUMULATE)}")
         sections = sections_taken(op, self.name, Phase.LINKED)
         if sections:
-            record(op, fidelity=fidelity)
+            record(op, fidelity=fidelity, accumulate=accumulate)
         rewriter = Rewriter()
         ranked_before: dict[tuple[GemmShape, Numerics], Ranked] = {}
         for program in sections:
             with refusals_at(program):
-                tile_section(program, target, fidelity, rewriter, ranked_before)
+                tile_section(program, target, fidelity, rewriter, ranked_before, accumulate)

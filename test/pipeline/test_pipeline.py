@@ -82,7 +82,7 @@ def test_pipeline_through_pass_pipeline_next_to_linalg() -> None:
         and "func.func @axpy" in printed
         and "func.func @gemm" not in printed
     )
-    assert 'sp.options = {fidelity = "hifi2", format = "bf16"}' in printed
+    assert 'sp.options = {accumulate = "f32", fidelity = "hifi2", format = "bf16"}' in printed
 
 
 @pytest.mark.parametrize("target", TARGETS)

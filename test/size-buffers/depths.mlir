@@ -11,7 +11,7 @@
 // is 1x8 tiles (credit loop 8 x 64 + 500 = 1012 cycles: 2 pages) and B's 8x16 = 128 tiles
 // (128 x 64 + 500 = 8692 cycles: 17 pages). Seventeen 256 KiB pages do not fit 1395424 bytes, so
 // B's pages (the most bytes per page) are given back one at a time until the site fits: 5.
-builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+builtin.module attributes {sp.target = "wormhole_n150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
   sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
@@ -43,7 +43,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
 
 // The decode step on Blackhole: B's page is 4x10 = 40 tiles (40 x 32 + 600 = 1880 cycles: 4 pages),
 // 4x8 = 32 at the boundary site (1624: 4); A's 1x4 (728: 2).
-builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+builtin.module attributes {sp.target = "blackhole_p150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
   sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
@@ -73,7 +73,7 @@ builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity 
 // -----
 
 // A GPU declares no credit-loop latencies: double buffering.
-builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+builtin.module attributes {sp.target = "h100", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
   sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
@@ -105,7 +105,7 @@ builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4",
 // of one multicast group agree by construction, and it takes the minimum: 2.
 // Groups first at one offset (in0 at 0 everywhere, in1 after the largest in0), then first-fit per
 // range: the output lands right after in1, which is 3 tiles wide inside and 1 at the boundary.
-builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+builtin.module attributes {sp.target = "wormhole_n150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
   sp.entry @g(@a, @b) -> (@c)
   sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @a : tensor<100x1024xbf16> tiles 4x32 input tiled

@@ -4,6 +4,8 @@
 // RUN: spatial-opt %s --split-input-file -p link,tile | filecheck %s --check-prefix=WH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile' | filecheck %s --check-prefix=GPU
+// accumulate=bf16, the fast mode: Tensix dest in its 16-bit mode (8 tiles), bf16 partial sums.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16}' | filecheck %s --check-prefix=FAST
 // Running tile twice changes nothing.
 // RUN: spatial-opt %s --split-input-file -p link,tile,tile | filecheck %s --check-prefix=WH
 
@@ -14,23 +16,35 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 }
 // Wormhole: 1x1 blocks dealt over 8x4 sites, two rounds of block columns each (16 = 2 x 8), the
 // whole K in one block, so there is no spill; both operands multicast, and the recorded numbers
-// say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11, the
-// bf16 output accumulating in place) is the runner-up.
-// WH:      sp.options = {fidelity = "hifi4", format = "bf16"}
+// say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11,
+// the f32 partial sums spilled between them) is the runner-up. The accumulator is f32 (the tg
+// contract: dest in its fp32 mode, 4 tiles), and the output FIFO is a ring of two pages.
+// WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9234 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9310
+// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9234 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9374
+// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; partial sums stay in the accumulator"
 // WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 15195 cycles); B multicast over columns of 4 (unicast: 13943 cycles)"
-// WH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+// WH:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // WH-NOT:  sp.interm
+// WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // WH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
-// Blackhole: one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n = ceil(16 / 8
-// columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit dest's format),
-// so the spill is the output FIFO, one page per sub-block.
-// BH:      sp.work @c block 1x2 k 22 by 11{{$}}
-// BH-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7400 bound dram
-// BH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
-// BH-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
-// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
+// Blackhole: the same 1x1 blocks and the whole K; one block a site with K in 2 blocks of 11
+// would pay the f32 spill.
+// BH:      sp.work @c block 1x1 k 22 by 22 over 8x4
+// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7411 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 7464
+// BH-NOT:  sp.interm
+// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
+// Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
+// ceil(16 / 8 columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit
+// dest's format), so the spill is the output FIFO, one page per sub-block.
+// FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16"}
+// FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
+// FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7400 bound dram
+// FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"
+// FAST:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+// FAST-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+// FAST-NEXT: %dst = sp.acc "dst" page [sh, sw] bf16
+// FAST:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
 // A GPU deals blocks out flat: they divide the tiles evenly (1x1 of 4x16), 64 over 22 SMs, the
 // fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer); its register
 // accumulator holds the block over all 22 K blocks, so there is no spill, and its output goes
@@ -50,11 +64,18 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// WH:      sp.work @y block 1x4 k 128 by 1{{$}}
-// WH-NEXT: sp.plan blocked line grid 32x1 block 1x4 packing operand_with_store multicast a predicted 119868 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 119893
-// WH-SAME: multicast_why = "A multicast over the line of 32 (unicast: 148084 cycles)"
+// The f32 dest holds 4 tiles, so Wormhole's 1x4 sub-block of the 16-bit mode is out: 1x2 blocks
+// over a line of 64, with K in blocks of 2 and f32 partial sums in local memory.
+// WH:      sp.work @y block 1x2 k 128 by 2{{$}}
+// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 120019 bound dram runner_up "blocked per_site 1x2 block 1x1 k_block 2 k_blocks 64 line 64x1" 120070
+// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
+// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 177363 cycles)"
+// WH:      %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 4096{{$}}
 // BH:      sp.work @y block 1x1 k 128 by 2{{$}}
-// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91250 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91301
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91313 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 91414
+// The 16-bit mode's bf16 partial sums are half the bytes: 63 cycles less.
+// FAST:      sp.work @y block 1x1 k 128 by 2{{$}}
+// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91250 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91301
 // GPU:      sp.work @y block 1x1 k 128 by 1
 // GPU-NEXT: sp.plan blocked grid 7x1 block 1x1 packing operand_with_store predicted 168352 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 128 grid 8x1" 168362
 
