@@ -96,7 +96,11 @@ def test_usage_errors_exit_2(capsys):
 def test_help_documents_the_tolerances(capsys):
     status, out, _ = run(capsys, "--help")
     text = " ".join(out.split())
-    assert status == 0 and "rtol: bf16 0.015625" in text and "(bf16 0.125, f16 0.015625 with --accumulate bf16)" in text
+    assert (
+        status == 0
+        and "rtol: bf16 0.015625" in text
+        and "(bf16 0.125, f16 0.015625 with --accumulate bf16)" in text
+    )
 
 
 def test_the_docstring_states_the_rule_s_numbers():

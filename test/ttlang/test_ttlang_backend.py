@@ -217,30 +217,31 @@ def test_mutation_missing_k_tile_fails():
 
 
 # Several sub-blocks per block: a GEMM's sub-block is (R @ A) @ (B @ C) with one-hot selectors
-# (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid): 2 sub-blocks of 5x1 per 5x2 block
-# over 2 K blocks (spilled), a boundary range of 5x1; 5 sub-blocks of 1x2 per 5x2 over 4 K blocks
-# in f32; 3 sub-blocks of 1x3 per 3x3 block and boundary blocks on a 4x4 grid.
+# (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid, accumulate): sub-blocks per 5x2 block
+# over K blocks (f32 partial sums spilled), a boundary range; sub-blocks per 5x2 block over 4 K
+# blocks in f32; under accumulate=bf16 (the 16-bit dest's 8 tiles), 3 sub-blocks of 1x3 per 3x3
+# block and boundary blocks on a 4x4 grid.
 SUB_BLOCK_GEMMS = [
-    (160, 64, 224, "bf16", "2x2"),
-    (160, 256, 224, "f32", "2x2"),
-    (320, 128, 320, "bf16", "4x4"),
+    (160, 64, 224, "bf16", "2x2", "f32"),
+    (160, 256, 224, "f32", "2x2", "f32"),
+    (320, 128, 320, "bf16", "4x4", "bf16"),
 ]
 
 
 @needs_sim
-@pytest.mark.parametrize("m, k, n, dt, grid", SUB_BLOCK_GEMMS)
-def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid):
+@pytest.mark.parametrize("m, k, n, dt, grid, accumulate", SUB_BLOCK_GEMMS)
+def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumulate):
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, dt)))
-    module = compile_function(fn, "wormhole_n150", grid=grid)
+    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate=accumulate)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
-    assert _run_text(gemm_text(m, k, n, dt), module).ok
+    assert _run_text(gemm_text(m, k, n, dt), module, accumulate).ok
 
 
-def _run_text(text, module):
+def _run_text(text, module, accumulate="f32"):
     from spatial_dialect.tools.compare import compare
     from spatial_dialect.tools.inputs import draw_inputs
     from spatial_dialect.tools.reference import evaluate_values, input_names, returned_values
@@ -250,11 +251,12 @@ def _run_text(text, module):
     inputs = draw_inputs(fn, 0)
     ref = evaluate_values(fn, inputs)[returned_values(fn)[0]]
     (out,) = runner()(module, [inputs[n] for n in input_names(fn)])
-    return compare("c", ref, out)
+    return compare("c", ref, out, accumulate)
 
 
 def test_gemm_2048_prints_with_its_sub_blocks():
-    """Too large to simulate here (2048-cubed); it prints, selectors and all."""
+    """Too large to simulate here (2048-cubed); it prints, selectors and all (the 16-bit dest's
+    plan: 2x4 sub-blocks of 4x4 blocks)."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -262,7 +264,7 @@ def test_gemm_2048_prints_with_its_sub_blocks():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/gemm_2048.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16}",
             "-t",
             "ttlang",
         ],
@@ -296,7 +298,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
             "spatial_dialect.tools.spatial_opt",
             str(path),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16}",
             "-t",
             "ttlang",
         ],
@@ -320,7 +322,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/llama3_8b_decode.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16}",
             "-t",
             "ttlang",
         ],
