@@ -69,6 +69,14 @@ VECTOR_OPS: dict[str, float] = {
     "argmax": 2.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
+    # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;
+    # a convolution's multiply-add per tap (its elements count the taps); the delta rule's
+    # decay masks, gates and state decay (its elements: tools/reference.py's delta_chunk)
+    "decay": 6.0,
+    "l2_norm": 4.0,
+    "l2_apply": 1.0,
+    "causal_conv": 2.0,
+    "gated_delta": 2.0,
 }
 """Vector instructions per element of each kind of stage (the compute stages of sp/compute.py)."""
 

@@ -38,10 +38,10 @@ from spatial_dialect.passes.link.context import (
     ZERO,
     LinkContext,
     ProgramBuilder,
+    head_tiles,
     valid,
 )
 from spatial_dialect.sp import AccessAttr, AttentionOp, Layout, SectionKind, SizeTerm, size_expr
-from spatial_dialect.sp.errors import NotLowered
 
 
 def _group_column(item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:
@@ -60,14 +60,8 @@ def _group_column(item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:
 def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp:
     heads, kv = op.heads.value.data, op.kv_heads.value.data
     d, dv = op.head_dim.value.data, op.v_head_dim()
-    tc = ctx.tile[1]
-    for what, n in (("head_dim", d), ("the v head dim", dv)):
-        if n % tc:
-            raise NotLowered(
-                f"{op.name}: {what} {n} does not fill whole {tc}-column tiles; the flash form "
-                "reads a head as whole tiles"
-            )
-    dt, dvt = d // tc, dv // tc
+    dims = {"head_dim": d, "the v head dim": dv}
+    dt, dvt = head_tiles(op, ctx, dims, "the flash form reads a head as whole tiles")
     group = heads // kv
     queries, keys = valid(op.q)[0], valid(op.k)[0]
     many = queries > 1

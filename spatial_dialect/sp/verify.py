@@ -29,7 +29,15 @@ from spatial_dialect.sp.abstract_ops import (
     buffer_of,
 )
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
-from spatial_dialect.sp.compute import ArgmaxOp, AttentionOp, MapOp, RopeOp, RowReduceOp
+from spatial_dialect.sp.compute import (
+    ArgmaxOp,
+    AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
+    MapOp,
+    RopeOp,
+    RowReduceOp,
+)
 from spatial_dialect.sp.enums import (
     Phase,
     SectionKind,
@@ -78,6 +86,8 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
+    SectionKind.CAUSAL_CONV: CausalConvOp,
+    SectionKind.GATED_DELTA: GatedDeltaOp,
 }
 
 
