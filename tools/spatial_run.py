@@ -13,7 +13,7 @@ output (name, shape, element type, max absolute error, max relative error, toler
 with a line that begins `PASS` or `FAIL`. Exit status 0 on PASS, 1 on FAIL.
 
 Tolerances (tools/compare.py): an element passes when
-|sim - ref| <= rtol * (|ref| + rms(ref)), rtol = 2^-6 for bf16, 2^-9 for f16, 2^-14 for f32, and
+|sim - ref| <= rtol * (|ref| + rms(ref)), rtol = 2^-4 for bf16, 2^-7 for f16, 2^-14 for f32, and
 0 (exact) for i8 and i32; an arg-max may pick another index only where the reference's value
 there is within that tolerance of the row's maximum. `--accumulate bf16` compiles with the 16-bit
 accumulator (`accumulate=bf16`), which breaks the f32 accumulation these assume, and checks
