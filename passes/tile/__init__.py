@@ -59,7 +59,7 @@ walks the linked sections, reads each one's kind (recorded by link) and builds i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -85,7 +85,11 @@ from spatial_dialect.passes.tile.gemm import (
     multicast_why,
     rank,
 )
-from spatial_dialect.passes.tile.stream import choose_stream_plan, stream_plan_ops
+from spatial_dialect.passes.tile.stream import (
+    StreamRanked,
+    choose_stream_plan,
+    stream_plan_ops,
+)
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
 from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
 from spatial_dialect.targets import FIDELITIES, Target
@@ -307,6 +311,15 @@ def apply_gemm_plan(
     )
 
 
+@dataclass
+class RankedBefore:
+    """The rankings a pass run has made: GEMMs by shape and numerics, stream sections by
+    `StreamPlanner.key`."""
+
+    gemms: dict[tuple[GemmShape, Numerics], Ranked] = field(default_factory=dict)
+    streams: dict[tuple[object, ...], StreamRanked] = field(default_factory=dict)
+
+
 # ── The pass ──────────────────────────────────────────────────────────────────────────────────
 
 
@@ -315,15 +328,17 @@ def tile_section(
     target: Target,
     fidelity: str,
     rewriter: Rewriter,
-    ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    ranked_before: RankedBefore | None = None,
     accumulate: str = "f32",
 ) -> None:
-    """Choose and apply one linked section's plan, by the kind link recorded."""
+    """Choose and apply one linked section's plan, by the kind link recorded (`ranked_before`:
+    the rankings of this pass run so far, so each distinct section is ranked once)."""
+    memo = ranked_before or RankedBefore()
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, ranked_before, accumulate)
+        choice = choose_gemm_plan(program, target, fidelity, memo.gemms, accumulate)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
-        choice = choose_stream_plan(program, target, fidelity)
+        choice = choose_stream_plan(program, target, fidelity, memo.streams)
         work, plan = stream_plan_ops(program, target, choice)
         first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
         rewriter.insert_op([work, plan], InsertPoint.before(first))
@@ -353,7 +368,7 @@ class TilePass(ModulePass):
         if sections:
             record(op, fidelity=fidelity, accumulate=accumulate)
         rewriter = Rewriter()
-        ranked_before: dict[tuple[GemmShape, Numerics], Ranked] = {}
+        ranked_before = RankedBefore()
         for program in sections:
             with refusals_at(program):
                 tile_section(program, target, fidelity, rewriter, ranked_before, accumulate)
