@@ -21,9 +21,9 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // contract: dest in its fp32 mode, 4 tiles), and the output FIFO is a ring of two pages.
 // WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9234 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9374
+// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9409
 // WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; partial sums stay in the accumulator"
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 15195 cycles); B multicast over columns of 4 (unicast: 13943 cycles)"
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 16233 cycles); B multicast over columns of 4 (unicast: 14883 cycles)"
 // WH:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // WH-NOT:  sp.interm
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
@@ -31,7 +31,7 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // Blackhole: the same 1x1 blocks and the whole K; one block a site with K in 2 blocks of 11
 // would pay the f32 spill.
 // BH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7411 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 7464
+// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7415 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 7472
 // BH-NOT:  sp.interm
 // BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
 // Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
@@ -39,18 +39,19 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // dest's format), so the spill is the output FIFO, one page per sub-block.
 // FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16"}
 // FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
-// FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7400 bound dram
+// FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7408 bound dram
 // FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"
 // FAST:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 // FAST-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
 // FAST-NEXT: %dst = sp.acc "dst" page [sh, sw] bf16
 // FAST:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
 // A GPU deals blocks out flat: they divide the tiles evenly (1x1 of 4x16), 64 over 22 SMs, the
-// fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer); its register
-// accumulator holds the block over all 22 K blocks, so there is no spill, and its output goes
-// through a ring of max(sub-blocks, 2) pages.
-// GPU:      sp.work @c block 1x1 k 22 by 1
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 8748 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 22" 8809
+// fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer), K in 2
+// blocks of 11 (each step's reads wait one 400-cycle DRAM round trip, so fewer, longer steps);
+// its register accumulator holds the block over both K blocks, so there is no spill, and its
+// output goes through a ring of max(sub-blocks, 2) pages.
+// GPU:      sp.work @c block 1x1 k 22 by 11
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 10039 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 11 k_blocks 2" 10107
 // GPU:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // GPU-NOT:  sp.interm
 // GPU:      sp.matmul_tiles %in0, %in1 -> %out acc %dst{{$}}
@@ -64,20 +65,27 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// The f32 dest holds 4 tiles, so Wormhole's 1x4 sub-block of the 16-bit mode is out: 1x2 blocks
-// over a line of 64, with K in blocks of 2 and f32 partial sums in local memory.
+// The f32 dest holds 4 tiles and its partial sums spill as f32 tiles, twice the bytes of the
+// 16-bit mode's bf16 ones, so Wormhole's 16-bit plan (1x3 blocks over a line of 43, K in blocks of
+// 1) is the runner-up: 1x2 blocks over a line of 64, with K in blocks of 2 and f32 partial sums in
+// local memory.
 // WH:      sp.work @y block 1x2 k 128 by 2{{$}}
-// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 120019 bound dram runner_up "blocked per_site 1x2 block 1x1 k_block 2 k_blocks 64 line 64x1" 120070
+// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 129398 bound dram runner_up "blocked per_site 1x3 block 1x3 k_block 1 k_blocks 128 line 43x1" 129419
 // WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
-// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 177363 cycles)"
+// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 191252 cycles)"
 // WH:      %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 4096{{$}}
 // BH:      sp.work @y block 1x1 k 128 by 2{{$}}
-// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91313 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 91414
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93486 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 93588
 // The 16-bit mode's bf16 partial sums are half the bytes: 63 cycles less.
 // FAST:      sp.work @y block 1x1 k 128 by 2{{$}}
-// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91250 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91301
-// GPU:      sp.work @y block 1x1 k 128 by 1
-// GPU-NEXT: sp.plan blocked grid 7x1 block 1x1 packing operand_with_store predicted 168352 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 128 grid 8x1" 168362
+// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93423 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 93474
+// A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (4 tiles, 8 KiB
+// with K blocks of 2) in flight per 400-cycle DRAM round trip, 17.7 B/cycle, so it takes 11 SMs
+// to stream the 182 B/cycle the DRAM sustains; the chosen 22 stream 388, and 12 SMs with K
+// blocks of 4 are the runner-up, 15 cycles behind (both wait on the DRAM).
+// GPU:      sp.work @y block 1x1 k 128 by 2
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 187683 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 grid 12x1" 187698
+// GPU-SAME: reads 8192 B in flight a site per 400-cycle round trip = 17.7 B/cycle, x 22 sites = 388 of the DRAM's 182 B/cycle
 
 // -----
 
@@ -87,11 +95,11 @@ func.func @k1(%a: tensor<512x32xbf16>, %b: tensor<32x512xbf16>) -> tensor<512x51
   func.return %c : tensor<512x512xbf16>
 }
 // WH:      sp.work @c block 1x2 k 1 by 1 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3708 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3950 bound dram
 // WH-NOT:  sp.interm
 // BH:      sp.work @c block 2x1 k 1 by 1 over 8x8
-// GPU:      sp.work @c block 1x1 k 1 by 1
-// GPU-NEXT: sp.plan blocked grid 12x1 block 1x1 packing operand_with_store predicted 3161 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 1 grid 13x1" 3171
+// GPU:      sp.work @c block 1x2 k 1 by 1
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x2 packing operand_with_store predicted 4386 bound dram runner_up "blocked per_site 2x1 block 2x1 k_block 1 k_blocks 1 grid 22x1" 4386
 
 // -----
 
@@ -101,9 +109,9 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
   func.return %c : tensor<1024x1024xf32>
 }
 // WH:      sp.work @c block 4x4 k 32 by 2
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 62952 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 65513 bound dram
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // BH:      sp.work @c block 4x3 k 32 by 2
-// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 46815 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 46821
+// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47885 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 47891
 // GPU:      sp.work @c block 1x4 k 32 by 1
-// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 330689 bound compute
+// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331423 bound compute

@@ -16,18 +16,19 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
   func.return %c : tensor<8192x8192xbf16>
 }
 // WH:      sp.work @c block 2x2 k 256 by 64 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 18041794 bound compute runner_up "blocked per_site 2x2 block 1x2 k_block 64 k_blocks 4 grid 8x8" 18041794
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 67594819 cycles); B multicast over columns of 8 (unicast: 67594819 cycles)"
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 18041937 bound compute runner_up "blocked per_site 2x2 block 1x2 k_block 64 k_blocks 4 grid 8x8" 18041937
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 72909842 cycles); B multicast over columns of 8 (unicast: 72909842 cycles)"
 // Blackhole: a line of 128 sites sharing B (tt-metal's 1-D matmul multicasting in1): the 128 block
 // rows of 2x16 tiles dealt one to a line site, each site running all 16 block columns in rounds.
 // BH:      sp.work @c block 2x16 k 256 by 16 over 1x128
-// BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9452018 bound compute
-// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 51374143 cycles)"
+// BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9453146 bound compute
+// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52606226 cycles)"
 // H200 (flat, no multicast): 4x4 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 32
 // each (4096 blocks divide evenly over 128, so no SM runs a 33rd); the cost model prices exactly that
-// dealing (`targets.gemm.deal`), so the busiest SM's 32 blocks are what it charges.
-// FLAT:      sp.work @c block 4x4 k 256 by 1
-// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4 packing operand_with_store predicted 2098964 bound compute runner_up "blocked per_site 8x2 block 8x2 k_block 1 k_blocks 256 grid 128x1" 2099008
+// dealing (`targets.gemm.deal`), so the busiest SM's 32 blocks are what it charges. K in blocks of
+// 4 tiles: each step's reads wait a 400-cycle DRAM round trip, so a step brings 64 KiB.
+// FLAT:      sp.work @c block 4x4 k 256 by 4
+// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4 packing operand_with_store predicted 2100273 bound compute runner_up "blocked per_site 4x4 block 4x4 k_block 4 k_blocks 64" 2100329
 // FLAT-NOT:  multicast
 
 // -----
@@ -40,12 +41,12 @@ func.func @square(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> ten
   func.return %c : tensor<4096x4096xbf16>
 }
 // WH:      sp.work @c block 2x2 k 128 by 64 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 2264002 bound compute
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 2264145 bound compute
 // BH:      sp.work @c block 13x2 k 128 by 16 over 13x10
-// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1226384 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 16 k_blocks 8 grid 13x10" 1226384
-// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 5887854 cycles); B multicast over columns of 10 (unicast: 1464174 cycles)"
-// FLAT:      sp.work @c block 4x2 k 128 by 1
-// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x2
+// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1226823 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 16 k_blocks 8 grid 13x10" 1226823
+// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6028434 cycles); B multicast over columns of 10 (unicast: 1498586 cycles)"
+// FLAT:      sp.work @c block 4x4 k 128 by 4
+// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4
 
 // -----
 
@@ -58,7 +59,7 @@ func.func @pv(%p: tensor<32x4096xbf16>, %v: tensor<4096x128xbf16>) -> tensor<32x
   func.return %o : tensor<32x128xbf16>
 }
 // WH:      sp.work @o block 1x1 k 128 by 32{{$}}
-// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 13028 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13956
-// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21496 cycles)"
-// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11696 bound compute
-// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15948 cycles)"
+// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 13057 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13985
+// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21525 cycles)"
+// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11709 bound compute
+// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15961 cycles)"
