@@ -3,10 +3,12 @@
     python examples/generate.py        # rewrites examples/*.mlir
 
 One function writes a decoder layer for any dimensions, so the real-shape layers (Llama-3-8B,
-Qwen3-8B) and the scaled-down ones that simulate in seconds are the same program at different
-sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime position,
-then a SwiGLU feed-forward block; Qwen3 adds the per-head rms_norm of q and k. The tiny steps
-also come in f32 (`tiny_*_f32.mlir`), for chips without bf16 (Plasticine).
+Qwen3-8B, Qwen3-30B-A3B) and the scaled-down ones that simulate in seconds are the same program at
+different sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime
+position, then a SwiGLU feed-forward block, or a mixture-of-experts block (`MoeBlock`,
+`moe_block`: one tg.moe, reusable by any layer that ends in one); Qwen3 adds the per-head
+rms_norm of q and k. The tiny steps also come in f32 (`tiny_*_f32.mlir`), for chips without bf16
+(Plasticine).
 """
 
 from __future__ import annotations
@@ -21,6 +23,19 @@ from spatial_dialect.tools.tg_writer import Writer, tensor
 
 
 @dataclass(frozen=True)
+class MoeBlock:
+    """A mixture-of-experts FFN block (tg.moe, docs/tg.md#tgmoe)."""
+
+    experts: int
+    top_k: int
+    ffn: int  # one expert's FFN width (moe_intermediate_size)
+    shared_ffn: int = 0  # the shared expert's FFN width; 0: no shared expert
+    shared_gate: bool = False  # the shared expert's sigmoid gate (Qwen3-Next)
+    scores: str = "softmax"
+    renormalize: bool = True  # norm_topk_prob
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     d: int  # hidden size
@@ -32,6 +47,8 @@ class Model:
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole decode step uses the embedding and the LM head
     elt: str = "bf16"  # the element type of weights and activations
+    q8_0: bool = False  # the projections' weights stored Q8_0 (i8 values and f16 scales)
+    moe: MoeBlock | None = None  # the FFN is a mixture of experts (`ffn` is then unused)
 
 
 # Llama-3-8B: config.json of meta-llama/Meta-Llama-3-8B (hidden 4096, 32 heads, 8 kv heads,
@@ -40,6 +57,12 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 # Qwen3-8B: config.json of Qwen/Qwen3-8B (hidden 4096, 32 heads, 8 kv heads, head_dim 128,
 # intermediate 12288, rms_norm_eps 1e-6, q_norm/k_norm per head).
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
+# Qwen3-30B-A3B: config.json of Qwen/Qwen3-30B-A3B (hidden 2048, 32 heads, 4 kv heads, head_dim
+# 128, 128 experts, 8 per token, moe_intermediate_size 768, norm_topk_prob true, rms_norm_eps
+# 1e-6, q_norm/k_norm per head; no shared expert).
+QWEN3_30B_A3B = Model(
+    "qwen3_30b_a3b", 2048, 32, 4, 128, 0, 1e-6, qk_norm=True, moe=MoeBlock(128, 8, 768)
+)
 # Llama-3.1-8B: config.json of meta-llama/Llama-3.1-8B (the Llama-3-8B dimensions, vocab 128256);
 # rope scaling changes the cos/sin inputs, not the program.
 LLAMA31_8B = replace(LLAMA3_8B, name="llama3_1_8b", vocab=128256)
@@ -51,6 +74,8 @@ LLAMA3_70B = Model("llama3_70b", 8192, 64, 8, 128, 28672, 1e-5, qk_norm=False, v
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
 # The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).
 TINY_F32 = replace(TINY, name="tiny_f32", elt="f32")
+# The tiny model with Qwen3-30B-A3B's kind of FFN: 8 experts, 2 per token, expert FFN 64.
+TINY_MOE = replace(TINY, name="tiny_moe", ffn=0, moe=MoeBlock(8, 2, 64))
 
 
 def float_tensors(m: Model) -> Callable[..., str]:
@@ -68,30 +93,46 @@ def layer(
     act = tensor(t, d)
     qt, kt = tensor(t, h * hd), tensor(t, kv * hd)
     attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
-    wq = w.arg(f"{p}wq", tensor(d, h * hd))
-    wk = w.arg(f"{p}wk", tensor(d, kv * hd))
-    wv = w.arg(f"{p}wv", tensor(d, kv * hd))
-    wo = w.arg(f"{p}wo", tensor(h * hd, d))
+
+    def weight(name: str, k: int, n: int) -> tuple[str, ...]:
+        """A K x N weight: one argument, or a Q8_0 weight's values and scales (blocks along K)."""
+        if not m.q8_0:
+            return (w.arg(f"{p}{name}", tensor(k, n)),)
+        values = w.arg(f"{p}{name}", tensor(k, n, elt="i8"))
+        return values, w.arg(f"{p}{name}_scales", tensor(k // 32, n, elt="f16"))
+
+    wq = weight("wq", d, h * hd)
+    wk = weight("wk", d, kv * hd)
+    wv = weight("wv", d, kv * hd)
+    wo = weight("wo", h * hd, d)
     ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
-    w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
+    if m.moe is None:
+        w_gate = weight("w_gate", d, m.ffn)
+        w_up = weight("w_up", d, m.ffn)
+        w_down = weight("w_down", m.ffn, d)
     k_cache = w.arg(f"{p}k_cache", tensor(cache, kv * hd))
     v_cache = w.arg(f"{p}v_cache", tensor(cache, kv * hd))
     cos = w.shared_arg("cos", tensor(t, hd // 2))
     sin = w.shared_arg("sin", tensor(t, hd // 2))
     pos = w.shared_arg("pos", tensor(1, elt="i32"))
 
-    def mm(r: str, a: str, b: str, at: str, bt: str, out: str) -> str:
-        return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({at}, {bt}) -> {out}")
+    def mm(r: str, a: str, b: tuple[str, ...], at: str, kn: tuple[int, int], out: str) -> str:
+        k, n = kn
+        if len(b) == 2:  # Q8_0: the activation is quantized too, as ggml does
+            types = f"{at}, {tensor(k, n, elt='i8')}, {tensor(k // 32, n, elt='f16')}"
+            return w.op(
+                f"{p}{r}",
+                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({types}) -> {out}',
+            )
+        return w.op(f"{p}{r}", f"tg.matmul {a}, {b[0]} : ({at}, {tensor(k, n)}) -> {out}")
 
     hn = w.op(
         f"{p}h",
         f"tg.rms_norm {x}, {attn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
-    q = mm("q", hn, wq, act, tensor(d, h * hd), qt)
-    k = mm("k", hn, wk, act, tensor(d, kv * hd), kt)
-    v = mm("v", hn, wv, act, tensor(d, kv * hd), kt)
+    q = mm("q", hn, wq, act, (d, h * hd), qt)
+    k = mm("k", hn, wk, act, (d, kv * hd), kt)
+    v = mm("v", hn, wv, act, (d, kv * hd), kt)
     if m.qk_norm:
         q_norm = w.arg(f"{p}q_norm", tensor(1, hd))
         k_norm = w.arg(f"{p}k_norm", tensor(1, hd))
@@ -120,19 +161,49 @@ def layer(
         f"{p}attn",
         f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pt}) -> {qt}",
     )
-    o = mm("o", a, wo, qt, tensor(h * hd, d), act)
+    o = mm("o", a, wo, qt, (h * hd, d), act)
     h2 = w.op(f"{p}h2", f"tg.add {x}, {o} : ({act}, {act}) -> {act}")
     n2 = w.op(
         f"{p}n2",
         f"tg.rms_norm {h2}, {ffn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
-    ft = tensor(t, m.ffn)
-    g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
-    u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
-    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    dn = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
-    out = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
+    if m.moe is not None:
+        ff = moe_block(w, m, m.moe, n2, t, p)
+    else:
+        ft = tensor(t, m.ffn)
+        g = mm("gate", n2, w_gate, act, (d, m.ffn), ft)
+        u = mm("up", n2, w_up, act, (d, m.ffn), ft)
+        s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+        ff = mm("down", s, w_down, ft, (m.ffn, d), act)
+    out = w.op(f"{p}out", f"tg.add {h2}, {ff} : ({act}, {act}) -> {act}")
     return out, kc, vc
+
+
+def moe_block(w: Writer, m: Model, moe: MoeBlock, x: str, t: int, prefix: str = "") -> str:
+    """A mixture-of-experts FFN on x (t x m.d): its weights as arguments (`{prefix}router`, the
+    experts' stacked `{prefix}experts_gate/up/down`, the shared expert's), one tg.moe; returns
+    its result (t x m.d)."""
+    tensor = float_tensors(m)
+    d, e, f, p = m.d, moe.experts, moe.ffn, prefix
+    weights = [
+        (w.arg(f"{p}router", tensor(d, e)), tensor(d, e)),
+        (w.arg(f"{p}experts_gate", tensor(e * d, f)), tensor(e * d, f)),
+        (w.arg(f"{p}experts_up", tensor(e * d, f)), tensor(e * d, f)),
+        (w.arg(f"{p}experts_down", tensor(e * f, d)), tensor(e * f, d)),
+    ]
+    if moe.shared_ffn:
+        fs = moe.shared_ffn
+        shared = [("gate", (d, fs)), ("up", (d, fs)), ("down", (fs, d))]
+        if moe.shared_gate:
+            shared.append(("gate_weight", (d, 1)))
+        weights += [(w.arg(f"{p}shared_{n}", tensor(*s)), tensor(*s)) for n, s in shared]
+    act = tensor(t, d)
+    operands = ", ".join([x, *(v for v, _ in weights)])
+    types = ", ".join([act, *(ty for _, ty in weights)])
+    props = f'top_k {moe.top_k} scores "{moe.scores}"'
+    if moe.renormalize:
+        props += " renormalize true"
+    return w.op(f"{p}moe", f"tg.moe {operands} {props} : ({types}) -> {act}")
 
 
 def layer_program(m: Model, t: int, cache: int) -> str:
@@ -199,7 +270,7 @@ class NextModel:
     head_dim: int  # linear_key_head_dim
     v_head_dim: int  # linear_value_head_dim
     conv_kernel: int  # linear_conv_kernel_dim
-    ffn: int  # the feed-forward block's intermediate size
+    moe: MoeBlock  # the feed-forward block (Qwen3NextSparseMoeBlock)
     eps: float
     elt: str = "bf16"
 
@@ -207,27 +278,34 @@ class NextModel:
 # Qwen3-Next-80B-A3B: transformers' Qwen3NextConfig, whose defaults are the checkpoint
 # Qwen/Qwen3-Next-80B-A3B-Instruct (hidden 2048, linear_num_key_heads 16,
 # linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128,
-# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; MoE: 512 experts, top-10, expert and shared
-# expert ffn 512). Until tg.moe lands, the feed-forward block is a dense SwiGLU of the shared
-# expert's size (512).
-QWEN3_NEXT_80B = NextModel("qwen3_next_80b_a3b", 2048, 16, 32, 128, 128, 4, 512, 1e-6)
+# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; num_experts 512, num_experts_per_tok 10,
+# moe_intermediate_size 512, shared_expert_intermediate_size 512, norm_topk_prob true, softmax
+# router, the shared expert behind a sigmoid gate: Qwen3NextSparseMoeBlock).
+QWEN3_NEXT_80B = NextModel(
+    "qwen3_next_80b_a3b",
+    2048,
+    16,
+    32,
+    128,
+    128,
+    4,
+    MoeBlock(512, 10, 512, shared_ffn=512, shared_gate=True),
+    1e-6,
+)
 # Small enough to simulate in seconds, with every feature of the real one (2 value heads per
-# key head, whole-tile heads, a 4-tap convolution).
-TINY_NEXT = NextModel("tiny_qwen3_next", 128, 2, 4, 32, 32, 4, 256, 1e-6)
+# key head, whole-tile heads, a 4-tap convolution, routed experts and a gated shared expert).
+TINY_NEXT = NextModel(
+    "tiny_qwen3_next",
+    128,
+    2,
+    4,
+    32,
+    32,
+    4,
+    MoeBlock(8, 2, 64, shared_ffn=64, shared_gate=True),
+    1e-6,
+)
 TINY_NEXT_F32 = replace(TINY_NEXT, name="tiny_qwen3_next_f32", elt="f32")
-
-
-def swiglu_block(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> str:
-    """The dense SwiGLU feed-forward block on x (t x d)."""
-    tensor = partial(globals()["tensor"], elt=m.elt)
-    act, ft = tensor(t, m.d), tensor(t, m.ffn)
-    w_gate = w.arg(f"{p}w_gate", tensor(m.d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(m.d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, m.d))
-    g = w.op(f"{p}gate", f"tg.matmul {x}, {w_gate} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    u = w.op(f"{p}up", f"tg.matmul {x}, {w_up} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    return w.op(f"{p}down", f"tg.matmul {s}, {w_down} : ({ft}, {tensor(m.ffn, m.d)}) -> {act}")
 
 
 def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[str, str, str]:
@@ -311,7 +389,7 @@ def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[s
     out = w.op(f"{p}attn_out", f"tg.matmul {og}, {w_out} : ({vt}, {tensor(hv * dv, d)}) -> {act}")
     h2 = w.op(f"{p}h2", f"tg.add {x}, {out} : ({act}, {act}) -> {act}")
     n2 = norm("n2", h2, ffn_norm, act)
-    ffn = swiglu_block(w, m, n2, t, p)
+    ffn = moe_block(w, m, m.moe, n2, t, p)  # type: ignore[arg-type]  # it reads d and elt
     y = w.op(f"{p}out", f"tg.add {h2}, {ffn} : ({act}, {act}) -> {act}")
     return y, conv_state2, state2
 
@@ -345,7 +423,8 @@ def real_layers() -> dict[str, tuple[str, Callable[[], str]]]:
     """Both real models, prefill of 128 tokens and decode of 1 over a 4096-row cache, in bf16 and
     in f32 (the precision of chips without bf16, such as Plasticine's 32-bit datapath)."""
     programs: dict[str, tuple[str, Callable[[], str]]] = {}
-    for model, title in ((LLAMA3_8B, "Llama-3-8B"), (QWEN3_8B, "Qwen3-8B")):
+    models = ((LLAMA3_8B, "Llama-3-8B"), (QWEN3_8B, "Qwen3-8B"), (QWEN3_30B_A3B, "Qwen3-30B-A3B"))
+    for model, title in models:
         for variant, suffix in (
             (model, ""),
             (replace(model, name=f"{model.name}_f32", elt="f32"), "_f32"),
@@ -363,6 +442,11 @@ def real_layers() -> dict[str, tuple[str, Callable[[], str]]]:
 
 PROGRAMS = {
     **real_layers(),
+    "llama3_8b_decode_q8_0.mlir": (
+        "Llama-3-8B decoder layer with Q8_0 weights (i8 values, f16 scales per 32 along K; "
+        "activations quantized as ggml does), decode of 1 token over a 4096-row KV cache",
+        partial(layer_program, replace(LLAMA3_8B, name="llama3_8b_q8_0", q8_0=True), 1, 4096),
+    ),
     "tiny_decode.mlir": (
         "a whole greedy decode step of a tiny model, d = 128, over a 64-row cache",
         lambda: decode_step_program(TINY, 1, 64),
@@ -379,14 +463,31 @@ PROGRAMS = {
         "the tiny prefill step in f32, for chips without bf16",
         lambda: decode_step_program(TINY_F32, 8, 64),
     ),
+    "tiny_moe_decode.mlir": (
+        "a whole greedy decode step of the tiny model with a mixture-of-experts FFN (8 experts, "
+        "2 per token), over a 64-row cache",
+        lambda: decode_step_program(TINY_MOE, 1, 64),
+    ),
+    "tiny_moe_prefill.mlir": (
+        "a whole prefill step of the tiny mixture-of-experts model, 8 tokens into a 64-row cache",
+        lambda: decode_step_program(TINY_MOE, 8, 64),
+    ),
+    "tiny_moe_decode_f32.mlir": (
+        "the tiny mixture-of-experts decode step in f32, for chips without bf16",
+        lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 1, 64),
+    ),
+    "tiny_moe_prefill_f32.mlir": (
+        "the tiny mixture-of-experts prefill step in f32, for chips without bf16",
+        lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 8, 64),
+    ),
     "qwen3_next_80b_a3b_decode.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), decode of 1 token carrying the conv and recurrent states",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, decode of 1 "
+        "token carrying the conv and recurrent states",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 1),
     ),
     "qwen3_next_80b_a3b_prefill.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), prefill of 128 tokens",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, prefill of 128 "
+        "tokens",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 128),
     ),
     "qwen3_next_80b_a3b_decode_f32.mlir": (

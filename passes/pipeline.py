@@ -1,10 +1,10 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
-`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES}`.
-With no target anywhere (neither the option nor one recorded on the module) it compiles for
-wormhole_n150. The options go to the pass that decides with them (target, format, grid and the
-budget to link, which records them on the module for every later pass; fidelity and accumulate to
-tile) and are recorded on the module,
+`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
+split-k=N}`. With no target anywhere (neither the option nor one recorded on the module) it
+compiles for wormhole_n150. The options go to the pass that decides with them (target, format, grid
+and the budget to link, which records them on the module for every later pass; fidelity,
+accumulate and split-k to tile) and are recorded on the module,
 where the report reads them back.
 """
 
@@ -26,7 +26,8 @@ from spatial_dialect.passes.tile import TilePass
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
-    local-mem=BYTES dram-mem=BYTES}`: link, tile, place, fuse-operands and size-buffers in order."""
+    local-mem=BYTES dram-mem=BYTES split-k=N}`: link, tile, place, fuse-operands and size-buffers
+    in order."""
 
     name = "spatial-pipeline"
     target: str | None = None
@@ -36,11 +37,12 @@ class SpatialPipelinePass(ModulePass):
     grid: str | None = None
     local_mem: int | None = None
     dram_mem: str | int | None = None
+    split_k: int | None = None
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             LinkPass(self.target, self.format, self.grid, self.local_mem, self.dram_mem),
-            TilePass(self.fidelity, self.accumulate),
+            TilePass(self.fidelity, self.accumulate, self.split_k),
             PlacePass(),
             FuseOperandsPass(),
             SizeBuffersPass(),

@@ -21,7 +21,10 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the bandwidth its
   traffic sustains (:mod:`.dram`: the chip's sustained fraction of the peak, less where the reads
-  do not spread over the channels).
+  do not spread over the channels);
+* a split-K plan is its K slice's plan on every slice, plus the partial sums: reloaded into the
+  last slice's accumulator like a spill, sent by the earlier slices' writers, and handed slice to
+  slice in the drain (docs/targets.md#split-k).
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
@@ -81,6 +84,7 @@ __all__ = [
     "gemm_dram_rate",
     "dram_cycles",
     "compulsory_dram_bytes",
+    "dram_bytes_by_operand",
     "gemm_cost_floor",
     "Deal",
     "deal",
@@ -195,11 +199,14 @@ def _unpack_cycles_per_tile_matmul(target: Target, shape: GemmShape, plan: GemmP
     1x1 sub-block, or bf16 at LoFi, slower than the fidelity alone says."""
     if not target.unpack_bytes_per_cycle:
         return 0.0
-    tb = shape.operand_tile_bytes(target)
+    # The streamed operand is B where the sub-block is at least as wide as tall (reuse_a), else A;
+    # their tiles differ where B is a Q8_0 weight.
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    held_tb, streamed_tb = (tba, tbb) if plan.osw >= plan.osh else (tbb, tba)
     big = max(plan.osh, plan.osw)
-    streamed = tb / target.unpack_bytes_per_cycle
+    streamed = streamed_tb / target.unpack_bytes_per_cycle
     joint_rate = target.unpack_joint_bytes_per_cycle or target.unpack_bytes_per_cycle
-    both = tb * (1.0 + 1.0 / big) / joint_rate
+    both = (streamed_tb + held_tb / big) / joint_rate
     return max(streamed, both)
 
 
@@ -221,7 +228,34 @@ def _busiest_compute(
     cycles = q.tile_matmuls_busiest * per_tm
     if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
         cycles += _k_block_spill_cycles(target, shape, q, exact=exact)
+    # Split-K: the slice's sums start from the previous slice's, reloaded like a spill.
+    cycles += (
+        q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
+    )
     return _Compute(engine, unpack, per_tm, cycles)
+
+
+def _partial_tile_bytes(
+    target: Target, shape: GemmShape, exact: bool, plain: int | None = None
+) -> int:
+    """Bytes of a tile of partial sums as they leave the accumulator: 32-bit when ``exact``,
+    else ``plain`` (the operand format's tile for the K-block spill; split-K's partials pass the
+    output's, which is then the accumulator's type)."""
+    if not exact:
+        return shape.operand_tile_bytes(target) if plain is None else plain
+    if target.has_dtype("f32"):
+        return target.tile_bytes("f32")
+    return 4 * target.tile_elems
+
+
+def _split_partial_tile_bytes(target: Target, shape: GemmShape, exact: bool) -> int:
+    """A tile of split-K's partial sums: at the accumulator's type (the output's where not exact)."""
+    return _partial_tile_bytes(target, shape, exact, shape.out_tile_bytes(target))
+
+
+def _local_rate(target: Target) -> float:
+    """Bytes a cycle local memory feeds the accumulator through the operand path."""
+    return float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
 
 
 def _k_block_spill_cycles(
@@ -229,17 +263,30 @@ def _k_block_spill_cycles(
 ) -> float:
     """The K-block spill: every K block after the first reloads the block's partial sums into the
     accumulator through the operand path before it can accumulate again (32-bit when ``exact``)."""
-    if not exact:
-        spill_tb = shape.operand_tile_bytes(target)
-    elif target.has_dtype("f32"):
-        spill_tb = target.tile_bytes("f32")
-    else:
-        spill_tb = 4 * target.tile_elems
-    local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
-    return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / local_rate
+    spill_tb = _partial_tile_bytes(target, shape, exact)
+    return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / _local_rate(target)
 
 
-def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _Movement:
+def _split_chain_cycles(
+    target: Target, shape: GemmShape, plan: GemmPlan, exact: bool, sub_tiles: int | None = None
+) -> float:
+    """Split-K's tail: the slices finish together, then each last sub-block's partial sums go
+    slice to slice, S - 1 times: over the NoC (the sub-block's bytes at the link rate after a
+    credit loop across the grid between two slices, three crossings as a multicast's) and into
+    the next slice's accumulator. ``sub_tiles``: the sub-block's tiles, where not the plan's."""
+    if plan.split_k == 1:
+        return 0.0
+    tiles = plan.osh * plan.osw if sub_tiles is None else sub_tiles
+    sub_bytes = tiles * _split_partial_tile_bytes(target, shape, exact)
+    hops = plan.grid_x if plan.split_axis == "x" else plan.grid_y
+    link = float(target.link_bytes_per_cycle)
+    per_slice = sub_bytes / link + 3 * hops * target.hop_cycles + sub_bytes / _local_rate(target)
+    return (plan.split_k - 1) * per_slice
+
+
+def _movement(
+    target: Target, shape: GemmShape, q: GemmQuantities, n: int, partial_tb: int = 0
+) -> _Movement:
     """The busiest site's movement over ``n`` steps, each engine's read and send a total over the
     steps; every term grows with ``n``.
 
@@ -250,14 +297,14 @@ def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _M
     rate or the engine's transaction issue rate, whichever is slower. DRAM as a shared resource is
     not in this chain: all sites' reads and writes together are the program's DRAM time, which the
     steady state also respects."""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     link = float(target.link_bytes_per_cycle)
     latency = float(target.dram_latency_cycles or 0)
     issue = float(target.noc_issue_cycles or 0)
     a_tiles_step = q.busiest_a_tiles / n
     b_tiles_step = q.busiest_b_tiles / n
 
-    def read(tiles: float) -> float:
+    def read(tiles: float, tb: int) -> float:
         return n * (latency + max(tiles * issue, tiles * tb / link))
 
     # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
@@ -266,19 +313,21 @@ def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _M
     a_span = target.hop_cycles * span(target, q.grid_x_used, q.line)
     b_span = target.hop_cycles * span(target, q.grid_y_used, q.line)
 
-    def send(tiles: float, hops_cycles: float) -> float:
+    def send(tiles: float, tb: int, hops_cycles: float) -> float:
         return n * (tiles * tb / link + 3 * hops_cycles)
 
     if shape.a_local:
         # Already sharded in local memory: the owner of each K block multicasts it along the row.
         a_read = 0.0
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link
+        a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else n * a_tiles_step * tba / link
     else:
-        a_read = read(a_tiles_step)
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
-    b_read = read(b_tiles_step)
-    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
-    c_write = q.busiest_c_tiles * shape.out_tile_bytes(target) / link
+        a_read = read(a_tiles_step, tba)
+        a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else 0.0
+    b_read = read(b_tiles_step, tbb)
+    b_send = send(b_tiles_step, tbb, b_span) if q.mcast_b else 0.0
+    # On a split-K plan a site of an earlier slice sends its partial sums where a last-slice site
+    # stores its result: the writer carries the larger of the two.
+    c_write = q.busiest_c_tiles * max(shape.out_tile_bytes(target), partial_tb) / link
     paths = _engine_paths(target, (a_read, a_send), (b_read, b_send), c_write)
     return _Movement(a_read, a_send, b_read, b_send, *max(paths, key=sum))
 
@@ -298,11 +347,22 @@ def _engine_paths(
     return [(a[0] + b[0], a[1] + b[1] + c_write)]
 
 
+def dram_bytes_by_operand(
+    target: Target, shape: GemmShape, q: GemmQuantities
+) -> tuple[int, int, int]:
+    """The DRAM bytes a plan reads of A and of B (at its own tile bytes) and writes of C."""
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    return (
+        q.a_tiles_dram * tba,
+        q.b_tiles_dram * tbb,
+        q.c_tiles_written * shape.out_tile_bytes(target),
+    )
+
+
 def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
     """DRAM is shared by the whole mesh: the program's DRAM time, not one site's, at the rate
     its traffic sustains (``GemmQuantities.dram_rate``, :func:`~.quantities.gemm_dram_rate`)."""
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
-    dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
+    dram_bytes = sum(dram_bytes_by_operand(target, shape, q))
     return _DramTime(dram_bytes, dram_bytes / q.dram_rate + q.fabric_cycles, q.dram_rate)
 
 
@@ -318,16 +378,18 @@ def _reads_in_flight(
     latency = float(target.dram_latency_cycles or 0)
     if not latency:
         return ""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     issue = float(target.noc_issue_cycles or 0)
     link = float(target.link_bytes_per_cycle)
     a_tiles = 0 if shape.a_local else q.busiest_a_tiles / n
     b_tiles = q.busiest_b_tiles / n
     per_site = sum(
-        t * tb / (latency + max(t * issue, t * tb / link)) for t in (a_tiles, b_tiles) if t
+        t * tb / (latency + max(t * issue, t * tb / link))
+        for t, tb in ((a_tiles, tba), (b_tiles, tbb))
+        if t
     )
     return (
-        f"; reads {(a_tiles + b_tiles) * tb:.0f} B in flight a site per {latency:.0f}-cycle round"
+        f"; reads {a_tiles * tba + b_tiles * tbb:.0f} B in flight a site per {latency:.0f}-cycle round"
         f" trip = {per_site:.1f} B/cycle, x {q.sites_used} sites = {per_site * q.sites_used:.0f}"
         f" of the DRAM's {dram.rate:.0f} B/cycle"
     )
@@ -358,6 +420,7 @@ def _pipeline(
     compute: float,
     move: _Movement,
     dram: float,
+    exact: bool = False,
 ) -> _Pipeline:
     """Movement and compute overlap through double-buffered FIFOs: the site takes
     ``fill + (n - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles, and never less
@@ -366,8 +429,9 @@ def _pipeline(
     step_c, step_m, step_d = compute / n, movement / n, dram / n
     # Fill: the first step's blocks are read and then sent before any compute starts.
     fill = max((move.a_read + move.a_send) / n, (move.b_read + move.b_send) / n, step_d)
-    # Drain: the last step's compute, then the write-back.
-    drain = step_c + _write_back_cycles(target, shape, plan, q)
+    # Drain: the last step's compute, split-K's chain of partial sums, then the write-back.
+    drain = step_c + _split_chain_cycles(target, shape, plan, exact)
+    drain += _write_back_cycles(target, shape, plan, q)
     steady = (n - 1) * max(step_c, step_m, step_d)
     return _Pipeline(
         step_compute=step_c,
@@ -410,13 +474,21 @@ def gemm_cost(
     q = gemm_quantities(target, shape, plan)
     n = max(1, q.busiest_steps)
     compute = _busiest_compute(target, shape, plan, q, fidelity, in_place=in_place, exact=exact)
-    move = _movement(target, shape, q, n)
+    partial_tb = _split_partial_tile_bytes(target, shape, exact) if q.k_slices > 1 else 0
+    move = _movement(target, shape, q, n, partial_tb)
     dram = _dram_time(target, shape, q)
-    pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles)
+    pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles, exact)
     bound = _binding(target, pipe, move)
     total_cycles = math.ceil(pipe.total)
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
-    noc_bytes = (q.noc_tiles - q.c_tiles_written) * tb + q.c_tiles_written * tbo
+    tba, tbb, tbo = (
+        shape.operand_tile_bytes(target),
+        shape.b_tile_bytes(target),
+        shape.out_tile_bytes(target),
+    )
+    partials = shape.mt * shape.nt * (q.k_slices - 1)
+    a_noc = q.noc_tiles - q.c_tiles_written - q.noc_b_tiles - partials
+    noc_bytes = a_noc * tba + q.noc_b_tiles * tbb + q.c_tiles_written * tbo
+    noc_bytes += partials * partial_tb
     why = (
         f"{bound}-bound: {n} steps of compute {pipe.step_compute:.0f} / movement "
         f"{pipe.step_movement:.0f} / DRAM {pipe.step_dram:.0f} cycles (tile-matmul "
@@ -456,11 +528,17 @@ def gemm_cost_floor(
     each at its least. Compute at the matrix engine's rate (the unpacker and the K-block spill only
     add), plus the least fill (one DRAM round trip) and the last block's write-back; the DRAM time;
     the movement with one K block per block (reads and sends only grow with the number of steps).
-    The tile pass prunes with it, so the pruning is exact under the cost model."""
+    A split-K plan adds its partial sums' reload and its chain of one-tile sub-blocks, at the
+    smaller of the two precisions they can travel in. The tile pass prunes with it, so the
+    pruning is exact under the cost model."""
     q = gemm_quantities(target, shape, plan)
     compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
     latency = float(target.dram_latency_cycles or 0)
     drain = _write_back_cycles(target, shape, plan, q)
+    if q.k_slices > 1:
+        least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))
+        compute += q.partial_tiles * least / _local_rate(target)
+        drain += min(_split_chain_cycles(target, shape, plan, e, 1) for e in (False, True))
     dram = _dram_time(target, shape, q).cycles
     movement = _movement(target, shape, q, max(1, q.busiest_blocks)).cycles
     return math.floor(max(compute + latency + drain, dram, movement))
@@ -472,9 +550,8 @@ def gemm_cost_floor(
 def compulsory_dram_bytes(target: Target, shape: GemmShape) -> int:
     """Bytes any plan must move through DRAM: each operand tile read once (unless A is already in
     local memory) and each result tile written once (unless it stays there)."""
-    tb = shape.operand_tile_bytes(target)
-    a = 0 if shape.a_local else shape.mt * shape.kt * tb
-    b = shape.kt * shape.nt * tb
+    a = 0 if shape.a_local else shape.mt * shape.kt * shape.operand_tile_bytes(target)
+    b = shape.kt * shape.nt * shape.b_tile_bytes(target)
     c = 0 if shape.c_local else shape.mt * shape.nt * shape.out_tile_bytes(target)
     return a + b + c
 
@@ -492,8 +569,10 @@ def capacity_bound_bytes(target: Target, shape: GemmShape) -> int:
     """Smith et al. 2017 ("A Tight I/O Lower Bound for Matrix Multiplication"): a machine holding S
     words at once must move at least 2MNK / sqrt(S) - 2S words between its memory and DRAM. S is the
     whole mesh's local memory (sites x configurable budget), counted in elements of the operand
-    format; the result is in bytes, floored at the compulsory traffic."""
-    elem_bytes = shape.operand_tile_bytes(target) / target.tile_elems
+    format (the narrower of A's and B's, so it stays a bound); the result is in bytes, floored at
+    the compulsory traffic."""
+    narrowest = min(shape.operand_tile_bytes(target), shape.b_tile_bytes(target))
+    elem_bytes = narrowest / target.tile_elems
     s_words = target.sites * target.local_mem_max_bytes / elem_bytes
     words = 2.0 * shape.m * shape.n * shape.k / math.sqrt(s_words) - 2.0 * s_words
     return max(compulsory_dram_bytes(target, shape), math.ceil(words * elem_bytes))
@@ -504,9 +583,11 @@ def noc_ingress_bound_cycles(target: Target, shape: GemmShape, plan: GemmPlan | 
     its A rows and B columns (``busiest_a_tiles + busiest_b_tiles``). Without one, the plan-free
     bound: spreading the M x N output evenly over every site, a site owning an a x b patch with
     ab = MN / sites receives at least K(a + b) >= 2K sqrt(MN / sites) elements."""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     if plan is not None:
         q = gemm_quantities(target, shape, plan)
-        return math.ceil((q.busiest_a_tiles + q.busiest_b_tiles) * tb / target.link_bytes_per_cycle)
+        ingress = q.busiest_a_tiles * tba + q.busiest_b_tiles * tbb
+        return math.ceil(ingress / target.link_bytes_per_cycle)
+    tb = min(tba, tbb)
     elems = 2.0 * shape.k * math.sqrt(shape.m * shape.n / target.sites)
     return math.ceil(elems * tb / target.tile_elems / target.link_bytes_per_cycle)

@@ -2,8 +2,8 @@
 
 THE one definition: the tile pass calls it to decide which plans are legal, size-buffers lays out
 exactly these buffers. If the two ever priced different things the planner would choose plans the
-allocator refuses (or refuse plans the allocator would have laid out), which is how both bugs the
-seed records were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
+allocator refuses (or refuse plans the allocator would have laid out), which is how two bugs of the
+reference compiler were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ class FootprintParts:
     in1: int
     out: int
     interm: int
+    partials: int = 0
 
     @property
     def total(self) -> int:
-        return self.in0 + self.in1 + self.out + self.interm
+        return self.in0 + self.in1 + self.out + self.interm + self.partials
 
 
 def footprint_parts(
@@ -52,7 +53,7 @@ def footprint_parts(
         # One tile in flight per operand and for the result, double-buffered.
         return FootprintParts(
             in0=page_bytes(target, ob, FOOTPRINT_DEPTH),
-            in1=page_bytes(target, ob, FOOTPRINT_DEPTH),
+            in1=page_bytes(target, shape.b_format, FOOTPRINT_DEPTH),
             out=page_bytes(target, out, FOOTPRINT_DEPTH),
             interm=0,
         )
@@ -60,7 +61,7 @@ def footprint_parts(
     sub = plan.sub_blocks
     sub_tiles = plan.osh * plan.osw
     in0 = FOOTPRINT_DEPTH * page_bytes(target, ob, pm * ibw)
-    in1 = FOOTPRINT_DEPTH * page_bytes(target, ob, ibw * pn)
+    in1 = FOOTPRINT_DEPTH * page_bytes(target, shape.b_format, ibw * pn)
     # ★ The epilogue costs a fixed scratch, not the block, where the accumulator is register-resident
     # (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block): each lane (a warp) writes its own tiles to DRAM through one tile-sized slot, so the
     # output never stages through a ring. Charging the whole block (osh*osw tiles, double-buffered)
@@ -75,16 +76,25 @@ def footprint_parts(
         outbuf = page_bytes(target, out, max(sub, 2) * sub_tiles)
     # ★ The K-block spill exists only when there is more than one K block, the accumulator is not in
     # registers (a GPU's fragments hold partial sums across the whole K loop), and the output is not
-    # accumulated in place. The seed priced it on `k_blocks > 1` alone while the pass creating it
+    # accumulated in place. The reference compiler priced it on `k_blocks > 1` alone while the pass creating it
     # also checked the other two: the planner paid 64 KiB of a 99 KiB budget for a buffer never made.
     interm = 0
     if plan.k_blocks(shape.kt) > 1 and not target.acc_in_registers and not in_place:
-        spill = "f32" if exact else ob
-        if exact and not target.has_dtype("f32"):
-            interm = sub * sub_tiles * target.tile_elems * 4
-        else:
-            interm = page_bytes(target, spill, sub * sub_tiles)
-    return FootprintParts(in0=in0, in1=in1, out=outbuf, interm=interm)
+        interm = _accumulator_pages(target, ob, sub * sub_tiles, exact)
+    # Split-K: the partial sums the previous slice sends, one page per sub-block at the
+    # accumulator's precision (docs/passes.md#tile-split-k-where-the-grid-does-not-fill).
+    partials = 0
+    if plan.split_k > 1:
+        partials = _accumulator_pages(target, out, sub * sub_tiles, exact)
+    return FootprintParts(in0=in0, in1=in1, out=outbuf, interm=interm, partials=partials)
+
+
+def _accumulator_pages(target: Target, plain: str, tiles: int, exact: bool) -> int:
+    """Bytes of ``tiles`` tiles of partial sums: 32-bit when ``exact``, else ``plain`` (the
+    operand format of a spill, the output type of split-K's partials: the accumulator's)."""
+    if exact and not target.has_dtype("f32"):
+        return tiles * target.tile_elems * 4
+    return page_bytes(target, "f32" if exact else plain, tiles)
 
 
 def footprint_bytes_for_plan(

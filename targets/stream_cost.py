@@ -50,6 +50,9 @@ VECTOR_OPS: dict[str, float] = {
     # integer maps: max and min; multiply, round, add, saturate
     "clamp": 2.0,
     "requant": 4.0,
+    # Q8_0: the block maximum, a reciprocal, multiply and round; dequantize: convert and multiply
+    "quantize_q8_0": 4.0,
+    "dequantize_q8_0": 2.0,
     # exp, add, reciprocal, multiply
     "silu": 4.0,
     "sigmoid": 4.0,
@@ -69,6 +72,10 @@ VECTOR_OPS: dict[str, float] = {
     "partial": 2.0,
     "combine": 2.0,
     "argmax": 2.0,
+    # tg.moe: the combine's multiply-add; a router's score (exp or sigmoid), its k-way ranking
+    # (a compare and select per chosen expert, k <= 16 in the models we link) and normalization
+    "moe_combine": 2.0,
+    "route": 16.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
     # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;

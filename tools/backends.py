@@ -46,6 +46,19 @@ BACKENDS: dict[str, tuple[str, str]] = {
 """Backend name -> (module, runner function)."""
 
 
+COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
+    name: ({"split_k": 1}, why)
+    for name, why in (
+        ("tt-lang-sim", "the TT-Lang printer has no form for partial sums passed between cores"),
+        ("triton-interpret", "a Triton program of this printer has no cross-program reduction"),
+        ("triton", "a Triton program of this printer has no cross-program reduction"),
+    )
+}
+"""Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
+emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill),
+so it runs the best plan it can print; spatial-run says so."""
+
+
 def backend_runner(name: str) -> Runner:
     module, function = BACKENDS[name]
     return getattr(import_module(module), function)

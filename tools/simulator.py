@@ -46,7 +46,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.tools.reference import numpy_dtype
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.targets.spec import q8_0_bytes
+from spatial_dialect.tools.reference import numpy_dtype, round_to
 from spatial_dialect.tools.sim_machine import (
     DramTensor,
     Fifo,
@@ -54,16 +56,18 @@ from spatial_dialect.tools.sim_machine import (
     NotSimulated,
     Pattern,
     Process,
+    Q8Block,
     SimulationError,
     Site,
     SiteRun,
+    UnwrittenRead,
     Wait,
     accumulate,
     give,
     run_processes,
     take,
 )
-from spatial_dialect.tools.sim_ops import RUNNERS
+from spatial_dialect.tools.sim_ops import RUNNERS, IndexOutOfRange
 
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
@@ -83,6 +87,8 @@ class ProgramRun:
             )
         self.work = work
         self.k_tiles = work.k_tiles
+        # Split-K: an item walks only its slice's K tiles (ItemSpace.k_slice).
+        self.slice_tiles = work.k_slice_tiles
         self.space = program.item_space()
         self.memory = LocalMemory(mesh.local_mem)
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
@@ -95,6 +101,20 @@ class ProgramRun:
         for run in self.runs.values():
             self._lay_out(run)
         self._patterns: dict[tuple[sp.StageOp, sp.SitesOp], Pattern] = {}
+        self._runs_of_items: dict[int, SiteRun] | None = None
+
+    def run_of(self, item: int) -> SiteRun:
+        """The site that runs item `item` (read off the placed ranges)."""
+        if self._runs_of_items is None:
+            self._runs_of_items = {i: r for r in self.runs.values() for i in r.items}
+        if item not in self._runs_of_items:
+            raise SimulationError(f"section @{self.name}: no site runs item {item}")
+        return self._runs_of_items[item]
+
+    def stores(self, item: int) -> bool:
+        """Whether item `item` stores its result: every item, but under split-K only the last
+        slice's (the others pass their partial sums on)."""
+        return self.space.k_slice(item) == self.space.k_slices - 1
 
     def _lay_out(self, run: SiteRun) -> None:
         offsets = run.sites.offsets()
@@ -110,8 +130,10 @@ class ProgramRun:
                     f"at {run.site} (the program is not sized)"
                 )
             dtype = numpy_dtype(buf.elt)
-            plain = self.tile[0] * self.tile[1] * dtype.itemsize
-            if buf.format is not None or buf.tile_bytes != plain:
+            q8_axis = Q8_0_FORMATS.get(buf.storage)
+            elements = self.tile[0] * self.tile[1]
+            plain = q8_0_bytes(elements) if q8_axis is not None else elements * dtype.itemsize
+            if (buf.format is not None and q8_axis is None) or buf.tile_bytes != plain:
                 raise NotSimulated(
                     f"buffer {label}: storage {buf.storage} with "
                     f"{buf.tile_bytes}-byte tiles is not simulated"
@@ -125,7 +147,7 @@ class ProgramRun:
             page = buf.page.resolve(run.bindings)
             depth = run.sites.depth_of(buf, run.bindings)
             run.buffers[buf] = Fifo(
-                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile
+                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile, q8_axis
             )
 
     def pattern(self, stage: sp.LoadOp | sp.StoreOp, run: SiteRun) -> Pattern:
@@ -143,10 +165,30 @@ class ProgramRun:
         tensor = self.dram[op.tensor.root_reference.data]
         pattern = self.pattern(op, run)
         rect = self.space.rect(item)
+        offset = self._block_offset(op, run, item)
         for env in pattern.iterations(rect.r0, rect.c0, k0):
             who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
-            block = tensor.read(who, *pattern.tile(env), *pattern.extent)
+            row, col = pattern.tile(env)
+            block = tensor.read(who, row + offset, col, *pattern.extent)
             yield from give(dst, block, who)
+
+    def _block_offset(self, op: sp.LoadOp, run: SiteRun, item: int) -> int:
+        """The first tile row of an indexed load's block (sp.LoadOp): id * stride, the id read
+        from DRAM and range-checked before anything is read; 0 for a plain load."""
+        if op.index is None or op.stride is None:
+            return 0
+        who = f"{run.where(op.stage_name())} (item {item})"
+        index = self.dram[op.index.root_reference.data]
+        if not index.written[0, 0]:
+            raise UnwrittenRead(who, index.name, (0, 0), 1)
+        blocks = self.dram[op.tensor.root_reference.data].tiles[0] // op.stride
+        e = int(index.data[0, 0])
+        if not 0 <= e < blocks:
+            raise IndexOutOfRange(
+                f"{who}: id {e} in @{index.name} outside [0, {blocks}) blocks of {op.stride} "
+                f"tile rows of @{op.tensor.root_reference.data}"
+            )
+        return e * op.stride
 
     def _load_targets(self, op: sp.LoadOp, run: SiteRun, t: int) -> tuple[Fifo, ...]:
         """The FIFOs this site's instance of a load pushes to for the site's t-th item: its own;
@@ -174,6 +216,8 @@ class ProgramRun:
         return (run.buffers[dst],)
 
     def _store(self, op: sp.StoreOp, run: SiteRun, item: int, k0: int | None) -> Process:
+        if not self.stores(item):
+            return
         tensor = self.dram[op.tensor.root_reference.data]
         src = run.buffers[sp.buffer_of(op.src)]
         pattern = self.pattern(op, run)
@@ -190,11 +234,12 @@ class ProgramRun:
         in0, in1 = run.buffers[sp.buffer_of(op.in0)], run.buffers[sp.buffer_of(op.in1)]
         out = run.buffers[sp.buffer_of(op.out)]
         spill = run.buffers[sp.buffer_of(op.spill)] if op.spill is not None else None
+        partials = self._partials(op, run, item)
         acc_op = sp.buffer_of(op.acc)
         acc_dtype = numpy_dtype(acc_op.elt)
         acc_rows, acc_cols = acc_op.page.resolve(b)
         subs = [(ti, tj) for ti in range(0, h, sh) for tj in range(0, w, sw)]
-        k_blocks = self.k_tiles // kw
+        k_blocks = self.slice_tiles // kw
         name = run.where(op.stage_name())
         if spill is None and k_blocks > 1 and len(subs) * sh * sw > acc_rows * acc_cols:
             raise SimulationError(
@@ -211,6 +256,8 @@ class ProgramRun:
                 if wait.blocked():
                     yield wait
             a, bb = in0.front((h, kw), who), in1.front((kw, w), who)
+            if op.dequantize is not None:  # Q8_0 blocks widened before the product
+                a, bb = (widened(x, numpy_dtype(op.dequantize)) for x in (a, bb))
             for ti, tj in subs:
                 if kb == 0:
                     acc = np.zeros((sh * th, sw * tw), acc_dtype)
@@ -218,9 +265,18 @@ class ProgramRun:
                     acc = yield from take(spill, (sh, sw), who)
                 else:
                     acc = held[(ti, tj)]
-                acc = accumulate(
-                    acc, a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw], tw
-                )
+                rows, cols = a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw]
+                if isinstance(rows, Q8Block):  # the int8 dot (both operands Q8_0: verified)
+                    acc = acc + rows.dot(cols)  # type: ignore[arg-type]
+                else:
+                    acc = accumulate(acc, rows, cols, tw)
+                if kb == k_blocks - 1 and partials is not None:
+                    own, onward = partials
+                    if own is not None:  # the slice before's sums for this sub-block
+                        acc = acc + (yield from take(own, (sh, sw), who))
+                    if onward is not None:  # to the next slice, unrounded
+                        yield from give((onward,), acc, who)
+                        continue
                 if kb == k_blocks - 1:
                     yield from give((out,), acc, who)
                 elif spill is not None:
@@ -229,6 +285,24 @@ class ProgramRun:
                     held[(ti, tj)] = acc
             in0.pop(a_pages)
             in1.pop(b_pages)
+
+    def _partials(
+        self, op: sp.MatmulTilesOp, run: SiteRun, item: int
+    ) -> tuple[Fifo | None, Fifo | None] | None:
+        """Split-K's partial sums of an item: (this site's FIFO it adds from, in slice s > 0;
+        the FIFO of the site running the same block in the next slice, in slice s < S - 1)."""
+        if op.partials is None:
+            if self.space.k_slices > 1:
+                raise SimulationError(
+                    f"{run.where(op.stage_name())}: {self.space.k_slices} K slices and no "
+                    "partials FIFO to add them through"
+                )
+            return None
+        fifo = sp.buffer_of(op.partials)
+        s, last = self.space.k_slice(item), self.space.k_slices - 1
+        own = run.buffers[fifo] if s > 0 else None
+        onward = self.run_of(item + self.space.blocks).buffers[fifo] if s < last else None
+        return own, onward
 
     # Engines -----------------------------------------------------------------------------------
 
@@ -258,7 +332,9 @@ class ProgramRun:
         for item in run.items:
             for s in before:
                 yield from self._iterations(s, run, item, None)
-            for k0 in range(0, self.k_tiles, run.bindings["kw"]) if k_stages else ():
+            k_first = self.space.k_slice(item) * self.slice_tiles
+            k_range = range(k_first, k_first + self.slice_tiles, run.bindings["kw"])
+            for k0 in k_range if k_stages else ():
                 for s in k_stages:
                     yield from self._iterations(s, run, item, k0)
             for s in after:
@@ -277,6 +353,12 @@ class ProgramRun:
 
     def run(self) -> None:
         run_processes(self.name, self.processes())
+
+
+def widened(x: np.ndarray | Q8Block, dtype: np.dtype) -> np.ndarray:
+    """A Q8_0 operand dequantized and rounded to `dtype` (matmul_tiles' `dequantize`); a float
+    operand as it is."""
+    return round_to(x.dequantized(), dtype) if isinstance(x, Q8Block) else x
 
 
 STAGE_RUNNERS: dict[type, Callable[..., Process]] = RUNNERS
@@ -315,9 +397,12 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     if len(names) != len(inputs):
         raise NotSimulated(f"sp.entry takes {len(names)} inputs, {len(inputs)} given")
     given = dict(zip(names, inputs, strict=True))
+    scales = {t.scales_name: t for t in dram.values() if t.scales_name is not None}
     for name, array in given.items():
         if name in dram:  # an input no section reads needs no DRAM
             dram[name].fill(array)
+        elif name in scales:  # the scales of a Q8_0 input, stored beside its values
+            scales[name].fill_scales(array)
     for program in programs:
         ProgramRun(program, dram).run()
     outputs = []

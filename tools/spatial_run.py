@@ -58,9 +58,11 @@ from spatial_dialect.passes import get_all_passes
 from spatial_dialect.passes.analysis import ACCUMULATE, parse_bytes
 from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backends import (
     BACKENDS,
+    COMPILE_OPTIONS,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
@@ -154,7 +156,8 @@ def simulator_bytes(module: ModuleOp, target: Target) -> int:
 
 
 def _tile_elt_bytes(storage: str) -> int:
-    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1}.get(storage, 2)
+    """Bytes of an element as stored (at least one: a Q8_0 element is 34/32 bytes)."""
+    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1, **dict.fromkeys(Q8_0_FORMATS, 1)}.get(storage, 2)
 
 
 DEFAULT_WORK_BUDGET = 400_000
@@ -393,7 +396,11 @@ def check_compiled(
         target = load_target(args.target)
     except TargetError as e:
         raise UsageError(str(e)) from None
-    module = compile_function(fn, args.target, accumulate=args.accumulate)
+    options, why = COMPILE_OPTIONS.get(args.backend, ({}, ""))
+    if options:
+        given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
+        print(f"spatial-run: {args.backend} compiles with {given}: {why}", file=out)
+    module = compile_function(fn, args.target, accumulate=args.accumulate, **options)
     check_budget(
         "the reference and the simulator",
         reference_bytes(fn) + simulator_bytes(module, target),

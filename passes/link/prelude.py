@@ -87,9 +87,10 @@ ROW_REDUCTIONS = (tg.RmsNormOp, tg.LayerNormOp, tg.SoftmaxOp, tg.L2NormOp)
 
 def wanted_tiled(op: Operation) -> list[SSAValue]:
     """The tensors `op` itself wants tiled, before any tie."""
-    if isinstance(op, tg.MatmulOp):
+    if isinstance(op, tg.MatmulOp | tg.MatmulQ8_0Op):
         m, k = op.a.type.get_shape()  # type: ignore[union-attr]
-        return [v for v, many in ((op.a, m > 1), (op.b, k > 1), (op.res, m > 1)) if many]
+        b = op.b if isinstance(op, tg.MatmulOp) else op.values
+        return [v for v, many in ((op.a, m > 1), (b, k > 1), (op.res, m > 1)) if many]
     if isinstance(op, tg.HeadMatmulOp):
         m = rows_of(op.a)
         return [v for v, many in ((op.a, m > 1), (op.b, True), (op.res, m > 1)) if many]
@@ -97,6 +98,10 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
         if rows_of(op.q) > 1:
             return [op.q, op.k, op.v, op.res]
         return [op.k, op.v]
+    if isinstance(op, tg.MoeOp):
+        # x and the result are GEMM operands (link/moe.py); the weights have D or F rows
+        rows = [op.x, op.res] if rows_of(op.x) > 1 else []
+        return [*rows, op.router, op.w_gate, op.w_up, op.w_down, *op.shared]
     if isinstance(op, ROW_REDUCTIONS):
         return []
     if isinstance(op, tg.CausalConvOp | tg.GatedDeltaOp | tg.DecayOp):

@@ -16,6 +16,7 @@ section kind allows (`space`):
     attention          bm | Mt (query tiles); bn = whole heads of one kv head's group; kw | keys with
                        bm * kw <= the f32 accumulator (the scores of a block); sub-block as a map's
     argmax             one result tile per item; kw | the row's tiles
+    route              bm | Mt tile rows of whole rows; kw = the row's tiles (one K block)
     gather, scatter    bm = 1; bn | Nt
     causal_conv        items cut the carried state (one tile row): bm = 1, bn | its tiles;
                        kw | the time tiles (a K block of rows)
@@ -180,6 +181,11 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
         assert first_load is not None
         cols = _tensor(program, first_load).tiles[1]
         return Space(out, [1], [1], cols, divisors(cols), None)
+    if kind is SectionKind.ROUTE:
+        # a router ranks whole rows: one K block of all the logits' tiles
+        assert first_load is not None
+        cols = _tensor(program, first_load).tiles[1]
+        return Space(out, divisors(mt), [1], cols, [cols], None)
     raise SpatialPassError(
         f"section @{program.sym_name.data} is a {kind.value} section, not a stream section"
     )

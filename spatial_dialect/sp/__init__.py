@@ -68,12 +68,14 @@ from spatial_dialect.sp.attrs import (
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
+    ROUTE_PICKS,
     ArgmaxOp,
     AttentionOp,
     CausalConvOp,
     GatedDeltaOp,
     MapOp,
     RopeOp,
+    RouteOp,
     RowReduceOp,
 )
 from spatial_dialect.sp.enums import (
@@ -99,6 +101,8 @@ from spatial_dialect.sp.enums import (
     SectionKindAttr,
     Sharing,
     SharingAttr,
+    SplitAxis,
+    SplitAxisAttr,
     TensorRole,
     TensorRoleAttr,
 )
@@ -135,6 +139,7 @@ SP = Dialect(
         ArgmaxOp,
         CausalConvOp,
         GatedDeltaOp,
+        RouteOp,
         GatherOp,
         ScatterOp,
         ProgramOp,
@@ -176,6 +181,7 @@ SP = Dialect(
         LayoutAttr,
         PlanKindAttr,
         GroupAxisAttr,
+        SplitAxisAttr,
         SharingAttr,
     ],
 )
@@ -186,6 +192,8 @@ __all__ = [
     # Ops
     "AccOp",
     "ArgmaxOp",
+    "RouteOp",
+    "ROUTE_PICKS",
     "AttentionOp",
     "CausalConvOp",
     "EntryOp",
@@ -222,6 +230,7 @@ __all__ = [
     "BUFFER",
     "EngineAttr",
     "GroupAxisAttr",
+    "SplitAxisAttr",
     "LayoutAttr",
     "PhaseAttr",
     "SectionKindAttr",
@@ -252,6 +261,7 @@ __all__ = [
     "RowForm",
     "RowKindName",
     "GroupAxis",
+    "SplitAxis",
     "Layout",
     "Phase",
     "SectionKind",

@@ -54,6 +54,7 @@ class SectionKind(StrEnum):
     ARGMAX = "argmax"
     GATHER = "gather"
     SCATTER = "scatter"
+    ROUTE = "route"
     CAUSAL_CONV = "causal_conv"
     GATED_DELTA = "gated_delta"
 
@@ -82,6 +83,13 @@ class GroupAxis(StrEnum):
     ROWS = "rows"
     COLUMNS = "columns"
     LINE = "line"
+
+
+class SplitAxis(StrEnum):
+    """The mesh axis split-K stacks a GEMM's K slices along (sp.work ... split S along x)."""
+
+    X = "x"
+    Y = "y"
 
 
 class Sharing(StrEnum):
@@ -120,6 +128,11 @@ class PlanKindAttr(EnumAttribute[PlanKind], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class GroupAxisAttr(EnumAttribute[GroupAxis], SpacedOpaqueSyntaxAttribute):
     name = "sp.axis"
+
+
+@irdl_attr_definition
+class SplitAxisAttr(EnumAttribute[SplitAxis], SpacedOpaqueSyntaxAttribute):
+    name = "sp.split_axis"
 
 
 @irdl_attr_definition

@@ -37,6 +37,8 @@ class MapKind:
     int_props: tuple[str, ...] = ()
     converts: bool = False
     ints_only: bool = False
+    # inputs of other element types than the output (f32 statistics or weights beside x)
+    mixed: bool = False
 
     def arities(self) -> set[int]:
         return {len(self.roles) - n for n in range(len(self.optional) + 1)}
@@ -79,21 +81,36 @@ MAP_KINDS: dict[str, MapKind] = {
     "rms_apply": MapKind(
         (("x", Mode.FULL), ("residual", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS)),
         optional=("residual",),
+        mixed=True,
     ),
     "layer_apply": MapKind(
-        (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS))
+        (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS)),
+        mixed=True,
     ),
-    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
+    # tg.moe's combine: acc + x * weight[:, 0], one expert's f32 FFN output scaled by its
+    # per-row routing weight (an R x 1 f32 column) and added to the running sum (absent for the
+    # first expert).
+    "moe_combine": MapKind(
+        (("x", Mode.FULL), ("weight", Mode.COLS), ("acc", Mode.FULL)),
+        optional=("acc",),
+        mixed=True,
+    ),
     # tg.int_requant: round_half_even(x * scale) + offset, saturated to the output's range
     # (i32 in, i8 out); tg.int_clamp: min(max(x, lo), hi). Exact integer maps.
     "requant": MapKind(
         _X, scalar="scale", ints=True, int_props=("offset",), converts=True, ints_only=True
     ),
     "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True),
+    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 (each row's
+    # blocks of 32: d = max|x| / 127, q = roundf(x / d), d kept as f16; ggml's quantize_row_q8_0),
+    # and dequantize one (f32(d) * q, rounded once to the output's type).
+    "quantize_q8_0": MapKind(_X, ints=True, converts=True),
+    "dequantize_q8_0": MapKind(_X, ints=True, converts=True),
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
     "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
     # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
-    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
 
@@ -115,6 +132,15 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
 ROW_FORMS = ("whole", "partial", "combine")
 
 ROPE_STYLES = ("neox", "interleaved")
+
+Q8_0_BLOCK = 32
+"""Values per Q8_0 block (each with one f16 scale)."""
+
+Q8_0_FORMATS: dict[str, int] = {"q8_0": 1, "q8_0_kn": 0}
+"""The Q8_0 storage formats of an i8 tensor or buffer and the axis their blocks of 32 run along:
+`q8_0` along a row (ggml's own order: a GGUF table as stored, an activation's Q8_0 view),
+`q8_0_kn` down a column (a weight as the K x N right operand of a product, blocked along K). A
+32 x 32 tile of either is 32 blocks: 1024 values and 32 scales, 1088 bytes."""
 
 CONV_ACTIVATIONS = ("silu", "none")
 """What a causal convolution applies to its sums (tg.causal_conv's `activation`)."""

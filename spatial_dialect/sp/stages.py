@@ -8,7 +8,7 @@ the package docstring states; its docstring says what it does per item.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -35,6 +35,7 @@ from spatial_dialect.sp.enums import (
 )
 from spatial_dialect.sp.formats import Engine, TensorAccess
 from spatial_dialect.sp.kinds import Fidelity
+from spatial_dialect.sp.syntax import IntValue, int_attr, opt_int_prop
 
 
 @irdl_op_definition
@@ -44,17 +45,27 @@ class LoadOp(StageOp):
     Per item and per iteration of its loops, reads the block of tiles the access pattern gives
     from the DRAM tensor and pushes it as one page. With `multicast`, the load belongs to the
     group's sender (sp.group).
+
+    An indexed load (`sp.load @w[k0, c0] x [kw, w] by @id stride 64 -> %in1`) reads one block of
+    `stride` tile rows chosen at run time: before each item it reads e = the first element of the
+    i32 tensor `by` names (an expert id) and adds e * stride to every origin row, so the access
+    pattern walks inside block e. e outside [0, tile rows / stride) is a runtime error, reported,
+    never read (a mixture of experts' weights of the expert its router chose).
     """
 
     name = "sp.load"
     tensor = prop_def(FlatSymbolRefAttr)
     access = prop_def(AccessAttr)
     group = opt_prop_def(FlatSymbolRefAttr)
+    index = opt_prop_def(FlatSymbolRefAttr)
+    stride_attr = opt_int_prop("stride")
+    stride = IntValue("stride")
     dst = operand_def(BufferType)
     traits = section_traits()
     custom_directives = (TensorAccess, Engine)
     assembly_format = (
-        "custom<TensorAccess>($tensor, $access) `->` $dst (`multicast` $group^)? " + ON_ENGINE
+        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)? `->` $dst "
+        "(`multicast` $group^)? " + ON_ENGINE
     )
 
     def __init__(
@@ -64,13 +75,17 @@ class LoadOp(StageOp):
         dst: SSAValue,
         group: str | None = None,
         engine: EngineAttr | None = None,
+        index: tuple[str, int] | None = None,
     ):
+        """`index`: (the i32 tensor holding the block id, the block's tile rows)."""
         super().__init__(
             operands=[dst],
             properties={
                 "tensor": SymbolRefAttr(tensor),
                 "access": access,
                 "group": SymbolRefAttr(group) if group else None,
+                "index": SymbolRefAttr(index[0]) if index else None,
+                "stride": int_attr(index[1]) if index else None,
                 "engine": engine,
             },
         )
@@ -126,6 +141,20 @@ class MatmulTilesOp(StageOp):
     lanes write their own tiles). Then release the two operand pages. Without a spill, an item
     has one sub-block or one K block. `fidelity` is the Tensix math fidelity (lofi, hifi2,
     hifi3, hifi4) where the target has one.
+
+    Q8_0 operands (FIFOs stored `q8_0` / `q8_0_kn`, docs/sp.md#q8_0-tensors): with `dequantize T`
+    each popped block is widened to T (f32(d) * q, rounded to T) before the product; without it
+    both operands are Q8_0 and each K tile (one block of 32 per row of A and column of B) adds
+    the exact int32 dot of the values times f32(da) * f32(db) into the f32 accumulator, the
+    blocks in K order: ggml's Q8_0 x Q8_0 dot.
+
+    `partials %p` (split-K, `sp.work ... split S`): an item walks only its K slice's blocks. On
+    its last K block, an item of slice s > 0 adds to each sub-block's sums the partial sums it
+    pops from its `%p` (what slice s - 1 computed for the same block); an item of slice
+    s < S - 1 then pushes the sums, unrounded, to `%p` of the site that runs the same block in
+    slice s + 1 (over the NoC, through the site's writer) instead of to the output FIFO. Only
+    the last slice's items push to the output FIFO, and only they store. `%p` is a FIFO at the
+    accumulator's element type, one page per sub-block.
     """
 
     name = "sp.matmul_tiles"
@@ -134,13 +163,16 @@ class MatmulTilesOp(StageOp):
     out = operand_def(BufferType)
     acc = operand_def(BufferType)
     spill = opt_operand_def(BufferType)
+    partials = opt_operand_def(BufferType)
     fidelity = opt_prop_def(FidelityAttr)
+    dequantize = opt_prop_def(TypeAttribute)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
-        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`fidelity` $fidelity^)? "
-        + ON_ENGINE
+        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`partials` $partials^)?"
+        " (`dequantize` $dequantize^)?"
+        " (`fidelity` $fidelity^)? " + ON_ENGINE
     )
 
     def __init__(
@@ -152,12 +184,15 @@ class MatmulTilesOp(StageOp):
         spill: SSAValue | None = None,
         fidelity: str | None = None,
         engine: EngineAttr | None = None,
+        dequantize: TypeAttribute | None = None,
+        partials: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[in0, in1, out, acc, spill],
+            operands=[in0, in1, out, acc, spill, partials],
             properties={
                 "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,
+                "dequantize": dequantize,
             },
         )
 
@@ -177,7 +212,8 @@ class GatherOp(IndexedStage):
     r = R * tile_rows + i below `count`, read id = ids[r] from DRAM; an id outside [0, V) of the
     V-row table is a runtime error, reported, never read; row i of the page is the table's row
     id, columns C * tile_cols onward (zero past the table's width); rows at or past `count` are
-    zero. Push the block as one page.
+    zero. Push the block as one page. The table may be in either layout: in `tiled` the row is
+    row id % tile_rows of the tiles of tile row id / tile_rows (the reference's dense row read).
     """
 
     name = "sp.gather"

@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import Float32Type, IntegerType
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
@@ -29,6 +29,7 @@ from spatial_dialect.sp.abstract_ops import (
     StageOp,
     buffer_of,
 )
+from spatial_dialect.sp.attrs import SizesAttr
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     ArgmaxOp,
@@ -37,6 +38,7 @@ from spatial_dialect.sp.compute import (
     GatedDeltaOp,
     MapOp,
     RopeOp,
+    RouteOp,
     RowReduceOp,
 )
 from spatial_dialect.sp.enums import (
@@ -57,6 +59,7 @@ from spatial_dialect.sp.errors import (
     WorkNotCovered,
 )
 from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
@@ -88,6 +91,7 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
+    SectionKind.ROUTE: RouteOp,
     SectionKind.CAUSAL_CONV: CausalConvOp,
     SectionKind.GATED_DELTA: GatedDeltaOp,
 }
@@ -206,6 +210,8 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
         _agree(name, t, buf, converts=isinstance(s, LoadOp))
         if isinstance(s, StoreOp) and t.role.data == TensorRole.INPUT:
             raise TypeMismatch(f"{name}: writes @{t.sym_name.data}, an input of the section")
+    if isinstance(s, LoadOp) and s.index is not None:
+        _check_indexed_load(p, s)
     if isinstance(s, LoadOp) and s.group is not None:
         if phase.rank < Phase.FUSED.rank:
             raise PhaseViolation(
@@ -222,8 +228,22 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
             )
     if isinstance(s, MatmulTilesOp):
         _check_matmul(s)
+        _check_split(p, s)
     if isinstance(s, IndexedStage):
         _check_indexed(p, s)
+
+
+def _check_indexed_load(p: ProgramOp, s: LoadOp) -> None:
+    """An indexed load: its index is an i32 tensor of the section and its blocks of `stride`
+    tile rows tile the tensor (every id in range names a whole block)."""
+    index = p.tensor(s.index.root_reference.data)  # type: ignore[union-attr]
+    if index.element_type != IntegerType(32):
+        raise TypeMismatch(f"{s.stage_name()}: @{index.sym_name.data} is {index.type}, not i32")
+    stride, rows = s.stride, p.tensor(s.tensor.root_reference.data).tiles[0]
+    if stride is None or stride <= 0 or rows % stride:
+        raise TypeMismatch(
+            f"{s.stage_name()}: stride {stride} does not divide the tensor's {rows} tile rows"
+        )
 
 
 def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
@@ -255,6 +275,10 @@ def _check_matmul(s: MatmulTilesOp) -> None:
     ):
         if not isinstance(b, kind):
             raise TypeMismatch(f"matmul_tiles: {role} is {b.name}, expected {kind.name}")
+    q8 = [b.storage in Q8_0_FORMATS for b in (in0, in1)]
+    if any(q8) or s.dequantize is not None:
+        _check_q8_0_matmul(s, in0, in1, acc, q8)
+        return
     if in0.elt != in1.elt:
         raise TypeMismatch(f"matmul_tiles: in0 holds {in0.elt} but in1 holds {in1.elt}")
     integer = isinstance(in0.elt, IntegerType)
@@ -262,12 +286,69 @@ def _check_matmul(s: MatmulTilesOp) -> None:
         raise TypeMismatch(
             f"matmul_tiles: {in0.elt} operands accumulate in {'i32' if integer else 'a float type'}, not {acc.elt}"
         )
+    _check_spill(s, acc)
+
+
+def _check_spill(s: MatmulTilesOp, acc: AccOp) -> None:
     if s.spill is not None:
         spill = buffer_of(s.spill)
         if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
             raise TypeMismatch(
                 f"matmul_tiles: the spill is an sp.interm at the accumulator's precision {acc.elt}"
             )
+
+
+def _check_q8_0_matmul(
+    s: MatmulTilesOp, in0: FifoOp, in1: FifoOp, acc: AccOp, q8: list[bool]
+) -> None:
+    """Q8_0 operands: with `dequantize T` every operand is Q8_0 or holds T, and the accumulator is
+    a float type; without it (the int8 dot) both are Q8_0 and the accumulator is f32."""
+    if s.dequantize is None:
+        if not all(q8):
+            raise TypeMismatch(
+                f"matmul_tiles: the int8 dot takes two Q8_0 operands, got {in0.storage} and "
+                f"{in1.storage} (a float operand needs `dequantize`)"
+            )
+        if acc.elt != Float32Type():
+            raise TypeMismatch(f"matmul_tiles: the int8 dot accumulates in f32, not {acc.elt}")
+        return
+    if not any(q8):
+        raise TypeMismatch("matmul_tiles: `dequantize` widens Q8_0 operands; it has none")
+    for b, is_q8 in zip((in0, in1), q8, strict=True):
+        if not is_q8 and b.elt != s.dequantize:
+            raise TypeMismatch(
+                f"matmul_tiles: {b.label.data} holds {b.elt}, but the Q8_0 operands are "
+                f"dequantized to {s.dequantize}"
+            )
+    if isinstance(acc.elt, IntegerType):
+        raise TypeMismatch(
+            f"matmul_tiles: dequantized operands accumulate in a float type, not {acc.elt}"
+        )
+    _check_spill(s, acc)
+
+
+def _check_split(p: ProgramOp, s: MatmulTilesOp) -> None:
+    """Split-K's partial sums travel through a FIFO at the accumulator's precision, one page per
+    sub-block; a matmul has one exactly when its work splits K."""
+    work = p.one(WorkOp)
+    slices = 1 if work is None else work.k_slices
+    if (s.partials is not None) != (slices > 1):
+        raise PhaseViolation(
+            f"matmul_tiles: the work splits K into {slices} slice(s) "
+            f"{'but' if slices > 1 else 'and'} the matmul has "
+            f"{'no partials FIFO' if s.partials is None else 'a partials FIFO'}"
+        )
+    if s.partials is None:
+        return
+    partials, acc = buffer_of(s.partials), buffer_of(s.acc)
+    if not isinstance(partials, FifoOp) or partials.elt != acc.elt:
+        raise TypeMismatch(
+            f"matmul_tiles: the partials are an sp.fifo at the accumulator's precision {acc.elt}"
+        )
+    if partials.page != SizesAttr.of("sh", "sw") or partials.depth != SizesAttr.of("subs"):
+        raise TypeMismatch(
+            "matmul_tiles: the partials FIFO holds one [sh, sw] page per sub-block (depth subs)"
+        )
 
 
 # ── Placement ─────────────────────────────────────────────────────────────────────────────────
@@ -408,6 +489,8 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
             else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins()]
         )
         tm, tn = t.tiles
+        if isinstance(s, LoadOp) and s.stride is not None:
+            tm = s.stride  # an indexed load walks inside one block, whichever the id names
         for box in boxes:
             r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
             for row, col in ((r_lo, c_lo), (r_hi, c_hi)):

@@ -27,6 +27,11 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // 2 pages of 8 tiles of A, 2 of B and a ring of two 1-tile output pages (the output is not
 // the f32 accumulator's type, so it does not accumulate in place): (16 + 16 + 2) x 2048 bytes.
 // CHECK-NEXT:     "peak_local_bytes": 69632
+// The same bytes by tensor: 64 tiles of 2048 bytes each.
+// CHECK-NEXT:     "dram_bytes_by_tensor": {
+// CHECK-NEXT:       "a": 131072,
+// CHECK-NEXT:       "b": 131072,
+// CHECK-NEXT:       "c": 131072
 // CHECK:      "total": {
 // CHECK-NEXT:   "predicted_us": 3.248,
 // CHECK-NEXT:   "roofline_us": 1.366

@@ -51,11 +51,13 @@ def gemm(m: int, k: int, n: int, elt: str):
     )
 
 
-def check(fn, module, seed: int = 0):
-    """The comparisons of a compiled function's simulated outputs with the reference."""
+def check(fn, module, seed: int = 0, accumulate: str = "f32"):
+    """The comparisons of a compiled function's simulated outputs with the reference, at the
+    tolerance of the accumulation it was compiled with."""
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
-    return compare_outputs(fn, reference, values, simulated_outputs(fn, module, inputs))
+    simulated = simulated_outputs(fn, module, inputs)
+    return compare_outputs(fn, reference, values, simulated, accumulate)
 
 
 # ── Examples ────────────────────────────────────────────────────────────────────────────────
@@ -80,15 +82,23 @@ def test_examples_small_enough_to_simulate_pass(capsys, example, target):
 
 
 @pytest.mark.parametrize(
-    "step", ["tiny_decode", "tiny_prefill", "tiny_qwen3_next_decode", "tiny_qwen3_next_prefill"]
+    "step",
+    [
+        "tiny_decode",
+        "tiny_prefill",
+        "tiny_moe_decode",
+        "tiny_moe_prefill",
+        "tiny_qwen3_next_decode",
+        "tiny_qwen3_next_prefill",
+    ],
 )
 @pytest.mark.parametrize("target", sorted(PRESETS))
 def test_tiny_steps_pass_on_every_preset(capsys, step, target):
     """The acceptance bar of the decoder-layer work: a whole decode step (embedding, a layer,
-    final norm, LM head, arg-max) and a prefill step PASS on every preset target, and so do a
-    Qwen3-Next Gated DeltaNet layer's (its output and both carried states; the prefill's 40 rows
-    take one chunk of 64 or two of 32); a chip without bf16 runs the f32 variant (and refuses the
-    bf16 one by name, below)."""
+    final norm, LM head, arg-max) and a prefill step PASS on every preset target, with a dense
+    or a mixture-of-experts FFN, and so do a Qwen3-Next Gated DeltaNet layer's (its output and
+    both carried states; the prefill's 40 rows take one chunk of 64 or two of 32); a chip without
+    bf16 runs the f32 variant (and refuses the bf16 one by name, below)."""
     suffix = "" if PRESETS[target].has_dtype("bf16") else "_f32"
     status = main([str(EXAMPLES / f"{step}{suffix}.mlir"), "--target", target])
     out, err = capsys.readouterr()
@@ -165,8 +175,9 @@ def test_one_wrong_tile_of_gemm_1024_fails(gemm_1024):
 
 @pytest.fixture
 def program():
+    """The unsplit program the mutations below break (split-K has its own tests at the end)."""
     fn = gemm(384, 512, 384, "bf16")
-    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return fn, module, section
 
@@ -306,7 +317,7 @@ def test_the_command_ends_in_fail_for_a_wrong_program(
     )
 
     def compile_wrong(fn, target, **options):
-        module = compile_function(fn, target, grid="4x4", **options)
+        module = compile_function(fn, target, grid="4x4", split_k=1, **options)
         mutate(next(op for op in module.walk() if isinstance(op, sp.ProgramOp)))
         return module
 
@@ -357,3 +368,52 @@ def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
     )
     (result,) = check(fn, module)
     assert result.ok, result.line()
+
+
+# ── Split-K: slices walk their K, partial sums pass slice to slice, the last slice stores ───────
+
+
+def compiled(m, k, n, elt, target, grid, accumulate="f32"):
+    fn = gemm(m, k, n, elt)
+    module = compile_function(
+        fn, target, accumulate=accumulate, **({"grid": grid} if grid else {})
+    )
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    return fn, module, section
+
+
+@pytest.mark.parametrize(
+    "m, k, n, elt, grid, accumulate, slices, along, over",
+    [
+        # 4 slices along y, both operands multicast (B's column groups cut at each slice), spill.
+        (64, 2048, 96, "f32", None, "f32", 4, "y", None),
+        # Slices along x, partial tiles at both edges of the output.
+        (100, 256, 100, "f32", "4x4", "f32", 2, "x", None),
+        # A bf16 GEMM's f32 partial sums (the tg contract), several sub-blocks a block.
+        (64, 2048, 200, "bf16", "4x4", "f32", 4, "y", None),
+        # The same with bf16 partial sums (accumulate=bf16: the 16-bit accumulator's type).
+        (64, 2048, 200, "bf16", "4x4", "bf16", 4, "y", None),
+        # Several blocks a site in rounds, in each slice.
+        (384, 512, 384, "bf16", "4x4", "f32", 2, "y", (4, 2)),
+    ],
+)
+def test_split_k_programs_equal_the_reference(
+    m, k, n, elt, grid, accumulate, slices, along, over
+):
+    fn, module, section = compiled(m, k, n, elt, "wormhole_n150", grid, accumulate)
+    work = section.one(sp.WorkOp)
+    assert (work.k_slices, work.split_axis, work.over) == (slices, along, over)
+    partials = sp.buffer_of(section.one(sp.MatmulTilesOp).partials)
+    assert str(partials.elt) == ("bf16" if accumulate == "bf16" else "f32")
+    (result,) = check(fn, module, accumulate=accumulate)
+    assert result.ok, result.line()
+
+
+def test_mutation_split_without_its_reduction_is_reported():
+    fn, module, section = compiled(64, 2048, 96, "f32", "wormhole_n150", None)
+    old = section.one(sp.MatmulTilesOp)
+    new = sp.MatmulTilesOp(old.in0, old.in1, old.out, old.acc, old.spill, None, old.engine)
+    section.body.block.insert_op_before(new, old)
+    old.detach()
+    with pytest.raises(SimulationError, match="4 K slices and no partials FIFO"):
+        check(fn, module)

@@ -1,13 +1,14 @@
 // tile: the plan the cost model ranks first among the legal ones, with its predicted cycles, its
 // bound and the runner-up's cycles; the work items (per-site block, K block, and the grid they are
 // dealt over when a site runs several); the output FIFO and the K-block spill the plan implies.
-// RUN: spatial-opt %s --split-input-file -p link,tile | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile' | filecheck %s --check-prefix=GPU
+// The unsplit plan space (tile{split-k=1}); split-K is test/tile/split_k.mlir.
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1}' | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile{split-k=1}' | filecheck %s --check-prefix=GPU
 // accumulate=bf16, the fast mode: Tensix dest in its 16-bit mode (8 tiles), bf16 partial sums.
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16}' | filecheck %s --check-prefix=FAST
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16 split-k=1}' | filecheck %s --check-prefix=FAST
 // Running tile twice changes nothing.
-// RUN: spatial-opt %s --split-input-file -p link,tile,tile | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1},tile{split-k=1}' | filecheck %s --check-prefix=WH
 
 // 100x700x500 bf16: 4x22x16 tiles, none dividing the meshes evenly.
 func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<100x500xbf16> {
@@ -19,7 +20,7 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11,
 // the f32 partial sums spilled between them) is the runner-up. The accumulator is f32 (the tg
 // contract: dest in its fp32 mode, 4 tiles), and the output FIFO is a ring of two pages.
-// WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}
+// WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", split_k = "1"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
 // WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9409
 // WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; partial sums stay in the accumulator"
@@ -37,7 +38,7 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
 // ceil(16 / 8 columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit
 // dest's format), so the spill is the output FIFO, one page per sub-block.
-// FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16"}
+// FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", split_k = "1"}
 // FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
 // FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7408 bound dram
 // FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"

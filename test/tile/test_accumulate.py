@@ -78,6 +78,10 @@ def test_the_section_records_its_accumulation(accumulate):
     spills = [b for b in program.buffers() if isinstance(b, sp.IntermOp)]
     for spill in spills:  # f32 partial sums of their own, or bf16 ones in the output FIFO
         assert str(spill.elt) == accumulate and (spill.alias_of is None) == (accumulate == "f32")
+    # 2 block rows on the 8x8 mesh: K splits, and split-K's partial sums are the accumulator's.
+    partials = sp.buffer_of(program.one(sp.MatmulTilesOp).partials)
+    assert isinstance(partials, sp.FifoOp) and str(partials.elt) == accumulate
+    assert reason.endswith(f"split-K passes {accumulate} partial sums slice to slice")
     target = load_target("wormhole_n150")
     assert plan.predicted_cycles == section_cost(program, target, "hifi4").total_cycles
 

@@ -122,7 +122,7 @@ def _program():
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(256, 256, 256, "bf16")))
-    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return module, section
 
@@ -234,7 +234,7 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumu
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, dt)))
-    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate=accumulate)
+    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate=accumulate, split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
@@ -263,7 +263,7 @@ def print_example(example: str, accumulate: str = "f32") -> subprocess.Completed
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples" / example),
             "-p",
-            f"spatial-pipeline{{target=wormhole_n150 accumulate={accumulate}}}",
+            f"spatial-pipeline{{target=wormhole_n150 accumulate={accumulate} split-k=1}}",
             "-t",
             "ttlang",
         ],
@@ -304,7 +304,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
             "spatial_dialect.tools.spatial_opt",
             str(path),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 accumulate=bf16}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16 split-k=1}",
             "-t",
             "ttlang",
         ],
@@ -328,7 +328,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/llama3_8b_decode.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 accumulate=bf16}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16 split-k=1}",
             "-t",
             "ttlang",
         ],

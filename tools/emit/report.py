@@ -4,8 +4,14 @@ The report is a contract (docs/architecture.md#outputs): one JSON object
 
     {"target": ..., "options": {...},
      "sections": [{"name", "function", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",
-                   "dram_bytes", "noc_bytes", "sites", "peak_local_bytes", ...}],
-     "total": {"predicted_us", "roofline_us"}}
+                   "dram_bytes", "noc_bytes", "sites", "peak_local_bytes",
+                   "dram_bytes_by_tensor" (GEMMs: the bytes read of A and of B and written of C,
+                   by tensor name: an indexed load's B counts the one block it reads), ...}],
+     "total": {"predicted_us", "roofline_us"[, "q8_0_weight_bytes"]}}
+
+A section over a Q8_0 weight adds `"q8_0": {"compute", "weight_bytes"}`: what the target
+computes it in (the section's `q8_0` decision) and the bytes of its Q8_0 weight (34 per 32
+elements); the total sums the program's distinct Q8_0 weights.
 
 Every number comes from the IR and the cost model's functions of it: the predicted cycles are the
 ones tile recorded, the bytes are the cost model's for the recorded plan, except where
@@ -19,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
@@ -36,7 +42,7 @@ from spatial_dialect.passes.tile.stream import report_row as stream_report_row
 from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import WrongPhase
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.cost import roofline_cycles
+from spatial_dialect.targets.cost import dram_bytes_by_operand, roofline_cycles
 
 
 def sized_sections(module: ModuleOp, what: str) -> list[sp.ProgramOp]:
@@ -50,15 +56,26 @@ def sized_sections(module: ModuleOp, what: str) -> list[sp.ProgramOp]:
     return sections
 
 
-def shared_dram_bytes(program: sp.ProgramOp, target: Target, default: int, gemm: GemmView) -> int:
-    """DRAM bytes under the sharing decisions: each operand panel fetched `copies` times."""
+def gemm_dram_bytes(
+    program: sp.ProgramOp, target: Target, fidelity: str, gemm: GemmView
+) -> dict[str, int]:
+    """A GEMM section's DRAM bytes per tensor (A and B read, C written), as the cost model
+    counts them for the recorded plan; under sharing decisions (Plasticine) each operand panel
+    is fetched `copies` times."""
+    name = {x: gemm.tensor(x).sym_name.data for x in (gemm.load_a, gemm.load_b, gemm.store)}
+    a, b, c = dram_bytes_by_operand(
+        target, gemm.shape(), section_cost(program, target, fidelity).quantities
+    )
     shares = program.ops_of(sp.ShareOp)
     if not shares:
-        return default
+        return {name[gemm.load_a]: a, name[gemm.load_b]: b, name[gemm.store]: c}
     items = program.item_space().count
-    operands = sum(items // s.consumers * s.copies * s.bytes for s in shares)
-    c = gemm.tensor(gemm.store)
-    return operands + c.tiles[0] * c.tiles[1] * target.tile_bytes(c.storage)
+    by_tensor = {
+        s.tensor.root_reference.data: items // s.consumers * s.copies * s.bytes for s in shares
+    }
+    ct = gemm.tensor(gemm.store)
+    by_tensor[name[gemm.store]] = ct.tiles[0] * ct.tiles[1] * target.tile_bytes(ct.storage)
+    return by_tensor
 
 
 def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
@@ -74,6 +91,15 @@ def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
     return owner
 
 
+def q8_0_weights(program: sp.ProgramOp, target: Target) -> dict[str, int]:
+    """The section's Q8_0 weights (the Q8_0 tensors that name their scales) and their bytes."""
+    return {
+        t.sym_name.data: t.tiles[0] * t.tiles[1] * target.tile_bytes(t.storage)
+        for t in program.ops_of(sp.TensorOp)
+        if t.scales is not None
+    }
+
+
 def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
     plan, work = program.one(sp.PlanOp), program.one(sp.WorkOp)
     assert plan is not None and work is not None
@@ -84,10 +110,20 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
     else:
         gemm = GemmView.of(program)
         cost = section_cost(program, target, fidelity)
+        by_tensor = gemm_dram_bytes(program, target, fidelity, gemm)
         numbers = {
             "roofline_us": roofline_cycles(target, gemm.shape(), fidelity) / clock_khz,
-            "dram_bytes": shared_dram_bytes(program, target, cost.dram_bytes, gemm),
+            "dram_bytes": sum(by_tensor.values()),
+            "dram_bytes_by_tensor": by_tensor,
             "noc_bytes": cost.noc_bytes,
+        }
+    extra: dict[str, Any] = {}
+    weights = q8_0_weights(program, target)
+    if weights:
+        decision = program.attributes.get("q8_0")
+        extra["q8_0"] = {
+            "compute": decision.data if isinstance(decision, StringAttr) else None,
+            "weight_bytes": sum(weights.values()),
         }
     return {
         "name": program.sym_name.data,
@@ -101,6 +137,7 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             "block": list(plan.sub_block),
             "k_block": work.k_block,
             "k_blocks": work.k_blocks,
+            "k_slices": work.k_slices,
             "packing": plan.packing.data,
             "sharing": {
                 s.tensor.root_reference.data: s.sharing.data.value
@@ -123,6 +160,8 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
         "sites": sum(r.rect.width * r.rect.height for r in ranges),
         "site_ranges": len(ranges),
         "peak_local_bytes": max(site_bytes(program, r) for r in ranges),
+        **({k: numbers[k] for k in ("dram_bytes_by_tensor",) if k in numbers}),
+        **extra,
     }
 
 
@@ -136,14 +175,18 @@ def report(module: ModuleOp) -> dict[str, Any]:
         {"function": function_of.get(p, ""), **section_report(p, target, fidelity)}
         for p in sections
     ]
+    total: dict[str, Any] = {
+        "predicted_us": sum(r["predicted_us"] for r in rows),
+        "roofline_us": sum(r["roofline_us"] for r in rows),
+    }
+    weights = {n: b for p in sections for n, b in q8_0_weights(p, target).items()}
+    if weights:
+        total["q8_0_weight_bytes"] = sum(weights.values())
     return {
         "target": recorded_target_name(module),
         "options": recorded,
         "sections": rows,
-        "total": {
-            "predicted_us": sum(r["predicted_us"] for r in rows),
-            "roofline_us": sum(r["roofline_us"] for r in rows),
-        },
+        "total": total,
     }
 
 

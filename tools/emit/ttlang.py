@@ -129,7 +129,20 @@ class OperationWriter(SubBlockSelectors):
     # Refusals --------------------------------------------------------------------------------
 
     def _check(self) -> None:
+        if self.work.k_slices > 1:
+            raise TTLangUnsupported(
+                self.name,
+                f"K is split into {self.work.k_slices} slices whose partial sums pass between "
+                "cores: not emitted (compile with split-k=1)",
+            )
         for stage in self.stages:
+            if isinstance(stage, sp.LoadOp) and stage.index is not None:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"{stage.stage_name()} is an indexed load (by @"
+                    f"{stage.index.root_reference.data}, {self.p.source_op.data}): no TT-Lang "
+                    "form in this printer yet (docs/backend-ttlang.md)",
+                )
             if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
                 continue
             if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
