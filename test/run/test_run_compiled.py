@@ -3,7 +3,6 @@ tile), mutations of compiled programs, and GEMMs of any shape on every preset ta
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -135,21 +134,18 @@ def gemm_1024():
     module = compile_function(fn, "wormhole_n150")
     inputs = draw_inputs(fn, 0)
     reference, _ = reference_outputs(fn, inputs)
-    # CPU time, not wall time: on a shared machine the wall clock measures the neighbours.
-    start = time.process_time()
     simulated = simulated_outputs(fn, module, inputs)
-    seconds = time.process_time() - start
-    return inputs, reference["c"], simulated["c"], seconds
+    return inputs, reference["c"], simulated["c"]
 
 
-def test_gemm_1024_simulates_in_under_20_s_and_passes(gemm_1024):
-    _, ref, sim, seconds = gemm_1024
-    assert seconds < 20
+def test_gemm_1024_simulates_and_passes(gemm_1024):
+    """How long it takes is bench/README.md#simulation-speed's, not a unit test's."""
+    _, ref, sim = gemm_1024
     assert compare("c", ref, sim).ok
 
 
 def test_one_wrong_tile_of_gemm_1024_fails(gemm_1024):
-    inputs, ref, sim, _ = gemm_1024
+    inputs, ref, sim = gemm_1024
     a, b = (inputs[n].astype(np.float32) for n in ("a", "b"))
     rows, cols = slice(320, 352), slice(640, 672)  # tile (10, 20)
     copied = sim.copy()
