@@ -25,7 +25,7 @@ from spatial_dialect.passes.tile import TilePass
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES
-    dram-mem=BYTES}`: link, tile, place, fuse-operands and size-buffers in order."""
+    dram-mem=BYTES kv-splits=N}`: link, tile, place, fuse-operands and size-buffers in order."""
 
     name = "spatial-pipeline"
     target: str | None = None
@@ -34,10 +34,13 @@ class SpatialPipelinePass(ModulePass):
     grid: str | None = None
     local_mem: int | None = None
     dram_mem: str | int | None = None
+    kv_splits: int | None = None
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
-            LinkPass(self.target, self.format, self.grid, self.local_mem, self.dram_mem),
+            LinkPass(
+                self.target, self.format, self.grid, self.local_mem, self.dram_mem, self.kv_splits
+            ),
             TilePass(self.fidelity),
             PlacePass(),
             FuseOperandsPass(),

@@ -69,6 +69,8 @@ VECTOR_OPS: dict[str, float] = {
     "argmax": 2.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
+    # per partial output: rescale the running output and the split's, add (the exps are per row)
+    "attention_combine": 3.0,
 }
 """Vector instructions per element of each kind of stage (the compute stages of sp/compute.py)."""
 
@@ -115,6 +117,15 @@ class StreamCost:
     dram_bytes: int
     noc_bytes: int
     why: str
+
+
+def row_pass_fraction(target: Target, rows: int, tile_rows: int) -> float:
+    """The share of a tile's work a tile of `rows` real rows costs: its row passes of
+    `matmul_row_pass` rows (the matrix engine is fed that many rows at a time; the vector engine
+    can run a tile's first rows alone, tt-metal's row vector mode, so charging it the same
+    passes is no cheaper than the chip)."""
+    rp = max(1, target.matmul_row_pass)
+    return min(1.0, ceil_div(rows, rp) * rp / tile_rows)
 
 
 def _item_compute(target: Target, q: StreamQuantities, fidelity: str) -> float:

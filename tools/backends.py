@@ -1,7 +1,7 @@
 """The executors `spatial-run --backend NAME` checks a compiled program with.
 
-Every backend runs the SAME sized sp module that spatial-pipeline produced and returns the
-entry function's outputs; spatial-run then compares them with the numpy reference under one
+Every backend runs the sized sp module that spatial-pipeline produced (with the backend's
+`COMPILE_OPTIONS`) and returns the entry function's outputs; spatial-run then compares them with the numpy reference under one
 tolerance table (tools/compare.py), whichever executor ran them:
 
     sim               our functional simulator (tools/simulator.py), the default
@@ -44,6 +44,17 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "triton": ("spatial_dialect.tools.run_triton", "run_native"),
 }
 """Backend name -> (module, runner function)."""
+
+
+COMPILE_OPTIONS: dict[str, dict[str, int]] = {
+    "tt-lang-sim": {"kv_splits": 1},
+    "triton-interpret": {"kv_splits": 1},
+    "triton": {"kv_splits": 1},
+}
+"""Pipeline options a backend's program is compiled with: the TT-Lang and Triton printers do not
+print flash decoding's split attention and combine (docs/passes.md#link-flash-decoding-splits-the-keys),
+so their programs keep one attention section, and the recorded `kv_splits` reason says it was
+forced."""
 
 
 def backend_runner(name: str) -> Runner:

@@ -58,6 +58,7 @@ from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backends import (
     BACKENDS,
+    COMPILE_OPTIONS,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
@@ -378,7 +379,7 @@ def check_compiled(
         target = load_target(args.target)
     except TargetError as e:
         raise UsageError(str(e)) from None
-    module = compile_function(fn, args.target)
+    module = compile_function(fn, args.target, **COMPILE_OPTIONS.get(args.backend, {}))
     check_budget(
         "the reference and the simulator",
         reference_bytes(fn) + simulator_bytes(module, target),

@@ -133,6 +133,7 @@ class LinkContext:
     fmt: str
     bridges: Bridges = field(default_factory=Bridges)
     sections: set[str] = field(default_factory=set)
+    kv_splits: int | None = None  # the `kv-splits` option: a forced count of flash-decoding splits
 
     @property
     def tile(self) -> tuple[int, int]:

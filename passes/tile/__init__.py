@@ -77,6 +77,7 @@ from spatial_dialect.passes.analysis import (
     refusals_at,
     sections_taken,
 )
+from spatial_dialect.passes.stream_plans import choose_stream_plan
 from spatial_dialect.passes.tile.gemm import (
     describe,
     fidelity_matters,
@@ -84,15 +85,12 @@ from spatial_dialect.passes.tile.gemm import (
     multicast_why,
     rank,
 )
-from spatial_dialect.passes.tile.stream import choose_stream_plan, stream_plan_ops
+from spatial_dialect.passes.tile.stream import stream_plan_ops
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
 from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
-from spatial_dialect.targets import FIDELITIES, Target
+from spatial_dialect.targets import DEFAULT_FIDELITY, FIDELITIES, Target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape
 from spatial_dialect.targets.gemm import deal
-
-DEFAULT_FIDELITY = "hifi4"
-
 
 # ── GEMM sections: choose, then build ─────────────────────────────────────────────────────────
 

@@ -69,6 +69,7 @@ from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
     ArgmaxOp,
+    AttentionCombineOp,
     AttentionOp,
     MapOp,
     RopeOp,
@@ -130,6 +131,7 @@ SP = Dialect(
         RowReduceOp,
         RopeOp,
         AttentionOp,
+        AttentionCombineOp,
         ArgmaxOp,
         GatherOp,
         ScatterOp,
@@ -182,6 +184,7 @@ __all__ = [
     # Ops
     "AccOp",
     "ArgmaxOp",
+    "AttentionCombineOp",
     "AttentionOp",
     "EntryOp",
     "FifoOp",

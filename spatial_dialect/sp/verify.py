@@ -29,7 +29,14 @@ from spatial_dialect.sp.abstract_ops import (
     buffer_of,
 )
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
-from spatial_dialect.sp.compute import ArgmaxOp, AttentionOp, MapOp, RopeOp, RowReduceOp
+from spatial_dialect.sp.compute import (
+    ArgmaxOp,
+    AttentionCombineOp,
+    AttentionOp,
+    MapOp,
+    RopeOp,
+    RowReduceOp,
+)
 from spatial_dialect.sp.enums import (
     Phase,
     SectionKind,
@@ -75,6 +82,7 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ROW_REDUCE: RowReduceOp,
     SectionKind.ROPE: RopeOp,
     SectionKind.ATTENTION: AttentionOp,
+    SectionKind.ATTENTION_COMBINE: AttentionCombineOp,
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
