@@ -320,7 +320,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/llama3_8b_decode.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 kv-splits=1}",
             "-t",
             "ttlang",
         ],
