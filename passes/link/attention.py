@@ -118,10 +118,29 @@ def _sections(shape: _Shape, ctx: LinkContext, splits: int) -> list[sp.ProgramOp
 
 
 def _split(shape: _Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
-    """docs/passes.md#link-flash-decoding-splits-the-keys: the number of splits of one query
-    row's keys, priced by the stream cost model on the sections each count makes (the partials'
-    reads of K and V, their writes and the combine's reads, each section's fill), cheapest
-    first, ties to fewer splits; the `kv-splits` option forces a count."""
+    """docs/passes.md#link-flash-decoding-splits-the-keys: the sections of the number of splits
+    of one query row's keys that `_count` chose, each recording why."""
+    op = shape.op
+    key = (
+        tuple(shape.numbers.values()),
+        tuple(str(v.type) for v in (op.q, op.k, op.v)),
+        op.pos is not None,
+        op.causal.value.data,
+    )
+    if key not in ctx.split_counts:
+        ctx.split_counts[key] = _count(shape, ctx)
+    count, why = ctx.split_counts[key]
+    made = _sections(shape, ctx, count)
+    for s in made:
+        s.attributes["kv_splits"] = StringAttr(why)
+    return made
+
+
+def _count(shape: _Shape, ctx: LinkContext) -> tuple[int, str]:
+    """The number of splits, priced by the stream cost model on the sections each count makes
+    (the partials' reads of K and V, their writes and the combine's reads, each section's fill),
+    cheapest first, ties to fewer splits; the `kv-splits` option forces a count. With its
+    reason: its cycles, the runner-up's and the unsplit section's."""
     forced = ctx.kv_splits
     if forced is not None and shape.key_tiles % forced:
         raise NotLowered(
@@ -148,16 +167,11 @@ def _split(shape: _Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
         f" (partials {parts[0]} + combine {parts[1]})" if best > 1 else " (unsplit)"
     )
     if forced is not None:
-        why = f"{what}; forced by the kv-splits option"
-    else:
-        unsplit = next(t for t, p, _ in priced if p == 1)
-        why = f"{what}; runner-up {runner[1]}: {runner[0]} cycles" if runner else what
-        why += f"; unsplit {unsplit} cycles" if best > 1 else ""
-        why += f"; priced at {DEFAULT_FIDELITY}"
-    made = _sections(shape, ctx, best)
-    for s in made:
-        s.attributes["kv_splits"] = StringAttr(why)
-    return made
+        return best, f"{what}; forced by the kv-splits option"
+    unsplit = next(t for t, p, _ in priced if p == 1)
+    why = f"{what}; runner-up {runner[1]}: {runner[0]} cycles" if runner else what
+    why += f"; unsplit {unsplit} cycles" if best > 1 else ""
+    return best, why + f"; priced at {DEFAULT_FIDELITY}"
 
 
 def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.ProgramOp:

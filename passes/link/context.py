@@ -134,6 +134,9 @@ class LinkContext:
     bridges: Bridges = field(default_factory=Bridges)
     sections: set[str] = field(default_factory=set)
     kv_splits: int | None = None  # the `kv-splits` option: a forced count of flash-decoding splits
+    # flash decoding's priced split counts by the shape of the attention (a stacked model's
+    # layers price one shape once)
+    split_counts: dict[tuple, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def tile(self) -> tuple[int, int]:
