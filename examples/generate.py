@@ -177,6 +177,148 @@ def decode_step_program(m: Model, t: int, cache: int) -> str:
     return w.func(f"{m.name}_step", [(token, tensor(t, elt="i32")), (kc, ct), (vc, ct)])
 
 
+@dataclass(frozen=True)
+class NextModel:
+    """A Qwen3-Next linear-attention (Gated DeltaNet) decoder layer's dimensions."""
+
+    name: str
+    d: int  # hidden size
+    k_heads: int  # linear_num_key_heads
+    v_heads: int  # linear_num_value_heads
+    head_dim: int  # linear_key_head_dim
+    v_head_dim: int  # linear_value_head_dim
+    conv_kernel: int  # linear_conv_kernel_dim
+    ffn: int  # the feed-forward block's intermediate size
+    eps: float
+    elt: str = "bf16"
+
+
+# Qwen3-Next-80B-A3B: transformers' Qwen3NextConfig, whose defaults are the checkpoint
+# Qwen/Qwen3-Next-80B-A3B-Instruct (hidden 2048, linear_num_key_heads 16,
+# linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128,
+# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; MoE: 512 experts, top-10, expert and shared
+# expert ffn 512). Until tg.moe lands, the feed-forward block is a dense SwiGLU of the shared
+# expert's size (512).
+QWEN3_NEXT_80B = NextModel("qwen3_next_80b_a3b", 2048, 16, 32, 128, 128, 4, 512, 1e-6)
+# Small enough to simulate in seconds, with every feature of the real one (2 value heads per
+# key head, whole-tile heads, a 4-tap convolution).
+TINY_NEXT = NextModel("tiny_qwen3_next", 128, 2, 4, 32, 32, 4, 256, 1e-6)
+TINY_NEXT_F32 = replace(TINY_NEXT, name="tiny_qwen3_next_f32", elt="f32")
+
+
+def swiglu_block(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> str:
+    """The dense SwiGLU feed-forward block on x (t x d)."""
+    tensor = partial(globals()["tensor"], elt=m.elt)
+    act, ft = tensor(t, m.d), tensor(t, m.ffn)
+    w_gate = w.arg(f"{p}w_gate", tensor(m.d, m.ffn))
+    w_up = w.arg(f"{p}w_up", tensor(m.d, m.ffn))
+    w_down = w.arg(f"{p}w_down", tensor(m.ffn, m.d))
+    g = w.op(f"{p}gate", f"tg.matmul {x}, {w_gate} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
+    u = w.op(f"{p}up", f"tg.matmul {x}, {w_up} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
+    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+    return w.op(f"{p}down", f"tg.matmul {s}, {w_down} : ({ft}, {tensor(m.ffn, m.d)}) -> {act}")
+
+
+def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[str, str, str]:
+    """One Qwen3-Next linear-attention decoder layer on x (t x d) (transformers'
+    Qwen3NextGatedDeltaNet and Qwen3NextDecoderLayer): returns (out, conv_state', state').
+
+    The projections are laid out as [q | k | v] (the convolution's channels), z, b and a
+    (transformers interleaves them per key head; a permutation of the weight's columns). The
+    zero-centred norms' weights are the effective ones (1 + w)."""
+    tensor = partial(globals()["tensor"], elt=m.elt)
+    f32 = partial(globals()["tensor"], elt="f32")
+    d, hk, hv, dk, dv = m.d, m.k_heads, m.v_heads, m.head_dim, m.v_head_dim
+    conv_dim = 2 * hk * dk + hv * dv
+    act, ct, vt = tensor(t, d), tensor(t, conv_dim), tensor(t, hv * dv)
+    qt, ht = tensor(t, hk * dk), f32(t, hv)
+    taps = m.conv_kernel
+    # The recurrent state in the layer's element type: spatial-run holds a result to its own
+    # type's tolerance, and an f32 state fed by bf16 projections carries their bf16 rounding
+    # (about 2^-8, over f32's 2^-14); the f32 twins carry it in f32 as the model does.
+    st_conv, st_rec = tensor(taps - 1, conv_dim), tensor(hv * dk, dv)
+    attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
+    w_qkv = w.arg(f"{p}w_qkv", tensor(d, conv_dim))
+    w_z = w.arg(f"{p}w_z", tensor(d, hv * dv))
+    w_b = w.arg(f"{p}w_b", tensor(d, hv))
+    w_a = w.arg(f"{p}w_a", tensor(d, hv))
+    conv_w = w.arg(f"{p}conv_weight", tensor(taps, conv_dim))
+    a_log = w.arg(f"{p}A_log", f32(1, hv))
+    dt_bias = w.arg(f"{p}dt_bias", f32(1, hv))
+    norm_w = w.arg(f"{p}delta_norm", tensor(1, dv))
+    w_out = w.arg(f"{p}w_out", tensor(hv * dv, d))
+    ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
+    conv_state = w.arg(f"{p}conv_state", st_conv)
+    state = w.arg(f"{p}recurrent_state", st_rec)
+
+    def norm(r: str, v: str, weight: str, vt_: str, width: int | None = None) -> str:
+        extra = f" width {width}" if width else ""
+        wt = tensor(1, width or d)
+        return w.op(
+            f"{p}{r}", f"tg.rms_norm {v}, {weight} eps {m.eps:.6e}{extra} : ({vt_}, {wt}) -> {vt_}"
+        )
+
+    def mm(r: str, a: str, b: str, bt: str, out: str) -> str:
+        return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({act}, {bt}) -> {out}")
+
+    h = norm("h", x, attn_norm, act)
+    qkv = mm("qkv", h, w_qkv, tensor(d, conv_dim), ct)
+    z = mm("z", h, w_z, tensor(d, hv * dv), vt)
+    b = mm("b", h, w_b, tensor(d, hv), ht)  # the gates in f32, as the model computes them
+    a = mm("a", h, w_a, tensor(d, hv), ht)
+    conv, conv_state2 = w.ops(
+        [f"{p}conv", f"{p}conv_state_next"],
+        f'tg.causal_conv {qkv}, {conv_w}, {conv_state} activation "silu" : '
+        f"({ct}, {tensor(taps, conv_dim)}, {st_conv}) -> ({ct}, {st_conv})",
+    )
+
+    def heads(r: str, first: int, n: int, out: str) -> str:
+        return w.op(
+            f"{p}{r}",
+            f"tg.head_slice {conv} head_dim {dk} first {first} heads {n} : ({ct}) -> {out}",
+        )
+
+    q = heads("q", 0, hk, qt)
+    k = heads("k", hk, hk, qt)
+    v = heads("v", 2 * hk, hv * dv // dk, vt)
+    q = w.op(f"{p}qn", f"tg.l2_norm {q} eps 1.000000e-06 width {dk} : ({qt}) -> {qt}")
+    k = w.op(f"{p}kn", f"tg.l2_norm {k} eps 1.000000e-06 width {dk} : ({qt}) -> {qt}")
+    g = w.op(
+        f"{p}g", f"tg.decay {a}, {a_log}, {dt_bias} : ({ht}, {f32(1, hv)}, {f32(1, hv)}) -> {ht}"
+    )
+    beta = w.op(f"{p}beta", f"tg.sigmoid {b} : ({ht}) -> {ht}")
+    o, state2 = w.ops(
+        [f"{p}core", f"{p}recurrent_state_next"],
+        f"tg.gated_delta {q}, {k}, {v}, {g}, {beta}, {state} heads {hv} k_heads {hk} "
+        f"head_dim {dk} scale {1 / math.sqrt(dk):.6e} : ({qt}, {qt}, {vt}, {ht}, {ht}, {st_rec}) "
+        f"-> ({vt}, {st_rec})",
+    )
+    # the gated RMS norm: norm(o) per value head, times silu(z)
+    on = norm("core_norm", o, norm_w, vt, dv)
+    zs = w.op(f"{p}z_act", f"tg.silu {z} : ({vt}) -> {vt}")
+    og = w.op(f"{p}gated", f"tg.mul {on}, {zs} : ({vt}, {vt}) -> {vt}")
+    out = w.op(f"{p}attn_out", f"tg.matmul {og}, {w_out} : ({vt}, {tensor(hv * dv, d)}) -> {act}")
+    h2 = w.op(f"{p}h2", f"tg.add {x}, {out} : ({act}, {act}) -> {act}")
+    n2 = norm("n2", h2, ffn_norm, act)
+    ffn = swiglu_block(w, m, n2, t, p)
+    y = w.op(f"{p}out", f"tg.add {h2}, {ffn} : ({act}, {act}) -> {act}")
+    return y, conv_state2, state2
+
+
+def delta_layer_program(m: NextModel, t: int) -> str:
+    tensor = partial(globals()["tensor"], elt=m.elt)
+    w = Writer()
+    x = w.arg("x", tensor(t, m.d))
+    out, conv_state, state = delta_layer(w, m, x, t)
+    conv_dim = 2 * m.k_heads * m.head_dim + m.v_heads * m.v_head_dim
+    results = [
+        (out, tensor(t, m.d)),
+        (conv_state, tensor(m.conv_kernel - 1, conv_dim)),
+        (state, tensor(m.v_heads * m.head_dim, m.v_head_dim)),
+    ]
+    return w.func(f"{m.name}_layer", results)
+
+
 def gemm_program(name: str, m: int, k: int, n: int, elt: str = "bf16") -> str:
     return (
         f"func.func @{name}(%a: {tensor(m, k, elt=elt)}, %b: {tensor(k, n, elt=elt)}) -> {tensor(m, n, elt=elt)} {{\n"
@@ -225,6 +367,44 @@ PROGRAMS = {
     "tiny_prefill_f32.mlir": (
         "the tiny prefill step in f32, for chips without bf16",
         lambda: decode_step_program(TINY_F32, 8, 64),
+    ),
+    "qwen3_next_80b_a3b_decode.mlir": (
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
+        "block), decode of 1 token carrying the conv and recurrent states",
+        lambda: delta_layer_program(QWEN3_NEXT_80B, 1),
+    ),
+    "qwen3_next_80b_a3b_prefill.mlir": (
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
+        "block), prefill of 128 tokens",
+        lambda: delta_layer_program(QWEN3_NEXT_80B, 128),
+    ),
+    "qwen3_next_80b_a3b_decode_f32.mlir": (
+        "the Qwen3-Next-80B-A3B decode layer in f32, for chips without bf16",
+        lambda: delta_layer_program(
+            replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 1
+        ),
+    ),
+    "qwen3_next_80b_a3b_prefill_f32.mlir": (
+        "the Qwen3-Next-80B-A3B prefill layer in f32, for chips without bf16",
+        lambda: delta_layer_program(
+            replace(QWEN3_NEXT_80B, name="qwen3_next_80b_a3b_f32", elt="f32"), 128
+        ),
+    ),
+    "tiny_qwen3_next_decode.mlir": (
+        "a tiny Qwen3-Next Gated DeltaNet layer, d = 128, decode of 1 token",
+        lambda: delta_layer_program(TINY_NEXT, 1),
+    ),
+    "tiny_qwen3_next_prefill.mlir": (
+        "a tiny Qwen3-Next Gated DeltaNet layer, d = 128, prefill of 40 tokens (two chunks of 32 rows, or one of 64)",
+        lambda: delta_layer_program(TINY_NEXT, 40),
+    ),
+    "tiny_qwen3_next_decode_f32.mlir": (
+        "the tiny Qwen3-Next decode layer in f32, for chips without bf16",
+        lambda: delta_layer_program(TINY_NEXT_F32, 1),
+    ),
+    "tiny_qwen3_next_prefill_f32.mlir": (
+        "the tiny Qwen3-Next prefill layer in f32, for chips without bf16",
+        lambda: delta_layer_program(TINY_NEXT_F32, 40),
     ),
     "gemm_2048.mlir": (
         "a 2048x2048x2048 bf16 GEMM",

@@ -19,6 +19,11 @@ section kind allows (`space`):
     attention_combine  bm = 1; bn | Nt; a K loop of one split a step; sub-block as a map's
     argmax             one result tile per item; kw | the row's tiles
     gather, scatter    bm = 1; bn | Nt
+    causal_conv        items cut the carried state (one tile row): bm = 1, bn | its tiles;
+                       kw | the time tiles (a K block of rows)
+    gated_delta        items cut the carried state: bm = one head's tiles, bn | its v tiles;
+                       kw | the time tiles, with kw * kw <= the f32 accumulator (the chunk's
+                       C x C products): the CHUNK SIZE of the chunked delta rule, kw tile rows
 
 Every candidate whose buffers fit a site's configurable budget (`analysis.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
@@ -44,6 +49,8 @@ from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionCombineOp,
     AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
     GatherOp,
     IndexedStage,
     Layout,
@@ -141,6 +148,8 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
     kind = program.kind
     store = program.one(sp.StoreOp)
     first_load = program.one(sp.LoadOp)
+    if kind in (SectionKind.CAUSAL_CONV, SectionKind.GATED_DELTA):
+        return carried_space(program, stage)
     if kind is SectionKind.SCATTER:
         assert first_load is not None
         t = _tensor(program, first_load)
@@ -237,6 +246,19 @@ def combine_space(
     return Space(out, [1], divisors(out.tiles[1]), stage.splits, [1], target.acc_tiles("f32"))
 
 
+def carried_space(program: sp.ProgramOp, stage: sp.StageOp | None) -> Space:
+    """Items cut the carried state the section writes last (a head's state block of a delta
+    rule, h = the head's tiles; a block of a convolution's channels), and the K loop walks the
+    time tiles of the first operand it streams."""
+    stores = program.ops_of(sp.StoreOp)
+    state = _tensor(program, stores[-1])
+    first = next(ld for ld in program.ops_of(sp.LoadOp) if "k0" in ld.access.loop_vars())
+    time = _tensor(program, first).tiles[0]
+    mt, nt = state.tiles
+    bms = [ceil_div(stage.head_dim, program.tile[1])] if isinstance(stage, GatedDeltaOp) else [mt]
+    return Space(state, bms, divisors(nt), time, divisors(time), None)
+
+
 # ── Quantities ────────────────────────────────────────────────────────────────────────────────
 
 
@@ -298,9 +320,10 @@ class StreamPlanner:
                 )
 
     def legal(self, c: Candidate) -> bool:
-        if self.program.kind is SectionKind.ATTENTION and c.bm * c.kw > self.target.acc_tiles(
-            "f32"
-        ):
+        f32_acc = self.target.acc_tiles("f32")
+        if self.program.kind is SectionKind.ATTENTION and c.bm * c.kw > f32_acc:
+            return False
+        if self.program.kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
         return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
 
@@ -341,9 +364,33 @@ class StreamPlanner:
         elif isinstance(self.stage, AttentionCombineOp):
             # the partials hold two real rows a tile (the outputs, the statistics)
             elements *= row_pass_fraction(self.target, 2, self.program.tile[0])
+        elif isinstance(self.stage, GatedDeltaOp):
+            elements, matmuls = self._delta_work(c)
+            dtype = str(sp.buffer_of(self.stage.q).elt)
+        elif isinstance(self.stage, CausalConvOp):
+            elements *= self.stage.taps  # a multiply-add per tap
         return StreamQuantities(
             self.kind, items, read, write, tiles, moved, elements, matmuls, dtype, compulsory
         )
+
+    def _delta_work(self, c: Candidate) -> tuple[int, float]:
+        """(vector elements, tile-matmuls) of one item of a chunked delta rule with chunks of
+        C = kw tile rows (tools/reference.py: delta_chunk), per chunk, in tiles (dk = the head's
+        tiles, w = the item's state columns):
+          tile-matmuls  beta k k^T, q k^T: 2 C C dk; the triangular solve: C C C; T (beta v) and
+                        the intra-chunk attention times v': 2 C C w; T (beta exp(G) k): C C dk;
+                        W s, q s, k^T v': 3 C dk w
+          vector        the decay mask exp(G_i - G_j): C C tiles; gating q, k and the rows of
+                        v: C (2 dk + w); the state's decay exp(G_last) s: dk w
+        so a wider chunk does more products per row and fewer state decays; the K loop runs
+        time / C chunks."""
+        assert isinstance(self.stage, GatedDeltaOp)
+        chunk, dk, w = c.kw, c.bm, c.bn
+        chunks = self.space.k_tiles // chunk
+        matmuls = chunks * (3 * chunk * chunk * dk + chunk**3 + 2 * chunk * chunk * w)
+        matmuls += chunks * 3 * chunk * dk * w
+        tiles = chunk * chunk + chunk * (2 * dk + w) + dk * w
+        return chunks * tiles * self.tile_elems, float(matmuls)
 
     def rank(self, fidelity: str) -> list[tuple[Candidate, StreamCost]]:
         """The legal plans with their costs, best first."""
@@ -376,12 +423,13 @@ def stream_packing(target: Target, program: sp.ProgramOp) -> str:
 
 @dataclass(frozen=True)
 class StreamChoice:
-    """The best plan of a stream section, its cost, and the runner-up."""
+    """The best plan of a stream section, its cost, the runner-up, and every legal plan ranked."""
 
     space: Space
     best: Candidate
     cost: StreamCost
     runner: tuple[Candidate, StreamCost] | None
+    ranked: list[tuple[Candidate, StreamCost]]
 
 
 def choose_stream_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> StreamChoice:
@@ -396,4 +444,4 @@ def choose_stream_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> 
             f"{target.local_mem_max_bytes} bytes of local memory"
         )
     (best, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    return StreamChoice(planner.space, best, cost, runner)
+    return StreamChoice(planner.space, best, cost, runner, ranked)

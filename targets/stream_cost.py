@@ -1,7 +1,7 @@
 """The cost model of a section that is not a GEMM: a stream of tiles through one compute stage.
 
 Pure functions of (target, quantities): the quantities are what a plan moves and computes, read
-off the section's IR by the tile pass (`passes/tile/stream.py`), and the rates are the target's
+off the section's IR by `passes/stream_plans.py` (tile and link price with it), and the rates are the target's
 fields, as for a GEMM (cost.py):
 
 * every item's tiles come from DRAM through a movement engine and leave through one: per site,
@@ -71,6 +71,14 @@ VECTOR_OPS: dict[str, float] = {
     "attention": 6.0,
     # per partial output: rescale the running output and the split's, add (the exps are per row)
     "attention_combine": 3.0,
+    # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;
+    # a convolution's multiply-add per tap (its elements count the taps); the delta rule's
+    # decay masks, gates and state decay (its elements: tools/reference.py's delta_chunk)
+    "decay": 6.0,
+    "l2_norm": 4.0,
+    "l2_apply": 1.0,
+    "causal_conv": 2.0,
+    "gated_delta": 2.0,
 }
 """Vector instructions per element of each kind of stage (the compute stages of sp/compute.py)."""
 

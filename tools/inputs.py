@@ -9,6 +9,9 @@ for the ops that read it (the first reader in program order decides a float's di
 - a matmul's right operand (K x N) ~ N(0, 1/K), so a product stays of the order of its inputs
   through a chain of layers; a norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
   the cos and sin tables of a rope are cos and sin of one uniform angle per entry;
+  a `tg.gated_delta`'s q and k ~ N(0, 1/Dk) (about unit length per head, as after the model's
+  l2_norm), its g (a log decay) uniform in [-1, 0] and its beta uniform in [0, 1], so the delta
+  rule contracts as the model's does instead of growing without bound over the rows;
   everything else ~ N(0, 1).
 
 Floats are drawn in f32 and rounded to the element type. The same seed gives the same inputs.
@@ -64,7 +67,8 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
 
 def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
     """How each float argument is first read: ("matmul_b", K), ("norm_weight", 0),
-    ("norm_bias", 0), ("cos", id of the rope) or ("sin", id of the rope)."""
+    ("norm_bias", 0), ("cos", id of the rope), ("sin", id of the rope), or as a delta rule's
+    ("delta_key", Dk), ("log_decay", 0), ("unit_gate", 0)."""
     roles: dict[BlockArgument, tuple[str, int]] = {}
 
     def role(value: SSAValue | None, kind: str, detail: int = 0) -> None:
@@ -81,6 +85,12 @@ def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
         elif isinstance(op, tg.RopeOp):
             role(op.cos, "cos", id(op))
             role(op.sin, "sin", id(op))
+        elif isinstance(op, tg.GatedDeltaOp):
+            head_dim = op.head_dim.value.data
+            role(op.q, "delta_key", head_dim)
+            role(op.k, "delta_key", head_dim)
+            role(op.g, "log_decay")
+            role(op.beta, "unit_gate")
     return roles
 
 
@@ -113,6 +123,12 @@ def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
             values = 1 + np.float32(0.1) * rng.standard_normal(shape, np.float32)
         elif kind == "norm_bias":
             values = np.float32(0.1) * rng.standard_normal(shape, np.float32)
+        elif kind == "delta_key":
+            values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
+        elif kind == "log_decay":
+            values = -rng.uniform(0, 1, size=shape)
+        elif kind == "unit_gate":
+            values = rng.uniform(0, 1, size=shape)
         else:
             values = rng.standard_normal(shape, np.float32)
         drawn[name] = values.astype(np.float32).astype(dtype)

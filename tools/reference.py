@@ -202,6 +202,136 @@ def attention(
     return out.transpose(1, 0, 2).reshape(t, heads * v_dim)
 
 
+def l2_norm(x: np.ndarray, eps: float, width: int) -> np.ndarray:
+    """Each group of `width` columns: x / sqrt(sum(x^2) + eps) (fla's and transformers' l2norm,
+    x * rsqrt(sum(x * x) + eps))."""
+    h = widen(x)
+    rows, cols = h.shape
+    groups = h.reshape(rows, cols // width, width)
+    inv = F32(1) / np.sqrt(np.sum(groups * groups, axis=-1, keepdims=True) + F32(eps))
+    return (groups * inv).reshape(rows, cols)
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)), without overflow (torch's threshold-20 linear branch agrees with it to
+    f32 rounding: log1p(exp(-20)) is 2e-9)."""
+    return np.logaddexp(F32(0), widen(x)).astype(F32)
+
+
+def decay(a: np.ndarray, a_log: np.ndarray, dt_bias: np.ndarray) -> np.ndarray:
+    """g = -exp(A_log) * softplus(a + dt_bias): Qwen3NextGatedDeltaNet's log-space decay."""
+    return -np.exp(widen(a_log)) * softplus(widen(a) + widen(dt_bias))
+
+
+def causal_conv(
+    x: np.ndarray, weight: np.ndarray, state: np.ndarray, activation: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """(out, new_state): the causal depthwise conv1d of the rows of x continuing the K - 1 rows of
+    `state` (xx = [state; x], out[t] = sum_j weight[j] * xx[t + j]), then `activation`; the new
+    state is the last K - 1 rows of xx (transformers' torch_causal_conv1d_update)."""
+    w = widen(weight)
+    taps, t = w.shape[0], x.shape[0]
+    xx = np.concatenate([widen(state), widen(x)], axis=0)
+    out = np.zeros(widen(x).shape, F32)
+    for j in range(taps):
+        out += w[j][None, :] * xx[j : j + t]
+    if activation == "silu":
+        out = silu(out)
+    return out, xx[t:]
+
+
+def _delta_heads(q, k, v, g, beta, state, heads: int, head_dim: int, scale: float):
+    """Per value head, in f32: q (scaled) and k of its key head (head h reads key head
+    h // (heads / k_heads), transformers' repeat_interleave), v, g, beta and the state."""
+    t = q.shape[0]
+    k_heads = q.shape[1] // head_dim
+    key_of = np.arange(heads) // (heads // k_heads)
+    qh = widen(q).reshape(t, k_heads, head_dim).transpose(1, 0, 2)[key_of] * F32(scale)
+    kh = widen(k).reshape(t, k_heads, head_dim).transpose(1, 0, 2)[key_of]
+    dv = v.shape[1] // heads
+    vh = widen(v).reshape(t, heads, dv).transpose(1, 0, 2)
+    s = widen(state).reshape(heads, head_dim, dv).copy()
+    return qh, kh, vh, widen(g).T, widen(beta).T, s
+
+
+def _delta_result(o: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    heads, t, dv = o.shape
+    return o.transpose(1, 0, 2).reshape(t, heads * dv), s.reshape(-1, dv)
+
+
+def gated_delta(
+    q, k, v, g, beta, state, heads: int, head_dim: int, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(o, new_state) of the gated delta rule in its recurrent form (transformers'
+    torch_recurrent_gated_delta_rule), one row at a time, f32 throughout:
+    S = S exp(g_t); S += k_t^T (beta_t (v_t - k_t S)); o_t = (scale q_t) S."""
+    qh, kh, vh, gh, bh, s = _delta_heads(q, k, v, g, beta, state, heads, head_dim, scale)
+    o = np.zeros(vh.shape, F32)
+    for t in range(q.shape[0]):
+        s = s * np.exp(gh[:, t])[:, None, None]
+        kv = np.einsum("hd,hde->he", kh[:, t], s)
+        delta = (vh[:, t] - kv) * bh[:, t][:, None]
+        s = s + kh[:, t][:, :, None] * delta[:, None, :]
+        o[:, t] = np.einsum("hd,hde->he", qh[:, t], s)
+    return _delta_result(o, s)
+
+
+def delta_chunk(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray, beta: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of the chunked gated delta rule for ONE head (q already scaled), f32: the
+    chunk's C rows from state s (head_dim x Dv) to (o, new state), the WY form of fla's
+    chunk_gated_delta_rule as transformers' torch_chunk_gated_delta_rule writes it:
+
+        G = cumsum(g); D[i, j] = exp(G_i - G_j) for j <= i;
+        A = -(beta k k^T * D) strictly below the diagonal; T = (I - A)^-1 by forward
+        substitution (lower triangular), so U = T (beta v), W = T (beta exp(G) k);
+        v' = U - W s; o = (q exp(G)) s + (q k^T * D, j <= i) v';
+        s' = exp(G_last) s + (k exp(G_last - G))^T v'.
+
+    Rows past the data are zero with g = 0 and beta = 0, so they change nothing."""
+    c = q.shape[0]
+    gc = np.cumsum(g, dtype=F32)
+    below = np.tril(np.ones((c, c), bool))
+    with np.errstate(over="ignore"):
+        dmask = np.where(below, np.exp(np.where(below, gc[:, None] - gc[None, :], F32(0))), 0)
+    kb = k * beta[:, None]
+    a = np.where(np.tril(below, -1), -(kb @ k.T) * dmask, F32(0)).astype(F32)
+    t_inv = np.eye(c, dtype=F32)
+    for i in range(1, c):  # T = I + A T: row i is e_i + A[i, :i] T[:i]
+        t_inv[i, :i] = a[i, :i] @ t_inv[:i, :i]
+    u = t_inv @ (v * beta[:, None])
+    w = t_inv @ (kb * np.exp(gc)[:, None])
+    v_new = u - w @ s
+    attn = np.where(below, (q @ k.T) * dmask, F32(0)).astype(F32)
+    o = (q * np.exp(gc)[:, None]) @ s + attn @ v_new
+    last = gc[-1]
+    s_new = np.exp(last) * s + (k * np.exp(last - gc)[:, None]).T @ v_new
+    return o.astype(F32), s_new.astype(F32)
+
+
+def gated_delta_chunked(
+    q, k, v, g, beta, state, heads: int, head_dim: int, scale: float, chunk: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The gated delta rule in chunks of `chunk` rows (`delta_chunk`), the last chunk padded
+    with zero rows: equal to `gated_delta` up to f32 rounding (test/run/test_delta.py)."""
+    qh, kh, vh, gh, bh, s = _delta_heads(q, k, v, g, beta, state, heads, head_dim, scale)
+    t = q.shape[0]
+    o = np.zeros(vh.shape, F32)
+    for h in range(heads):
+        for c0 in range(0, t, chunk):
+            n = min(chunk, t - c0)
+            part = (_pad_rows(x[h, c0 : c0 + n], chunk) for x in (qh, kh, vh, gh, bh))
+            out, s[h] = delta_chunk(*part, s[h])
+            o[h, c0 : c0 + n] = out[:n]
+    return _delta_result(o, s)
+
+
+def _pad_rows(x: np.ndarray, rows: int) -> np.ndarray:
+    pad = [(0, rows - x.shape[0])] + [(0, 0)] * (x.ndim - 1)
+    return np.pad(x, pad)
+
+
 def argmax_rows(x: np.ndarray) -> np.ndarray:
     """Index of the first maximum of each row (numpy's argmax takes the first)."""
     return np.argmax(widen(x), axis=-1).astype(np.int32)
@@ -275,6 +405,11 @@ def _head_matmul(op: tg.HeadMatmulOp, a: np.ndarray, b: np.ndarray) -> np.ndarra
     )
 
 
+def _gated_delta(op: tg.GatedDeltaOp, q, k, v, g, beta, state):
+    heads, _, head_dim, _ = op.numbers()
+    return gated_delta(q, k, v, g, beta, state, heads, head_dim, op.scale.value.data)
+
+
 def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
     """round_half_even(x * scale) + zero_point, in f64 (x exact, scale its f32 value), saturated
     to i8's [-128, 127] (the saturation is also `round_to`'s, made explicit here)."""
@@ -308,21 +443,26 @@ KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.HeadMatmulOp: _head_matmul,
     tg.IntRequantOp: lambda op, x: int_requant(x, op.scale.value.data, op.zero()),
     tg.IntClampOp: lambda op, x: np.clip(widen(x), *op.bounds()),
+    tg.L2NormOp: lambda op, x: l2_norm(x, op.eps.value.data, op.group_width()),
+    tg.DecayOp: lambda op, a, a_log, dt_bias: decay(a, a_log, dt_bias),
+    tg.CausalConvOp: lambda op, x, w, state: causal_conv(x, w, state, op.act()),
+    tg.GatedDeltaOp: _gated_delta,
     tg.DequantizeQ8_0Op: lambda op, v, s: gguf_quant.dequantize(v, s, op.block_axis()),
     tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(a, v, s, op.activation.data),
 }
 """The reference meaning of each tg op, on operand arrays in their element types."""
 
 
-def apply_op(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
-    """One op's result, rounded to its element type."""
+def apply_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """One op's results, each rounded to its element type (an op of two results, the output and
+    a carried state, returns both from its kernel)."""
     kernel = KERNELS.get(type(op))
     if kernel is None:
         raise EvaluationError(f"{op.name} has no reference semantics (only tg ops do)")
     with np.errstate(over="ignore", under="ignore"):
         result = kernel(op, *operands)
-    _, dtype = value_type(op.results[0])
-    return round_to(result, dtype)
+    results = list(result) if len(op.results) > 1 else [result]
+    return [round_to(r, value_type(v)[1]) for r, v in zip(results, op.results, strict=True)]
 
 
 # Functions: names of inputs and outputs, evaluation ----------------------------------------
@@ -375,7 +515,7 @@ def evaluate_values(
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             break
-        values[op.results[0]] = apply_op(op, [values[o] for o in op.operands])
+        values.update(zip(op.results, apply_op(op, [values[o] for o in op.operands]), strict=True))
     return values
 
 

@@ -1,5 +1,6 @@
 """The simulator's execution of the stream-section stages of sp: maps, row reductions, rope, flash
-attention, arg-max, gather and scatter.
+attention, arg-max, the Gated DeltaNet's causal convolution and chunked delta rule, gather and
+scatter.
 
 Each function here runs ONE work item of one stage instance, as the op's docstring in the sp dialect
 says, over the FIFOs of its site (tools/simulator.py: pages are bytes in the site's local memory,
@@ -28,6 +29,8 @@ from spatial_dialect.sp import (
     ArgmaxOp,
     AttentionCombineOp,
     AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
     GatherOp,
     IndexedStage,
     MapOp,
@@ -157,6 +160,8 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "softmax_apply": _softmax_apply,
     "requant": lambda op, x: ref.int_requant(x, op.scalar.value.data, op.offset),
     "clamp": lambda op, x: np.clip(ref.widen(x), op.lo, op.hi),
+    "decay": lambda op, a, a_log, dt_bias: ref.decay(a, a_log, dt_bias),
+    "l2_apply": lambda op, x, stats: ref.widen(x) * stats[:, 0:1],
 }
 """The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 
@@ -202,12 +207,14 @@ def _whole(kind: str, op: RowReduceOp, x: np.ndarray, rows: list[np.ndarray]) ->
         centered = x - x.mean(axis=-1, keepdims=True)
         var = np.mean(centered * centered, axis=-1, keepdims=True)
         return centered / np.sqrt(var + eps) * rows[0] + rows[1]
+    if kind == "l2_norm":
+        return x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True) + eps)
     return ref.softmax_rows(x)
 
 
 def _partial(kind: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two statistics of a block of real columns, per row (module docstring of sp/compute.py)."""
-    if kind == "rms_norm":
+    if kind in ("rms_norm", "l2_norm"):
         return np.sum(x * x, axis=-1), np.zeros(x.shape[0], F32)
     if kind == "layer_norm":
         total = np.sum(x, axis=-1)
@@ -284,7 +291,7 @@ def _combine(sec: ProgramRun, op: RowReduceOp, run: SiteRun, item: int, who: str
             if count == 0:
                 continue
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                if kind == "rms_norm":
+                if kind in ("rms_norm", "l2_norm"):
                     first += a
                 elif kind == "layer_norm":  # Chan et al.: merge (count, sum, M2)
                     total = n + count
@@ -301,6 +308,8 @@ def _combine(sec: ProgramRun, op: RowReduceOp, run: SiteRun, item: int, who: str
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         if kind == "rms_norm":
             stats[:, 0] = F32(1) / np.sqrt(first / n + eps)
+        elif kind == "l2_norm":
+            stats[:, 0] = F32(1) / np.sqrt(first + eps)
         elif kind == "layer_norm":
             stats[:, 0] = F32(1) / np.sqrt(second / n + eps)
             stats[:, 1] = first / n
@@ -488,6 +497,79 @@ def run_argmax(sec: ProgramRun, op: ArgmaxOp, run: SiteRun, item: int) -> Proces
     yield from give((run.buffers[sp.buffer_of(op.out)],), result, who)
 
 
+# ── The Gated DeltaNet ────────────────────────────────────────────────────────────────────────
+
+
+def run_causal_conv(sec: ProgramRun, op: CausalConvOp, run: SiteRun, item: int) -> Process:
+    b = run.bindings
+    w, kw = b["w"], b["kw"]
+    th, tw = sec.tile
+    who = _where(sec, run, op, item)
+    taps, rows = op.taps, op.rows
+    x_f, w_f, s_f = (run.buffers[sp.buffer_of(v)] for v in (op.x, op.weight, op.state))
+    out_f, new_f = run.buffers[sp.buffer_of(op.out)], run.buffers[sp.buffer_of(op.new_state)]
+    win_f = run.buffers[sp.buffer_of(op.window)]
+    weight = ref.widen((yield from hold(w_f, (1, w), who)))[:taps]
+    start = ref.widen((yield from take(s_f, (1, w), who)))
+    yield from give((win_f,), start, who)
+    rect = sec.space.rect(item)
+    for k0 in range(0, sec.k_tiles, kw):
+        x = ref.widen((yield from take(x_f, (kw, w), who)))
+        real = max(0, min(kw * th, rows - k0 * th))  # the block's rows of time before `rows`
+        window = yield from take(win_f, (1, w), who)
+        xx = np.concatenate([window[: taps - 1], x[:real]], axis=0)
+        out = np.zeros((kw * th, w * tw), F32)
+        for j in range(taps):
+            out[:real] += weight[j][None, :] * xx[j : j + real]
+        with np.errstate(over="ignore", under="ignore"):
+            if op.activation.data == "silu":
+                out = ref.silu(out)
+        zero_outside(out, (k0 * th, rect.c0 * tw), (rows, op.cols))
+        yield from give((out_f,), out, who)
+        window = window.copy()
+        window[: taps - 1] = xx[real:]  # the last taps - 1 rows, the real ones
+        yield from give((win_f,), window, who)
+    final = yield from take(win_f, (1, w), who)
+    final[taps - 1 :] = 0
+    zero_outside(final, (0, rect.c0 * tw), (taps - 1, op.cols))
+    yield from give((new_f,), final, who)
+    release(w_f, (1, w), who)
+
+
+def run_gated_delta(sec: ProgramRun, op: GatedDeltaOp, run: SiteRun, item: int) -> Process:
+    b = run.bindings
+    h, w, kw = b["h"], b["w"], b["kw"]
+    th, tw = sec.tile
+    who = _where(sec, run, op, item)
+    rows, dt = op.rows, op.head_dim // tw
+    rect = sec.space.rect(item)
+    column = (rect.r0 // dt) % tw  # the head's column in its tile of g and beta
+    q_f, k_f, v_f, g_f, beta_f, s_f = (
+        run.buffers[sp.buffer_of(x)] for x in (op.q, op.k, op.v, op.g, op.beta, op.state)
+    )
+    out_f, new_f = run.buffers[sp.buffer_of(op.out)], run.buffers[sp.buffer_of(op.new_state)]
+    running = run.buffers[sp.buffer_of(op.running)]
+    yield from give((running,), ref.widen((yield from take(s_f, (h, w), who))), who)
+    scale = F32(op.scale.value.data)
+    for k0 in range(0, sec.k_tiles, kw):
+        q = ref.widen((yield from take(q_f, (kw, dt), who))) * scale
+        k = ref.widen((yield from take(k_f, (kw, dt), who)))
+        v = ref.widen((yield from take(v_f, (kw, w), who)))
+        g = ref.widen((yield from take(g_f, (kw, 1), who)))[:, column]
+        beta = ref.widen((yield from take(beta_f, (kw, 1), who)))[:, column]
+        past = np.arange(kw * th) + k0 * th >= rows  # rows past the data change nothing
+        for x in (k, v):
+            x[past] = 0
+        g, beta = np.where(past, F32(0), g), np.where(past, F32(0), beta)
+        state = yield from take(running, (h, w), who)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            out, state = ref.delta_chunk(q, k, v, g, beta, state)
+        out[past] = 0
+        yield from give((out_f,), out, who)
+        yield from give((running,), state, who)
+    yield from give((new_f,), (yield from take(running, (h, w), who)), who)
+
+
 # ── Gather and scatter ────────────────────────────────────────────────────────────────────────
 
 
@@ -562,6 +644,8 @@ RUNNERS: dict[type, Callable[..., Process]] = {
     AttentionOp: run_attention,
     AttentionCombineOp: run_attention_combine,
     ArgmaxOp: run_argmax,
+    CausalConvOp: run_causal_conv,
+    GatedDeltaOp: run_gated_delta,
     GatherOp: run_gather,
     ScatterOp: run_scatter,
 }

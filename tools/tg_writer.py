@@ -24,6 +24,12 @@ class Writer:
         self.lines.append(f"  %{result} = {text}")
         return f"%{result}"
 
+    def ops(self, results: list[str], text: str) -> list[str]:
+        """An op of several results (an output and a carried state): their SSA names."""
+        names = [f"%{r}" for r in results]
+        self.lines.append(f"  {', '.join(names)} = {text}")
+        return names
+
     def func(self, name: str, results: list[tuple[str, str]]) -> str:
         args = ",\n    ".join(f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in self.args)
         types = ", ".join(t for _, t in results)

@@ -8,7 +8,8 @@ one template serves whatever plan tile picks and whatever block a site ends up c
 
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
 transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
-link/rows.py (rms_norm, layer_norm, softmax, arg-max) and link/attention.py (flash attention);
+link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
+attention) and link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule);
 `LINKERS` is the one table of which module links which op. Each records the section's kind on
 it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
 name: an op that has no section form yet (NotLowered) and a datatype or storage format the chip
@@ -48,7 +49,17 @@ from spatial_dialect.passes.analysis import (
     record,
     recorded_target,
 )
-from spatial_dialect.passes.link import attention, heads, indexed, integer, maps, matmul, rope, rows
+from spatial_dialect.passes.link import (
+    attention,
+    delta,
+    heads,
+    indexed,
+    integer,
+    maps,
+    matmul,
+    rope,
+    rows,
+)
 from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
@@ -71,6 +82,7 @@ LINKERS: dict[type[Operation], Linker] = {
     **attention.LINKERS,
     **heads.LINKERS,
     **integer.LINKERS,
+    **delta.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
 

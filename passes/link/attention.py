@@ -41,6 +41,7 @@ from spatial_dialect.passes.link.context import (
     ZERO,
     LinkContext,
     ProgramBuilder,
+    head_tiles,
     valid,
 )
 from spatial_dialect.passes.stream_plans import choose_stream_plan
@@ -88,13 +89,8 @@ class _Shape:
 def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[sp.ProgramOp]:
     heads, kv = op.heads.value.data, op.kv_heads.value.data
     d, dv = op.head_dim.value.data, op.v_head_dim()
-    tc = ctx.tile[1]
-    for what, n in (("head_dim", d), ("the v head dim", dv)):
-        if n % tc:
-            raise NotLowered(
-                f"{op.name}: {what} {n} does not fill whole {tc}-column tiles; the flash form "
-                "reads a head as whole tiles"
-            )
+    dims = {"head_dim": d, "the v head dim": dv}
+    dt, dvt = head_tiles(op, ctx, dims, "the flash form reads a head as whole tiles")
     queries, keys = valid(op.q)[0], valid(op.k)[0]
     numbers = {
         "heads": heads,
@@ -104,7 +100,7 @@ def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[
         "queries": queries,
         "keys": keys,
     }
-    shape = _Shape(op, heads, kv, d // tc, dv // tc, ctx.tiles(keys, 1)[0], numbers)
+    shape = _Shape(op, heads, kv, dt, dvt, ctx.tiles(keys, 1)[0], numbers)
     if queries > 1:
         return _sections(shape, ctx, 1)
     return _split(shape, ctx)

@@ -45,7 +45,7 @@ from spatial_dialect.sp import (
     TensorRole,
     loop_var,
 )
-from spatial_dialect.sp.errors import UnsupportedDatatype
+from spatial_dialect.sp.errors import NotLowered, UnsupportedDatatype
 from spatial_dialect.targets import Target, TargetError
 from spatial_dialect.targets.gemm import ceil_div
 
@@ -219,6 +219,16 @@ class LinkContext:
                 self.target.matmul_tile_cycles(dtype)
         except TargetError as err:
             raise UnsupportedDatatype(f"{op.name}: {err}") from None
+
+
+def head_tiles(op: Operation, ctx: LinkContext, dims: dict[str, int], form: str) -> list[int]:
+    """The tiles of each head width in `dims` (what -> columns), refused by name (NotLowered)
+    where one does not fill whole tiles: `form` says why the section needs them whole."""
+    tc = ctx.tile[1]
+    for what, n in dims.items():
+        if n % tc:
+            raise NotLowered(f"{op.name}: {what} {n} does not fill whole {tc}-column tiles; {form}")
+    return [n // tc for n in dims.values()]
 
 
 INT_DTYPES = ("i8", "i32")

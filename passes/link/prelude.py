@@ -81,7 +81,7 @@ POINTWISE = (
 """Ops that read and write whole matrices element by element (the transpose, slices and joins
 tile by tile)."""
 
-ROW_REDUCTIONS = (tg.RmsNormOp, tg.LayerNormOp, tg.SoftmaxOp)
+ROW_REDUCTIONS = (tg.RmsNormOp, tg.LayerNormOp, tg.SoftmaxOp, tg.L2NormOp)
 """Ops with no layout of their own: they take their tensors' (the fixed-point tie below)."""
 
 
@@ -99,6 +99,9 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
         return [op.k, op.v]
     if isinstance(op, ROW_REDUCTIONS):
         return []
+    if isinstance(op, tg.CausalConvOp | tg.GatedDeltaOp | tg.DecayOp):
+        # read in tile blocks down the rows (time); the states are carried in tiles
+        return [*op.operands, *op.results]
     if isinstance(op, POINTWISE) and rows_of(op.results[0]) > 1:
         return [*op.operands, *op.results]
     return []
@@ -113,7 +116,7 @@ def tied_tensors(op: Operation) -> list[SSAValue]:
         return [v for v in (op.x, op.residual, op.res) if v is not None]
     if isinstance(op, tg.LayerNormOp):
         return [op.x, op.res]
-    if isinstance(op, tg.SoftmaxOp):
+    if isinstance(op, tg.SoftmaxOp | tg.L2NormOp):
         return [op.x, op.res]
     return []
 

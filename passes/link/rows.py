@@ -1,5 +1,6 @@
 """link for the row reductions: rms_norm (with a residual; in groups of `width` columns, Qwen3's
-per-head q/k norm), layer_norm, softmax; and arg-max, which scans rows too.
+per-head q/k norm), layer_norm, softmax, l2_norm (per head, the Gated DeltaNet's q and k); and
+arg-max, which scans rows too.
 
     argmax      load x[c0, k0] x [1, kw] (K loop over the row's tiles) -> argmax (running
                 maximum per row in local memory) -> store idx[r0, c0] x [1, 1]: one i32 tile of
@@ -20,7 +21,7 @@ are f32; the accumulator holds the group's tiles while they are normalized):
     combine   @y__stats (f32, one tile per group): `row_reduce combine` merges a group's
               partials over a K loop (any number of blocks), rms 1/sqrt(mean + eps), layer norm
               the mean and 1/sqrt(var + eps), softmax the maximum and 1/sum
-    apply     @y: the map `rms_apply` / `layer_apply` / `softmax_apply` reads the group's stats
+    apply     @y: the map `rms_apply` / `layer_apply` / `softmax_apply` / `l2_apply` reads the group's stats
               as a column broadcast and the weight (bias) as a row broadcast
   No intermediate is rounded: the residual sum is recomputed where it is needed, the statistics
   stay f32, so the blocked form computes what the whole form does.
@@ -76,6 +77,8 @@ def _operands(op: Operation) -> tuple[str, SSAValue, list[SSAValue], list[SSAVal
     if isinstance(op, tg.LayerNormOp):
         width = valid(op.x)[1]
         return "layer_norm", op.x, [], [op.weight, op.bias], width, op.eps.value.data
+    if isinstance(op, tg.L2NormOp):
+        return "l2_norm", op.x, [], [], op.group_width(), op.eps.value.data
     assert isinstance(op, tg.SoftmaxOp)
     return "softmax", op.x, [], [], valid(op.x)[1], 0.0
 
@@ -202,7 +205,12 @@ def _blocked(
     operands.append((stats_in, Mode.COLS, AccessAttr.of(R0, stats_col, "h", 1)))
     operands += [(t, Mode.ROWS, AccessAttr.of(ZERO, weight_col, 1, "w")) for t in weights]
     s.why("row", why)
-    kinds = {"rms_norm": "rms_apply", "layer_norm": "layer_apply", "softmax": "softmax_apply"}
+    kinds = {
+        "rms_norm": "rms_apply",
+        "layer_norm": "layer_apply",
+        "softmax": "softmax_apply",
+        "l2_norm": "l2_apply",
+    }
     third = map_section(
         ctx, op, kinds[kind], operands, y, s, group=group_tiles if grouped else None
     )
@@ -226,6 +234,7 @@ LINKERS = {
     tg.RmsNormOp: link_row,
     tg.LayerNormOp: link_row,
     tg.SoftmaxOp: link_row,
+    tg.L2NormOp: link_row,
     tg.ArgmaxOp: link_argmax,
 }
 """The ops this module links."""

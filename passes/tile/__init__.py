@@ -53,7 +53,8 @@ least two otherwise, and one tile per accumulator lane where a register accumula
 their own tiles), and the K-block spill where partial sums leave the accumulator between K blocks.
 
 Source: the GEMM plan space and its ranking are tile/gemm.py, the stream sections' (every other
-kind: maps, row reductions, rope, attention, arg-max, gather, scatter) tile/stream.py; this module
+kind: maps, row reductions, rope, attention, arg-max, gather, scatter) passes/stream_plans.py
+(shared with link) and tile/stream.py; this module
 walks the linked sections, reads each one's kind (recorded by link) and builds its plan.
 """
 

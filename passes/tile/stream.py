@@ -15,7 +15,7 @@ from spatial_dialect.passes.stream_plans import (
     StreamPlanner,
     stream_packing,
 )
-from spatial_dialect.sp import PlanKind
+from spatial_dialect.sp import PlanKind, SectionKind
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.stream_cost import (
     StreamCost,
@@ -43,7 +43,35 @@ def stream_plan_ops(
         (runner[0].text(), runner[1].total_cycles) if runner else None,
     )
     plan.attributes["why"] = StringAttr(cost.why)
+    if program.kind is SectionKind.GATED_DELTA:
+        plan.attributes["chunk"] = StringAttr(chunk_why(program, target, choice))
     return work, plan
+
+
+def chunk_why(program: sp.ProgramOp, target: Target, choice: StreamChoice) -> str:
+    """The chunk size of a chunked delta rule and its reason: the chosen chunk (kw tile rows)
+    with the cycles of its best plan, then every other chunk size: the cycles of its best plan,
+    cheapest first, or why it has none (its C x C products over the f32 accumulator, or no
+    block of it fitting a site's memory)."""
+    rows = program.tile[0]
+    best: dict[int, int] = {}
+    for c, cost in choice.ranked:
+        best.setdefault(c.kw, cost.total_cycles)
+    text = [f"{kw * rows} rows: {cycles} cycles" for kw, cycles in best.items()]
+    acc = target.acc_tiles("f32")
+    for kw in choice.space.kws:
+        if kw in best:
+            continue
+        if kw * kw > acc:
+            text.append(f"{kw * rows} rows: a C x C block over the {acc}-tile f32 accumulator")
+        else:
+            text.append(
+                f"{kw * rows} rows: no block fits {target.local_mem_max_bytes} bytes of a site"
+            )
+    chosen, *others = text
+    return f"chunk {choice.best.kw * rows} rows ({chosen})" + (
+        f"; runner-up {'; '.join(others)}" if others else "; the only chunk"
+    )
 
 
 def cost_of(

@@ -55,6 +55,8 @@ class SectionKind(StrEnum):
     ARGMAX = "argmax"
     GATHER = "gather"
     SCATTER = "scatter"
+    CAUSAL_CONV = "causal_conv"
+    GATED_DELTA = "gated_delta"
 
     @property
     def is_gemm(self) -> bool:

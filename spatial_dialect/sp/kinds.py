@@ -90,13 +90,17 @@ MAP_KINDS: dict[str, MapKind] = {
         _X, scalar="scale", ints=True, int_props=("offset",), converts=True, ints_only=True
     ),
     "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True),
+    # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
+    "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
+    # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
+    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
 
 
 JOIN_ATTR = "join"
 """The attribute a join's part section carries (link/heads.py): which columns of the result it
-writes. Its items cut the part it reads, not the tensor it stores into (tile/stream.py)."""
+writes. Its items cut the part it reads, not the tensor it stores into (passes/stream_plans.py)."""
 
 
 ROW_KINDS: dict[str, dict[str, set[int]]] = {
@@ -104,12 +108,16 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
     "rms_norm": {"whole": {2, 3}, "partial": {1, 2}, "combine": {1}},
     "layer_norm": {"whole": {3}, "partial": {1}, "combine": {1}},
     "softmax": {"whole": {1}, "partial": {1}, "combine": {1}},
+    "l2_norm": {"whole": {1}, "partial": {1}, "combine": {1}},
 }
 """Row reductions and the inputs each form takes (sp.row_reduce)."""
 
 ROW_FORMS = ("whole", "partial", "combine")
 
 ROPE_STYLES = ("neox", "interleaved")
+
+CONV_ACTIVATIONS = ("silu", "none")
+"""What a causal convolution applies to its sums (tg.causal_conv's `activation`)."""
 
 
 # ── The closed vocabularies of the sp ops, as enumerations (their attributes are attrs.py's) ─────

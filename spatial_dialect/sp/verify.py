@@ -33,6 +33,8 @@ from spatial_dialect.sp.compute import (
     ArgmaxOp,
     AttentionCombineOp,
     AttentionOp,
+    CausalConvOp,
+    GatedDeltaOp,
     MapOp,
     RopeOp,
     RowReduceOp,
@@ -86,6 +88,8 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
+    SectionKind.CAUSAL_CONV: CausalConvOp,
+    SectionKind.GATED_DELTA: GatedDeltaOp,
 }
 
 

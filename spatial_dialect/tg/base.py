@@ -284,11 +284,17 @@ class TgOp(IRDLOperation):
         self,
         operands: Sequence[Value | None],
         properties: Mapping[str, Attribute | None] | None = None,
-        result_type: Attribute | None = None,
+        result_type: Attribute | Sequence[Attribute] | None = None,
     ) -> None:
         """Initialize from operands in declaration order; the result type defaults to that of the
-        operand RESULT_LIKE names (ops whose result shape is computed pass it)."""
+        operand RESULT_LIKE names (ops whose result shape is computed pass it; the ops of two
+        results, the output and a carried state, pass both)."""
         values = operand_values(*operands)
+        if isinstance(result_type, Sequence):
+            IRDLOperation.__init__(
+                self, operands=values, result_types=list(result_type), properties=properties or {}
+            )
+            return
         if result_type is None:
             assert self.RESULT_LIKE is not None, f"{self.name} computes its result type"
             names = [n for n, _ in type(self).get_irdl_definition().operands]

@@ -26,3 +26,17 @@
 //
 // RUN: spatial-opt %examples/gemm_small.mlir | filecheck %s --check-prefix=GEMM
 // GEMM: tg.matmul %a, %b : (tensor<96x200xf32>, tensor<200x160xf32>) -> tensor<96x160xf32>
+//
+// RUN: spatial-opt %examples/qwen3_next_80b_a3b_prefill.mlir | filecheck %s --check-prefix=NEXT-PREFILL
+// NEXT-PREFILL: func.func @qwen3_next_80b_a3b_layer(%x: tensor<128x2048xbf16>
+// NEXT-PREFILL: %conv, %conv_state_next = tg.causal_conv %qkv, %conv_weight, %conv_state activation "silu" : (tensor<128x8192xbf16>, tensor<4x8192xbf16>, tensor<3x8192xbf16>) -> (tensor<128x8192xbf16>, tensor<3x8192xbf16>)
+// NEXT-PREFILL: tg.l2_norm %q eps 1.000000e-06 width 128 : (tensor<128x2048xbf16>) -> tensor<128x2048xbf16>
+// NEXT-PREFILL: tg.decay %a, %A_log, %dt_bias : (tensor<128x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<128x32xf32>
+// NEXT-PREFILL: %core, %recurrent_state_next = tg.gated_delta %qn, %kn, %v, %g, %beta, %recurrent_state heads 32 k_heads 16 head_dim 128 {{.*}} -> (tensor<128x4096xbf16>, tensor<4096x128xbf16>)
+//
+// RUN: spatial-opt %examples/qwen3_next_80b_a3b_decode.mlir | filecheck %s --check-prefix=NEXT-DECODE
+// NEXT-DECODE: tg.causal_conv {{.*}} : (tensor<1x8192xbf16>, tensor<4x8192xbf16>, tensor<3x8192xbf16>) -> (tensor<1x8192xbf16>, tensor<3x8192xbf16>)
+// NEXT-DECODE: tg.gated_delta {{.*}} -> (tensor<1x4096xbf16>, tensor<4096x128xbf16>)
+//
+// RUN: spatial-opt %examples/tiny_qwen3_next_prefill.mlir | filecheck %s --check-prefix=SMALL-NEXT
+// SMALL-NEXT: func.func @tiny_qwen3_next_layer(%x: tensor<40x128xbf16>

@@ -1,7 +1,8 @@
 """The shipped real-shape layers (Llama-3-8B and Qwen3-8B, prefill of 128 tokens and decode of
-one over a 4096-row cache) compile through spatial-pipeline on every preset target, or are refused
-with a typed diagnostic that names why (Plasticine computes no bf16; the shipped f32 twin of
-the layer compiles there)."""
+one over a 4096-row cache; Qwen3-Next-80B-A3B's Gated DeltaNet layer, prefill of 128 and decode
+of one) compile through spatial-pipeline on every preset target, or are refused with a typed
+diagnostic that names why (Plasticine computes no bf16; the shipped f32 twin of the layer
+compiles there)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,16 @@ def test_real_layers_compile_or_are_refused_by_name(layer, target):
         "tg.add",
         "tg.swiglu",
     } <= ops
+
+
+@pytest.mark.parametrize("target", sorted(PRESETS))
+@pytest.mark.parametrize("layer", ["qwen3_next_80b_a3b_decode", "qwen3_next_80b_a3b_prefill"])
+def test_qwen3_next_layers_compile_on_every_preset(layer, target):
+    suffix = "" if PRESETS[target].has_dtype("bf16") else "_f32"
+    programs = sections((EXAMPLES / f"{layer}{suffix}.mlir").read_text(), target)
+    assert all(p.phase_value == Phase.SIZED for p in programs)
+    ops = {p.source_op.data for p in programs}
+    assert {"tg.causal_conv", "tg.l2_norm", "tg.decay", "tg.gated_delta", "tg.head_slice"} <= ops
+    delta = next(p for p in programs if p.source_op.data == "tg.gated_delta")
+    plan = delta.one(sp.PlanOp)
+    assert plan is not None and plan.attributes["chunk"].data.startswith("chunk 32 rows")

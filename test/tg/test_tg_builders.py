@@ -59,6 +59,11 @@ ARGS = {
     "bi": t([32, 4], i8),
     "qv": t([64, 32], i8),
     "qs": t([2, 32], Float16Type()),
+    "cw": t([4, 64]),
+    "cs": t([3, 64]),
+    "ga": t([8, 4], F32),
+    "gl": t([1, 4], F32),
+    "st": t([64, 16], F32),
 }
 
 
@@ -135,6 +140,14 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         deq = tg.DequantizeQ8_0Op(a["qv"], a["qs"], axis=0)
         keep("dequantize_q8_0", deq, "tensor<64x32xf32>")
         keep("matmul_q8_0", tg.MatmulQ8_0Op(a["x"], a["qv"], a["qs"]), "tensor<8x32xbf16>")
+        conv = keep("causal_conv", tg.CausalConvOp(a["x"], a["cw"], a["cs"]), "tensor<8x64xbf16>")
+        assert str(conv.new_state.type) == "tensor<3x64xbf16>"
+        l2 = keep("l2_norm", tg.L2NormOp(conv.res, width=16), "tensor<8x64xbf16>")
+        g = keep("decay", tg.DecayOp(a["ga"], a["gl"], a["gl"]), "tensor<8x4xf32>")
+        gd = tg.GatedDeltaOp(l2, l2, conv.res, g, g, a["st"], heads=4, k_heads=4)
+        keep("gated_delta", gd, "tensor<8x64xbf16>")
+        assert str(gd.new_state.type) == "tensor<64x16xf32>"
+        assert gd.head_dim.value.data == 16 and gd.scale.value.data == pytest.approx(0.25)
         func.ReturnOp(ids, ii)
     return module, built
 

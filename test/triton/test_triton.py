@@ -49,6 +49,22 @@ def test_f32_twins_pass(example: str, capsys) -> None:
     run(EXAMPLES / f"{example}.mlir", "h100", capsys)
 
 
+@pytest.mark.parametrize("target", ["h100", "rtx3060"])
+def test_the_delta_norms_and_decay_pass_under_the_interpreter(target: str, capsys) -> None:
+    run(ROOT / "test" / "run" / "Inputs" / "delta_norms.mlir", target, capsys)
+
+
+def test_a_delta_layer_is_refused_at_its_convolution_by_name(capsys) -> None:
+    path = EXAMPLES / "tiny_qwen3_next_decode.mlir"
+    code = spatial_run([str(path), "--target", "h100", "--backend", "triton-interpret"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert (
+        "TritonNotEmitted: section @conv: kind causal_conv (tg.causal_conv) has no Triton kernel"
+        in out.err
+    )
+
+
 GEMM = """func.func @gemm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
   %c = tg.matmul %a, %b : (tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
   func.return %c : tensor<{m}x{n}x{t}>

@@ -253,14 +253,14 @@ def _run_text(text, module):
     return compare("c", ref, out)
 
 
-def test_gemm_2048_prints_with_its_sub_blocks():
-    """Too large to simulate here (2048-cubed); it prints, selectors and all."""
-    proc = subprocess.run(
+def print_example(example: str) -> subprocess.CompletedProcess:
+    """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=wormhole_n150} -t ttlang`."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
             "spatial_dialect.tools.spatial_opt",
-            str(ROOT / "examples/gemm_2048.mlir"),
+            str(ROOT / "examples" / example),
             "-p",
             "spatial-pipeline{target=wormhole_n150}",
             "-t",
@@ -268,7 +268,13 @@ def test_gemm_2048_prints_with_its_sub_blocks():
         ],
         capture_output=True,
         text=True,
+        check=False,
     )
+
+
+def test_gemm_2048_prints_with_its_sub_blocks():
+    """Too large to simulate here (2048-cubed); it prints, selectors and all."""
+    proc = print_example("gemm_2048.mlir")
     assert proc.returncode == 0, proc.stderr
     assert "sub_rows_dfb" in proc.stdout and "(r_blk @ a_blk)" in proc.stdout
 
@@ -354,3 +360,29 @@ def test_the_simulators_message_is_found_before_the_diagnostics_crash():
         "FileNotFoundError: [Errno 2] No such file or directory: '/x/ttl/ttl/diagnostics.py'\n"
     )
     assert simulator_message(output).startswith("ValueError: Tensor shape (2, 4)")
+
+
+# ── The Gated DeltaNet ────────────────────────────────────────────────────────────────────────
+
+L2_NORM = """func.func @l2(%x: tensor<40x256xf32>) -> tensor<40x256xf32> {
+  %q = tg.l2_norm %x eps 1.0e-06 width 64 : (tensor<40x256xf32>) -> tensor<40x256xf32>
+  func.return %q : tensor<40x256xf32>
+}
+"""
+
+
+@needs_sim
+def test_a_per_head_l2_norm_passes_under_the_simulator(tmp_path, capsys):
+    from spatial_dialect.tools.spatial_run import main
+
+    path = tmp_path / "l2.mlir"
+    path.write_text(L2_NORM)
+    code = main([str(path), "--target", "wormhole_n150", "--backend", "tt-lang-sim"])
+    out = capsys.readouterr()
+    assert code == 0 and out.out.strip().splitlines()[-1].startswith("PASS"), out.out + out.err
+
+
+def test_a_delta_layer_is_refused_at_its_convolution_by_name():
+    proc = print_example("tiny_qwen3_next_decode.mlir")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "section @conv: stage sp.causal_conv (tg.causal_conv) has no TT-Lang form" in proc.stderr

@@ -135,6 +135,11 @@ def _map(s: Kernel) -> None:
     elif kind == "softmax_apply":
         stats = ops[1]
         y = f"tl.exp({x[0]} - {stats[0]}) * {stats[1]}"
+    elif kind == "l2_apply":
+        y = f"{x[0]} * {ops[1][0]}"
+    elif kind == "decay":  # -exp(a_log) * softplus(a + dt_bias), softplus without overflow
+        z = f"({x[0]} + {x[2]})"
+        y = f"-tl.exp({x[1]}) * (tl.maximum({z}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({z}))))"
     else:
         raise s.refuse(f"sp.map {kind} has no Triton form")
     s.emit(f"y = {y}")
@@ -165,7 +170,7 @@ def _row_reduce(s: Kernel) -> None:
     s.emit(f"x = tl.where(live, {' + '.join(terms)}, 0.0)")
     s.emit("n = real.to(tl.float32)")
     if form == "partial":
-        if kind == "rms_norm":
+        if kind in ("rms_norm", "l2_norm"):
             s.emit("a = tl.sum(x * x, axis=1)\nb = a * 0.0")
         elif kind == "layer_norm":
             s.emit(
@@ -195,6 +200,8 @@ def _row_reduce(s: Kernel) -> None:
         s.emit(
             f"d = tl.where(live, x - (tl.sum(x, axis=1) / n)[:, None], 0.0)\ny = d / tl.sqrt(tl.sum(d * d, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]} + {rows_ops[1]}"
         )
+    elif kind == "l2_norm":
+        s.emit(f"y = x / tl.sqrt(tl.sum(x * x, axis=1) + {eps!r})[:, None]")
     else:
         s.emit(
             "xm = tl.where(live, x, float('-inf'))\ne = tl.where(live, tl.exp(xm - tl.max(xm, axis=1)[:, None]), 0.0)\ny = e / tl.sum(e, axis=1)[:, None]"
@@ -232,7 +239,7 @@ for j in range(0, {s.k_tiles}):
     ps = tl.load({s.arg(t)} + rr * {C} + j * {tw} + 1, mask=rmask, other=0).to(tl.float32)
     if cnt > 0:
 """)
-    if kind == "rms_norm":
+    if kind in ("rms_norm", "l2_norm"):
         s.emit("s1 += pa", 4)
     elif kind == "layer_norm":
         s.emit(
@@ -246,6 +253,8 @@ for j in range(0, {s.k_tiles}):
     s.emit("n += cnt", 4)
     if kind == "rms_norm":
         s.emit(f"a0 = 1.0 / tl.sqrt(s1 / n + {eps!r})\na1 = a0 * 0.0")
+    elif kind == "l2_norm":
+        s.emit(f"a0 = 1.0 / tl.sqrt(s1 + {eps!r})\na1 = a0 * 0.0")
     elif kind == "layer_norm":
         s.emit(f"a0 = 1.0 / tl.sqrt(s2 / n + {eps!r})\na1 = s1 / n")
     else:

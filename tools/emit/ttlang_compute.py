@@ -89,7 +89,7 @@ def check_compute(section: str, s: sp.StageOp) -> None:
                 f"sp.row_reduce {kind} width {s.width}: groups narrower than a tile need a "
                 "column mask (ttl.block.mask is simulator-only)",
             )
-        if kind != "rms_norm" and s.cols % TILE:
+        if kind not in ("rms_norm", "l2_norm") and s.cols % TILE:
             raise _unsupported(
                 section,
                 f"sp.row_reduce {kind} over {s.cols} columns: the padding of the last tile "
@@ -260,6 +260,11 @@ def _emit_row_reduce(
                 r,
                 b,
             )
+        elif kind == "l2_norm":
+            x = names[0]
+            out(f"ss = ttl.math.reduce_sum({x} * {x}, dims=[-1], shape={col})")
+            out(f"inv = ttl.math.rsqrt(ss + {_fill(eps, col)})")
+            _store(sec, out, f"{x} * ttl.block.broadcast(inv, dims=[-1], shape={full})", s, r, b)
         else:  # softmax
             x = names[0]
             out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={col})")
