@@ -54,15 +54,12 @@ def test_the_delta_norms_and_decay_pass_under_the_interpreter(target: str, capsy
     run(ROOT / "test" / "run" / "Inputs" / "delta_norms.mlir", target, capsys)
 
 
-def test_a_delta_layer_is_refused_at_its_convolution_by_name(capsys) -> None:
-    path = EXAMPLES / "tiny_qwen3_next_decode.mlir"
-    code = spatial_run([str(path), "--target", "h100", "--backend", "triton-interpret"])
-    out = capsys.readouterr()
-    assert code == 1
-    assert (
-        "TritonNotEmitted: section @conv: kind causal_conv (tg.causal_conv) has no Triton kernel"
-        in out.err
-    )
+@pytest.mark.parametrize(
+    "example", ["tiny_qwen3_next_decode", "tiny_qwen3_next_prefill", "tiny_qwen3_next_prefill_f32"]
+)
+def test_the_tiny_delta_layer_passes_under_the_interpreter(example: str, capsys) -> None:
+    """The causal convolution and the delta rule (chunks of rows in order) have kernels."""
+    run(EXAMPLES / f"{example}.mlir", "h100", capsys)
 
 
 GEMM = """func.func @gemm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{

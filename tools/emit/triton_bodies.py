@@ -453,6 +453,88 @@ tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, o.to({s.arg(ot)}.dtype.eleme
     del elt
 
 
+def _causal_conv(s: Kernel) -> None:
+    """Each item's channels, a K block of time at a time: out[t] = act(sum_j w[j] xx[t + j])
+    with xx = [state; x], read straight from x (rows t + j - (K - 1)) or the state (the rows
+    before the first); then the new state, the last K - 1 rows of xx."""
+    op = s.program.ops_of(sp.CausalConvOp)[0]
+    th, tw = s.tile
+    xt, wt, st = (
+        s.load_of(sp.buffer_of(v)).tensor.root_reference.data for v in (op.x, op.weight, op.state)
+    )
+    ot = s.store_of(sp.buffer_of(op.out)).tensor.root_reference.data
+    nt = s.store_of(sp.buffer_of(op.new_state)).tensor.root_reference.data
+    taps, rows, cols = op.taps, op.rows, op.cols
+    pc, pk, ps = pow2(max(b["w"] for b in s.ranges) * tw), pow2(s.k_block * th), pow2(taps - 1)
+    silu = op.activation.data == "silu"
+    X, W, S, OUT, N = (s.arg(t) for t in (xt, wt, st, ot, nt))
+    s.emit(f"""
+cc = c0 * {tw} + tl.arange(0, {pc})
+cm = (tl.arange(0, {pc}) < w * {tw}) & (cc < {cols})
+for k0 in range(0, {s.k_tiles}, {s.k_block}):
+    rr = k0 * {th} + tl.arange(0, {pk})
+    rm = (tl.arange(0, {pk}) < {s.k_block * th}) & (rr < {rows})
+    acc = tl.zeros(({pk}, {pc}), dtype=tl.float32)
+    for j in tl.static_range({taps}):
+        src = rr + j - {taps - 1}
+        xv = tl.load({X} + src[:, None] * {cols} + cc[None, :], mask=(rm & (src >= 0))[:, None] & cm[None, :], other=0).to(tl.float32)
+        sv = tl.load({S} + (rr + j)[:, None] * {cols} + cc[None, :], mask=(rm & (src < 0))[:, None] & cm[None, :], other=0).to(tl.float32)
+        wv = tl.load({W} + j * {cols} + cc, mask=cm, other=0).to(tl.float32)
+        acc += (xv + sv) * wv[None, :]
+    if {silu}:
+        acc = acc / (1.0 + tl.exp(-acc))
+    tl.store({OUT} + rr[:, None] * {cols} + cc[None, :], acc.to({OUT}.dtype.element_ty), mask=rm[:, None] & cm[None, :])
+si = tl.arange(0, {ps})
+src = {rows - (taps - 1)} + si
+live = si < {taps - 1}
+xv = tl.load({X} + src[:, None] * {cols} + cc[None, :], mask=(live & (src >= 0))[:, None] & cm[None, :], other=0)
+sv = tl.load({S} + ({rows} + si)[:, None] * {cols} + cc[None, :], mask=(live & (src < 0))[:, None] & cm[None, :], other=0)
+tl.store({N} + si[:, None] * {cols} + cc[None, :], (xv.to(tl.float32) + sv.to(tl.float32)).to({N}.dtype.element_ty), mask=live[:, None] & cm[None, :])
+""")
+
+
+def _gated_delta(s: Kernel) -> None:
+    """Each item's head and state columns: the state in registers, the rows of time in order
+    (within each chunk the recurrent step, which the chunked form equals up to f32 rounding:
+    docs/tg.md#tggated_delta), each row's output stored; then the new state."""
+    op = s.program.ops_of(sp.GatedDeltaOp)[0]
+    th, tw = s.tile
+    names = [
+        s.load_of(sp.buffer_of(v)).tensor.root_reference.data
+        for v in (op.q, op.k, op.v, op.g, op.beta, op.state)
+    ]
+    ot = s.store_of(sp.buffer_of(op.out)).tensor.root_reference.data
+    nt = s.store_of(sp.buffer_of(op.new_state)).tensor.root_reference.data
+    Q, K, V, G, B, S = (s.arg(t) for t in names)
+    OUT, N = s.arg(ot), s.arg(nt)
+    heads, d, dv, rows = op.heads, op.head_dim, op.v_head_dim, op.rows
+    group = heads // op.k_heads
+    kc, vc = s.shape(names[0])[1], s.shape(names[2])[1]
+    pd, pw = pow2(d), pow2(max(b["w"] for b in s.ranges) * tw)
+    s.emit(f"""
+head = r0 // {d // tw}
+kh = head // {group}
+dd = tl.arange(0, {pd})
+dm = dd < {d}
+vv = c0 * {tw} + tl.arange(0, {pw})
+vm = (tl.arange(0, {pw}) < w * {tw}) & (vv < {dv})
+sm = dm[:, None] & vm[None, :]
+state = tl.load({S} + (head * {d} + dd)[:, None] * {dv} + vv[None, :], mask=sm, other=0).to(tl.float32)
+for row in range(0, {rows}):
+    q = tl.load({Q} + row * {kc} + kh * {d} + dd, mask=dm, other=0).to(tl.float32) * {float(op.scale.value.data)!r}
+    k = tl.load({K} + row * {kc} + kh * {d} + dd, mask=dm, other=0).to(tl.float32)
+    v = tl.load({V} + row * {vc} + head * {dv} + vv, mask=vm, other=0).to(tl.float32)
+    g = tl.load({G} + row * {heads} + head).to(tl.float32)
+    b = tl.load({B} + row * {heads} + head).to(tl.float32)
+    state = state * tl.exp(g)
+    delta = (v - tl.sum(state * k[:, None], axis=0)) * b
+    state = state + k[:, None] * delta[None, :]
+    o = tl.sum(state * q[:, None], axis=0)
+    tl.store({OUT} + row * {vc} + head * {dv} + vv, o.to({OUT}.dtype.element_ty), mask=vm)
+tl.store({N} + (head * {d} + dd)[:, None] * {dv} + vv[None, :], state.to({N}.dtype.element_ty), mask=sm)
+""")
+
+
 BODIES = {
     "gemm": _gemm,
     "map": _map,
@@ -462,6 +544,8 @@ BODIES = {
     "scatter": _scatter,
     "argmax": _argmax,
     "attention": _attention,
+    "causal_conv": _causal_conv,
+    "gated_delta": _gated_delta,
     "tilize": _map,
     "untilize": _map,
     "copy": _map,
