@@ -3,12 +3,16 @@
     .venv/bin/python bench/compile_speed.py              # the whole table (a few minutes)
     .venv/bin/python bench/compile_speed.py --smoke      # the smallest row of each table (CI)
 
-Two tables, each measured in one run so that the ratios compare like with like:
+Three tables, each measured in one run so that the ratios compare like with like:
 
 - Llama-3-8B decode layers (1, 4, 16, 32 stacked, each with its own weights and cache) on
   wormhole_n150 (8x8) and blackhole_p150 (13x10): the pipeline's CPU time and peak RSS, and next
   to it the time spatial-opt needs to parse, verify and print the pipeline's own output. Their
   ratio says whether the passes cost more than merely reading what they produce.
+- A whole Llama-3-70B decode step (embedding, 80 layers, final norm, the 128256-word LM head and
+  arg-max) on wormhole_n150 with `dram-mem=400GB` (its 140 GB of weights exceed one card's DRAM):
+  the same two times and their ratio, at the scale where per-section overheads add up, and the
+  pipeline's time split by pass.
 - A 4096x4096x4096 bf16 GEMM on both meshes: pipeline time and the printed IR's size; the size
   ratio 13x10 : 8x8 checks that site ranges keep the IR O(distinct site shapes), not O(sites).
 
@@ -33,9 +37,11 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 MESHES = ("wormhole_n150", "blackhole_p150")
 LAYERS = (1, 4, 16, 32)
+STEP_70B_LAYERS = 80
+STEP_70B_OPTIONS = "target=wormhole_n150 dram-mem=400GB"
 
 
-def measure(program: str, target: str) -> dict[str, object]:
+def measure(program: str, options: str) -> dict[str, object]:
     """Runs in the child: parse, pipeline, print; then parse+verify+print of that output."""
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
@@ -44,6 +50,7 @@ def measure(program: str, target: str) -> dict[str, object]:
     from xdsl.printer import Printer
     from xdsl.utils.exceptions import DiagnosticException
 
+    from spatial_dialect.passes.pipeline import SpatialPipelinePass
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 
     # The same context and passes spatial-opt has, so the numbers are the tool's.
@@ -62,12 +69,17 @@ def measure(program: str, target: str) -> dict[str, object]:
     row["parse_input_s"] = time.process_time() - t0
     row["ops_in"] = sum(1 for op in module.walk() if op.name.startswith("tg."))
     try:
-        pipeline = PassPipeline.parse_spec(
-            tool.available_passes, f"spatial-pipeline{{target={target}}}"
-        )
-        t0 = time.process_time()
-        pipeline.apply(ctx, module)
-        row["pipeline_s"] = time.process_time() - t0
+        pipeline = PassPipeline.parse_spec(tool.available_passes, f"spatial-pipeline{{{options}}}")
+        (spatial,) = pipeline.passes
+        assert isinstance(spatial, SpatialPipelinePass)
+        # its passes one by one (what SpatialPipelinePass.apply does), each timed
+        passes: dict[str, float] = {}
+        for p in spatial.passes():
+            t0 = time.process_time()
+            p.apply(ctx, module)
+            passes[p.name] = time.process_time() - t0
+        row["passes_s"] = passes
+        row["pipeline_s"] = sum(passes.values())
     except (DiagnosticException, ValueError) as e:
         row["refused"] = str(e).splitlines()[0]
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -84,10 +96,11 @@ def measure(program: str, target: str) -> dict[str, object]:
     return row
 
 
-def run_row(kind: str, size: int, target: str) -> dict[str, object]:
-    """Runs one measurement in a fresh interpreter and returns its row."""
+def run_row(kind: str, size: int, options: str) -> dict[str, object]:
+    """Runs one measurement in a fresh interpreter and returns its row (`options`: the
+    spatial-pipeline options, `target=...` first)."""
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", kind, str(size), target],
+        [sys.executable, __file__, "--child", kind, str(size), options],
         capture_output=True,
         text=True,
         check=False,
@@ -102,6 +115,8 @@ def program_for(kind: str, size: int) -> str:
 
     if kind == "layers":
         return generate.stacked_layers_program(generate.LLAMA3_8B, 1, 4096, size)
+    if kind == "step70b":
+        return generate.decode_step_program(generate.LLAMA3_70B, 1, 4096, size)
     return generate.gemm_program("gemm", size, size, size)
 
 
@@ -110,16 +125,30 @@ def fmt(row: dict[str, object], key: str, spec: str = ".2f") -> str:
     return format(value, spec) if isinstance(value, (int, float)) else "-"
 
 
+def pipeline_cells(row: dict[str, object]) -> str:
+    """tg ops, pipeline s, parse+verify+print s, their ratio, peak RSS and a note."""
+    ratio = (
+        f"{row['pipeline_s'] / row['parse_verify_print_s']:.2f}"  # type: ignore[operator]
+        if "parse_verify_print_s" in row
+        else "-"
+    )
+    note = row.get("refused") or row.get("error") or ""
+    return (
+        f"{row.get('ops_in', '-')} | {fmt(row, 'pipeline_s')} | "
+        f"{fmt(row, 'parse_verify_print_s')} | {ratio} | {fmt(row, 'peak_rss_mb', '.0f')} | {note}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="only the smallest row of each table")
     parser.add_argument(
-        "--child", nargs=3, metavar=("KIND", "SIZE", "TARGET"), help=argparse.SUPPRESS
+        "--child", nargs=3, metavar=("KIND", "SIZE", "OPTIONS"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
     if args.child:
-        kind, size, target = args.child
-        print(json.dumps(measure(program_for(kind, int(size)), target)))
+        kind, size, options = args.child
+        print(json.dumps(measure(program_for(kind, int(size)), options)))
         return
 
     layers = LAYERS[:1] if args.smoke else LAYERS
@@ -130,17 +159,20 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|---|")
     for n in layers:
         for target in MESHES:
-            row = run_row("layers", n, target)
-            ratio = (
-                f"{row['pipeline_s'] / row['parse_verify_print_s']:.2f}"
-                if "parse_verify_print_s" in row
-                else "-"
-            )
-            note = row.get("refused") or row.get("error") or ""
-            print(
-                f"| {n} | {target} | {row.get('ops_in', '-')} | {fmt(row, 'pipeline_s')} | "
-                f"{fmt(row, 'parse_verify_print_s')} | {ratio} | {fmt(row, 'peak_rss_mb', '.0f')} | {note} |"
-            )
+            row = run_row("layers", n, f"target={target}")
+            print(f"| {n} | {target} | {pipeline_cells(row)} |")
+
+    steps = 1 if args.smoke else STEP_70B_LAYERS
+    print(f"\n## Llama-3-70B decode step, {steps} layers\n")
+    print(
+        "| layers | options | tg ops | pipeline s | parse+verify+print of output s | ratio | peak RSS MB | note |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    row = run_row("step70b", steps, STEP_70B_OPTIONS)
+    print(f"| {steps} | `{STEP_70B_OPTIONS}` | {pipeline_cells(row)} |")
+    split = row.get("passes_s")
+    if isinstance(split, dict):
+        print("\npipeline s by pass: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
 
     size = 512 if args.smoke else 4096
     print(f"\n## {size}^3 bf16 GEMM\n")
@@ -148,7 +180,7 @@ def main() -> None:
     print("|---|---:|---:|---|")
     sizes: dict[str, int] = {}
     for target in MESHES:
-        row = run_row("gemm", size, target)
+        row = run_row("gemm", size, f"target={target}")
         if isinstance(row.get("ir_bytes"), int):
             sizes[target] = row["ir_bytes"]  # type: ignore[assignment]
         note = row.get("refused") or row.get("error") or ""

@@ -40,6 +40,10 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 # Qwen3-8B: config.json of Qwen/Qwen3-8B (hidden 4096, 32 heads, 8 kv heads, head_dim 128,
 # intermediate 12288, rms_norm_eps 1e-6, q_norm/k_norm per head).
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
+# Llama-3-70B: config.json of meta-llama/Meta-Llama-3-70B (hidden 8192, 64 heads, 8 kv heads,
+# intermediate 28672, 80 layers, rms_norm_eps 1e-5, vocab 128256); the compile-speed bench's
+# largest program.
+LLAMA3_70B = Model("llama3_70b", 8192, 64, 8, 128, 28672, 1e-5, qk_norm=False, vocab=128256)
 # Small enough to simulate in seconds, with every feature of the real ones (GQA 4:2, q/k norm).
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
 # The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).
@@ -150,8 +154,9 @@ def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
     return w.func(f"{m.name}_{layers}_layers", [(x, tensor(t, m.d)), *results])
 
 
-def decode_step_program(m: Model, t: int, cache: int) -> str:
-    """Embedding, one layer, final norm, LM head and greedy arg-max: a whole decode step."""
+def decode_step_program(m: Model, t: int, cache: int, layers: int = 1) -> str:
+    """Embedding, `layers` decoder layers (each with its own weights and cache), final norm, LM
+    head and greedy arg-max: a whole decode step."""
     tensor = float_tensors(m)
     w = Writer()
     ids = w.arg("ids", tensor(t, elt="i32"))
@@ -160,21 +165,24 @@ def decode_step_program(m: Model, t: int, cache: int) -> str:
         "x",
         f"tg.gather_rows {table}, {ids} : ({tensor(m.vocab, m.d)}, {tensor(t, elt='i32')}) -> {tensor(t, m.d)}",
     )
-    out, kc, vc = layer(w, m, x, t, cache, prefix="l0_")
+    ct = tensor(cache, m.kv_heads * m.head_dim)
+    caches: list[tuple[str, str]] = []
+    for i in range(layers):
+        x, kc, vc = layer(w, m, x, t, cache, prefix=f"l{i}_")
+        caches += [(kc, ct), (vc, ct)]
     act = tensor(t, m.d)
     final_norm = w.arg("final_norm", tensor(1, m.d))
     lm_head = w.arg("lm_head", tensor(m.d, m.vocab))
     n = w.op(
         "final",
-        f"tg.rms_norm {out}, {final_norm} eps {m.eps:.6e} : ({act}, {tensor(1, m.d)}) -> {act}",
+        f"tg.rms_norm {x}, {final_norm} eps {m.eps:.6e} : ({act}, {tensor(1, m.d)}) -> {act}",
     )
     logits = w.op(
         "logits",
         f"tg.matmul {n}, {lm_head} : ({act}, {tensor(m.d, m.vocab)}) -> {tensor(t, m.vocab)}",
     )
     token = w.op("token", f"tg.argmax {logits} : ({tensor(t, m.vocab)}) -> {tensor(t, elt='i32')}")
-    ct = tensor(cache, m.kv_heads * m.head_dim)
-    return w.func(f"{m.name}_step", [(token, tensor(t, elt="i32")), (kc, ct), (vc, ct)])
+    return w.func(f"{m.name}_step", [(token, tensor(t, elt="i32")), *caches])
 
 
 @dataclass(frozen=True)

@@ -443,8 +443,13 @@ def buffer_bytes(
 def site_bytes(
     program: sp.ProgramOp, r: sp.SitesOp, depths: dict[sp.MemoryBufferOp, int] | None = None
 ) -> int:
-    """Bytes of one site of range `r` (aliases share their target's), at `depths` where given."""
-    return buffer_bytes(memory_buffers(program), r.bindings(k_block(program)), depths)
+    """Bytes of one site of range `r` (aliases share their target's), at `depths` where given,
+    else at the range's own (`SitesOp.depth_of`)."""
+    bindings = r.bindings(k_block(program))
+    buffers = memory_buffers(program)
+    if depths is None:
+        depths = {buf: r.depth_of(buf, bindings) for buf in buffers}
+    return buffer_bytes(buffers, bindings, depths)
 
 
 def k_block(program: sp.ProgramOp) -> int:

@@ -11,12 +11,16 @@ time it hides:
 with the TARGET's declared latencies (a chip that declares none gets double buffering, what every
 program we ran used). Only operand FIFOs (filled by a movement engine that can run ahead) are
 deepened: the output FIFO's producer is the compute engine itself, which never has more than a
-block of sub-blocks outstanding, and the spill's depth is a correctness constraint. A buffer's
-depth is one number for all its instances, so the members of a multicast group (one buffer
-replicated across a rectangle, landing at one address) agree by construction: each range asks
-for its own depth and the buffer takes the MINIMUM, since a smaller depth is what some site
-could afford. If the deepened buffers do not fit a site's default budget, the page with the most
-bytes is given back, group-wide, until they do; if they never do, the old depths stay.
+block of sub-blocks outstanding, and the spill's depth is a correctness constraint. The depth is
+per site range, in the range's memory map (`in0 = 0 depth 8`), because the credit loop is a
+function of the page and a boundary range's pages are smaller than the interior's: one number
+per buffer (the minimum over all ranges) starved the interior of a 7x5-tile GEMM on a 4x4 mesh
+to the boundary's 4 pages where its own loop asks for 8. Only the members of one multicast
+group must agree (one buffer replicated across a rectangle, landing at one address), and they
+take the group's MINIMUM, since a smaller depth is what some member could afford. If a range's
+deepened buffers do not fit its default budget, the page with the most bytes is given back
+until they do, and the range's group partners give back the same; a range where they never do
+keeps its old depths.
 
 Layout. First-fit per site range in buffer order; multicast group buffers first, at one offset
 every member can take (the largest cursor among them), because a multicast writes one local
@@ -25,8 +29,8 @@ memory. A site over its configurable budget is LocalMemExceeded{site, needed, bu
 sub-block holding more accumulator tiles than the target has is AccTilesExceeded.
 
 Traversal: the depths and the layout are whole-section decisions (a walk over the fused
-sections); writing each FIFO's depth is a local rewrite, `SetFifoDepth`, a pattern that acts on
-an sp.fifo whose depth is not yet the one decided for it.
+sections), written together as each range's memory map; the buffer ops keep the depth tile
+asked for.
 
 resize-operand-fifos{depth=N} re-lays a sized program with every operand FIFO at N pages: depth
 is the one buffering choice the cost model cannot score, so it is measured, and this is the
@@ -35,19 +39,11 @@ instrument that changes exactly that number between two runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
@@ -59,12 +55,14 @@ from spatial_dialect.passes.analysis import (
     sections_taken,
     site_bytes,
 )
-from spatial_dialect.sp import Phase, SizesAttr
+from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import ceil_div
 
 Offsets = dict[sp.SitesOp, dict[str, int]]
+# Per range, the depth of each operand FIFO (every other buffer keeps its own).
+Depths = dict[sp.SitesOp, dict[sp.MemoryBufferOp, int]]
 
 
 def credit_depth(target: Target, page_tiles: int) -> int:
@@ -88,31 +86,59 @@ def check_accumulator(program: sp.ProgramOp, target: Target) -> None:
                 raise AccTilesExceeded(needed, available, str(acc.elt))
 
 
-def deepened(program: sp.ProgramOp, target: Target) -> dict[sp.FifoOp, int]:
-    """Operand FIFO depths from the credit loop, shrunk group-wide under the default budget (none
-    where even the shallowest do not fit: the old depths stay)."""
+def multicast_ranges(program: sp.ProgramOp) -> list[tuple[sp.MemoryBufferOp, list[sp.SitesOp]]]:
+    """Each multicast group's buffer with the ranges its members lie in, where there are several:
+    those ranges must give the buffer one depth (a multicast lands at one local address)."""
     ranges = program.ops_of(sp.SitesOp)
-    kw = k_block(program)
-    trial: dict[sp.MemoryBufferOp, int] = {}
-    for fifo in operand_fifos(program):
-        current = fifo.depth.resolve({})[0]
-        want = min(credit_depth(target, fifo.page_tiles(r.bindings(kw))) for r in ranges)
-        trial[fifo] = max(want, current)
+    range_of = {site: r for r in ranges for site in r.rect.sites()}
+    families: dict[tuple[sp.MemoryBufferOp, tuple[sp.SitesOp, ...]], None] = {}
+    for group in program.ops_of(sp.GroupOp):
+        buf = sp.buffer_of(group.buffer)
+        assert isinstance(buf, sp.MemoryBufferOp)
+        for _, members in group.groups():
+            touched = tuple(dict.fromkeys(range_of[s] for s in members if s in range_of))
+            if len(touched) > 1:
+                families[buf, touched] = None
+    return [(buf, list(rs)) for buf, rs in families]
 
-    def page_bytes(fifo: sp.MemoryBufferOp) -> int:
-        return max(fifo.page_tiles(r.bindings(kw)) for r in ranges) * fifo.tile_bytes
+
+def unify_groups(
+    depths: Depths, families: list[tuple[sp.MemoryBufferOp, list[sp.SitesOp]]]
+) -> None:
+    """Every member of a multicast group at the group's smallest depth: a smaller depth is what
+    some member could afford. Repeated until no group changes (groups of one buffer that share
+    a range chain their minimum along)."""
+    changed = True
+    while changed:
+        changed = False
+        for buf, rs in families:
+            depth = min(depths[r][buf] for r in rs)
+            for r in rs:
+                if depths[r][buf] != depth:
+                    depths[r][buf] = depth
+                    changed = True
+
+
+def give_back(
+    program: sp.ProgramOp, r: sp.SitesOp, trial: dict[sp.MemoryBufferOp, int], budget: int
+) -> bool:
+    """Give back pages of range `r`'s operand FIFOs until its sites fit `budget`; whether they do.
+
+    One page at a time, always from the buffer whose page costs the most bytes here, so that is
+    the buffers in that order, each down to 2 before the next: per buffer, the fewest pages given
+    back that fit is found by bisection (site bytes grow with depth), so a credit loop of
+    millions of pages costs a few dozen layouts, not millions."""
+    b = r.bindings(k_block(program))
 
     def fits() -> bool:
-        return max(site_bytes(program, r, trial) for r in ranges) <= target.local_mem_bytes
+        return site_bytes(program, r, trial) <= budget
 
-    # Give back pages one at a time, always from the buffer whose page costs the most bytes
-    # (from every instance of it), until the site fits. A buffer's page cost is fixed, so that
-    # is the buffers in that order, each down to 2 before the next: per buffer, the fewest pages
-    # given back that fit is found by bisection (site bytes grow with depth), so a credit loop
-    # of millions of pages costs a few dozen layouts, not millions.
+    def page_bytes(fifo: sp.MemoryBufferOp) -> int:
+        return fifo.page_tiles(b) * fifo.tile_bytes
+
     for fifo in sorted((f for f in trial if trial[f] > 2), key=page_bytes, reverse=True):
         if fits():
-            break
+            return True
         full = trial[fifo]
         trial[fifo] = 2
         if not fits():
@@ -123,39 +149,46 @@ def deepened(program: sp.ProgramOp, target: Target) -> dict[sp.FifoOp, int]:
             trial[fifo] = mid
             lo, hi = (mid, hi) if fits() else (lo, mid)
         trial[fifo] = lo
-    if not fits():
-        return {}
-    return {f: d for f, d in trial.items() if isinstance(f, sp.FifoOp)}
+    return fits()
 
 
-@dataclass(frozen=True)
-class SetFifoDepth(RewritePattern):
-    """Give each FIFO of `depths` its decided depth; acts only on one whose depth differs."""
+def deepened(program: sp.ProgramOp, target: Target) -> Depths:
+    """Operand FIFO depths from the credit loop, per range (a range's pages are its own), each
+    multicast group at its members' minimum, shrunk under the default budget range by range
+    (a range where even the shallowest do not fit keeps the depths it had)."""
+    kw = k_block(program)
+    fifos = operand_fifos(program)
+    families = [(buf, rs) for buf, rs in multicast_ranges(program) if buf in fifos]
+    trial: Depths = {}
+    for r in program.ops_of(sp.SitesOp):
+        b = r.bindings(kw)
+        trial[r] = {f: max(credit_depth(target, f.page_tiles(b)), r.depth_of(f, b)) for f in fifos}
+    unify_groups(trial, families)
+    for r, depths in trial.items():
+        if not give_back(program, r, depths, target.local_mem_bytes):
+            b = r.bindings(kw)
+            depths.update({f: r.depth_of(f, b) for f in fifos})
+        # what this range gave back, its group partners give back too (which only frees memory)
+        unify_groups(trial, families)
+    return trial
 
-    depths: Mapping[sp.FifoOp, int]
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: sp.FifoOp, rewriter: PatternRewriter) -> None:
-        depth = self.depths.get(op)
-        if depth is None or op.depth == SizesAttr.of(depth):
-            return
-        op.properties["depth"] = SizesAttr.of(depth)
-        rewriter.notify_op_modified(op)
-
-
-def set_depths(program: sp.ProgramOp, depths: Mapping[sp.FifoOp, int]) -> None:
-    if depths:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([SetFifoDepth(depths)], dce_enabled=False)
-        ).rewrite_region(program.body)
-
-
-def lay_out(program: sp.ProgramOp) -> None:
-    """First-fit per range, group buffers first at one offset; refuses a site over budget."""
+def lay_out(program: sp.ProgramOp, depths: Depths) -> None:
+    """First-fit per range at `depths` (else the range's own), group buffers first at one offset;
+    refuses a site over budget."""
     mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
     assert mesh is not None and work is not None
     ranges = program.ops_of(sp.SitesOp)
     bindings = {r: r.bindings(work.k_block) for r in ranges}
+    buffers = memory_buffers(program)
+    depth = {
+        r: {buf: depths.get(r, {}).get(buf) or r.depth_of(buf, bindings[r]) for buf in buffers}
+        for r in ranges
+    }
+
+    def nbytes(buf: sp.MemoryBufferOp, r: sp.SitesOp) -> int:
+        return buf.bytes(bindings[r], depth[r][buf])
+
     cursor = {r: 0 for r in ranges}
     offsets: Offsets = {r: {} for r in ranges}
     for group in program.ops_of(sp.GroupOp):
@@ -169,8 +202,8 @@ def lay_out(program: sp.ProgramOp) -> None:
         at = max(cursor[r] for r in members)
         for r in members:
             offsets[r][label] = at
-            cursor[r] = at + buf.bytes(bindings[r])
-    for buf in memory_buffers(program):
+            cursor[r] = at + nbytes(buf, r)
+    for buf in buffers:
         label = buf.label.data
         target = buf.alias_of
         for r in ranges:
@@ -180,14 +213,19 @@ def lay_out(program: sp.ProgramOp) -> None:
                 offsets[r][label] = offsets[r][target.label.data]
                 continue
             offsets[r][label] = cursor[r]
-            cursor[r] += buf.bytes(bindings[r])
+            cursor[r] += nbytes(buf, r)
     budget = mesh.local_mem
     for r in ranges:
         if cursor[r] > budget:
             x0, _, y0, _ = r.rect.bounds
             raise LocalMemExceeded((x0, y0), cursor[r], budget)
     for r in ranges:
-        r.set_offsets({b.label.data: offsets[r][b.label.data] for b in memory_buffers(program)})
+        own = {
+            buf.label.data: d
+            for buf, d in depth[r].items()
+            if d != buf.depth.resolve(bindings[r])[0]
+        }
+        r.set_memory({b.label.data: offsets[r][b.label.data] for b in buffers}, own)
 
 
 def size_section(program: sp.ProgramOp, target: Target) -> None:
@@ -197,9 +235,7 @@ def size_section(program: sp.ProgramOp, target: Target) -> None:
     assert plan is not None
     # A streaming site holds one tile per page and walks tiles as fast as they come: its
     # double buffering is tt-metal's, and the credit loop is the blocked plans' question.
-    if not plan.streaming:
-        set_depths(program, deepened(program, target))
-    lay_out(program)
+    lay_out(program, {} if plan.streaming else deepened(program, target))
     program.set_phase(Phase.SIZED)
 
 
@@ -230,5 +266,6 @@ class ResizeOperandFifosPass(ModulePass):
         module_target(op, self.name)
         for program in sections_taken(op, self.name, Phase.SIZED):
             with refusals_at(program):
-                set_depths(program, dict.fromkeys(operand_fifos(program), self.depth))
-                lay_out(program)
+                fifos = operand_fifos(program)
+                depths = dict.fromkeys(fifos, self.depth)
+                lay_out(program, {r: dict(depths) for r in program.ops_of(sp.SitesOp)})

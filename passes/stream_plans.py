@@ -297,18 +297,52 @@ class Movement:
     tensor_bytes: int | None
 
 
+@dataclass(frozen=True)
+class StageFacts:
+    """What pricing reads off a section's compute stage beyond its movements: an attention's
+    head widths and real query rows, the element type of an attention's or a delta rule's
+    queries, whether it is a delta rule or a flash-decoding combine, a convolution's taps (None
+    where the stage has no such field)."""
+
+    head_dim: int | None = None
+    v_head_dim: int | None = None
+    queries: int | None = None
+    dtype: str | None = None
+    delta: bool = False
+    taps: int | None = None
+    combine: bool = False  # a flash-decoding combine (its pages hold two real rows)
+
+    @staticmethod
+    def of(stage: sp.StageOp | None) -> StageFacts:
+        if isinstance(stage, AttentionOp):
+            q = str(sp.buffer_of(stage.q).elt)
+            return StageFacts(stage.head_dim, stage.v_head_dim, stage.queries, q)
+        if isinstance(stage, GatedDeltaOp):
+            return StageFacts(dtype=str(sp.buffer_of(stage.q).elt), delta=True)
+        if isinstance(stage, CausalConvOp):
+            return StageFacts(taps=stage.taps)
+        if isinstance(stage, AttentionCombineOp):
+            return StageFacts(combine=True)
+        return StageFacts()
+
+
 class StreamPlanner:
-    """What tile reads off a stream section once (its kind, plan space, movements, buffers) to
-    price every candidate plan with arithmetic only."""
+    """What tile reads off a stream section once (its kind, plan space, movements, buffers,
+    stage facts) to price every candidate plan with arithmetic only. `key` is all of it: pricing
+    reads nothing else of the section, so two sections with one key have one ranking (a model's
+    identical layers are ranked once per pass run)."""
 
     def __init__(self, program: sp.ProgramOp, target: Target):
-        self.program, self.target = program, target
-        self.stage = compute_stage(program)
+        self.target = target
+        stage = compute_stage(program)
         self.space = space(program, target)
-        self.kind = cost_kind(program, self.stage)
-        self.buffers = memory_buffers(program)
+        self.kind = cost_kind(program, stage)
+        self.section_kind = program.kind
+        self.tile = program.tile
         self.tile_elems = program.tile[0] * program.tile[1]
-        self.movements = []
+        self.facts = StageFacts.of(stage)
+        self.buffers = memory_buffers(program)
+        self.movements: list[Movement] = []
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
                 t = _tensor(program, s)
@@ -319,11 +353,32 @@ class StreamPlanner:
                     Movement(s.access, frozenset(s.access.loop_vars()), tile, reads, whole)
                 )
 
+    def key(self) -> tuple[object, ...]:
+        """Everything `legal` and `quantities` read, and the candidates (the space without its
+        tensor's name)."""
+        sp_ = self.space
+        buffers = tuple((b.depth, b.page, b.tile_bytes, b.alias is None) for b in self.buffers)
+        return (
+            self.section_kind,
+            self.kind,
+            self.tile,
+            self.facts,
+            sp_.tensor.tiles,
+            tuple(sp_.block_ms),
+            tuple(sp_.block_ns),
+            sp_.k_tiles,
+            tuple(sp_.kws),
+            sp_.acc,
+            sp_.row_sub,
+            tuple(self.movements),
+            buffers,
+        )
+
     def legal(self, c: Candidate) -> bool:
         f32_acc = self.target.acc_tiles("f32")
-        if self.program.kind is SectionKind.ATTENTION and c.bm * c.kw > f32_acc:
+        if self.section_kind is SectionKind.ATTENTION and c.bm * c.kw > f32_acc:
             return False
-        if self.program.kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
+        if self.section_kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
         return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
 
@@ -349,26 +404,29 @@ class StreamPlanner:
             compulsory += m.tensor_bytes if m.tensor_bytes is not None else items * nbytes
         elements = (first or 0) * self.tile_elems
         matmuls, dtype = 0, "f32"
-        if isinstance(self.stage, AttentionOp):
-            tc = self.program.tile[1]
-            dvt = self.stage.v_head_dim // tc
+        f = self.facts
+        if f.head_dim is not None:  # an attention
+            assert f.v_head_dim and f.queries and f.dtype
+            tr, tc = self.tile
+            dvt = f.v_head_dim // tc
             heads = c.bn // dvt  # query heads an item serves from one read of K and V
-            head_tiles = self.stage.head_dim // tc + dvt
+            head_tiles = f.head_dim // tc + dvt
             # a tile of queries with fewer real rows costs only the row passes it needs, in
             # its scores' vector work as in its products
-            rows = min(self.stage.queries, c.bm * self.program.tile[0])
-            fraction = row_pass_fraction(self.target, rows, c.bm * self.program.tile[0])
+            rows = min(f.queries, c.bm * tr)
+            fraction = row_pass_fraction(self.target, rows, c.bm * tr)
             elements = heads * c.bm * self.space.k_tiles * self.tile_elems * fraction
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
-            dtype = str(sp.buffer_of(self.stage.q).elt)
-        elif isinstance(self.stage, AttentionCombineOp):
+            dtype = f.dtype
+        elif f.combine:
             # the partials hold two real rows a tile (the outputs, the statistics)
-            elements *= row_pass_fraction(self.target, 2, self.program.tile[0])
-        elif isinstance(self.stage, GatedDeltaOp):
+            elements *= row_pass_fraction(self.target, 2, self.tile[0])
+        elif f.delta:
+            assert f.dtype
             elements, matmuls = self._delta_work(c)
-            dtype = str(sp.buffer_of(self.stage.q).elt)
-        elif isinstance(self.stage, CausalConvOp):
-            elements *= self.stage.taps  # a multiply-add per tap
+            dtype = f.dtype
+        elif f.taps is not None:
+            elements *= f.taps  # a multiply-add per tap
         return StreamQuantities(
             self.kind, items, read, write, tiles, moved, elements, matmuls, dtype, compulsory
         )
@@ -384,7 +442,6 @@ class StreamPlanner:
                         v: C (2 dk + w); the state's decay exp(G_last) s: dk w
         so a wider chunk does more products per row and fewer state decays; the K loop runs
         time / C chunks."""
-        assert isinstance(self.stage, GatedDeltaOp)
         chunk, dk, w = c.kw, c.bm, c.bn
         chunks = self.space.k_tiles // chunk
         matmuls = chunks * (3 * chunk * chunk * dk + chunk**3 + 2 * chunk * chunk * w)
@@ -432,10 +489,23 @@ class StreamChoice:
     ranked: list[tuple[Candidate, StreamCost]]
 
 
-def choose_stream_plan(program: sp.ProgramOp, target: Target, fidelity: str) -> StreamChoice:
-    """The cheapest legal plan; NoLegalPlan when no block fits a site."""
+StreamRanked = list[tuple[Candidate, StreamCost]]
+
+
+def choose_stream_plan(
+    program: sp.ProgramOp,
+    target: Target,
+    fidelity: str,
+    ranked_before: dict[tuple[object, ...], StreamRanked] | None = None,
+) -> StreamChoice:
+    """The cheapest legal plan; NoLegalPlan when no block fits a site. A pass run ranks each
+    distinct section once (`ranked_before`, by `StreamPlanner.key`)."""
     planner = StreamPlanner(program, target)
-    ranked = planner.rank(fidelity)
+    memo = {} if ranked_before is None else ranked_before
+    key = planner.key()
+    if key not in memo:
+        memo[key] = planner.rank(fidelity)
+    ranked = memo[key]
     if not ranked:
         tiles = planner.space.tensor.tiles
         raise NoLegalPlan(

@@ -117,10 +117,13 @@ class ProgramRun:
                     f"{buf.tile_bytes}-byte tiles is not simulated"
                 )
             window = self.memory.window(
-                run.site, run.name(label), offsets[home.label.data], buf.bytes(run.bindings)
+                run.site,
+                run.name(label),
+                offsets[home.label.data],
+                run.sites.bytes_of(buf, run.bindings),
             )
             page = buf.page.resolve(run.bindings)
-            depth = buf.depth.resolve(run.bindings)[0]
+            depth = run.sites.depth_of(buf, run.bindings)
             run.buffers[buf] = Fifo(
                 run.name(label), window, depth, (page[0], page[1]), dtype, self.tile
             )

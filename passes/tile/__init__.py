@@ -60,7 +60,7 @@ walks the linked sections, reads each one's kind (recorded by link) and builds i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -78,7 +78,7 @@ from spatial_dialect.passes.analysis import (
     refusals_at,
     sections_taken,
 )
-from spatial_dialect.passes.stream_plans import choose_stream_plan
+from spatial_dialect.passes.stream_plans import StreamRanked, choose_stream_plan
 from spatial_dialect.passes.tile.gemm import (
     describe,
     fidelity_matters,
@@ -272,6 +272,15 @@ def apply_gemm_plan(
     )
 
 
+@dataclass
+class RankedBefore:
+    """The rankings a pass run has made: GEMMs by shape and numerics, stream sections by
+    `StreamPlanner.key`."""
+
+    gemms: dict[tuple[GemmShape, Numerics], Ranked] = field(default_factory=dict)
+    streams: dict[tuple[object, ...], StreamRanked] = field(default_factory=dict)
+
+
 # ── The pass ──────────────────────────────────────────────────────────────────────────────────
 
 
@@ -280,14 +289,16 @@ def tile_section(
     target: Target,
     fidelity: str,
     rewriter: Rewriter,
-    ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    ranked_before: RankedBefore | None = None,
 ) -> None:
-    """Choose and apply one linked section's plan, by the kind link recorded."""
+    """Choose and apply one linked section's plan, by the kind link recorded (`ranked_before`:
+    the rankings of this pass run so far, so each distinct section is ranked once)."""
+    memo = ranked_before or RankedBefore()
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, ranked_before)
+        choice = choose_gemm_plan(program, target, fidelity, memo.gemms)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
-        choice = choose_stream_plan(program, target, fidelity)
+        choice = choose_stream_plan(program, target, fidelity, memo.streams)
         work, plan = stream_plan_ops(program, target, choice)
         first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
         rewriter.insert_op([work, plan], InsertPoint.before(first))
@@ -311,7 +322,7 @@ class TilePass(ModulePass):
         if sections:
             record(op, fidelity=fidelity)
         rewriter = Rewriter()
-        ranked_before: dict[tuple[GemmShape, Numerics], Ranked] = {}
+        ranked_before = RankedBefore()
         for program in sections:
             with refusals_at(program):
                 tile_section(program, target, fidelity, rewriter, ranked_before)

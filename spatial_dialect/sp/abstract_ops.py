@@ -98,7 +98,8 @@ class BufferOp(SectionOp, ABC):
 
 
 class MemoryBufferOp(BufferOp, ABC):
-    """A buffer in the site's local memory: `depth` pages, laid out at an offset once sized."""
+    """A buffer in the site's local memory: `depth` pages (unless a range's memory map gives
+    its own, `SitesOp.depth_of`), laid out at an offset once sized."""
 
     depth = prop_def(SizesAttr)
     tile_bytes_attr = int_prop("tile_bytes")
@@ -133,8 +134,11 @@ class MemoryBufferOp(BufferOp, ABC):
             result_types=[BUFFER],
         )
 
-    def bytes(self, bindings: dict[str, int]) -> int:
-        return self.depth.resolve(bindings)[0] * self.page_tiles(bindings) * self.tile_bytes
+    def bytes(self, bindings: dict[str, int], depth: int | None = None) -> int:
+        """depth x page tiles x tile bytes under `bindings`, at `depth` pages where given (a
+        range's, `SitesOp.bytes_of`), else at the buffer's own."""
+        pages = self.depth.resolve(bindings)[0] if depth is None else depth
+        return pages * self.page_tiles(bindings) * self.tile_bytes
 
     @property
     def alias_of(self) -> MemoryBufferOp | None:

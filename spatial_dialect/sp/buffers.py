@@ -17,9 +17,11 @@ from spatial_dialect.sp.formats import Sizes
 class FifoOp(MemoryBufferOp):
     """`%in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048`.
 
-    A FIFO of `depth` pages between a producer stage and its consumers. A push writes the next
-    page in ring order and waits while every page is full; a pop releases the oldest. A FIFO
-    that a multicast group fills is written by the group's sender on every member site.
+    A FIFO of `depth` pages between a producer stage and its consumers (once sized, a range's
+    memory map may give an operand FIFO its own depth on that range's sites, `SitesOp.depth_of`).
+    A push writes the next page in ring order and waits while every page is full; a pop
+    releases the oldest. A FIFO that a multicast group fills is written by the group's sender
+    on every member site.
     """
 
     name = "sp.fifo"

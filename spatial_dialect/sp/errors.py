@@ -73,6 +73,21 @@ class OverlappingOffsets(SpatialVerifyError):
         )
 
 
+class FixedDepthChanged(SpatialVerifyError):
+    """A range's memory map giving its own depth to a buffer no load fills.
+
+    Only an operand FIFO's depth is a rate choice, made per range from its page
+    (docs/passes.md#size-depth-per-site-range): an output FIFO's producer is the compute
+    engine, which never runs ahead, and a spill holds one page per sub-block."""
+
+    def __init__(self, sites: str, buffer: str, depth: int, own: int):
+        self.sites, self.buffer, self.depth, self.own = sites, buffer, depth, own
+        super().__init__(
+            f"sites {sites}: buffer {buffer} has depth {depth} here but {own} of its own; only "
+            "an operand FIFO (one a load fills) takes a depth per range"
+        )
+
+
 class GroupMemberMismatch(SpatialVerifyError):
     """Members of one multicast group that disagree on depth, page size or offset, or on the
     blocks they are sent.

@@ -10,13 +10,16 @@ group: `(`over` custom<Pair>($over)^)?`.
 from __future__ import annotations
 
 import struct
+from typing import cast
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     SymbolRefAttr,
     f32,
     i64,
@@ -160,7 +163,9 @@ class SiteMap(OneAttr):
 
 @irdl_custom_directive
 class Offsets(OneAttr):
-    """`{in0 = 0, in1 = 24576}`: buffer offsets by label."""
+    """`{in0 = 0 depth 8, in1 = 32768, out = 65536}`: each buffer's offset by label, and its
+    depth on this range where it is not the buffer's own (an `i64` offset, or an `array<i64:
+    offset, depth>` in the generic form)."""
 
     attr: AttributeVariable
 
@@ -168,7 +173,11 @@ class Offsets(OneAttr):
         def entry() -> tuple[str, Attribute]:
             key = parser.parse_identifier()
             parser.parse_punctuation("=")
-            return key, IntegerAttr(parser.parse_integer(allow_negative=False), i64)
+            offset = parser.parse_integer(allow_negative=False)
+            if parser.parse_optional_keyword("depth") is None:
+                return key, IntegerAttr(offset, i64)
+            depth = parser.parse_integer(allow_negative=False)
+            return key, DenseArrayBase.from_list(i64, (offset, depth))
 
         return DictionaryAttr(
             dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry))
@@ -176,8 +185,14 @@ class Offsets(OneAttr):
 
     def text(self, attr: Attribute) -> str:
         assert isinstance(attr, DictionaryAttr)
-        items = (f"{k} = {v.value.data}" for k, v in attr.data.items())  # type: ignore[attr-defined]
-        return "{" + ", ".join(items) + "}"
+
+        def entry(key: str, value: Attribute) -> str:
+            if isinstance(value, IntegerAttr):
+                return f"{key} = {value.value.data}"
+            offset, depth = cast(DenseArrayBase[IntegerType], value).get_values()
+            return f"{key} = {offset} depth {depth}"
+
+        return "{" + ", ".join(entry(k, v) for k, v in attr.data.items()) + "}"
 
 
 def _f32(x: float) -> float:

@@ -9,9 +9,11 @@ from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FlatSymbolRefAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -22,7 +24,12 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, t
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from spatial_dialect.sp.abstract_ops import InProgram, SectionOp, section_traits
+from spatial_dialect.sp.abstract_ops import (
+    InProgram,
+    MemoryBufferOp,
+    SectionOp,
+    section_traits,
+)
 from spatial_dialect.sp.attrs import (
     BufferType,
     RectAttr,
@@ -97,8 +104,10 @@ class SitesOp(SectionOp):
     CoreRange). Per site, what differs is an argument: site (x, y) runs the `count` work items
     from `first(x, y)` (affine in x and y). Every item of the range has the stated block; with
     the sub-block it binds the size symbols (`bindings`). Once sized, `memory` gives each
-    buffer's offset in the site's local memory (from its first usable byte); a buffer's bytes
-    are its depth x page tiles x tile bytes under the range's bindings.
+    buffer's offset in the site's local memory (from its first usable byte) and, for an operand
+    FIFO whose depth on this range is not the buffer's own, that depth (`in0 = 0 depth 8`): the
+    credit loop asks for a depth per page size, and pages differ between ranges. A buffer's
+    bytes are its depth here x page tiles x tile bytes under the range's bindings.
     """
 
     name = "sp.sites"
@@ -128,6 +137,7 @@ class SitesOp(SectionOp):
         block: tuple[int, int],
         sub_block: tuple[int, int],
         memory: dict[str, int] | None = None,
+        depths: dict[str, int] | None = None,
     ):
         super().__init__(
             properties={
@@ -136,7 +146,7 @@ class SitesOp(SectionOp):
                 "count": int_attr(count),
                 "block": pair_attr(block),
                 "sub_block": pair_attr(sub_block),
-                "memory": None if memory is None else _memory_attr(memory),
+                "memory": None if memory is None else _memory_attr(memory, depths or {}),
             }
         )
 
@@ -155,12 +165,30 @@ class SitesOp(SectionOp):
         return {"h": h, "w": w, "sh": sh, "sw": sw, "kw": k_block, "subs": (h // sh) * (w // sw)}
 
     def offsets(self) -> dict[str, int]:
-        if self.memory is None:
-            return {}
-        return {k: cast(IntegerAttr, v).value.data for k, v in self.memory.data.items()}
+        """Each buffer's offset by label (none before size-buffers)."""
+        return {k: _slot(v)[0] for k, v in self._memory().items()}
 
-    def set_offsets(self, offsets: dict[str, int]) -> None:
-        self.properties["memory"] = _memory_attr(offsets)
+    def depths(self) -> dict[str, int]:
+        """The depths this range's memory map states: only where they are not the buffer's own."""
+        return {k: d for k, v in self._memory().items() if (d := _slot(v)[1]) is not None}
+
+    def depth_of(self, buf: MemoryBufferOp, bindings: dict[str, int]) -> int:
+        """The depth of `buf` on this range's sites: its memory map's, else the buffer's own
+        under the range's `bindings`."""
+        entry = self._memory().get(buf.label.data)
+        depth = None if entry is None else _slot(entry)[1]
+        return buf.depth.resolve(bindings)[0] if depth is None else depth
+
+    def bytes_of(self, buf: MemoryBufferOp, bindings: dict[str, int]) -> int:
+        """The bytes `buf` takes on this range's sites (at `depth_of`)."""
+        return buf.bytes(bindings, self.depth_of(buf, bindings))
+
+    def set_memory(self, offsets: dict[str, int], depths: dict[str, int]) -> None:
+        """The memory map: offsets of every buffer, and the depths not the buffers' own."""
+        self.properties["memory"] = _memory_attr(offsets, depths)
+
+    def _memory(self) -> dict[str, Attribute]:
+        return {} if self.memory is None else self.memory.data
 
     def verify_(self) -> None:
         m = self.first.data
@@ -175,10 +203,39 @@ class SitesOp(SectionOp):
             raise VerifyException(
                 f"sp.sites: the sub-block {sh}x{sw} does not tile the block {h}x{w}"
             )
+        for label, value in self._memory().items():
+            if not isinstance(value, IntegerAttr | DenseArrayBase) or (
+                isinstance(value, DenseArrayBase)
+                and (value.elt_type != i64 or len(value.get_values()) != 2)
+            ):
+                raise VerifyException(
+                    f"sp.sites: the memory map gives {label} an offset, or an offset and a depth"
+                )
+            depth = _slot(value)[1]
+            if depth is not None and depth < 1:
+                raise VerifyException(
+                    f"sp.sites: {label} has depth {depth} on sites {self.rect.text()}; a FIFO "
+                    "holds at least one page"
+                )
 
 
-def _memory_attr(offsets: dict[str, int]) -> DictionaryAttr:
-    return DictionaryAttr({k: IntegerAttr(v, i64) for k, v in offsets.items()})
+def _memory_attr(offsets: dict[str, int], depths: dict[str, int]) -> DictionaryAttr:
+    return DictionaryAttr(
+        {
+            k: IntegerAttr(v, i64)
+            if k not in depths
+            else DenseArrayBase.from_list(i64, (v, depths[k]))
+            for k, v in offsets.items()
+        }
+    )
+
+
+def _slot(value: Attribute) -> tuple[int, int | None]:
+    """A memory map entry's offset and depth (None: the buffer's own)."""
+    if isinstance(value, IntegerAttr):
+        return value.value.data, None
+    offset, depth = cast(DenseArrayBase[IntegerType], value).get_values()
+    return offset, depth
 
 
 # ── Multicast groups and sharing decisions ────────────────────────────────────────────────────

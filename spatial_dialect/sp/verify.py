@@ -4,8 +4,9 @@ Always: references resolve, stages agree with their buffers and tensors on eleme
 storage format, a phase holds what it promises and nothing a later phase adds. Placed: every
 work item runs on exactly one site and the range's block is the item's, every stage has an
 engine the site has, no access pattern leaves its tensor. Sized: every buffer has an offset,
-no two overlap on a site, every site fits its budget, and multicast group members agree
-(GroupMemberMismatch). A violation is reported at the op that breaks it, with its numbers.
+only an operand FIFO takes a depth of its own on a range (FixedDepthChanged), no two buffers
+overlap on a site at its range's depths, every site fits its budget, and multicast group members
+agree (GroupMemberMismatch). A violation is reported at the op that breaks it, with its numbers.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from spatial_dialect.sp.enums import (
 )
 from spatial_dialect.sp.errors import (
     AccessOutOfBounds,
+    FixedDepthChanged,
     GroupMemberMismatch,
     LocalMemExceeded,
     OverlappingOffsets,
@@ -498,14 +500,19 @@ def _check_memory(p: ProgramOp) -> None:
     mesh, work = p.one(MeshOp), p.one(WorkOp)
     assert mesh is not None and work is not None
     buffers = [b for b in p.buffers() if isinstance(b, MemoryBufferOp)]
+    operands = {buffer_of(ld.dst) for ld in p.ops_of(LoadOp)}
     for r in p.ops_of(SitesOp):
-        _at(r, lambda r=r: _check_range_memory(r, buffers, mesh, work.k_block))
+        _at(r, lambda r=r: _check_range_memory(r, buffers, operands, mesh, work.k_block))
     for g in p.ops_of(GroupOp):
         _at(g, lambda g=g: _check_group_members(p, g, work.k_block))
 
 
 def _check_range_memory(
-    r: SitesOp, buffers: list[MemoryBufferOp], mesh: MeshOp, k_block: int
+    r: SitesOp,
+    buffers: list[MemoryBufferOp],
+    operands: set[BufferOp],
+    mesh: MeshOp,
+    k_block: int,
 ) -> None:
     offsets = r.offsets()
     where = r.rect.text()
@@ -516,18 +523,24 @@ def _check_range_memory(
         raise PhaseViolation(
             f"sites {where}: the memory map and the buffers disagree on {missing[0]}"
         )
+    depths = r.depths()
+    for buf in buffers:
+        label = buf.label.data
+        if label in depths and buf not in operands:
+            raise FixedDepthChanged(where, label, depths[label], buf.depth.resolve(b)[0])
     spans: list[tuple[int, int, str]] = []
     for buf in buffers:
-        start, size = offsets[buf.label.data], buf.bytes(b)
+        start, size = offsets[buf.label.data], r.bytes_of(buf, b)
         target = buf.alias_of
         if target is not None:
-            if start != offsets[target.label.data] or size > target.bytes(b):
+            target_size = r.bytes_of(target, b)
+            if start != offsets[target.label.data] or size > target_size:
                 raise OverlappingOffsets(
                     where,
                     buf.label.data,
                     (start, start + size),
                     target.label.data,
-                    (offsets[target.label.data], offsets[target.label.data] + target.bytes(b)),
+                    (offsets[target.label.data], offsets[target.label.data] + target_size),
                 )
             continue
         spans.append((start, start + size, buf.label.data))
@@ -551,7 +564,7 @@ def _check_group_members(p: ProgramOp, g: GroupOp, k_block: int) -> None:
             r = ranges[site]
             b = r.bindings(k_block)
             return {
-                "depth": buf.depth.resolve(b)[0],
+                "depth": r.depth_of(buf, b),
                 "page tiles": buf.page_tiles(b),
                 "offset": r.offsets()[buf.label.data],
             }

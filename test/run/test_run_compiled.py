@@ -183,7 +183,7 @@ def set_offset(section: sp.ProgramOp, buffer: str, offset_of: str) -> None:
     for sites in section.ops_of(sp.SitesOp):
         offsets = sites.offsets()
         offsets[buffer] = offsets[offset_of]
-        sites.set_offsets(offsets)
+        sites.set_memory(offsets, sites.depths())
 
 
 def test_the_program_mutated_below_is_right_as_compiled(program):

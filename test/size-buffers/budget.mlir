@@ -33,12 +33,12 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
 }
 // CHECK:      sp.options = {fidelity = "hifi4", format = "bf16", local_mem = "900000"}
 // CHECK:      sp.mesh 8x8 movement 2 nocs 2 local 900000
-// CHECK-NEXT: sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768, out = 819200, spill = 819200}
+// CHECK-NEXT: sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768 depth 3, out = 819200, spill = 819200}
 // CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-// CHECK-NEXT: %in1 = sp.fifo "in1" depth 3 page [kw, w] bf16 tile_bytes 2048
-// RESIZE:      memory {in0 = 0, in1 = 49152, out = 835584, spill = 835584}
-// RESIZE:      %in0 = sp.fifo "in0" depth 3
-// RESIZE-NEXT: %in1 = sp.fifo "in1" depth 3
+// CHECK-NEXT: %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+// RESIZE:      memory {in0 = 0 depth 3, in1 = 49152 depth 3, out = 835584, spill = 835584}
+// RESIZE:      %in0 = sp.fifo "in0" depth 2
+// RESIZE-NEXT: %in1 = sp.fifo "in1" depth 2
 // RESIZE-NEXT: %out = sp.fifo "out" depth subs
 // 9 x 16384 + 9 x 262144 + 32768 = 2539520 bytes.
 // OVER: error: LocalMemExceeded: site (0, 0) needs 2539520 bytes of local memory but its budget is 900000 bytes

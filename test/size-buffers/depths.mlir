@@ -1,8 +1,10 @@
 // size-buffers: operand FIFO depths from the credit loop, depth = max(2, ceil((page_tiles x
 // fetch_tile + credit_return) / service_page)); Wormhole declares fetch_tile 64, credit_return 500,
-// service_page 512 cycles, Blackhole 32, 600, 512. The output FIFO keeps its depth. The inputs are
-// fused programs of plans whose pages make each case (so size-buffers is tested on its own,
-// whatever plan tile would choose today).
+// service_page 512 cycles, Blackhole 32, 600, 512. The depth is per site range, in the range's
+// memory map (`in1 = 32768 depth 5`, written where it is not the buffer's own); the buffer ops
+// keep the depth tile asked for, and the output FIFO keeps its depth. The inputs are fused
+// programs of plans whose pages make each case (so size-buffers is tested on its own, whatever
+// plan tile would choose today).
 // RUN: spatial-opt %s --split-input-file -p size-buffers | filecheck %s
 // Running size-buffers twice changes nothing.
 // RUN: spatial-opt %s --split-input-file -p size-buffers,size-buffers | filecheck %s
@@ -34,15 +36,15 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
   }
 }
 // CHECK:      sp.target = "wormhole_n150"
-// CHECK:      sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768, out = 1343488, spill = 1343488}
+// CHECK:      sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768 depth 5, out = 1343488, spill = 1343488}
 // CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-// CHECK-NEXT: %in1 = sp.fifo "in1" depth 5 page [kw, w] bf16 tile_bytes 2048
+// CHECK-NEXT: %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
 // CHECK-NEXT: %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 
 // -----
 
 // The decode step on Blackhole: B's page is 4x10 = 40 tiles (40 x 32 + 600 = 1880 cycles: 4 pages),
-// 4x8 = 32 at the boundary site (1624: 4); A's 1x4 (728: 2).
+// 4x8 = 32 at the boundary site (1624: 4); A's 1x4 (728: 2, the buffer's own: no depth written).
 builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @decode(@x, @w) -> (@y)
   sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
@@ -67,8 +69,8 @@ builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity 
   }
 }
 // CHECK:      sp.target = "blackhole_p150"
-// CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
-// CHECK-NEXT: %in1 = sp.fifo "in1" depth 4 page [kw, w] bf16 tile_bytes 2048
+// CHECK:      sp.sites [0, 11]x[0, 0] first x + y * 13 count 1 block 1x10 sub_block 1x5 memory {in0 = 0, in1 = 16384 depth 4, out = 344064, spill = 344064}
+// CHECK-NEXT: sp.sites [12, 12]x[0, 0] first x + y * 13 count 1 block 1x8 sub_block 1x4 memory {in0 = 0, in1 = 16384 depth 4, out = 278528, spill = 278528}
 
 // -----
 
@@ -94,17 +96,17 @@ builtin.module attributes {sp.target = "h100", sp.options = {fidelity = "hifi4",
   }
 }
 // CHECK:      sp.target = "h100"
-// CHECK:      %in0 = sp.fifo "in0" depth 2
-// CHECK-NEXT: %in1 = sp.fifo "in1" depth 2
+// CHECK:      memory {in0 = 0, in1 = 4096, out = 8192}
 
 // -----
 
 // 100x1024x700 on Wormhole: blocks of 1x3 tiles; the last column of sites covers 22 - 21 = 1
 // tile. B's page is 8x3 = 24 tiles at the interior sites (24 x 64 + 500 = 2036 cycles: 4 pages)
-// but 8x1 = 8 at the boundary (1012: 2 pages). A buffer has one depth on every site, so members
-// of one multicast group agree by construction, and it takes the minimum: 2.
+// but 8x1 = 8 at the boundary (1012: 2 pages). B is multicast down columns, and a column lies in
+// one range, so each range keeps its own: 4 inside, 2 (the buffer's own) at the boundary.
 // Groups first at one offset (in0 at 0 everywhere, in1 after the largest in0), then first-fit per
-// range: the output lands right after in1, which is 3 tiles wide inside and 1 at the boundary.
+// range: the output lands right after in1, which is 4 pages of 3 tiles wide inside (32768 +
+// 4 x 24 x 2048 = 229376) and 2 pages of 1 at the boundary (32768 + 2 x 8 x 2048 = 65536).
 builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
   sp.entry @g(@a, @b) -> (@c)
   sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
@@ -129,6 +131,6 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
     sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
   }
 }
-// CHECK:      sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3 memory {in0 = 0, in1 = 32768, out = 131072, spill = 131072}
+// CHECK:      sp.sites [0, 6]x[0, 3] first x + y * 8 count 1 block 1x3 sub_block 1x3 memory {in0 = 0, in1 = 32768 depth 4, out = 229376, spill = 229376}
 // CHECK-NEXT: sp.sites [7, 7]x[0, 3] first x + y * 8 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 32768, out = 65536, spill = 65536}
 // CHECK:      %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048

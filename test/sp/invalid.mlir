@@ -955,3 +955,135 @@ sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   // expected-error @+1 {{sp.group @in0_line: a line of 7 sites does not fill the rows of [0, 2]x[0, 1]}}
   sp.group @in0_line %in0 line [0, 2]x[0, 1] sites 7 sender 0
 }
+
+// -----
+
+// Per-range depths (size-buffers writes a range's own operand FIFO depth in its memory map):
+// the members of column 0's B group hold 3 pages at (0, 0) and B's own 2 at (0, 1).
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192 depth 3, out = 16384, spill = 16384}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: multicast group @in1_columns: member at site (0, 1) has depth 2 but the member at (0, 0) has 3
+
+// -----
+
+// FixedDepthChanged: only an operand FIFO takes a depth per range; the output FIFO's is its own
+// (subs, 1 sub-block here).
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288 depth 3, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: buffer out has depth 3 here but 1 of its own; only an operand FIFO (one a load fills) takes a depth per range
+
+// -----
+
+// A range's depth of 0 pages.
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0 depth 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sp.sites: in0 has depth 0 on sites [0, 1]x[0, 0]; a FIFO holds at least one page
+
+// -----
+
+// A range's depth is what its bytes are laid out at: A's 3 pages of 2 tiles end at 12288, past B's offset.
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0 depth 3, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: sites [0, 1]x[0, 0]: buffer in0 [0, 12288) overlaps in1 [8192, 12288)
+
+// -----
+
+// ... and what its budget is checked against: 30 pages of B at the bottom row need 71680 bytes of 65536.
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<96x64xbf16> tiles 3x2 input tiled
+  sp.tensor @b : tensor<64x64xbf16> tiles 2x2 input tiled
+  sp.tensor @c : tensor<96x64xbf16> tiles 3x2 output tiled
+  sp.work @c block 2x1 k 2 by 1
+  sp.plan blocked grid 2x2 block 2x1 packing operand_with_store predicted 100 bound compute
+  sp.mesh 2x2 movement 2 nocs 2 local 65536
+  sp.sites [0, 1]x[0, 0] first x + y * 2 count 1 block 2x1 sub_block 2x1 memory {in0 = 0, in1 = 8192, out = 12288, spill = 12288}
+  sp.sites [0, 1]x[1, 1] first x + y * 2 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192 depth 30, out = 69632, spill = 69632}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 1]x[0, 1] sender 0
+  sp.group @in1_columns %in1 columns [0, 1]x[0, 1] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK: LocalMemExceeded: site (0, 1) needs 71680 bytes of local memory but its budget is 65536 bytes

@@ -175,3 +175,33 @@ sp.program @p op "tg.matmul" kind gemm phase fused tile 32x32 {
 // CHECK:      sp.share @a broadcast consumers 2 bytes 8192 hops 1 saves 40 costs 12 copies 1 "broadcasting saves 40 DRAM cycles and costs 12 on the fabric"
 // CHECK-NEXT: sp.share @b replicated consumers 2 bytes 8192 hops 1 saves 10 costs 128 copies 2 "a fan-out would cost 128 fabric cycles to save 10 DRAM cycles"
 // CHECK-GENERIC: "sp.share"() <{tensor = @a, sharing = #sp<sharing broadcast>, consumers = 2 : i64, bytes = 8192 : i64, hops = 1 : i64, dram_cycles_saved = 40 : i64, fabric_cycles_added = 12 : i64, copies = 1 : i64, why = "broadcasting saves 40 DRAM cycles and costs 12 on the fabric"}> : () -> ()
+// -----
+
+// A range's own operand FIFO depths in its memory map (size-buffers' per-range depths): the
+// 7x5-tile GEMM on a 4x4 mesh, 8 pages inside and 4 where a boundary range's pages are half as big.
+sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
+  sp.tensor @a : tensor<224x4096xbf16> tiles 7x128 input tiled
+  sp.tensor @b : tensor<4096x160xbf16> tiles 128x5 input tiled
+  sp.tensor @c : tensor<224x160xbf16> tiles 7x5 output tiled
+  sp.work @c block 2x2 k 128 by 16
+  sp.plan blocked grid 3x4 block 2x2 packing operand_with_store multicast a, b predicted 42360 bound dram runner_up "blocked per_site 2x2 block 1x2 k_block 16 k_blocks 8 grid 3x4" 42360 attributes {why = "dram-bound: 8 steps of compute 4352 / movement 4609 / DRAM 3142 cycles (tile-matmul 68.0 cycles: engine 68.0, unpack 38.4), fill 4577, drain 5520", multicast_why = "A multicast over rows of 3 (unicast: 59328 cycles); B multicast over columns of 4 (unicast: 61376 cycles)"}
+  sp.mesh 4x4 movement 2 nocs 2 local 1474560
+  sp.sites [0, 1]x[0, 2] first x + y * 3 count 1 block 2x2 sub_block 2x2 memory {in0 = 0 depth 8, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
+  sp.sites [2, 2]x[0, 2] first x + y * 3 count 1 block 2x1 sub_block 2x1 memory {in0 = 0 depth 8, in1 = 524288 depth 4, out = 655360, spill = 655360}
+  sp.sites [0, 1]x[3, 3] first x + y * 3 count 1 block 1x2 sub_block 1x2 memory {in0 = 0 depth 4, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
+  sp.sites [2, 2]x[3, 3] first x + y * 3 count 1 block 1x1 sub_block 1x1 memory {in0 = 0 depth 4, in1 = 524288 depth 4, out = 655360, spill = 655360}
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.group @in0_rows %in0 rows [0, 2]x[0, 3] sender 0
+  sp.group @in1_columns %in1 columns [0, 2]x[0, 3] sender 0
+  sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0
+  sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_columns on movement 0 noc 1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4 on compute
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
+}
+// CHECK:      sp.sites [0, 1]x[0, 2] first x + y * 3 count 1 block 2x2 sub_block 2x2 memory {in0 = 0 depth 8, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
+// CHECK-NEXT: sp.sites [2, 2]x[0, 2] first x + y * 3 count 1 block 2x1 sub_block 2x1 memory {in0 = 0 depth 8, in1 = 524288 depth 4, out = 655360, spill = 655360}
+// CHECK-GENERIC: "sp.sites"() <{rect = #sp.rect<[0, 1]x[0, 2]>, first = affine_map<(d0, d1) -> ((d0 + (d1 * 3)))>, count = 1 : i64, block = #sp.pair<2x2>, sub_block = #sp.pair<2x2>, memory = {in0 = array<i64: 0, 8>, in1 = array<i64: 524288, 8>, out = 1048576 : i64, spill = 1048576 : i64}}> : () -> ()

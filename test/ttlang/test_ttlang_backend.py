@@ -166,7 +166,7 @@ def test_mutation_two_buffers_at_one_offset_is_refused_by_name():
     for sites in section.ops_of(sp.SitesOp):
         offsets = sites.offsets()
         offsets["in1"] = offsets["in0"]
-        sites.set_offsets(offsets)
+        sites.set_memory(offsets, sites.depths())
     with pytest.raises(TTLangUnsupported, match="OverlappingOffsets: buffers in0 .* and in1"):
         runner()(module, []) if HAVE_SIM else _emit(module)
 

@@ -100,9 +100,9 @@ def node_buffers(traced, section: sp.ProgramOp) -> list[NodeBuffers]:  # noqa: A
             if isinstance(buf, sp.AccOp) or buf.label.data not in offsets:
                 continue
             if buf.alias_of is not None:
-                aliased += buf.bytes(b)
+                aliased += r.bytes_of(buf, b)
                 continue
-            spans.add((offsets[buf.label.data], buf.bytes(b)))
+            spans.add((offsets[buf.label.data], r.bytes_of(buf, b)))
         laid_out = sum(n for _, n in spans)
         for x, y in r.rect.sites():
             node = x * gy + y  # the simulator's linear node index (ttl.node: y fastest)

@@ -34,7 +34,7 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
             offsets = r.offsets()
             for buf in memory_buffers(program):
                 rows, cols = buf.page.resolve(b)
-                depth = buf.depth.resolve(b)[0]
+                depth = r.depth_of(buf, b)
                 label = buf.label.data
                 where = (
                     f"alias of {buf.alias_of.label.data}"
@@ -42,7 +42,7 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
                     else f"offset {offsets[label]:>8}"
                 )
                 stream.write(
-                    f"    {label:<6} {where}  bytes {buf.bytes(b):>8}  depth {depth:>3}  page {rows}x{cols} tiles "
+                    f"    {label:<6} {where}  bytes {r.bytes_of(buf, b):>8}  depth {depth:>3}  page {rows}x{cols} tiles "
                     f"({rows * cols * buf.tile_bytes} bytes, {buf.storage})\n"
                 )
     print_dram_map(module, target, stream)

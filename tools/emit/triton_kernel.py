@@ -231,8 +231,11 @@ def section_of(program: sp.ProgramOp) -> Kernel:
     work = program.one(sp.WorkOp)
     assert work is not None
     ranges, sites, items = _sites_and_items(program)
+    # One launch has one num_stages: per operand FIFO the smallest depth any range's memory map
+    # gives it (every range affords that many pages).
+    site_ranges = program.ops_of(sp.SitesOp)
     depths = [
-        f.depth.resolve(ranges[0])[0] if f.depth.constant() is None else f.depth.constant()[0]
+        min(r.depth_of(f, b) for r, b in zip(site_ranges, ranges, strict=True))
         for f in program.ops_of(sp.FifoOp)
         if any(sp.buffer_of(ld.dst) is f for ld in program.ops_of(sp.LoadOp))
     ]

@@ -181,7 +181,7 @@ class OperationWriter(SubBlockSelectors):
                 ):
                     continue
                 lo = offsets[buf.label.data]
-                spans.append((lo, lo + buf.bytes(b), buf.label.data))
+                spans.append((lo, lo + r.bytes_of(buf, b), buf.label.data))
             spans.sort()
             for (lo0, hi0, n0), (lo1, hi1, n1) in zip(spans, spans[1:], strict=False):
                 if lo1 < hi0:
@@ -212,7 +212,7 @@ class OperationWriter(SubBlockSelectors):
             shapes: list[tuple[tuple[int, int], int]] = []
             for r in self.ranges:
                 b = r.bindings(self.work.k_block)
-                shape = (buf.page.resolve(b), buf.depth.resolve(b)[0])
+                shape = (buf.page.resolve(b), r.depth_of(buf, b))
                 if shape not in shapes:
                     shapes.append(shape)
             depths = len({d for _, d in shapes}) > 1
@@ -226,7 +226,7 @@ class OperationWriter(SubBlockSelectors):
 
     def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
         b = r.bindings(self.work.k_block)
-        return self.variants[(buf.label.data, buf.page.resolve(b), buf.depth.resolve(b)[0])]
+        return self.variants[(buf.label.data, buf.page.resolve(b), r.depth_of(buf, b))]
 
     # Emission --------------------------------------------------------------------------------
 
