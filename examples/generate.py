@@ -40,6 +40,9 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 # Qwen3-8B: config.json of Qwen/Qwen3-8B (hidden 4096, 32 heads, 8 kv heads, head_dim 128,
 # intermediate 12288, rms_norm_eps 1e-6, q_norm/k_norm per head).
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
+# Llama-3.1-8B: config.json of meta-llama/Llama-3.1-8B (the Llama-3-8B dimensions, vocab 128256);
+# rope scaling changes the cos/sin inputs, not the program.
+LLAMA31_8B = replace(LLAMA3_8B, name="llama3_1_8b", vocab=128256)
 # Llama-3-70B: config.json of meta-llama/Meta-Llama-3-70B (hidden 8192, 64 heads, 8 kv heads,
 # intermediate 28672, 80 layers, rms_norm_eps 1e-5, vocab 128256); the compile-speed bench's
 # largest program.

@@ -46,10 +46,21 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import GemmView, module_target, refusals_at, sections_taken
+from spatial_dialect.passes.analysis import (
+    GemmView,
+    gemm_plan,
+    module_target,
+    refusals_at,
+    sections_taken,
+)
 from spatial_dialect.sp import GroupAxis, Phase, RectAttr
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.cost import OperandStream, gemm_operand_streams, share_operand
+from spatial_dialect.targets.cost import (
+    OperandStream,
+    gemm_dram_rate,
+    gemm_operand_streams,
+    share_operand,
+)
 from spatial_dialect.targets.gemm import ceil_div
 
 
@@ -130,8 +141,10 @@ def share_decisions(
     program: sp.ProgramOp, gemm: GemmView, target: Target, rewriter: Rewriter
 ) -> None:
     anchor: sp.SectionOp = program.buffers()[-1]
+    # The copies priced at the DRAM rate the planner priced this plan's traffic at.
+    rate = gemm_dram_rate(target, gemm.shape(), gemm_plan(program))
     for load, stream in operand_streams(program, gemm, target):
-        d = share_operand(stream, target)
+        d = share_operand(stream, target, rate)
         numbers = {
             "consumers": stream.consumers,
             "bytes": stream.bytes,

@@ -19,7 +19,9 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   are not accumulated in place;
 * movement and compute overlap through double-buffered FIFOs, so the site takes
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
-* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth.
+* DRAM is shared by the whole mesh: every byte the plan reads or writes at the bandwidth its
+  traffic sustains (:mod:`.dram`: the chip's sustained fraction of the peak, less where the reads
+  do not spread over the channels).
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
@@ -35,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .dram import dram_transfer_cycles
 from .footprint import (
     FootprintParts,
     footprint_bytes_for_plan,
@@ -43,7 +46,7 @@ from .footprint import (
     plan_fits,
 )
 from .gemm import Deal, GemmPlan, GemmShape, deal, span
-from .quantities import GemmQuantities, gemm_quantities, operand_sharing
+from .quantities import GemmQuantities, gemm_dram_rate, gemm_quantities, operand_sharing
 from .sharing import (
     OperandStream,
     Sharing,
@@ -75,6 +78,7 @@ __all__ = [
     "share_operand",
     "gemm_operand_streams",
     "operand_sharing",
+    "gemm_dram_rate",
     "dram_cycles",
     "compulsory_dram_bytes",
     "gemm_cost_floor",
@@ -146,11 +150,13 @@ class _Movement:
 
 @dataclass(slots=True)
 class _DramTime:
-    """Every byte the plan reads or writes at the chip's DRAM bandwidth, plus the fabric cycles of
-    broadcast panels (share_operand weighed them against the DRAM time they replace)."""
+    """Every byte the plan reads or writes at the DRAM rate its traffic sustains (``rate``, bytes
+    per cycle), plus the fabric cycles of broadcast panels (share_operand weighed them against the
+    DRAM time they replace)."""
 
     bytes: int
     cycles: float
+    rate: float
 
 
 @dataclass(slots=True)
@@ -293,10 +299,38 @@ def _engine_paths(
 
 
 def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
-    """DRAM is shared by the whole mesh: the program's DRAM time, not one site's."""
+    """DRAM is shared by the whole mesh: the program's DRAM time, not one site's, at the rate
+    its traffic sustains (``GemmQuantities.dram_rate``, :func:`~.quantities.gemm_dram_rate`)."""
     tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
     dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
-    return _DramTime(dram_bytes, dram_bytes / target.dram_bytes_per_cycle + q.fabric_cycles)
+    return _DramTime(dram_bytes, dram_bytes / q.dram_rate + q.fabric_cycles, q.dram_rate)
+
+
+def _reads_in_flight(
+    target: Target, shape: GemmShape, q: GemmQuantities, n: int, dram: _DramTime
+) -> str:
+    """Little's law for the plan's DRAM reads, as a clause of the reason. Each operand's reader
+    keeps one step's block in flight (it waits for the block before it fetches the next, as
+    :func:`_movement` charges it), so it streams the block's bytes per round trip plus transfer;
+    the sites reading together stream ``sites`` times a site's rate, against the rate the DRAM
+    sustains. Where the product falls short, more sites (or longer steps) pay; where it exceeds
+    the DRAM, they do not. Empty on a target that declares no DRAM round trip."""
+    latency = float(target.dram_latency_cycles or 0)
+    if not latency:
+        return ""
+    tb = shape.operand_tile_bytes(target)
+    issue = float(target.noc_issue_cycles or 0)
+    link = float(target.link_bytes_per_cycle)
+    a_tiles = 0 if shape.a_local else q.busiest_a_tiles / n
+    b_tiles = q.busiest_b_tiles / n
+    per_site = sum(
+        t * tb / (latency + max(t * issue, t * tb / link)) for t in (a_tiles, b_tiles) if t
+    )
+    return (
+        f"; reads {(a_tiles + b_tiles) * tb:.0f} B in flight a site per {latency:.0f}-cycle round"
+        f" trip = {per_site:.1f} B/cycle, x {q.sites_used} sites = {per_site * q.sites_used:.0f}"
+        f" of the DRAM's {dram.rate:.0f} B/cycle"
+    )
 
 
 def _write_back_cycles(
@@ -308,7 +342,9 @@ def _write_back_cycles(
         return 0.0
     last_block_tiles = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n)
     tbo = shape.out_tile_bytes(target)
-    burst = last_block_tiles * tbo * q.c_writers / target.dram_bytes_per_cycle
+    burst = dram_transfer_cycles(
+        target, last_block_tiles * tbo * q.c_writers, q.c_writers, last_block_tiles * q.c_writers
+    )
     link = float(target.link_bytes_per_cycle)
     return max(last_block_tiles * tbo / link, burst) + float(target.dram_latency_cycles or 0)
 
@@ -386,6 +422,7 @@ def gemm_cost(
         f"{pipe.step_movement:.0f} / DRAM {pipe.step_dram:.0f} cycles (tile-matmul "
         f"{compute.per_tile_matmul:.1f} cycles: engine {compute.engine:.1f}, unpack "
         f"{compute.unpack:.1f}), fill {pipe.fill:.0f}, drain {pipe.drain:.0f}"
+        f"{_reads_in_flight(target, shape, q, n, dram)}"
     )
     return GemmCost(
         compute_cycles=compute.cycles,

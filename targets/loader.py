@@ -52,7 +52,7 @@ ALIASES: dict[str, str] = {
 }
 
 # field -> (kind, required). Kinds: "pos_int" (> 0), "nonneg_int" (>= 0), "pos_num" (> 0),
-# "bool", "str", "multicast", "opt_pos_int" (> 0 or absent).
+# "bool", "str", "multicast", "opt_pos_int" (> 0 or absent), "fraction" (0 < v <= 1).
 _SCALARS: dict[str, tuple[str, bool]] = {
     "name": ("str", False),
     "description": ("str", False),
@@ -87,6 +87,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "matmul_handover_cycles": ("nonneg_int", False),
     "vector_lanes": ("pos_int", False),
     "dram_bytes": ("opt_pos_int", False),
+    "dram_efficiency": ("fraction", False),
 }
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -121,6 +122,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "matmul_handover_cycles": (0, 1_000_000),
     "vector_lanes": (1, 65536),
     "dram_bytes": (1 * MiB, 1024 * TiB),
+    # A chip whose streaming reads reach under 5% of its DRAM's peak is a typo for a percentage.
+    "dram_efficiency": (0.05, 1.0),
 }
 MAX_SITES = 1 << 20
 """The most sites a mesh may have (a wafer-scale chip has under a million cores)."""
@@ -200,6 +203,7 @@ _DEFAULTS: dict[str, Any] = {
     "matmul_handover_cycles": 0,
     "vector_lanes": 32,
     "dram_bytes": None,
+    "dram_efficiency": 1.0,
 }
 
 
@@ -367,6 +371,10 @@ def _check_scalar(where: str, field: str, kind: str, v: Any) -> Any:
     if kind == "pos_num":
         if not (_is_int(v) or isinstance(v, float)) or not v > 0 or v != v or v == float("inf"):
             raise bad("a positive number")
+        return float(v)
+    if kind == "fraction":
+        if not (_is_int(v) or isinstance(v, float)) or not 0 < v <= 1:
+            raise bad("a fraction in (0, 1] (e.g. 0.92 for 92% of the peak)")
         return float(v)
     if kind in ("pos_int", "opt_pos_int"):
         if not _is_int(v) or v <= 0:

@@ -13,11 +13,15 @@ Sources (cited below by their short name):
 [BENCH]   tt-metal tests/ttnn/unit_tests/benchmarks/test_benchmark.py: fp32_dest_acc_en caps a
           sub-block at 4 tiles, otherwise 8 (the half-sync dest).
 [DRAM-WH] tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md: 12 DRAM banks
-          on Wormhole, 288 GB/s spec at 12 GT/s, 267 GB/s measured.
+          on Wormhole, 288 GB/s spec at 12 GT/s, 267 GB/s measured by the DRAM microbenchmark ("over
+          92% of bandwidth utilization"); the DRAM-sharded matmuls of Llama3-70B decode reach 239-260.
+[FLASHDEC] tt-metal tech_reports/FlashAttention/FlashDecode.md: 250 GB/s "maximum observed" on
+          Wormhole (of 288), FlashDecode's KV-cache reads up to 180 GB/s.
 [DRAM-BH] tt-metal tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth_Blackhole.md and
           bh_dram_read_microbenchmark.md: 8 banks, 512 GB/s, NoC payload 512 bits (64 B/word) on
           Blackhole vs 256 bits on Wormhole; one 16 KB read in flight per reader reaches 186 GB/s over 8
-          readers.
+          readers; one bank-adjacent reader per bank with two reads in flight reaches 500 of 512 GB/s
+          ("~98% of the theoretical peak"), 344 GB/s (67%) from arbitrarily placed readers.
 [TILE]    tt-metal tt_metal/common tile_size(): bf16/f16 2048, f32 4096, bfp8_b 256*4 + 16*4 = 1088,
           bfp4_b 128*4 + 16*4 = 576, int8/uint8 1024, int32/uint32 4096 bytes per 32x32 tile.
 [HAL]     tt-metal dev_mem_map / HAL: Wormhole L1 1464 KiB, Blackhole 1536 KiB (also [ISA] L1.md); the
@@ -38,6 +42,9 @@ Sources (cited below by their short name):
 [NOCMODEL] tt-metal tests/tt_metal/tt_metal/perf_microbenchmark (NoC analytical model scripts):
           read issue = NIU programming 6 + non-NIU programming 43 cycles, round trip ~95 cycles,
           NoC data width 32 B (Grayskull-era measurements).
+[GPULAT]  PubMed Central article PMC10448217, Table 3 ("Hardware features of different Nvidia GPU
+          architectures"): global memory latency 400 clock cycles on V100, A100
+          and H100 (an unloaded round trip; uncertain under load, where queueing adds to it).
 [MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
           GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
           H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
@@ -154,6 +161,10 @@ WORMHOLE_N150 = _tensix(
     hop_cycles=9,  # "the latency of each hop is at least 9 cycles" [ISA L1.md]
     clock_ghz=1.0,  # [GEMM]
     dram_gbps=288.0,  # GDDR6 at 12 GT/s [DRAM-WH]
+    # 267 of 288 GB/s from the tuned microbenchmark reader [DRAM-WH]; whole kernels reach less
+    # (250 max observed [FLASHDEC], 239-260 in DRAM-bound matmuls [DRAM-WH]), which the channel
+    # spread and the read round trips of the cost model add on their own.
+    dram_efficiency=267 / 288,
     dram_channels=12,  # "12x 1 GiB channels of GDDR6" [ISA]; 12 banks [DRAM-WH]
     dram_bytes=12 * 2**30,  # 12 GB GDDR6 [MEM]: 12 channels of 1 GiB [ISA]
 )
@@ -177,6 +188,10 @@ BLACKHOLE_P150 = _tensix(
     hop_cycles=9,  # uncertain: the Wormhole figure [ISA]; no Blackhole hop latency is public
     clock_ghz=1.35,  # [GEMM][DRAM-BH]
     dram_gbps=512.0,  # [DRAM-BH]
+    # 500 of 512 GB/s from one bank-adjacent reader per bank [DRAM-BH]. Uncertain for the
+    # compiler's own reads: arbitrarily placed readers reach 344 (67%) in the same report, and place
+    # does not put readers next to their banks.
+    dram_efficiency=500 / 512,
     dram_channels=8,  # [DRAM-BH]
     dram_bytes=32 * 2**30,  # 32 GB GDDR6 [MEM]: 8 channels of 4 GiB
 )
@@ -218,6 +233,9 @@ PLASTICINE = make_target(
     # 4 DDR3 channels, ~49 GB/s [TABLE][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
     dram_gbps=49.0,
     dram_channels=4,
+    # Assumed, no source: the paper gives no measured DRAM bandwidth; 0.9 is the fraction the
+    # GPU presets assume, for lack of a better number.
+    dram_efficiency=0.9,
     # 4 DDR3 channels [PLAST]; the paper gives no capacity. Uncertain: one 8 GiB DDR3 DIMM per
     # channel (the largest unbuffered DDR3 module), 32 GiB.
     dram_bytes=32 * 2**30,
@@ -287,7 +305,14 @@ def _gpu(
         dram_gbps=dram_gbps,
         dram_channels=dram_channels,
         unpack_bytes_per_cycle=None,
-        dram_latency_cycles=None,
+        # One DRAM round trip as an SM's load path sees it: 400 cycles on Ampere and Hopper
+        # [GPULAT] (unloaded; uncertain under load). With it, a site's reads are a chain of round
+        # trips, so by Little's law one SM streams only the bytes it keeps in flight per round
+        # trip, and a flat deal needs enough SMs to reach the DRAM's rate.
+        dram_latency_cycles=400,
+        # Assumed, no source checked: 90% of the peak for a streaming read, the fraction GPU
+        # streaming benchmarks are commonly quoted at. Uncertain.
+        dram_efficiency=0.9,
         l2_bytes=l2_bytes,
         dram_bytes=dram_bytes,
         matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction

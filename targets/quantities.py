@@ -14,6 +14,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from .dram import sustained_dram_bytes_per_cycle
 from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal
 from .sharing import Sharing, SharingDecision, flat_site_of, gemm_operand_streams, share_operand
 from .spec import Target
@@ -68,6 +69,9 @@ class GemmQuantities:
     share_a: SharingDecision | None = None
     share_b: SharingDecision | None = None
     fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
+    # Bytes per cycle the plan's DRAM traffic sustains (gemm_dram_rate): peak x the chip's sustained
+    # fraction x the share of channels it keeps busy (targets/dram.py).
+    dram_rate: float = 0.0
 
 
 # ── quantities ─────────────────────────────────────────────────────────────────────────────────────
@@ -83,15 +87,36 @@ def _row_pass_factor(target: Target, rows: int) -> float:
     return min(1.0, ceil_div(rows, rp) * rp / TILE)
 
 
+def _dram_rate(target: Target, shape: GemmShape, sites: int) -> float:
+    """The DRAM rate of a GEMM whose work is dealt over ``sites`` sites: each reads and writes
+    through its own link, over the pages of the largest tensor the GEMM moves (tensors are
+    interleaved from the first channel on)."""
+    pages = max(
+        0 if shape.a_local else shape.mt * shape.kt,
+        shape.kt * shape.nt,
+        0 if shape.c_local else shape.mt * shape.nt,
+    )
+    return sustained_dram_bytes_per_cycle(target, readers=sites, pages=pages)
+
+
+def gemm_dram_rate(target: Target, shape: GemmShape, plan: GemmPlan) -> float:
+    """THE bytes per cycle a GEMM plan's DRAM traffic sustains (:mod:`.dram`): the cost model
+    prices the plan's DRAM time at it, and fuse-operands the copies a broadcast saves, so the two
+    can never weigh a byte differently."""
+    return _dram_rate(target, shape, deal(target, shape, plan).sites)
+
+
 def operand_sharing(
-    target: Target, shape: GemmShape, plan: GemmPlan
+    target: Target, shape: GemmShape, plan: GemmPlan, dram_rate: float | None = None
 ) -> tuple[SharingDecision | None, SharingDecision | None]:
     """What fuse-operands will decide for A and B on a fabric without multicast rectangles
     (``fabric_word_bytes`` set): :func:`share_operand` on the streams of
-    :func:`gemm_operand_streams`, the sites those of the flat deal place lays out. (None, None)
+    :func:`gemm_operand_streams`, the sites those of the flat deal place lays out, the copies
+    priced at the plan's DRAM rate (:func:`gemm_dram_rate`, computed unless given). (None, None)
     elsewhere, and None for an A already in local memory."""
     if target.multicasts_rectangles or target.fabric_word_bytes is None or plan.streaming:
         return None, None
+    rate = gemm_dram_rate(target, shape, plan) if dram_rate is None else dram_rate
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
     tb = shape.operand_tile_bytes(target)
@@ -103,7 +128,10 @@ def operand_sharing(
         (bm, bn),
         lambda i, j: flat_site_of(plan.grid_x, plan.grid_y, bm * bn, i * bn + j),
     )
-    return (None if shape.a_local else share_operand(a, target)), share_operand(b, target)
+    return (
+        None if shape.a_local else share_operand(a, target, rate),
+        share_operand(b, target, rate),
+    )
 
 
 @dataclass(slots=True)
@@ -165,10 +193,11 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     d = deal(target, shape, plan)
     kb = kt if plan.streaming else plan.k_blocks(kt)
+    rate = _dram_rate(target, shape, d.sites)
     if plan.streaming:
         t = _streaming_traffic(shape, d)
     else:
-        t = _blocked_traffic(target, shape, plan, d)
+        t = _blocked_traffic(target, shape, plan, d, rate)
     c_written = 0 if shape.c_local else mt * nt
     return GemmQuantities(
         sites_used=d.sites,
@@ -206,6 +235,7 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         share_a=t.dram.share_a,
         share_b=t.dram.share_b,
         fabric_cycles=t.dram.fabric_cycles,
+        dram_rate=rate,
     )
 
 
@@ -234,11 +264,13 @@ def _streaming_traffic(shape: GemmShape, d: Deal) -> _OperandTraffic:
     )
 
 
-def _blocked_traffic(target: Target, shape: GemmShape, plan: GemmPlan, d: Deal) -> _OperandTraffic:
+def _blocked_traffic(
+    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, rate: float
+) -> _OperandTraffic:
     """A blocked plan's traffic: its multicast (or one-wave) reads, then what sharing operand panels
     over a fabric or a shared cache saves."""
     reads = _multicast_reads(target, shape, plan, d)
-    shared = _reads_after_fabric_sharing(target, shape, plan, d, reads)
+    shared = _reads_after_fabric_sharing(target, shape, plan, d, reads, rate)
     return _OperandTraffic(
         reads=reads,
         dram=_reads_after_shared_cache(target, shape, shared, reads),
@@ -279,7 +311,7 @@ def _one_wave_reads(
 
 
 def _reads_after_fabric_sharing(
-    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, reads: _MulticastReads
+    target: Target, shape: GemmShape, plan: GemmPlan, d: Deal, reads: _MulticastReads, rate: float
 ) -> _TileReads:
     """The plan's reads (shared where the operand really multicasts, replicated otherwise), then
     shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
@@ -289,7 +321,7 @@ def _reads_after_fabric_sharing(
     of the two arrangements, as the pass picks it)."""
     a = reads.a_shared if reads.mcast_a else reads.a_replicated
     b = reads.b_shared if reads.mcast_b else reads.b_replicated
-    share_a, share_b = operand_sharing(target, shape, plan)
+    share_a, share_b = operand_sharing(target, shape, plan, rate)
     if share_a is None and share_b is None:
         return _TileReads(a, b)
     a, fabric_a = _panels_read(a, d.blocks_m, plan.per_site_m * shape.kt, share_a)

@@ -5,16 +5,16 @@ them: **replicated**, every consumer streams its own copy from DRAM (consumers x
 on the fabric), or **broadcast**, one copy streamed and fanned out over the vector network (one copy
 from DRAM, plus the fabric time of the fan-out). Which is cheaper depends on the panel, the number of
 consumers, the distance and the memory, never on a constant, so :func:`share_operand` compares the
-DRAM cycles a broadcast saves with the fabric cycles it adds and keeps both numbers in its answer.
+DRAM cycles a broadcast saves (at the sustained rate of :mod:`.dram`) with the fabric cycles it adds and keeps both numbers in its answer.
 """
 
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .dram import dram_cycles
 from .gemm import ceil_div, split_work_ranges
 from .spec import Target
 
@@ -101,25 +101,23 @@ def flat_site_of(grid_x: int, grid_y: int, units: int, unit: int) -> tuple[int, 
     raise ValueError(f"unit {unit} of {units} is not dealt over {grid_x}x{grid_y}")
 
 
-def dram_cycles(target: Target, nbytes: int) -> int:
-    """Cycles to move ``nbytes`` through the chip's DRAM at its bandwidth (GB/s over GHz = bytes
-    per cycle), rounded up."""
-    return math.ceil(nbytes / target.dram_bytes_per_cycle)
-
-
 def fabric_word_bytes(target: Target) -> int:
     """Bytes one fabric link moves per cycle: the RDU's vector word (4 bytes x PCU lanes), or the
     link width on chips that do not declare a fabric word."""
     return target.fabric_word_bytes or target.link_bytes_per_cycle
 
 
-def share_operand(stream: OperandStream, target: Target) -> SharingDecision:
+def share_operand(
+    stream: OperandStream, target: Target, dram_rate: float | None = None
+) -> SharingDecision:
     """Broadcast ``stream`` or replicate it on ``target``. Takes the machine and the shape, nothing
     else, so nobody can tell the compiler the answer; moving only a cost of the target (DRAM
-    bandwidth) or of the shape (hops) moves the decision."""
+    bandwidth) or of the shape (hops) moves the decision. ``dram_rate``: the bytes per cycle the
+    GEMM's traffic sustains (``quantities.gemm_dram_rate``), so the copies are priced as the plan's
+    DRAM time prices them; without it, traffic spread over every channel."""
     consumers = max(1, stream.consumers)
     # What broadcasting saves: the consumers - 1 copies it does not fetch.
-    saved = dram_cycles(target, stream.bytes * (consumers - 1))
+    saved = dram_cycles(target, stream.bytes * (consumers - 1), dram_rate)
     # What it costs: the panel crossing the fan-out. The links are REGISTERED, so the panel streams:
     # the first word arrives after one cycle per hop and every later word one cycle behind it, so W
     # words over H hops occupy the net for W + H - 1 cycles, not W * H.

@@ -177,6 +177,10 @@ class Target:
     # Device memory (DRAM) in bytes: what the program's tensors (weights, activations, caches) must
     # fit in (docs/targets.md#dram-capacity). None: not declared, nothing is checked.
     dram_bytes: int | None = None
+    # The fraction of the peak DRAM bandwidth (`dram_gbps`) that a streaming reader sustains: what
+    # the chip's own tuned DRAM microbenchmark reaches (docs/targets.md#achievable-dram-bandwidth).
+    # The cost model's DRAM time runs at it (targets/dram.py); rooflines stay at the peak.
+    dram_efficiency: float = 1.0
     description: str = ""
 
     def __post_init__(self) -> None:

@@ -10,7 +10,8 @@ fields, as for a GEMM (cost.py):
   the target's `vector_lanes` elements per cycle (a Tensix SFPU's 32 lanes, an SM's 128 FP32
   lanes, a PCU's 16), plus the tile-matmuls of a flash attention at the target's tile-matmul
   cycles;
-* DRAM is shared by the whole mesh: every byte the plan reads or writes at the chip's bandwidth;
+* DRAM is shared by the whole mesh: every byte the plan reads or writes at the rate its traffic
+  sustains (`dram.sustained_dram_bytes_per_cycle`, the one DRAM rate of every section kind);
 * the items are dealt out over the mesh (split_work_to_sites), so the busiest site runs
   ceil(items / sites) of them, movement and compute overlapping through the FIFOs:
   total = max(compute, movement, DRAM) + fill, the fill being one DRAM round trip and one item's
@@ -25,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .dram import dram_transfer_cycles
 from .gemm import ceil_div
 from .spec import Target
 
@@ -154,7 +156,7 @@ def stream_cost(target: Target, q: StreamQuantities, fidelity: str = "hifi4") ->
     item_compute = _item_compute(target, q, fidelity)
     compute = busiest * item_compute
     movement = busiest * item_move
-    dram = q.dram_bytes / target.dram_bytes_per_cycle
+    dram = dram_transfer_cycles(target, q.dram_bytes, q.sites_used(target), q.items * q.tiles_moved)
     fill = (target.dram_latency_cycles or 0) + item_compute
     steady = max(compute, movement, dram)
     bound = "compute" if steady == compute else "noc" if steady == movement else "dram"

@@ -9,15 +9,16 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // Roofline on Wormhole: 2 x 256^3 FLOPs over 64 sites x 2 x 32^3 / 64 FLOP a cycle = 512 cycles
 // of compute; DRAM: (3 x 64 tiles) x 2048 bytes at 288 bytes a cycle = 1366 cycles: 1.366 us.
 // DRAM bytes of the plan: A and B read once (a row and a column of sites share them by
-// multicast) and C written once, 3 x 64 x 2048 = 393216.
+// multicast) and C written once, 3 x 64 x 2048 = 393216. The prediction moves them at the
+// 267 of 288 GB/s Wormhole sustains; the roofline keeps the peak.
 // CHECK:      "target": "wormhole_n150",
 // CHECK:      "sections": [
 // CHECK:          "name": "c",
 // CHECK-NEXT:     "op": "tg.matmul",
 // CHECK-NEXT:     "plan": {
 // CHECK-NEXT:       "kind": "blocked",
-// CHECK:          "predicted_cycles": 3213,
-// CHECK-NEXT:     "predicted_us": 3.213,
+// CHECK:          "predicted_cycles": 3248,
+// CHECK-NEXT:     "predicted_us": 3.248,
 // CHECK-NEXT:     "roofline_us": 1.366,
 // CHECK:          "dram_bytes": 393216,
 // CHECK-NEXT:     "noc_bytes": {{[0-9]+}},
@@ -26,7 +27,7 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // 2 pages of 8 tiles of A, 2 of B and one 1-tile output page: (16 + 16 + 1) x 2048 bytes.
 // CHECK-NEXT:     "peak_local_bytes": 67584
 // CHECK:      "total": {
-// CHECK-NEXT:   "predicted_us": 3.213,
+// CHECK-NEXT:   "predicted_us": 3.248,
 // CHECK-NEXT:   "roofline_us": 1.366
 // GPU:      "target": "h100",
 // GPU:      "sharing": {},

@@ -195,3 +195,29 @@ def test_unknown_base(tmp_path):
 def test_name_defaults_to_file_stem(tmp_path):
     p = write(tmp_path, with_line("name", None), "my_chip.toml")
     assert load_target(str(p)).name == "my_chip"
+
+
+def test_dram_efficiency_is_a_fraction(tmp_path):
+    # Optional (the template leaves it commented out, so the peak), and read as a float.
+    assert load_target(str(write(tmp_path, TEMPLATE))).dram_efficiency == 1.0
+    text = TEMPLATE.replace("# dram_efficiency = 0.92", "dram_efficiency = 0.92")
+    assert load_target(str(write(tmp_path, text))).dram_efficiency == 0.92
+    assert load_target(str(write(tmp_path, text.replace("0.92", "1")))).dram_efficiency == 1.0
+
+
+@pytest.mark.parametrize(
+    "value,says",
+    [
+        ("92", "a fraction in (0, 1]"),  # a percentage
+        ("0", "a fraction in (0, 1]"),
+        ("-0.5", "a fraction in (0, 1]"),
+        ('"0.9"', "a fraction in (0, 1]"),
+        ("true", "a fraction in (0, 1]"),
+        ("0.01", "outside the range a chip could have [0.05, 1]"),
+    ],
+)
+def test_bad_dram_efficiency_is_refused_by_name(tmp_path, value, says):
+    text = TEMPLATE.replace("# dram_efficiency = 0.92", f"dram_efficiency = {value}")
+    p = write(tmp_path, text)
+    msg = refused(p)
+    assert str(p) in msg and "dram_efficiency" in msg and says in msg

@@ -18,8 +18,8 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // bf16 output accumulating in place) is the runner-up.
 // WH:      sp.options = {fidelity = "hifi4", format = "bf16"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9234 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9310
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 15195 cycles); B multicast over columns of 4 (unicast: 13943 cycles)"
+// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9345
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 16233 cycles); B multicast over columns of 4 (unicast: 14883 cycles)"
 // WH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 // WH-NOT:  sp.interm
 // WH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
@@ -27,16 +27,17 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit dest's format),
 // so the spill is the output FIFO, one page per sub-block.
 // BH:      sp.work @c block 1x2 k 22 by 11{{$}}
-// BH-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7400 bound dram
+// BH-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7408 bound dram
 // BH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 // BH-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
 // BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
 // A GPU deals blocks out flat: they divide the tiles evenly (1x1 of 4x16), 64 over 22 SMs, the
-// fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer); its register
-// accumulator holds the block over all 22 K blocks, so there is no spill, and its output goes
-// through a ring of max(sub-blocks, 2) pages.
-// GPU:      sp.work @c block 1x1 k 22 by 1
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 8748 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 22" 8809
+// fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer), K in 2
+// blocks of 11 (each step's reads wait one 400-cycle DRAM round trip, so fewer, longer steps);
+// its register accumulator holds the block over both K blocks, so there is no spill, and its
+// output goes through a ring of max(sub-blocks, 2) pages.
+// GPU:      sp.work @c block 1x1 k 22 by 11
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 10039 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 11 k_blocks 2" 10107
 // GPU:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // GPU-NOT:  sp.interm
 // GPU:      sp.matmul_tiles %in0, %in1 -> %out acc %dst{{$}}
@@ -50,13 +51,18 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// WH:      sp.work @y block 1x4 k 128 by 1{{$}}
-// WH-NEXT: sp.plan blocked line grid 32x1 block 1x4 packing operand_with_store multicast a predicted 119868 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 119893
-// WH-SAME: multicast_why = "A multicast over the line of 32 (unicast: 148084 cycles)"
+// WH:      sp.work @y block 1x3 k 128 by 1{{$}}
+// WH-NEXT: sp.plan blocked line grid 43x1 block 1x3 packing operand_with_store multicast a predicted 129228 bound dram runner_up "blocked per_site 1x4 block 1x4 k_block 1 k_blocks 128 line 32x1" 129246
+// WH-SAME: multicast_why = "A multicast over the line of 43 (unicast: 170464 cycles)"
 // BH:      sp.work @y block 1x1 k 128 by 2{{$}}
-// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91250 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91301
-// GPU:      sp.work @y block 1x1 k 128 by 1
-// GPU-NEXT: sp.plan blocked grid 7x1 block 1x1 packing operand_with_store predicted 168352 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 128 grid 8x1" 168362
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93423 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 93474
+// A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (4 tiles, 8 KiB
+// with K blocks of 2) in flight per 400-cycle DRAM round trip, 17.7 B/cycle, so it takes 11 SMs
+// to stream the 182 B/cycle the DRAM sustains; the chosen 22 stream 388, and 12 SMs with K
+// blocks of 4 are the runner-up, 15 cycles behind (both wait on the DRAM).
+// GPU:      sp.work @y block 1x1 k 128 by 2
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 187683 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 grid 12x1" 187698
+// GPU-SAME: reads 8192 B in flight a site per 400-cycle round trip = 17.7 B/cycle, x 22 sites = 388 of the DRAM's 182 B/cycle
 
 // -----
 
@@ -66,11 +72,11 @@ func.func @k1(%a: tensor<512x32xbf16>, %b: tensor<32x512xbf16>) -> tensor<512x51
   func.return %c : tensor<512x512xbf16>
 }
 // WH:      sp.work @c block 1x2 k 1 by 1 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3708 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3950 bound dram
 // WH-NOT:  sp.interm
 // BH:      sp.work @c block 2x1 k 1 by 1 over 8x8
-// GPU:      sp.work @c block 1x1 k 1 by 1
-// GPU-NEXT: sp.plan blocked grid 12x1 block 1x1 packing operand_with_store predicted 3161 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 1 grid 13x1" 3171
+// GPU:      sp.work @c block 1x2 k 1 by 1
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x2 packing operand_with_store predicted 4386 bound dram runner_up "blocked per_site 2x1 block 2x1 k_block 1 k_blocks 1 grid 22x1" 4386
 
 // -----
 
@@ -80,9 +86,9 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
   func.return %c : tensor<1024x1024xf32>
 }
 // WH:      sp.work @c block 4x4 k 32 by 2
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 62952 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 65513 bound dram
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // BH:      sp.work @c block 4x3 k 32 by 2
-// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 46815 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 46821
+// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47885 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 47891
 // GPU:      sp.work @c block 1x4 k 32 by 1
-// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 330689 bound compute
+// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331423 bound compute

@@ -12,6 +12,6 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
   func.return %c : tensor<1024x1024xf32>
 }
 // CHECK:      sp.work @c block 1x1 k 32 by 1
-// CHECK-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store predicted 391172 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 32 grid 7x5" 391390
+// CHECK-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store predicted 420001 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 1 k_blocks 32 grid 7x5" 420248
 // CHECK:      %out = sp.fifo "out" depth 1 page [1, 1] f32 tile_bytes 4096
 // CHECK:      sp.store %out -> @c[r0 + ti + u, c0 + tj + v] x [1, 1]

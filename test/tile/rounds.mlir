@@ -15,18 +15,19 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
   func.return %c : tensor<8192x8192xbf16>
 }
 // WH:      sp.work @c block 4x4 k 256 by 2 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 17835287 bound compute runner_up "blocked per_site 4x4 block 4x2 k_block 2 k_blocks 128 grid 8x8" 17835287
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 34030424 cycles); B multicast over columns of 8 (unicast: 34030424 cycles)"
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 17835860 bound compute runner_up "blocked per_site 4x4 block 4x2 k_block 2 k_blocks 128 grid 8x8" 17835860
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 36706764 cycles); B multicast over columns of 8 (unicast: 36706764 cycles)"
 // Blackhole: a line of 128 sites sharing B (tt-metal's 1-D matmul multicasting in1): the 128 block
 // rows of 2x16 tiles dealt one to a line site, each site running all 16 block columns in rounds.
 // BH:      sp.work @c block 2x16 k 256 by 2 over 1x128
-// BH-NEXT: sp.plan blocked line grid 1x128 block 1x8 packing operand_with_store multicast b predicted 8939374 bound compute
-// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 51341759 cycles)"
+// BH-NEXT: sp.plan blocked line grid 1x128 block 1x8 packing operand_with_store multicast b predicted 8939905 bound compute
+// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52573842 cycles)"
 // H200 (flat, no multicast): 4x4 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 32
 // each (4096 blocks divide evenly over 128, so no SM runs a 33rd); the cost model prices exactly that
-// dealing (`targets.gemm.deal`), so the busiest SM's 32 blocks are what it charges.
-// FLAT:      sp.work @c block 4x4 k 256 by 1
-// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4 packing operand_with_store predicted 2098964 bound compute runner_up "blocked per_site 8x2 block 8x2 k_block 1 k_blocks 256 grid 128x1" 2099008
+// dealing (`targets.gemm.deal`), so the busiest SM's 32 blocks are what it charges. K in blocks of
+// 4 tiles: each step's reads wait a 400-cycle DRAM round trip, so a step brings 64 KiB.
+// FLAT:      sp.work @c block 4x4 k 256 by 4
+// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4 packing operand_with_store predicted 2100273 bound compute runner_up "blocked per_site 4x4 block 4x4 k_block 4 k_blocks 64" 2100329
 // FLAT-NOT:  multicast
 
 // -----
@@ -39,12 +40,12 @@ func.func @square(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> ten
   func.return %c : tensor<4096x4096xbf16>
 }
 // WH:      sp.work @c block 4x4 k 128 by 2 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 2237719 bound compute
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 2238292 bound compute
 // BH:      sp.work @c block 13x2 k 128 by 2 over 13x10
-// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1153402 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 2 k_blocks 64 grid 13x10" 1153402
-// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 5861646 cycles); B multicast over columns of 10 (unicast: 1437966 cycles)"
-// FLAT:      sp.work @c block 4x2 k 128 by 1
-// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x2
+// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1153841 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 2 k_blocks 64 grid 13x10" 1153841
+// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6002226 cycles); B multicast over columns of 10 (unicast: 1472378 cycles)"
+// FLAT:      sp.work @c block 4x4 k 128 by 4
+// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4
 
 // -----
 
@@ -57,7 +58,7 @@ func.func @pv(%p: tensor<32x4096xbf16>, %v: tensor<4096x128xbf16>) -> tensor<32x
   func.return %o : tensor<32x128xbf16>
 }
 // WH:      sp.work @o block 1x1 k 128 by 32{{$}}
-// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 12980 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13900
-// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21448 cycles)"
-// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11504 bound compute
-// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15900 cycles)"
+// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 13009 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13929
+// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21477 cycles)"
+// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11517 bound compute
+// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15913 cycles)"

@@ -12,15 +12,17 @@
 // A 64x64 f32 add on Wormhole: 4 tiles, one an item on 4 sites. Per item the movement engines
 // move 3 tiles of 4096 bytes, 384 cycles at 32 bytes a cycle (more than 3 NoC issues of 49);
 // the vector unit adds 1024 elements at 32 a cycle, 32 cycles; DRAM moves 3 x 4 tiles, 49152
-// bytes at 288 a cycle, 171 cycles; the fill is one DRAM round trip (500) and one item's compute
-// (32): 384 + 532 = 916 cycles. The roofline is DRAM: 171 cycles, 0.171 us.
+// bytes at what 4 sites' links take (2 engines x 32 bytes a cycle each: 256), of which Wormhole
+// sustains 267 / 288: 237 a cycle, 207 cycles; the fill is one DRAM round trip (500) and one
+// item's compute (32): 384 + 532 = 916 cycles. The roofline is DRAM at its peak of 288 bytes a
+// cycle: 171 cycles, 0.171 us.
 func.func @add(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %y = tg.add %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   func.return %y : tensor<64x64xf32>
 }
 // WH-LABEL: sp.entry @add(@a, @b) -> (@y)
 // WH:         sp.work @y block 1x1 k 1 by 1
-// WH-NEXT:    sp.plan blocked grid 8x8 block 1x1 packing split predicted 916 bound noc runner_up "block 1x2 sub_block 1x2 k_block 1" 1332 attributes {why = "noc-bound: 4 item(s), 1 on the busiest of 4 site(s): compute 32 / movement 384 / DRAM 171 cycles, fill 532"}
+// WH-NEXT:    sp.plan blocked grid 8x8 block 1x1 packing split predicted 916 bound noc runner_up "block 1x2 sub_block 1x2 k_block 1" 1332 attributes {why = "noc-bound: 4 item(s), 1 on the busiest of 4 site(s): compute 32 / movement 384 / DRAM 207 cycles, fill 532"}
 // WH-NEXT:    sp.mesh 8x8 movement 2 nocs 2 local 1395424
 // WH-NEXT:    sp.sites [0, 0]x[0, 3] first y count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 8192, out = 16384}
 // WH:         sp.load @a[r0, c0] x [h, w] -> %in0 on movement 1 noc 0

@@ -11,7 +11,7 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 
 // CHECK: # TT-Lang program for @gemm on wormhole_n150
 // CHECK: # section @c: tg.matmul
-// CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 3777
+// CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 3825
 // CHECK: @ttl.operation(grid=(8, 8))
 // CHECK-NEXT: def section_0_c(t_a, t_b, t_c):
 // CHECK-NEXT: in0_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(1, 7), block_count=2)
