@@ -376,9 +376,10 @@ def plan_text(plan: GemmPlan, kt: int, mesh: tuple[int, int] | None = None) -> s
         off = [n for n, on, many in shared if many and not on]
         mc = f" no-mcast {'+'.join(off)}" if off else ""
     line = "line " if plan.line else ""
+    split = f" split {plan.split_k}{plan.split_axis}" if plan.split_k > 1 else ""
     return (
         f"{line}{plan.grid_x}x{plan.grid_y} blk {plan.per_site_m}x{plan.per_site_n} sub {plan.osh}x{plan.osw} "
-        f"k {plan.ibw}/{kt}{mc}"
+        f"k {plan.ibw}/{plan.k_slice_tiles(kt)}{mc}{split}"
     )
 
 
@@ -407,6 +408,11 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
     if target.multicasts_rectangles:
         d = deal(target, shape, plan)
         x, y = target.mesh_x, target.mesh_y
+        # split-K's slices each deal over their share of the mesh along the split axis
+        if plan.split_axis == "x":
+            x //= plan.split_k
+        else:
+            y //= plan.split_k
         if not plan.line:
             why += _dimension_rule("M", mt, pm, d.grid_y, y)
             why += _dimension_rule("N", nt, pn, d.grid_x, x)

@@ -60,7 +60,7 @@ def sized(path: Path, target: str):
         ctx.load_dialect(dialect)
     module = Parser(ctx, path.read_text()).parse_module()
     # kv-splits=1: the Triton printer has no flash-decoding form (tools/backends.py)
-    spec = f"spatial-pipeline{{target={target} kv-splits=1}}"
+    spec = f"spatial-pipeline{{target={target} kv-splits=1 split-k=1}}"
     PassPipeline.parse_spec(get_all_passes(), spec).apply(ctx, module)
     return module
 

@@ -360,6 +360,8 @@ def gemm_plan(program: sp.ProgramOp) -> GemmPlan:
         mcast_a="a" in operands,
         mcast_b="b" in operands,
         line=plan.is_line,
+        split_k=work.k_slices,
+        split_axis=work.split_axis or "y",
     )
 
 

@@ -72,8 +72,8 @@ def multicast_groups(
     rewriter: Rewriter,
 ) -> None:
     """The groups of the operands the plan multicasts: on a grid a row of sites shares A (sender
-    x = 0) and a column B (sender y = 0); on a line the whole line shares its operand (sender its
-    first site)."""
+    x = 0) and a column B (sender y = 0), within each K slice of a split-K plan; on a line the
+    whole line shares its operand (sender its first site)."""
     gx, gy = program.item_space().grid
     chosen = plan.multicast_operands
     last_buffer = program.buffers()[-1]
@@ -82,14 +82,20 @@ def multicast_groups(
         cols, rows = min(sites, mesh_x), ceil_div(sites, mesh_x)
         rect = RectAttr.of(0, cols - 1, 0, rows - 1)
         shared = (gemm.load_a, "a") if gy == 1 else (gemm.load_b, "b")
-        families = [(shared[0], GroupAxis.LINE, sites if shared[1] in chosen else 0)]
+        families = [(shared[0], GroupAxis.LINE, sites if shared[1] in chosen else 0, None)]
     else:
-        rect = RectAttr.of(0, gx - 1, 0, gy - 1)
+        # Split-K's slices are copies of the grid side by side: a row (column) of sites across
+        # them is cut into one group per slice, each reading its own K range.
+        work = program.one(sp.WorkOp)
+        assert work is not None
+        slices, along = work.k_slices, work.split_axis
+        ex, ey = (gx * slices, gy) if along == "x" else (gx, gy * slices)
+        rect = RectAttr.of(0, ex - 1, 0, ey - 1)
         families = [
-            (gemm.load_a, GroupAxis.ROWS, gx if "a" in chosen else 0),
-            (gemm.load_b, GroupAxis.COLUMNS, gy if "b" in chosen else 0),
+            (gemm.load_a, GroupAxis.ROWS, gx if "a" in chosen else 0, gx if ex > gx else None),
+            (gemm.load_b, GroupAxis.COLUMNS, gy if "b" in chosen else 0, gy if ey > gy else None),
         ]
-    for load, axis, members in families:
+    for load, axis, members, every in families:
         if members < 2:
             continue
         buffer = sp.buffer_of(load.dst)
@@ -100,6 +106,7 @@ def multicast_groups(
             rect,
             0,
             members if axis == GroupAxis.LINE else None,
+            every,
         )
         rewriter.insert_op(group, InsertPoint.after(last_buffer))
         last_buffer = group

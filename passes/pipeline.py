@@ -3,7 +3,7 @@
 `spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES}`. With no target
 anywhere (neither the option nor one recorded on the module) it compiles for wormhole_n150. The
 options go to the pass that decides with them (target, format, grid and the budget to link, which
-records them on the module for every later pass; fidelity to tile) and are recorded on the module,
+records them on the module for every later pass; fidelity and split-k to tile) and are recorded on the module,
 where the report reads them back.
 """
 
@@ -25,7 +25,7 @@ from spatial_dialect.passes.tile import TilePass
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES
-    dram-mem=BYTES kv-splits=N}`: link, tile, place, fuse-operands and size-buffers in order."""
+    dram-mem=BYTES split-k=N kv-splits=N}`: link, tile, place, fuse-operands and size-buffers in order."""
 
     name = "spatial-pipeline"
     target: str | None = None
@@ -34,6 +34,7 @@ class SpatialPipelinePass(ModulePass):
     grid: str | None = None
     local_mem: int | None = None
     dram_mem: str | int | None = None
+    split_k: int | None = None
     kv_splits: int | None = None
 
     def passes(self) -> tuple[ModulePass, ...]:
@@ -41,7 +42,7 @@ class SpatialPipelinePass(ModulePass):
             LinkPass(
                 self.target, self.format, self.grid, self.local_mem, self.dram_mem, self.kv_splits
             ),
-            TilePass(self.fidelity),
+            TilePass(self.fidelity, self.split_k),
             PlacePass(),
             FuseOperandsPass(),
             SizeBuffersPass(),

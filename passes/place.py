@@ -3,8 +3,9 @@
 Items to sites, by `targets.gemm.deal`, the dealing the cost model prices. Where the target
 multicasts rectangles and the plan is blocked, the 2-D map of docs/passes.md#place-the-2-d-map-where-multicast-exists: block (row, col) goes to site
 (col % GX, row % GY) of the grid the work is dealt over (`sp.work ... over`, or one block a site),
-several blocks to a site in rounds, and the items are numbered so that each site's are
-consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
+several blocks to a site in rounds (split-K's slices on copies of the grid side by side,
+docs/passes.md#place-split-k-slices-side-by-side), and the items are numbered so that each
+site's are consecutive (`sp.ItemSpace`): a row of sites then walks the same block rows and can share its A
 blocks, a column its B blocks (fuse-operands). A line plan (`sp.plan blocked line`) deals the
 same way over a GX x 1 or 1 x GY line, folded onto the mesh row by row: line site s on mesh site
 (s % X, s // X). Elsewhere (streaming plans, and targets without multicast such as a GPU's line
@@ -37,6 +38,7 @@ decision, built as new sp.mesh and sp.sites ops.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -123,17 +125,33 @@ def _first_map(
     return AffineMapAttr(linear_site_map(c, a, b))
 
 
+def slice_offset(grid: tuple[int, int], axis: str | None, k_slice: int) -> tuple[int, int]:
+    """Where split-K's slice `k_slice` of a grid sits on the mesh: the grid's copies stacked
+    along the axis `sp.work ... split S along` names (docs/passes.md#place-split-k-slices-side-by-side)."""
+    return (k_slice * grid[0], 0) if axis == "x" else (0, k_slice * grid[1])
+
+
 def grid_ranges(
-    mesh: tuple[int, int], space: sp.ItemSpace, sub: tuple[int, int], line: bool = False
+    mesh: tuple[int, int],
+    space: sp.ItemSpace,
+    sub: tuple[int, int],
+    line: bool = False,
+    axis: str | None = None,
 ) -> list[sp.SitesOp]:
     """The 2-D map (docs/passes.md#place-the-2-d-map-where-multicast-exists): item (row, col) on grid site (col % GX, row % GY), a grid site's items
     consecutive (`ItemSpace`), and the grid on the mesh as it is or, for a line, folded onto it;
-    one range per block shape, item count and first-item map."""
+    split-K's K slices on copies of the grid stacked along `axis`; one range per block shape,
+    item count and first-item map."""
     gx, gy = space.grid
-    fits = gx * gy <= mesh[0] * mesh[1] if line else gx <= mesh[0] and gy <= mesh[1]
+    ex, ey = slice_offset((gx, gy), axis, space.k_slices)
+    ex, ey = max(ex, gx), max(ey, gy)
+    fits = gx * gy <= mesh[0] * mesh[1] if line else ex <= mesh[0] and ey <= mesh[1]
     if not fits:
+        kind = "line" if line else "grid"
+        if space.k_slices > 1:
+            kind += f" in {space.k_slices} K slices"
         raise SpatialPassError(
-            f"place: a {gx}x{gy} {'line' if line else 'grid'} of sites does not fit the {mesh[0]}x{mesh[1]} mesh"
+            f"place: a {gx}x{gy} {kind} of sites does not fit the {mesh[0]}x{mesh[1]} mesh"
         )
 
     def one(extents: set[int], what: str) -> int:
@@ -153,22 +171,22 @@ def grid_ranges(
     ]
     first: dict[tuple[int, int], int] = {}
     agree: dict[tuple[int, int], tuple] = {}
-    for y in range(gy):
-        for x in range(gx):
-            rm, rn = space.site_rounds(x, y)
-            first[site := line_site(y * gx + x, mesh[0]) if line else (x, y)] = space.site_first(
-                x, y
-            )
-            # The numbering's slopes where this site is: a grid site runs rm x rn items and a grid
-            # row holds items_n x rm of them (ItemSpace); a line runs along x, then down the rows.
-            if not line:
-                slope = (rm * rn, space.items_n * rm)
-            elif gy == 1:
-                slope = (rm * rn, mesh[0] * rm * rn)
-            else:
-                slope = (space.items_n * rm, mesh[0] * space.items_n * rm)
-            # What a range shares: the block, the item count and the piece of the numbering.
-            agree[site] = (heights[y], widths[x], rm * rn, slope)
+    for k_slice, y, x in itertools.product(range(space.k_slices), range(gy), range(gx)):
+        rm, rn = space.site_rounds(x, y)
+        dx, dy = slice_offset((gx, gy), axis, k_slice)
+        site = line_site(y * gx + x, mesh[0]) if line else (x + dx, y + dy)
+        first[site] = k_slice * space.blocks + space.site_first(x, y)
+        # The numbering's slopes where this site is: a grid site runs rm x rn items and a grid
+        # row holds items_n x rm of them (ItemSpace); a line runs along x, then down the rows.
+        if not line:
+            slope = (rm * rn, space.items_n * rm)
+        elif gy == 1:
+            slope = (rm * rn, mesh[0] * rm * rn)
+        else:
+            slope = (space.items_n * rm, mesh[0] * space.items_n * rm)
+        # What a range shares: the block, the item count, the piece of the numbering and the
+        # K slice (the numbering jumps between slices).
+        agree[site] = (heights[y], widths[x], rm * rn, slope, k_slice)
     return [
         sp.SitesOp(
             RectAttr.of(*rect),
@@ -177,7 +195,7 @@ def grid_ranges(
             (h, w),
             (largest_divisor(h, sub[0]), largest_divisor(w, sub[1])),
         )
-        for rect, (h, w, count, slope) in _rectangles(agree)
+        for rect, (h, w, count, slope, _) in _rectangles(agree)
     ]
 
 
@@ -238,7 +256,9 @@ def site_ranges(program: sp.ProgramOp, target: Target) -> list[sp.SitesOp]:
     if plan.streaming or not target.multicasts_rectangles:
         # split_work_to_sites over the plan's grid: the whole mesh or a rectangle of it.
         return flat_ranges(plan.grid, space, sub)
-    return grid_ranges(mesh, space, sub, plan.is_line)
+    work = program.one(sp.WorkOp)
+    assert work is not None
+    return grid_ranges(mesh, space, sub, plan.is_line, work.split_axis)
 
 
 def place_section(program: sp.ProgramOp, target: Target, rewriter: Rewriter) -> None:

@@ -21,7 +21,10 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the bandwidth its
   traffic sustains (:mod:`.dram`: the chip's sustained fraction of the peak, less where the reads
-  do not spread over the channels).
+  do not spread over the channels);
+* a split-K plan is its K slice's plan on every slice, plus the partial sums: reloaded into the
+  last slice's accumulator like a spill, sent by the earlier slices' writers, and handed slice to
+  slice in the drain (docs/targets.md#split-k).
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
@@ -221,7 +224,34 @@ def _busiest_compute(
     cycles = q.tile_matmuls_busiest * per_tm
     if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
         cycles += _k_block_spill_cycles(target, shape, q, exact=exact)
+    # Split-K: the slice's sums start from the previous slice's, reloaded like a spill.
+    cycles += (
+        q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
+    )
     return _Compute(engine, unpack, per_tm, cycles)
+
+
+def _partial_tile_bytes(
+    target: Target, shape: GemmShape, exact: bool, plain: int | None = None
+) -> int:
+    """Bytes of a tile of partial sums as they leave the accumulator: 32-bit when ``exact``,
+    else ``plain`` (the operand format's tile for the K-block spill; split-K's partials pass the
+    output's, which is then the accumulator's type)."""
+    if not exact:
+        return shape.operand_tile_bytes(target) if plain is None else plain
+    if target.has_dtype("f32"):
+        return target.tile_bytes("f32")
+    return 4 * target.tile_elems
+
+
+def _split_partial_tile_bytes(target: Target, shape: GemmShape, exact: bool) -> int:
+    """A tile of split-K's partial sums: at the accumulator's type (the output's where not exact)."""
+    return _partial_tile_bytes(target, shape, exact, shape.out_tile_bytes(target))
+
+
+def _local_rate(target: Target) -> float:
+    """Bytes a cycle local memory feeds the accumulator through the operand path."""
+    return float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
 
 
 def _k_block_spill_cycles(
@@ -229,17 +259,30 @@ def _k_block_spill_cycles(
 ) -> float:
     """The K-block spill: every K block after the first reloads the block's partial sums into the
     accumulator through the operand path before it can accumulate again (32-bit when ``exact``)."""
-    if not exact:
-        spill_tb = shape.operand_tile_bytes(target)
-    elif target.has_dtype("f32"):
-        spill_tb = target.tile_bytes("f32")
-    else:
-        spill_tb = 4 * target.tile_elems
-    local_rate = float(target.unpack_bytes_per_cycle or target.link_bytes_per_cycle)
-    return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / local_rate
+    spill_tb = _partial_tile_bytes(target, shape, exact)
+    return (q.k_blocks - 1) * q.busiest_out_tiles * spill_tb / _local_rate(target)
 
 
-def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _Movement:
+def _split_chain_cycles(
+    target: Target, shape: GemmShape, plan: GemmPlan, exact: bool, sub_tiles: int | None = None
+) -> float:
+    """Split-K's tail: the slices finish together, then each last sub-block's partial sums go
+    slice to slice, S - 1 times: over the NoC (the sub-block's bytes at the link rate after a
+    credit loop across the grid between two slices, three crossings as a multicast's) and into
+    the next slice's accumulator. ``sub_tiles``: the sub-block's tiles, where not the plan's."""
+    if plan.split_k == 1:
+        return 0.0
+    tiles = plan.osh * plan.osw if sub_tiles is None else sub_tiles
+    sub_bytes = tiles * _split_partial_tile_bytes(target, shape, exact)
+    hops = plan.grid_x if plan.split_axis == "x" else plan.grid_y
+    link = float(target.link_bytes_per_cycle)
+    per_slice = sub_bytes / link + 3 * hops * target.hop_cycles + sub_bytes / _local_rate(target)
+    return (plan.split_k - 1) * per_slice
+
+
+def _movement(
+    target: Target, shape: GemmShape, q: GemmQuantities, n: int, partial_tb: int = 0
+) -> _Movement:
     """The busiest site's movement over ``n`` steps, each engine's read and send a total over the
     steps; every term grows with ``n``.
 
@@ -278,7 +321,9 @@ def _movement(target: Target, shape: GemmShape, q: GemmQuantities, n: int) -> _M
         a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
     b_read = read(b_tiles_step)
     b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
-    c_write = q.busiest_c_tiles * shape.out_tile_bytes(target) / link
+    # On a split-K plan a site of an earlier slice sends its partial sums where a last-slice site
+    # stores its result: the writer carries the larger of the two.
+    c_write = q.busiest_c_tiles * max(shape.out_tile_bytes(target), partial_tb) / link
     paths = _engine_paths(target, (a_read, a_send), (b_read, b_send), c_write)
     return _Movement(a_read, a_send, b_read, b_send, *max(paths, key=sum))
 
@@ -358,6 +403,7 @@ def _pipeline(
     compute: float,
     move: _Movement,
     dram: float,
+    exact: bool = False,
 ) -> _Pipeline:
     """Movement and compute overlap through double-buffered FIFOs: the site takes
     ``fill + (n - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles, and never less
@@ -366,8 +412,9 @@ def _pipeline(
     step_c, step_m, step_d = compute / n, movement / n, dram / n
     # Fill: the first step's blocks are read and then sent before any compute starts.
     fill = max((move.a_read + move.a_send) / n, (move.b_read + move.b_send) / n, step_d)
-    # Drain: the last step's compute, then the write-back.
-    drain = step_c + _write_back_cycles(target, shape, plan, q)
+    # Drain: the last step's compute, split-K's chain of partial sums, then the write-back.
+    drain = step_c + _split_chain_cycles(target, shape, plan, exact)
+    drain += _write_back_cycles(target, shape, plan, q)
     steady = (n - 1) * max(step_c, step_m, step_d)
     return _Pipeline(
         step_compute=step_c,
@@ -410,13 +457,16 @@ def gemm_cost(
     q = gemm_quantities(target, shape, plan)
     n = max(1, q.busiest_steps)
     compute = _busiest_compute(target, shape, plan, q, fidelity, in_place=in_place, exact=exact)
-    move = _movement(target, shape, q, n)
+    partial_tb = _split_partial_tile_bytes(target, shape, exact) if q.k_slices > 1 else 0
+    move = _movement(target, shape, q, n, partial_tb)
     dram = _dram_time(target, shape, q)
-    pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles)
+    pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles, exact)
     bound = _binding(target, pipe, move)
     total_cycles = math.ceil(pipe.total)
     tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
-    noc_bytes = (q.noc_tiles - q.c_tiles_written) * tb + q.c_tiles_written * tbo
+    partials = shape.mt * shape.nt * (q.k_slices - 1)
+    noc_bytes = (q.noc_tiles - q.c_tiles_written - partials) * tb + q.c_tiles_written * tbo
+    noc_bytes += partials * partial_tb
     why = (
         f"{bound}-bound: {n} steps of compute {pipe.step_compute:.0f} / movement "
         f"{pipe.step_movement:.0f} / DRAM {pipe.step_dram:.0f} cycles (tile-matmul "
@@ -456,11 +506,17 @@ def gemm_cost_floor(
     each at its least. Compute at the matrix engine's rate (the unpacker and the K-block spill only
     add), plus the least fill (one DRAM round trip) and the last block's write-back; the DRAM time;
     the movement with one K block per block (reads and sends only grow with the number of steps).
-    The tile pass prunes with it, so the pruning is exact under the cost model."""
+    A split-K plan adds its partial sums' reload and its chain of one-tile sub-blocks, at the
+    smaller of the two precisions they can travel in. The tile pass prunes with it, so the
+    pruning is exact under the cost model."""
     q = gemm_quantities(target, shape, plan)
     compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
     latency = float(target.dram_latency_cycles or 0)
     drain = _write_back_cycles(target, shape, plan, q)
+    if q.k_slices > 1:
+        least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))
+        compute += q.partial_tiles * least / _local_rate(target)
+        drain += min(_split_chain_cycles(target, shape, plan, e, 1) for e in (False, True))
     dram = _dram_time(target, shape, q).cycles
     movement = _movement(target, shape, q, max(1, q.busiest_blocks)).cycles
     return math.floor(max(compute + latency + drain, dram, movement))

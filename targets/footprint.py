@@ -33,10 +33,11 @@ class FootprintParts:
     in1: int
     out: int
     interm: int
+    partials: int = 0
 
     @property
     def total(self) -> int:
-        return self.in0 + self.in1 + self.out + self.interm
+        return self.in0 + self.in1 + self.out + self.interm + self.partials
 
 
 def footprint_parts(
@@ -79,12 +80,21 @@ def footprint_parts(
     # also checked the other two: the planner paid 64 KiB of a 99 KiB budget for a buffer never made.
     interm = 0
     if plan.k_blocks(shape.kt) > 1 and not target.acc_in_registers and not in_place:
-        spill = "f32" if exact else ob
-        if exact and not target.has_dtype("f32"):
-            interm = sub * sub_tiles * target.tile_elems * 4
-        else:
-            interm = page_bytes(target, spill, sub * sub_tiles)
-    return FootprintParts(in0=in0, in1=in1, out=outbuf, interm=interm)
+        interm = _accumulator_pages(target, ob, sub * sub_tiles, exact)
+    # Split-K: the partial sums the previous slice sends, one page per sub-block at the
+    # accumulator's precision (docs/passes.md#tile-split-k-where-the-grid-does-not-fill).
+    partials = 0
+    if plan.split_k > 1:
+        partials = _accumulator_pages(target, out, sub * sub_tiles, exact)
+    return FootprintParts(in0=in0, in1=in1, out=outbuf, interm=interm, partials=partials)
+
+
+def _accumulator_pages(target: Target, plain: str, tiles: int, exact: bool) -> int:
+    """Bytes of ``tiles`` tiles of partial sums: 32-bit when ``exact``, else ``plain`` (the
+    operand format of a spill, the output type of split-K's partials: the accumulator's)."""
+    if exact and not target.has_dtype("f32"):
+        return tiles * target.tile_elems * 4
+    return page_bytes(target, "f32" if exact else plain, tiles)
 
 
 def footprint_bytes_for_plan(

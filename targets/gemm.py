@@ -7,6 +7,8 @@ out_subblock_h/w = ``osh``/``osw``, in0_block_w = ``ibw``, on a ``grid_x`` x ``g
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -103,6 +105,12 @@ class GemmPlan:
     ``mcast_b``: a row of sites shares its A blocks / a column its B blocks by rectangle multicast
     (ignored on a target without multicast).
 
+    ``split_k``: K is cut into this many slices (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill):
+    every slice runs the whole plan over K / split_k tiles on its own copy of the grid, the copies
+    stacked along ``split_axis`` of the mesh (slice s of grid site (x, y) on mesh site
+    (x + s grid_x, y) along ``x``, (x, y + s grid_y) along ``y``), and each block's partial sums
+    travel slice to slice over the NoC, each slice adding its own, the last slice storing the sum.
+
     ``line``: the ``grid_x`` x ``grid_y`` sites (one of the two is 1) are a LINE folded onto the
     mesh row by row (line site s on mesh site (s % mesh_x, s // mesh_x)), tt-metal's
     MatmulMultiCoreReuseMultiCast1D: a ``grid_x`` x 1 line deals the block columns over its sites and
@@ -122,9 +130,20 @@ class GemmPlan:
     mcast_a: bool = True
     mcast_b: bool = True
     line: bool = False
+    split_k: int = 1
+    split_axis: str = "y"
 
     def __post_init__(self) -> None:
-        for name in ("grid_x", "grid_y", "per_site_m", "per_site_n", "osh", "osw", "ibw"):
+        for name in (
+            "grid_x",
+            "grid_y",
+            "per_site_m",
+            "per_site_n",
+            "osh",
+            "osw",
+            "ibw",
+            "split_k",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise TargetError(f"GemmPlan.{name} must be a positive integer, got {v!r}")
@@ -142,9 +161,25 @@ class GemmPlan:
             raise TargetError(
                 f"a line GemmPlan is blocked on a grid_x x 1 or 1 x grid_y line, got {self.grid_x}x{self.grid_y}"
             )
+        if self.split_axis not in ("x", "y"):
+            raise TargetError(f"GemmPlan.split_axis is x or y, got {self.split_axis!r}")
+        if self.split_k > 1 and (self.streaming or self.line):
+            raise TargetError("split-K slices a blocked grid plan, not a streaming or line plan")
+
+    @property
+    def mesh_extent(self) -> tuple[int, int]:
+        """The columns and rows of mesh the plan's grid and its K slices occupy."""
+        if self.split_axis == "x":
+            return self.grid_x * self.split_k, self.grid_y
+        return self.grid_x, self.grid_y * self.split_k
+
+    def k_slice_tiles(self, kt: int) -> int:
+        """K tiles one slice walks (split_k divides kt in every plan tile makes)."""
+        return kt // self.split_k
 
     def k_blocks(self, kt: int) -> int:
-        return ceil_div(kt, self.ibw)
+        """K blocks an item walks: of its K slice."""
+        return ceil_div(self.k_slice_tiles(kt), self.ibw)
 
     @property
     def sub_blocks(self) -> int:
@@ -158,6 +193,18 @@ class GemmPlan:
     @staticmethod
     def streaming_plan(grid_x: int, grid_y: int) -> GemmPlan:
         return GemmPlan(grid_x, grid_y, 1, 1, 1, 1, 1, streaming=True, mcast_a=False, mcast_b=False)
+
+
+def slice_shape(shape: GemmShape, plan: GemmPlan) -> GemmShape:
+    """The GEMM one K slice of ``plan`` computes: ``shape`` with K / split_k (whole tiles; the
+    shape itself where K is not split)."""
+    return shape if plan.split_k == 1 else _k_slice(shape, plan.split_k)
+
+
+@functools.lru_cache(maxsize=256)
+def _k_slice(shape: GemmShape, split: int) -> GemmShape:
+    # One shape per (GEMM, slices): the planner prices thousands of split plans of one GEMM.
+    return dataclasses.replace(shape, k=shape.kt // split * TILE)
 
 
 # ── How a plan's work is dealt to sites ───────────────────────────────────────────────────────────

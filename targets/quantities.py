@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from .dram import sustained_dram_bytes_per_cycle
-from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal
+from .gemm import TILE, Deal, GemmPlan, GemmShape, ceil_div, deal, slice_shape
 from .sharing import Sharing, SharingDecision, flat_site_of, gemm_operand_streams, share_operand
 from .spec import Target
 
@@ -69,6 +69,10 @@ class GemmQuantities:
     share_a: SharingDecision | None = None
     share_b: SharingDecision | None = None
     fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
+    # Split-K (GemmPlan.split_k): the K slices, and the partial-sum tiles (at the accumulator's
+    # precision) the busiest site, one of the last slice, receives from the slice before it.
+    k_slices: int = 1
+    partial_tiles: int = 0
     # Bytes per cycle the plan's DRAM traffic sustains (gemm_dram_rate): peak x the chip's sustained
     # fraction x the share of channels it keeps busy (targets/dram.py).
     dram_rate: float = 0.0
@@ -189,18 +193,26 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
 
     Which site runs what is :func:`~.gemm.deal`, the function place lays the program out by: the 2-D
     map (or a line folded onto the mesh) where the target multicasts, split_work_to_cores for
-    streaming plans and targets without multicast. The busiest site is the one running unit 0."""
+    streaming plans and targets without multicast. The busiest site is the one running unit 0.
+    A split-K plan (``split_k`` = S) is its K slice's plan (``slice_shape``) on each of S copies
+    of the grid: the busiest site is one slice's; every slice reads its own K range of A and B (S
+    times one slice's reads: the unsplit plan's total) and delivers as much; the result is
+    written once, by the last slice, whose sites each first receive their blocks' partial sums
+    from the slice before (one accumulator tile per output tile, ``partial_tiles``)."""
+    s = plan.split_k
+    whole = shape
+    shape = slice_shape(shape, plan)
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     d = deal(target, shape, plan)
-    kb = kt if plan.streaming else plan.k_blocks(kt)
-    rate = _dram_rate(target, shape, d.sites)
+    kb = kt if plan.streaming else ceil_div(kt, plan.ibw)
+    rate = _dram_rate(target, shape, d.sites * s)
     if plan.streaming:
         t = _streaming_traffic(shape, d)
     else:
         t = _blocked_traffic(target, shape, plan, d, rate)
     c_written = 0 if shape.c_local else mt * nt
     return GemmQuantities(
-        sites_used=d.sites,
+        sites_used=d.sites * s,
         grid_x_used=d.grid_x,
         grid_y_used=d.grid_y,
         blocks_m=d.blocks_m,
@@ -211,23 +223,23 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         busiest_blocks=d.per_site,
         busiest_steps=d.per_site * kb,
         busiest_out_tiles=d.out_tiles,
-        tile_matmuls=mt * nt * kt,
+        tile_matmuls=mt * nt * whole.kt,
         tile_matmuls_busiest=d.out_tiles * kt,
         tile_matmuls_busiest_eff=_busiest_effective_tile_matmuls(target, shape, d),
         mcast_a=t.reads.mcast_a,
         mcast_b=t.reads.mcast_b,
-        a_tiles_dram=t.dram.a,
-        b_tiles_dram=t.dram.b,
-        a_tiles_dram_mcast=t.reads.a_shared,
-        b_tiles_dram_mcast=t.reads.b_shared,
-        a_tiles_dram_replicated=t.reads.a_replicated,
-        b_tiles_dram_replicated=t.reads.b_replicated,
+        a_tiles_dram=t.dram.a * s,
+        b_tiles_dram=t.dram.b * s,
+        a_tiles_dram_mcast=t.reads.a_shared * s,
+        b_tiles_dram_mcast=t.reads.b_shared * s,
+        a_tiles_dram_replicated=t.reads.a_replicated * s,
+        b_tiles_dram_replicated=t.reads.b_replicated * s,
         c_tiles_written=c_written,
-        a_readers=t.noc.a_readers,
-        b_readers=t.noc.b_readers,
+        a_readers=t.noc.a_readers * s,
+        b_readers=t.noc.b_readers * s,
         c_writers=0 if shape.c_local else d.sites,
-        noc_tiles=t.noc.delivered + c_written,
-        noc_tile_hops=t.noc.hops,
+        noc_tiles=t.noc.delivered * s + c_written + mt * nt * (s - 1),
+        noc_tile_hops=t.noc.hops * s,
         busiest_a_tiles=d.a_tiles_per_k * kt,
         busiest_b_tiles=d.b_tiles_per_k * kt,
         busiest_c_tiles=0 if shape.c_local else d.out_tiles,
@@ -235,6 +247,8 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         share_a=t.dram.share_a,
         share_b=t.dram.share_b,
         fabric_cycles=t.dram.fabric_cycles,
+        k_slices=s,
+        partial_tiles=d.out_tiles if s > 1 else 0,
         dram_rate=rate,
     )
 

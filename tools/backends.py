@@ -46,15 +46,31 @@ BACKENDS: dict[str, tuple[str, str]] = {
 """Backend name -> (module, runner function)."""
 
 
-COMPILE_OPTIONS: dict[str, dict[str, int]] = {
-    "tt-lang-sim": {"kv_splits": 1},
-    "triton-interpret": {"kv_splits": 1},
-    "triton": {"kv_splits": 1},
+COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
+    name: ({"split_k": 1, "kv_splits": 1}, why)
+    for name, why in (
+        (
+            "tt-lang-sim",
+            "the TT-Lang printer has no form for partial sums passed between cores, nor for "
+            "flash decoding's split attention and combine",
+        ),
+        (
+            "triton-interpret",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
+        (
+            "triton",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
+    )
 }
-"""Pipeline options a backend's program is compiled with: the TT-Lang and Triton printers do not
-print flash decoding's split attention and combine (docs/passes.md#link-flash-decoding-splits-the-keys),
-so their programs keep one attention section, and the recorded `kv_splits` reason says it was
-forced."""
+"""Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
+emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill;
+flash decoding's splits, docs/passes.md#link-flash-decoding-splits-the-keys), so it runs the
+best plan it can print; spatial-run says so, and a decode program's `kv_splits` reason says the
+count was forced."""
 
 
 def backend_runner(name: str) -> Runner:

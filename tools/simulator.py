@@ -83,6 +83,8 @@ class ProgramRun:
             )
         self.work = work
         self.k_tiles = work.k_tiles
+        # Split-K: an item walks only its slice's K tiles (ItemSpace.k_slice).
+        self.slice_tiles = work.k_slice_tiles
         self.space = program.item_space()
         self.memory = LocalMemory(mesh.local_mem)
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
@@ -95,6 +97,20 @@ class ProgramRun:
         for run in self.runs.values():
             self._lay_out(run)
         self._patterns: dict[tuple[sp.StageOp, sp.SitesOp], Pattern] = {}
+        self._runs_of_items: dict[int, SiteRun] | None = None
+
+    def run_of(self, item: int) -> SiteRun:
+        """The site that runs item `item` (read off the placed ranges)."""
+        if self._runs_of_items is None:
+            self._runs_of_items = {i: r for r in self.runs.values() for i in r.items}
+        if item not in self._runs_of_items:
+            raise SimulationError(f"section @{self.name}: no site runs item {item}")
+        return self._runs_of_items[item]
+
+    def stores(self, item: int) -> bool:
+        """Whether item `item` stores its result: every item, but under split-K only the last
+        slice's (the others pass their partial sums on)."""
+        return self.space.k_slice(item) == self.space.k_slices - 1
 
     def _lay_out(self, run: SiteRun) -> None:
         offsets = run.sites.offsets()
@@ -174,6 +190,8 @@ class ProgramRun:
         return (run.buffers[dst],)
 
     def _store(self, op: sp.StoreOp, run: SiteRun, item: int, k0: int | None) -> Process:
+        if not self.stores(item):
+            return
         tensor = self.dram[op.tensor.root_reference.data]
         src = run.buffers[sp.buffer_of(op.src)]
         pattern = self.pattern(op, run)
@@ -190,11 +208,12 @@ class ProgramRun:
         in0, in1 = run.buffers[sp.buffer_of(op.in0)], run.buffers[sp.buffer_of(op.in1)]
         out = run.buffers[sp.buffer_of(op.out)]
         spill = run.buffers[sp.buffer_of(op.spill)] if op.spill is not None else None
+        partials = self._partials(op, run, item)
         acc_op = sp.buffer_of(op.acc)
         acc_dtype = numpy_dtype(acc_op.elt)
         acc_rows, acc_cols = acc_op.page.resolve(b)
         subs = [(ti, tj) for ti in range(0, h, sh) for tj in range(0, w, sw)]
-        k_blocks = self.k_tiles // kw
+        k_blocks = self.slice_tiles // kw
         name = run.where(op.stage_name())
         if spill is None and k_blocks > 1 and len(subs) * sh * sw > acc_rows * acc_cols:
             raise SimulationError(
@@ -221,6 +240,13 @@ class ProgramRun:
                 acc = accumulate(
                     acc, a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw], tw
                 )
+                if kb == k_blocks - 1 and partials is not None:
+                    own, onward = partials
+                    if own is not None:  # the slice before's sums for this sub-block
+                        acc = acc + (yield from take(own, (sh, sw), who))
+                    if onward is not None:  # to the next slice, unrounded
+                        yield from give((onward,), acc, who)
+                        continue
                 if kb == k_blocks - 1:
                     yield from give((out,), acc, who)
                 elif spill is not None:
@@ -229,6 +255,24 @@ class ProgramRun:
                     held[(ti, tj)] = acc
             in0.pop(a_pages)
             in1.pop(b_pages)
+
+    def _partials(
+        self, op: sp.MatmulTilesOp, run: SiteRun, item: int
+    ) -> tuple[Fifo | None, Fifo | None] | None:
+        """Split-K's partial sums of an item: (this site's FIFO it adds from, in slice s > 0;
+        the FIFO of the site running the same block in the next slice, in slice s < S - 1)."""
+        if op.partials is None:
+            if self.space.k_slices > 1:
+                raise SimulationError(
+                    f"{run.where(op.stage_name())}: {self.space.k_slices} K slices and no "
+                    "partials FIFO to add them through"
+                )
+            return None
+        fifo = sp.buffer_of(op.partials)
+        s, last = self.space.k_slice(item), self.space.k_slices - 1
+        own = run.buffers[fifo] if s > 0 else None
+        onward = self.run_of(item + self.space.blocks).buffers[fifo] if s < last else None
+        return own, onward
 
     # Engines -----------------------------------------------------------------------------------
 
@@ -258,7 +302,9 @@ class ProgramRun:
         for item in run.items:
             for s in before:
                 yield from self._iterations(s, run, item, None)
-            for k0 in range(0, self.k_tiles, run.bindings["kw"]) if k_stages else ():
+            k_first = self.space.k_slice(item) * self.slice_tiles
+            k_range = range(k_first, k_first + self.slice_tiles, run.bindings["kw"])
+            for k0 in k_range if k_stages else ():
                 for s in k_stages:
                     yield from self._iterations(s, run, item, k0)
             for s in after:

@@ -379,7 +379,11 @@ def check_compiled(
         target = load_target(args.target)
     except TargetError as e:
         raise UsageError(str(e)) from None
-    module = compile_function(fn, args.target, **COMPILE_OPTIONS.get(args.backend, {}))
+    options, why = COMPILE_OPTIONS.get(args.backend, ({}, ""))
+    if options:
+        given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
+        print(f"spatial-run: {args.backend} compiles with {given}: {why}", file=out)
+    module = compile_function(fn, args.target, **options)
     check_budget(
         "the reference and the simulator",
         reference_bytes(fn) + simulator_bytes(module, target),

@@ -35,8 +35,12 @@ A plan is legal when
       a site in one range shape, so they all have one shape: per_site_m divides Mt and per_site_n
       divides Nt; over the whole mesh or a rectangle of it: the fewest sites for a few round
       counts, or the largest whose sites divide the blocks (`flat_grids`).
-The streaming plan (tt-metal's non-reuse matmul: each site walks single output tiles over the
-whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
+On such a mesh every grid plan is also priced with K split into S slices (split-K, S up to the
+`split-k` option's bound, dividing the K tiles): the slices run the plan on S copies of its grid
+stacked along x or y, each over K / S tiles, and pass each block's partial sums slice to slice
+(docs/passes.md#tile-split-k-where-the-grid-does-not-fill); the plan records `split_why`, its
+cycles against the best plan of the other kind. The streaming plan (tt-metal's non-reuse matmul:
+each site walks single output tiles over the whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
 the larger sub-block, then the wider K block, then the smaller per-site block, then the grid over
 the line, multicast over unicast, so the choice is deterministic.
 
@@ -46,11 +50,13 @@ passes the runner-up found so far; a candidate's cycles depend on its sub-block 
 larger side (the unpacker's reuse), so one cost evaluation serves every sub-block with that side.
 
 Applying the plan fills in what link left symbolic: the work items and K block (`sp.work`, with
-`over` the grid the blocks are dealt over when a site runs several), the plan and its numbers
+`over` the grid the blocks are dealt over when a site runs several, `split` the K slices), the
+plan and its numbers
 (`sp.plan`, with the line and the multicast operands and what the other multicast choice would
 cost), the output FIFO's depth (one page per sub-block where the output accumulates in place, at
 least two otherwise, and one tile per accumulator lane where a register accumulator's lanes write
-their own tiles), and the K-block spill where partial sums leave the accumulator between K blocks.
+their own tiles), the K-block spill where partial sums leave the accumulator between K blocks, and
+split-K's partials FIFO.
 
 Source: the GEMM plan space and its ranking are tile/gemm.py, the stream sections' (every other
 kind: maps, row reductions, rope, attention, arg-max, gather, scatter) passes/stream_plans.py
@@ -80,11 +86,13 @@ from spatial_dialect.passes.analysis import (
 )
 from spatial_dialect.passes.stream_plans import StreamRanked, choose_stream_plan
 from spatial_dialect.passes.tile.gemm import (
+    MAX_K_SLICES,
+    Ranking,
     describe,
     fidelity_matters,
     gemm_packing,
     multicast_why,
-    rank,
+    ranking,
 )
 from spatial_dialect.passes.tile.stream import stream_plan_ops
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
@@ -106,9 +114,14 @@ class GemmChoice:
     plan: GemmPlan
     cost: GemmCost
     runner: tuple[GemmPlan, GemmCost] | None
+    # The other kind of plan (split-K where the plan is unsplit, and the reverse), where the
+    # target has both: the least cycles any of them takes, and the plan that takes them when it
+    # was priced (else the pruning's floor is the bound). What `split_why` records.
+    other_least: int | None = None
+    other_best: tuple[GemmPlan, GemmCost] | None = None
 
 
-Ranked = list[tuple[GemmPlan, GemmCost]]
+Ranked = Ranking
 
 
 def choose_gemm_plan(
@@ -116,6 +129,7 @@ def choose_gemm_plan(
     target: Target,
     fidelity: str,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    max_split: int = MAX_K_SLICES,
 ) -> GemmChoice:
     """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site.
 
@@ -127,15 +141,19 @@ def choose_gemm_plan(
     numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
     memo = {} if ranked_before is None else ranked_before
     if (shape, numerics) not in memo:
-        memo[shape, numerics] = rank(target, shape, numerics, fidelity)
-    ranked = memo[shape, numerics]
+        memo[shape, numerics] = ranking(target, shape, numerics, fidelity, max_split)
+    ranked, least = memo[shape, numerics].plans, memo[shape, numerics].least
     if not ranked:
         raise NoLegalPlan(
             f"section @{program.sym_name.data}: no plan of a {shape.m}x{shape.k}x{shape.n} GEMM fits "
             f"{target.name}'s {target.local_mem_max_bytes} bytes of local memory"
         )
     (plan, cost), runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    return GemmChoice(view, shape, numerics, plan, cost, runner)
+    other = plan.split_k == 1
+    best = next(((p, c) for p, c in ranked if (p.split_k > 1) == other), None)
+    if best is not None and best[1].total_cycles != least.get(other):
+        best = None  # a dropped plan of that kind may be cheaper: only its floor is known
+    return GemmChoice(view, shape, numerics, plan, cost, runner, least.get(other), best)
 
 
 @dataclass(frozen=True)
@@ -156,7 +174,8 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
     if dealt.kind != "flat" and dealt.per_site > 1:
         over = (dealt.grid_x, dealt.grid_y)
     c_name = choice.view.store.tensor.root_reference.data
-    work = sp.WorkOp(c_name, block, kt, plan.ibw, over)
+    split = (plan.split_k, plan.split_axis) if plan.split_k > 1 else None
+    work = sp.WorkOp(c_name, block, kt, plan.ibw, over, split)
     q = cost.quantities
     grid = (plan.grid_x, plan.grid_y) if dealt.kind == "flat" else (dealt.grid_x, dealt.grid_y)
     plan_op = sp.PlanOp(
@@ -174,7 +193,25 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
     why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
     if why is not None:
         plan_op.attributes["multicast_why"] = StringAttr(why)
+    if choice.other_least is not None:
+        plan_op.attributes["split_why"] = StringAttr(split_why(choice, target))
     return GemmPlanOps(work, plan_op)
+
+
+def split_why(choice: GemmChoice, target: Target) -> str:
+    """The split-K decision with its numbers: the chosen plan's K slices and cycles against the
+    best plan of the other kind, or where the pruning never priced it, the least any of them can
+    take (docs/passes.md#tile-split-k-where-the-grid-does-not-fill)."""
+    plan, cycles = choice.plan, choice.cost.total_cycles
+    if plan.split_k > 1:
+        head, other = f"K split {plan.split_k} along {plan.split_axis} ({cycles} cycles)", "unsplit"
+    else:
+        head, other = f"K not split ({cycles} cycles)", "split-K"
+    if choice.other_best is not None:
+        best, best_cost = choice.other_best
+        text = f"{describe(best, choice.shape.kt, target)} ({best_cost.total_cycles} cycles)"
+        return f"{head}; best {other}: {text}"
+    return f"{head}; every {other} plan takes at least {choice.other_least} cycles"
 
 
 @dataclass(frozen=True)
@@ -266,10 +303,36 @@ def apply_gemm_plan(
     spill = spill_buffer(out, choice.numerics, target) if buffering.spill else None
     if spill is not None:
         rewriter.insert_op(spill, InsertPoint.after(out))
+    partials = partials_fifo(choice.numerics, target) if choice.plan.split_k > 1 else None
+    if partials is not None:
+        rewriter.insert_op(partials, InsertPoint.after(spill or out))
     kept = fidelity if fidelity_matters(target, choice.shape.in_dtype) else None
     rewriter.replace_op(
-        m, sp.MatmulTilesOp(m.in0, m.in1, m.out, m.acc, spill.res if spill else None, kept)
+        m,
+        sp.MatmulTilesOp(
+            m.in0,
+            m.in1,
+            m.out,
+            m.acc,
+            spill.res if spill else None,
+            kept,
+            partials=partials.res if partials else None,
+        ),
     )
+
+
+def partials_fifo(numerics: Numerics, target: Target) -> sp.FifoOp:
+    """Split-K's partial sums from the slice before: one page per sub-block at the
+    accumulator's precision (the footprint function's `partials`)."""
+    fifo = sp.FifoOp(
+        "partials",
+        SizesAttr.of("subs"),
+        SizesAttr.of("sh", "sw"),
+        ELEMENT_TYPES[numerics.acc],
+        target.tile_bytes(numerics.acc),
+    )
+    fifo.res.name_hint = "partials"
+    return fifo
 
 
 @dataclass
@@ -290,12 +353,13 @@ def tile_section(
     fidelity: str,
     rewriter: Rewriter,
     ranked_before: RankedBefore | None = None,
+    max_split: int = MAX_K_SLICES,
 ) -> None:
     """Choose and apply one linked section's plan, by the kind link recorded (`ranked_before`:
     the rankings of this pass run so far, so each distinct section is ranked once)."""
     memo = ranked_before or RankedBefore()
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, memo.gemms)
+        choice = choose_gemm_plan(program, target, fidelity, memo.gemms, max_split)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
         choice = choose_stream_plan(program, target, fidelity, memo.streams)
@@ -307,22 +371,32 @@ def tile_section(
 
 @dataclass(frozen=True)
 class TilePass(ModulePass):
-    """`tile{fidelity=hifi4}`: choose and apply every linked section's block plan (a walk over the
-    linked sections: each plan is a whole-section decision)."""
+    """`tile{fidelity=hifi4 split-k=4}`: choose and apply every linked section's block plan (a
+    walk over the linked sections: each plan is a whole-section decision). `split-k` is the most
+    K slices a GEMM plan may use (1: K is never split)."""
 
     name = "tile"
     fidelity: str | None = None
+    split_k: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.name)
         fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
         if fidelity not in FIDELITIES:
             raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
+        recorded = options(op).get("split_k")
+        max_split = self.split_k if self.split_k is not None else int(recorded or MAX_K_SLICES)
+        if max_split < 1:
+            raise InvalidTarget(
+                f"split-k {max_split}: the most K slices is at least 1 (1: no split)"
+            )
         sections = sections_taken(op, self.name, Phase.LINKED)
         if sections:
             record(op, fidelity=fidelity)
+            if self.split_k is not None:
+                record(op, split_k=str(self.split_k))
         rewriter = Rewriter()
         ranked_before = RankedBefore()
         for program in sections:
             with refusals_at(program):
-                tile_section(program, target, fidelity, rewriter, ranked_before)
+                tile_section(program, target, fidelity, rewriter, ranked_before, max_split)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from spatial_dialect.passes.analysis import Numerics, largest_divisor
 from spatial_dialect.targets import FIDELITIES, Target
@@ -89,7 +90,41 @@ def flat_grids(target: Target, units: int) -> list[tuple[int, int]]:
     return grids
 
 
-def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
+MAX_K_SLICES = 4
+"""The most slices split-K cuts K into: a bound on the search, not a finding. Each slice count
+adds two sets of grid arrangements to price (along x and y), and the chain that carries the
+partial sums grows by one hand-over with every slice."""
+
+
+SPLIT_TILES = 64
+"""Split-K is priced only where the output has fewer tiles than this a site: a bound on the
+search, measured, not derived. With a site's share of the output that large, blocks that do not
+divide the mesh leave it at most a block row or column over an even share, and split-K never won
+in bench/split_k.py above 20 tiles a site but once (32768x512x256 on wormhole_n150, 128 a site,
+by 0.7%); pricing its arrangements there tripled the ranking of 4096^3."""
+
+
+def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int, str]]:
+    """The K splits a grid plan is priced with: (1, y), the unsplit plan, and on a mesh with
+    rectangle multicast every S from 2 to `max_split` (at most MAX_K_SLICES; the tile option
+    `split-k`) dividing the K tiles, with each mesh axis (x, y) long enough to stack S copies
+    of a grid along (docs/passes.md#tile-split-k-where-the-grid-does-not-fill). The slices add
+    their partial sums over the NoC; a target without multicast deals blocks flat and has no
+    such neighbours."""
+    out = [(1, "y")]
+    if not target.multicasts_rectangles or shape.mt * shape.nt >= SPLIT_TILES * target.sites:
+        return out
+    for split in divisors(shape.kt):
+        if 2 <= split <= min(MAX_K_SLICES, max_split):
+            out += [
+                (split, a) for a, n in (("x", target.mesh_x), ("y", target.mesh_y)) if n >= split
+            ]
+    return out
+
+
+def arrangements(
+    target: Target, shape: GemmShape, max_split: int = MAX_K_SLICES
+) -> Iterator[GemmPlan]:
     """Every block with the grid or line it is dealt over and its multicast choices, as a plan
     whose sub-block and K block are placeholders (1, 1, 1): the part the cost floor depends on."""
     mt, nt = shape.mt, shape.nt
@@ -100,18 +135,32 @@ def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
                     yield GemmPlan(gx, gy, pm, pn, 1, 1, 1)
         return
     x, y = target.mesh_x, target.mesh_y
-    rows, cols = dimension(mt, y), dimension(nt, x)
-    for pm, row_grids in rows.items():
-        for pn, col_grids in cols.items():
-            for gy in row_grids:
-                for gx in col_grids:
-                    # Uneven rounds along one dimension only: then a site that runs fewer
-                    # rounds runs a prefix of its row's (column's) blocks (sp.ItemSpace).
-                    if ceil_div(mt, pm) % gy and ceil_div(nt, pn) % gx:
-                        continue
-                    for ma in (True, False) if gx > 1 else (True,):
-                        for mb in (True, False) if gy > 1 else (True,):
-                            yield GemmPlan(gx, gy, pm, pn, 1, 1, 1, mcast_a=ma, mcast_b=mb)
+    for split, axis in k_splits(target, shape, max_split):
+        sx, sy = (x // split, y) if axis == "x" else (x, y // split)
+        rows, cols = dimension(mt, sy), dimension(nt, sx)
+        for pm, row_grids in rows.items():
+            for pn, col_grids in cols.items():
+                for gy in row_grids:
+                    for gx in col_grids:
+                        # Uneven rounds along one dimension only: then a site that runs fewer
+                        # rounds runs a prefix of its row's (column's) blocks (sp.ItemSpace).
+                        if ceil_div(mt, pm) % gy and ceil_div(nt, pn) % gx:
+                            continue
+                        for ma in (True, False) if gx > 1 else (True,):
+                            for mb in (True, False) if gy > 1 else (True,):
+                                yield GemmPlan(
+                                    gx,
+                                    gy,
+                                    pm,
+                                    pn,
+                                    1,
+                                    1,
+                                    1,
+                                    mcast_a=ma,
+                                    mcast_b=mb,
+                                    split_k=split,
+                                    split_axis=axis,
+                                )
     # Lines longer than a mesh row: a GX x 1 line deals the block columns and shares A, a 1 x GY
     # line the block rows and shares B; every block row (column) runs on each site, so the other
     # dimension's blocks must divide it when there are several.
@@ -136,11 +185,12 @@ def arrangements(target: Target, shape: GemmShape) -> Iterator[GemmPlan]:
 
 
 def configs(
-    target: Target, shape: GemmShape, numerics: Numerics, pm: int, pn: int
+    target: Target, shape: GemmShape, numerics: Numerics, pm: int, pn: int, split: int = 1
 ) -> list[tuple[int, int, int]]:
-    """The legal (osh, osw, ibw) of a pm x pn block (legality does not depend on the grid)."""
+    """The legal (osh, osw, ibw) of a pm x pn block over K slices of kt / `split` tiles
+    (legality does not depend on the grid)."""
     acc_cap = target.acc_tiles(numerics.acc)
-    kt = shape.kt
+    kt = shape.kt // split
     out = []
     for osh in divisors(pm):
         for osw in divisors(pn):
@@ -150,7 +200,8 @@ def configs(
                 if target.acc_in_registers and kt > ibw and (osh, osw) != (pm, pn):
                     continue
                 # The footprint grows with the K block: past the first that does not fit, none does.
-                if not numerics.fits(target, shape, GemmPlan(1, 1, pm, pn, osh, osw, ibw)):
+                probe = GemmPlan(1, 1, pm, pn, osh, osw, ibw, split_k=split)
+                if not numerics.fits(target, shape, probe):
                     break
                 out.append((osh, osw, ibw))
     return out
@@ -158,9 +209,9 @@ def configs(
 
 def candidates(target: Target, shape: GemmShape, numerics: Numerics) -> Iterator[GemmPlan]:
     """Every legal plan (module docstring), streaming last."""
-    legal: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    legal: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
     for a in arrangements(target, shape):
-        block = (a.per_site_m, a.per_site_n)
+        block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
         for osh, osw, ibw in legal[block]:
@@ -182,6 +233,8 @@ def with_config(a: GemmPlan, osh: int, osw: int, ibw: int) -> GemmPlan:
         mcast_a=a.mcast_a,
         mcast_b=a.mcast_b,
         line=a.line,
+        split_k=a.split_k,
+        split_axis=a.split_axis,
     )
 
 
@@ -203,6 +256,8 @@ def describe(plan: GemmPlan, kt: int, target: Target | None = None) -> str:
         off = [n for n in off if shared[n]]
         if off:
             text += f" unicast {', '.join(off)}"
+        if plan.split_k > 1:
+            text += f" split {plan.split_k} along {plan.split_axis}"
     return text
 
 
@@ -210,6 +265,7 @@ def _key(pc: tuple[GemmPlan, GemmCost]) -> tuple:
     p, c = pc
     return (
         c.total_cycles,
+        p.split_k,
         -p.osh * p.osw,
         -p.ibw,
         p.per_site_m * p.per_site_n,
@@ -223,11 +279,37 @@ def _key(pc: tuple[GemmPlan, GemmCost]) -> tuple:
     )
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """The legal plans with their costs, best first (every candidate that can be first or
+    second), and for each kind of plan (False: K unsplit, True: split-K) the least cycles any
+    plan of that kind can take: the cheapest priced one, or the least floor of those the pruning
+    dropped, whichever is lower (a bound the plan's `split_why` can state exactly)."""
+
+    plans: list[tuple[GemmPlan, GemmCost]]
+    least: dict[bool, int]
+
+
 def rank(
-    target: Target, shape: GemmShape, numerics: Numerics, fidelity: str
+    target: Target,
+    shape: GemmShape,
+    numerics: Numerics,
+    fidelity: str,
+    max_split: int = MAX_K_SLICES,
 ) -> list[tuple[GemmPlan, GemmCost]]:
     """The legal plans with their costs, best first: every candidate that can be first or second
     (the pruning, module docstring, drops only plans whose floor is above the runner-up)."""
+    return ranking(target, shape, numerics, fidelity, max_split).plans
+
+
+def ranking(
+    target: Target,
+    shape: GemmShape,
+    numerics: Numerics,
+    fidelity: str,
+    max_split: int = MAX_K_SLICES,
+) -> Ranking:
+    """`rank`'s plans, with the least cycles of each kind (:class:`Ranking`)."""
     costed: list[tuple[GemmPlan, GemmCost]] = []
     streaming = GemmPlan.streaming_plan(target.mesh_x, target.mesh_y)
     if numerics.fits(target, shape, streaming):
@@ -235,16 +317,18 @@ def rank(
     floors = sorted(
         (
             (gemm_cost_floor(target, shape, a, fidelity), i, a)
-            for i, a in enumerate(arrangements(target, shape))
+            for i, a in enumerate(arrangements(target, shape, max_split))
         ),
         key=lambda f: (f[0], f[1]),
     )
-    legal: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    legal: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
     second = [c.total_cycles for _, c in costed]
-    for floor, _, a in floors:
+    dropped = len(floors)
+    for visited, (floor, _, a) in enumerate(floors):
         if len(second) >= 2 and floor > second[1]:
+            dropped = visited
             break
-        block = (a.per_site_m, a.per_site_n)
+        block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
         # The cycles depend on the sub-block only through its larger side.
@@ -257,7 +341,17 @@ def rank(
             costed.append((plan, cache[key]))
             second = sorted([*second, cache[key].total_cycles])[:2]
     costed.sort(key=_key)
-    return costed
+    least: dict[bool, int] = {}
+    for p, c in costed:
+        least.setdefault(p.split_k > 1, c.total_cycles)
+    # Floors only grow past the first dropped: the first of each kind is its least.
+    for floor, _, a in floors[dropped:]:
+        kind = a.split_k > 1
+        if floor < least.get(kind, floor + 1):
+            least[kind] = floor
+        if len(least) == 2 and all(floor >= v for v in least.values()):
+            break
+    return Ranking(costed, least)
 
 
 def fidelity_matters(target: Target, dtype: str) -> bool:

@@ -100,6 +100,8 @@ from spatial_dialect.sp.enums import (
     SectionKindAttr,
     Sharing,
     SharingAttr,
+    SplitAxis,
+    SplitAxisAttr,
     TensorRole,
     TensorRoleAttr,
 )
@@ -178,6 +180,7 @@ SP = Dialect(
         LayoutAttr,
         PlanKindAttr,
         GroupAxisAttr,
+        SplitAxisAttr,
         SharingAttr,
     ],
 )
@@ -225,6 +228,7 @@ __all__ = [
     "BUFFER",
     "EngineAttr",
     "GroupAxisAttr",
+    "SplitAxisAttr",
     "LayoutAttr",
     "PhaseAttr",
     "SectionKindAttr",
@@ -255,6 +259,7 @@ __all__ = [
     "RowForm",
     "RowKindName",
     "GroupAxis",
+    "SplitAxis",
     "Layout",
     "Phase",
     "SectionKind",

@@ -85,6 +85,13 @@ class GroupAxis(StrEnum):
     LINE = "line"
 
 
+class SplitAxis(StrEnum):
+    """The mesh axis split-K stacks a GEMM's K slices along (sp.work ... split S along x)."""
+
+    X = "x"
+    Y = "y"
+
+
 class Sharing(StrEnum):
     """How a shared operand panel reaches its consumers (sp.share). The cost model has its own
     enum with the same values (targets.sharing.Sharing); fuse-operands maps its answer by value."""
@@ -121,6 +128,11 @@ class PlanKindAttr(EnumAttribute[PlanKind], SpacedOpaqueSyntaxAttribute):
 @irdl_attr_definition
 class GroupAxisAttr(EnumAttribute[GroupAxis], SpacedOpaqueSyntaxAttribute):
     name = "sp.axis"
+
+
+@irdl_attr_definition
+class SplitAxisAttr(EnumAttribute[SplitAxis], SpacedOpaqueSyntaxAttribute):
+    name = "sp.split_axis"
 
 
 @irdl_attr_definition

@@ -50,6 +50,10 @@ class ItemSpace:
     the row-major order.) A line of sites is the grid GX x 1 or 1 x GY: one grid site per block
     column (block row), every block row (column) on each.
 
+    With `k_slices` = S > 1 (split-K) every block is S items, one per K slice: the items of slice
+    s are s * blocks + the numbering above, so each slice is numbered as the whole space is
+    without a split, and item i covers the block of item i mod blocks over K slice i // blocks.
+
     THE one definition of what an item covers: place groups sites by it, the verifier checks
     ranges against it, the simulator runs it.
     """
@@ -59,6 +63,7 @@ class ItemSpace:
     block_m: int
     block_n: int
     over: tuple[int, int] | None = None
+    k_slices: int = 1
 
     def __post_init__(self) -> None:
         if self.over is not None:
@@ -77,8 +82,17 @@ class ItemSpace:
         return ceil_div(self.tiles_n, self.block_n)
 
     @property
-    def count(self) -> int:
+    def blocks(self) -> int:
+        """Items of one K slice: one per block."""
         return self.items_m * self.items_n
+
+    @property
+    def count(self) -> int:
+        return self.blocks * self.k_slices
+
+    def k_slice(self, item: int) -> int:
+        """The K slice item `item` walks (0 without split-K)."""
+        return item // self.blocks
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -141,6 +155,7 @@ class ItemSpace:
 
     def coord(self, item: int) -> tuple[int, int]:
         """The block (row, column) item `item` covers."""
+        item %= self.blocks
         if self.over is None:
             return divmod(item, self.items_n)
         gx, gy = self.over
@@ -162,14 +177,17 @@ class ItemSpace:
         i, j = self._round(t, rmy, rn + (x < en))
         return y + i * gy, x + j * gx
 
-    def item(self, row: int, col: int) -> int:
-        """The item covering block (row, column): the inverse of `coord`."""
+    def item(self, row: int, col: int, k_slice: int = 0) -> int:
+        """The item covering block (row, column) in K slice `k_slice`: the inverse of `coord`."""
+        base = k_slice * self.blocks
         if self.over is None:
-            return row * self.items_n + col
+            return base + row * self.items_n + col
         gx, gy = self.over
         x, y = col % gx, row % gy
-        return self.site_first(x, y) + self._position(
-            row // gy, col // gx, self.site_rounds(x, y)[1]
+        return (
+            base
+            + self.site_first(x, y)
+            + self._position(row // gy, col // gx, self.site_rounds(x, y)[1])
         )
 
     def rect(self, item: int) -> ItemRect:
@@ -188,8 +206,10 @@ class ItemSpace:
         not fill it), in increasing order: every other item is a whole block_m x block_n."""
         rows = [self.items_m - 1] if self.tiles_m % self.block_m else []
         cols = [self.items_n - 1] if self.tiles_n % self.block_n else []
-        edge = {self.item(r, c) for r in rows for c in range(self.items_n)}
-        edge |= {self.item(r, c) for c in cols for r in range(self.items_m)}
+        edge = set()
+        for s in range(self.k_slices):
+            edge |= {self.item(r, c, s) for r in rows for c in range(self.items_n)}
+            edge |= {self.item(r, c, s) for c in cols for r in range(self.items_m)}
         return sorted(edge)
 
     def block_bounds(self, first: int, count: int) -> tuple[int, int, int, int]:
@@ -197,6 +217,14 @@ class ItemSpace:
         first + count - 1: closed form for a run of row-major blocks and for one grid site's
         whole deal (what place lays out); any other run is walked."""
         last = first + count - 1
+        if self.k_slice(first) == self.k_slice(last):
+            # A run inside one K slice covers what the same run of slice 0 covers.
+            base = self.k_slice(first) * self.blocks
+            first, last = first - base, last - base
+        else:
+            coords = [self.coord(i) for i in range(first, last + 1)]
+            rows, cols = [r for r, _ in coords], [c for _, c in coords]
+            return min(rows), max(rows), min(cols), max(cols)
         if self.over is None:
             n = self.items_n
             if first // n == last // n:
@@ -216,6 +244,7 @@ class ItemSpace:
         are one (each site of a placed GEMM runs exactly its grid site's blocks)."""
         if self.over is None or count == 0:
             return None
+        first -= self.k_slice(first) * self.blocks
         gx, gy = self.over
         row, col = self.coord(first)
         x, y = col % gx, row % gy

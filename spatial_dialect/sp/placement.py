@@ -247,7 +247,10 @@ class GroupOp(SectionOp):
 
     `rows`: each row y of the rectangle is one group; its sender is the site (sender, y), its
     members the instances of the buffer on every site (x, y) of the row. `columns`: each column
-    x, sender (x, sender). `line` (`sp.group @in0_line %in0 line [0, 7]x[0, 7] sites 60
+    x, sender (x, sender). `every N` (rows or columns): each row (column) is cut into runs of N
+    sites from the rectangle's edge, each run a group whose sender sits as far into it as
+    `sender` into the first (split-K's slices of the grid: a row of one slice shares nothing
+    with the next slice's). `line` (`sp.group @in0_line %in0 line [0, 7]x[0, 7] sites 60
     sender 0`): one group, the first `sites` sites of the rectangle walked row by row (x
     fastest), which is a line of sites folded onto the mesh; its sender is the `sender`-th of
     them. A load naming the group runs on the sender only: for the sender's t-th item it reads
@@ -265,15 +268,17 @@ class GroupOp(SectionOp):
     axis = prop_def(GroupAxisAttr)
     rect = prop_def(RectAttr)
     sites_attr = opt_int_prop("sites")
+    every_attr = opt_int_prop("every")
     sender_attr = int_prop("sender")
     traits = traits_def(InProgram(), SymbolOpInterface())
     custom_directives = (Rect,)
     assembly_format = (
-        "$sym_name $buffer $axis custom<Rect>($rect) (`sites` $sites^)? `sender` $sender"
-        " attr-dict-with-keyword"
+        "$sym_name $buffer $axis custom<Rect>($rect) (`sites` $sites^)? (`every` $every^)?"
+        " `sender` $sender attr-dict-with-keyword"
     )
 
     sites = IntValue("sites")
+    every = IntValue("every")
     sender = IntValue("sender")
 
     def __init__(
@@ -284,6 +289,7 @@ class GroupOp(SectionOp):
         rect: RectAttr,
         sender: int,
         sites: int | None = None,
+        every: int | None = None,
     ):
         if axis == GroupAxis.LINE and sites is None:
             sites = rect.width * rect.height
@@ -294,6 +300,7 @@ class GroupOp(SectionOp):
                 "axis": GroupAxisAttr(axis),
                 "rect": rect,
                 "sites": int_attr(sites),
+                "every": int_attr(every),
                 "sender": int_attr(sender),
             },
         )
@@ -306,11 +313,15 @@ class GroupOp(SectionOp):
             members = self.rect.sites()[: self.line_sites]
             yield members[s], members
         elif self.axis.data == GroupAxis.ROWS:
+            run = self.every or x1 - x0 + 1
             for y in range(y0, y1 + 1):
-                yield (s, y), [(x, y) for x in range(x0, x1 + 1)]
+                for start in range(x0, x1 + 1, run):
+                    yield (start + s - x0, y), [(x, y) for x in range(start, start + run)]
         else:
+            run = self.every or y1 - y0 + 1
             for x in range(x0, x1 + 1):
-                yield (x, s), [(x, y) for y in range(y0, y1 + 1)]
+                for start in range(y0, y1 + 1, run):
+                    yield (x, start + s - y0), [(x, y) for y in range(start, start + run)]
 
     @property
     def line_sites(self) -> int:
@@ -334,6 +345,13 @@ class GroupOp(SectionOp):
         if self.sites is not None:
             raise VerifyException(f"sp.group @{name}: only a line group counts its sites")
         lo, hi = (x0, x1) if self.axis.data == GroupAxis.ROWS else (y0, y1)
+        if self.every is not None:
+            if self.every <= 0 or (hi - lo + 1) % self.every:
+                raise VerifyException(
+                    f"sp.group @{name}: runs of {self.every} sites do not cut its "
+                    f"{self.axis.data.value} [{lo}, {hi}]"
+                )
+            hi = lo + self.every - 1
         if not lo <= self.sender <= hi:
             raise VerifyException(
                 f"sp.group @{name}: sender {self.sender} lies outside the group's {self.axis.data.value} [{lo}, {hi}]"

@@ -126,6 +126,14 @@ class MatmulTilesOp(StageOp):
     lanes write their own tiles). Then release the two operand pages. Without a spill, an item
     has one sub-block or one K block. `fidelity` is the Tensix math fidelity (lofi, hifi2,
     hifi3, hifi4) where the target has one.
+
+    `partials %p` (split-K, `sp.work ... split S`): an item walks only its K slice's blocks. On
+    its last K block, an item of slice s > 0 adds to each sub-block's sums the partial sums it
+    pops from its `%p` (what slice s - 1 computed for the same block); an item of slice
+    s < S - 1 then pushes the sums, unrounded, to `%p` of the site that runs the same block in
+    slice s + 1 (over the NoC, through the site's writer) instead of to the output FIFO. Only
+    the last slice's items push to the output FIFO, and only they store. `%p` is a FIFO at the
+    accumulator's element type, one page per sub-block.
     """
 
     name = "sp.matmul_tiles"
@@ -134,13 +142,14 @@ class MatmulTilesOp(StageOp):
     out = operand_def(BufferType)
     acc = operand_def(BufferType)
     spill = opt_operand_def(BufferType)
+    partials = opt_operand_def(BufferType)
     fidelity = opt_prop_def(FidelityAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
-        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`fidelity` $fidelity^)? "
-        + ON_ENGINE
+        "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`partials` $partials^)?"
+        " (`fidelity` $fidelity^)? " + ON_ENGINE
     )
 
     def __init__(
@@ -152,9 +161,10 @@ class MatmulTilesOp(StageOp):
         spill: SSAValue | None = None,
         fidelity: str | None = None,
         engine: EngineAttr | None = None,
+        partials: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[in0, in1, out, acc, spill],
+            operands=[in0, in1, out, acc, spill, partials],
             properties={
                 "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,

@@ -29,6 +29,7 @@ from spatial_dialect.sp.abstract_ops import (
     StageOp,
     buffer_of,
 )
+from spatial_dialect.sp.attrs import SizesAttr
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     ArgmaxOp,
@@ -224,6 +225,7 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
             )
     if isinstance(s, MatmulTilesOp):
         _check_matmul(s)
+        _check_split(p, s)
     if isinstance(s, IndexedStage):
         _check_indexed(p, s)
 
@@ -270,6 +272,30 @@ def _check_matmul(s: MatmulTilesOp) -> None:
             raise TypeMismatch(
                 f"matmul_tiles: the spill is an sp.interm at the accumulator's precision {acc.elt}"
             )
+
+
+def _check_split(p: ProgramOp, s: MatmulTilesOp) -> None:
+    """Split-K's partial sums travel through a FIFO at the accumulator's precision, one page per
+    sub-block; a matmul has one exactly when its work splits K."""
+    work = p.one(WorkOp)
+    slices = 1 if work is None else work.k_slices
+    if (s.partials is not None) != (slices > 1):
+        raise PhaseViolation(
+            f"matmul_tiles: the work splits K into {slices} slice(s) "
+            f"{'but' if slices > 1 else 'and'} the matmul has "
+            f"{'no partials FIFO' if s.partials is None else 'a partials FIFO'}"
+        )
+    if s.partials is None:
+        return
+    partials, acc = buffer_of(s.partials), buffer_of(s.acc)
+    if not isinstance(partials, FifoOp) or partials.elt != acc.elt:
+        raise TypeMismatch(
+            f"matmul_tiles: the partials are an sp.fifo at the accumulator's precision {acc.elt}"
+        )
+    if partials.page != SizesAttr.of("sh", "sw") or partials.depth != SizesAttr.of("subs"):
+        raise TypeMismatch(
+            "matmul_tiles: the partials FIFO holds one [sh, sw] page per sub-block (depth subs)"
+        )
 
 
 # ── Placement ─────────────────────────────────────────────────────────────────────────────────

@@ -24,6 +24,8 @@ from spatial_dialect.sp.enums import (
     PackingAttr,
     PlanKind,
     PlanKindAttr,
+    SplitAxis,
+    SplitAxisAttr,
 )
 from spatial_dialect.sp.formats import EnumList, Pair
 from spatial_dialect.sp.item_space import ItemSpace
@@ -45,13 +47,19 @@ if TYPE_CHECKING:
 
 @irdl_op_definition
 class WorkOp(SectionOp):
-    """`sp.work @c block 16x16 k 128 by 2 [over 8x8]`: the work items and the K loop (tile's
-    decision).
+    """`sp.work @c block 16x16 k 128 by 2 [split 2 along y] [over 8x8]`: the work items and the
+    K loop (tile's decision).
 
     The items cut the named result into blocks of the given tiles (`ItemSpace`); every item runs
     the K loop over `k` tiles in blocks of `by` tiles (the size symbol kw). With `over GXxGY` the
     blocks are dealt round-robin over a GX x GY grid of sites, several to a site, and numbered
     site by site (`ItemSpace`); the grid is at most the block columns by the block rows.
+
+    `split S along x|y` (split-K): K is cut into S slices of k / S tiles; every block is S
+    items, one per slice (`ItemSpace.k_slice`), each walking only its slice's K blocks. The
+    slices run on S copies of the grid stacked along the mesh axis named, and each block's
+    partial sums pass from slice to slice (`sp.matmul_tiles ... partials`); only the last
+    slice's items store.
     """
 
     name = "sp.work"
@@ -60,11 +68,13 @@ class WorkOp(SectionOp):
     k_tiles_attr = int_prop("k_tiles")
     k_block_attr = int_prop("k_block")
     over_attr = opt_pair_prop("over")
+    split_attr = opt_int_prop("split")
+    along = opt_prop_def(SplitAxisAttr)
     traits = section_traits()
     custom_directives = (Pair,)
     assembly_format = (
         "$tensor `block` custom<Pair>($block) `k` $k_tiles `by` $k_block"
-        " (`over` custom<Pair>($over)^)? attr-dict-with-keyword"
+        " (`split` $split^ `along` $along)? (`over` custom<Pair>($over)^)? attr-dict-with-keyword"
     )
 
     block = PairValue("block")
@@ -73,6 +83,7 @@ class WorkOp(SectionOp):
     k_block = IntValue("k_block")
     over = PairValue("over")
     """The grid GX x GY the blocks are dealt over, if any."""
+    split_value = IntValue("split")
 
     def __init__(
         self,
@@ -81,6 +92,7 @@ class WorkOp(SectionOp):
         k_tiles: int,
         k_block: int,
         over: tuple[int, int] | None = None,
+        split: tuple[int, str] | None = None,
     ):
         super().__init__(
             properties={
@@ -89,22 +101,46 @@ class WorkOp(SectionOp):
                 "k_tiles": int_attr(k_tiles),
                 "k_block": int_attr(k_block),
                 "over": pair_attr(over),
+                "split": int_attr(split[0]) if split else None,
+                "along": SplitAxisAttr(SplitAxis(split[1])) if split else None,
             }
         )
 
     def space(self, result: TensorOp) -> ItemSpace:
-        return ItemSpace(*result.tiles, *self.block, self.over)
+        return ItemSpace(*result.tiles, *self.block, self.over, self.k_slices)
+
+    @property
+    def k_slices(self) -> int:
+        """The K slices (split-K); 1 where K is not split."""
+        return self.split_value if self.split_attr is not None else 1
+
+    @property
+    def split_axis(self) -> str | None:
+        return None if self.along is None else self.along.data.value
+
+    @property
+    def k_slice_tiles(self) -> int:
+        """K tiles an item walks: its slice's."""
+        return self.k_tiles // self.k_slices
 
     @property
     def k_blocks(self) -> int:
-        return self.k_tiles // self.k_block
+        """K blocks an item walks (of its slice)."""
+        return self.k_slice_tiles // self.k_block
 
     def verify_(self) -> None:
         if min(*self.block, self.k_tiles, self.k_block) <= 0:
             raise VerifyException("sp.work: blocks and K tiles must be positive")
-        if self.k_tiles % self.k_block:
+        if (self.split_attr is None) != (self.along is None):
+            raise VerifyException("sp.work: a split names its slices and the axis they lie along")
+        if self.k_slices <= 0 or self.k_tiles % self.k_slices:
             raise VerifyException(
-                f"sp.work: the K block of {self.k_block} tiles does not divide the {self.k_tiles} K tiles"
+                f"sp.work: {self.k_slices} K slices do not divide the {self.k_tiles} K tiles"
+            )
+        if self.k_slice_tiles % self.k_block:
+            raise VerifyException(
+                f"sp.work: the K block of {self.k_block} tiles does not divide the "
+                f"{self.k_slice_tiles} K tiles of an item"
             )
         if self.over is not None and min(self.over) <= 0:
             raise VerifyException("sp.work: the grid the blocks are dealt over must have sites")

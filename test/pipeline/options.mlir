@@ -2,7 +2,7 @@
 // RUN: spatial-opt %s -p 'spatial-pipeline{fidelity=lofi}' | filecheck %s --check-prefix=LOFI
 // RUN: spatial-opt %s -p 'spatial-pipeline{format=bfp8_b}' | filecheck %s --check-prefix=BFP8
 // RUN: spatial-opt %s -p 'spatial-pipeline{grid=4x4}' | filecheck %s --check-prefix=GRID
-// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150 grid=11x10}' -t report | filecheck %s --check-prefix=REPORT
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150 grid=11x10 split-k=1}' -t report | filecheck %s --check-prefix=REPORT
 
 func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16> {
   %c = tg.matmul %a, %b : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>

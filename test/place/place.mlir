@@ -1,10 +1,10 @@
 // place: items to sites (2-D map on a multicast mesh, split_work_to_sites elsewhere), one site
 // range per distinct block, per-site first items, engines and NoCs.
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile,place' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'link,tile,place' | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile,place' | filecheck %s --check-prefix=GPU
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1},place' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1},place' | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile{split-k=1},place' | filecheck %s --check-prefix=GPU
 // Running place twice changes nothing.
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile,place,place' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1},place,place' | filecheck %s --check-prefix=BH
 
 // 1024^3 f32: 32x32 tiles.
 func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {

@@ -39,19 +39,22 @@ def site_of_item(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
 
 
 def check_seed_map(program: sp.ProgramOp, mesh_x: int) -> None:
-    plan, space = program.one(sp.PlanOp), program.item_space()
-    assert plan is not None
+    plan, space, work = program.one(sp.PlanOp), program.item_space(), program.one(sp.WorkOp)
+    assert plan is not None and work is not None
     gx, gy = space.grid
     where = site_of_item(program)
     assert sorted(where) == list(range(space.count))
     by_site: dict[tuple[int, int], list[int]] = {}
     for item, site in where.items():
         row, col = space.coord(item)
-        # block (row, col) on site (col % grid_x, row % grid_y), over the plan's grid
+        # block (row, col) on site (col % grid_x, row % grid_y), over the plan's grid; split-K's
+        # slice k on the grid's k-th copy along the split axis
         x, y = col % gx, row % gy
         if plan.is_line:
             s = y * gx + x
             x, y = s % mesh_x, s // mesh_x
+        k = space.k_slice(item)
+        x, y = (x + k * gx, y) if work.split_axis == "x" else (x, y + k * gy)
         assert site == (x, y), (item, row, col, site, (x, y))
         by_site.setdefault(site, []).append(item)
     for site, items in by_site.items():

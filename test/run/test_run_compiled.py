@@ -164,8 +164,9 @@ def test_one_wrong_tile_of_gemm_1024_fails(gemm_1024):
 
 @pytest.fixture
 def program():
+    """The unsplit program the mutations below break (split-K has its own tests at the end)."""
     fn = gemm(384, 512, 384, "bf16")
-    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return fn, module, section
 
@@ -305,7 +306,7 @@ def test_the_command_ends_in_fail_for_a_wrong_program(
     )
 
     def compile_wrong(fn, target):
-        module = compile_function(fn, target, grid="4x4")
+        module = compile_function(fn, target, grid="4x4", split_k=1)
         mutate(next(op for op in module.walk() if isinstance(op, sp.ProgramOp)))
         return module
 
@@ -356,3 +357,44 @@ def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
     )
     (result,) = check(fn, module)
     assert result.ok, result.line()
+
+
+# ── Split-K: slices walk their K, partial sums pass slice to slice, the last slice stores ───────
+
+
+def compiled(m, k, n, elt, target, grid):
+    fn = gemm(m, k, n, elt)
+    module = compile_function(fn, target, **({"grid": grid} if grid else {}))
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    return fn, module, section
+
+
+@pytest.mark.parametrize(
+    "m, k, n, elt, grid, slices, along, over",
+    [
+        # 4 slices along y, both operands multicast (B's column groups cut at each slice), spill.
+        (64, 2048, 96, "f32", None, 4, "y", None),
+        # Slices along x, partial tiles at both edges of the output.
+        (100, 256, 100, "f32", "4x4", 2, "x", None),
+        # bf16 partial sums (the 16-bit accumulator's type), several sub-blocks a block.
+        (64, 2048, 200, "bf16", "4x4", 4, "y", None),
+        # Several blocks a site in rounds, in each slice.
+        (384, 512, 384, "bf16", "4x4", 2, "x", (2, 4)),
+    ],
+)
+def test_split_k_programs_equal_the_reference(m, k, n, elt, grid, slices, along, over):
+    fn, module, section = compiled(m, k, n, elt, "wormhole_n150", grid)
+    work = section.one(sp.WorkOp)
+    assert (work.k_slices, work.split_axis, work.over) == (slices, along, over)
+    (result,) = check(fn, module)
+    assert result.ok, result.line()
+
+
+def test_mutation_split_without_its_reduction_is_reported():
+    fn, module, section = compiled(64, 2048, 96, "f32", "wormhole_n150", None)
+    old = section.one(sp.MatmulTilesOp)
+    new = sp.MatmulTilesOp(old.in0, old.in1, old.out, old.acc, old.spill, None, old.engine)
+    section.body.block.insert_op_before(new, old)
+    old.detach()
+    with pytest.raises(SimulationError, match="4 K slices and no partials FIFO"):
+        check(fn, module)

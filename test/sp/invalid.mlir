@@ -1087,3 +1087,41 @@ sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
   sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
 }
 // CHECK: LocalMemExceeded: site (0, 1) needs 71680 bytes of local memory but its budget is 65536 bytes
+
+// -----
+
+// Split-K without its partials: the work splits K into 2 slices, but the matmul has no FIFO to pass the partial sums through.
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
+  sp.tensor @a : tensor<32x128xbf16> tiles 1x4 input tiled
+  sp.tensor @b : tensor<128x32xbf16> tiles 4x1 input tiled
+  sp.tensor @c : tensor<32x32xbf16> tiles 1x1 output tiled
+  sp.work @c block 1x1 k 4 by 2 split 2 along y
+  sp.plan blocked grid 1x1 block 1x1 packing operand_with_store predicted 100 bound compute
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] bf16
+  sp.load @a[r0, k0] x [h, kw] -> %in0
+  sp.load @b[k0, c0] x [kw, w] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK: matmul_tiles: the work splits K into 2 slice(s) but the matmul has no partials FIFO
+
+// -----
+
+// A K block that does not divide a slice: 2 slices of 2 K tiles walked in blocks of 4.
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
+  sp.tensor @c : tensor<32x32xbf16> tiles 1x1 output tiled
+  sp.work @c block 1x1 k 4 by 4 split 2 along y
+}
+// CHECK: sp.work: the K block of 4 tiles does not divide the 2 K tiles of an item
+
+// -----
+
+// A multicast row cut into runs that do not tile it: 3 sites in runs of 2.
+sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  sp.group @in0_rows %in0 rows [0, 2]x[0, 1] every 2 sender 0
+}
+// CHECK: sp.group @in0_rows: runs of 2 sites do not cut its rows [0, 2]

@@ -60,7 +60,7 @@ sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
 // CHECK-GENERIC: %dst = "sp.acc"() <{label = "dst", page = #sp.sizes<[sh, sw]>, elt = bf16}> : () -> !sp.buffer
 // CHECK-GENERIC: "sp.group"(%in1) <{sym_name = "in1_columns", axis = #sp<axis columns>, rect = #sp.rect<[0, 0]x[0, 1]>, sender = 0 : i64}> : (!sp.buffer) -> ()
 // CHECK-GENERIC: "sp.load"(%in0) <{tensor = @a, access = #sp.access<[r0, k0] x [h, kw]>, engine = #sp.engine<movement 1 noc 0>}> : (!sp.buffer) -> ()
-// CHECK-GENERIC: "sp.matmul_tiles"(%in0, %in1, %out, %dst, %spill) <{fidelity = #sp<fidelity hifi4>, engine = #sp.engine<compute>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}> : (!sp.buffer, !sp.buffer, !sp.buffer, !sp.buffer, !sp.buffer) -> ()
+// CHECK-GENERIC: "sp.matmul_tiles"(%in0, %in1, %out, %dst, %spill) <{fidelity = #sp<fidelity hifi4>, engine = #sp.engine<compute>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (!sp.buffer, !sp.buffer, !sp.buffer, !sp.buffer, !sp.buffer) -> ()
 // CHECK-GENERIC: "sp.store"(%out) <{tensor = @c, access = #sp.access<[r0 + ti, c0 + tj] x [sh, sw]>, engine = #sp.engine<movement 0 noc 1>}> : (!sp.buffer) -> ()
 // -----
 

@@ -1,11 +1,12 @@
 // tile: the plan the cost model ranks first among the legal ones, with its predicted cycles, its
 // bound and the runner-up's cycles; the work items (per-site block, K block, and the grid they are
 // dealt over when a site runs several); the output FIFO and the K-block spill the plan implies.
-// RUN: spatial-opt %s --split-input-file -p link,tile | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile' | filecheck %s --check-prefix=GPU
+// The unsplit plan space (tile{split-k=1}); split-K is test/tile/split_k.mlir.
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1}' | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile{split-k=1}' | filecheck %s --check-prefix=GPU
 // Running tile twice changes nothing.
-// RUN: spatial-opt %s --split-input-file -p link,tile,tile | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1},tile{split-k=1}' | filecheck %s --check-prefix=WH
 
 // 100x700x500 bf16: 4x22x16 tiles, none dividing the meshes evenly.
 func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<100x500xbf16> {
@@ -16,7 +17,7 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // whole K in one block, so there is no spill; both operands multicast, and the recorded numbers
 // say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11, the
 // bf16 output accumulating in place) is the runner-up.
-// WH:      sp.options = {fidelity = "hifi4", format = "bf16"}
+// WH:      sp.options = {fidelity = "hifi4", format = "bf16", split_k = "1"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
 // WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9345
 // WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 16233 cycles); B multicast over columns of 4 (unicast: 14883 cycles)"

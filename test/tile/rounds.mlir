@@ -2,9 +2,9 @@
 // sites folded onto the mesh, multicast chosen per operand, and a flat target priced as place deals
 // it. Each plan carries its predicted cycles, the runner-up's, and what the other multicast choice
 // for each shared operand would cost (`multicast_why`).
-// RUN: spatial-opt %s --split-input-file -p link,tile | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile' | filecheck %s --check-prefix=FLAT
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1}' | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile{split-k=1}' | filecheck %s --check-prefix=FLAT
 
 // 8192^3 bf16: one block a site (32x32 tiles) does not fit a Tensix site's local memory, so without
 // rounds only streaming was left (239,076 us on Wormhole). Here: 4x4-tile blocks, 64 a site (8 x 8

@@ -22,7 +22,7 @@ def gemm_text(m: int, k: int, n: int, dt: str) -> str:
 def check(text: str, target: str, runner, seed: int = 0):
     """(comparisons, module) of `text` compiled for `target` and run by `runner`."""
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target)
+    module = compile_function(fn, target, split_k=1)
     inputs = draw_inputs(fn, seed)
     values = evaluate_values(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])

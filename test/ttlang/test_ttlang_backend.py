@@ -122,7 +122,7 @@ def _program():
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(256, 256, 256, "bf16")))
-    module = compile_function(fn, "wormhole_n150", grid="4x4")
+    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return module, section
 
@@ -233,7 +233,7 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid):
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, dt)))
-    module = compile_function(fn, "wormhole_n150", grid=grid)
+    module = compile_function(fn, "wormhole_n150", grid=grid, split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
@@ -262,7 +262,7 @@ def print_example(example: str) -> subprocess.CompletedProcess:
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples" / example),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 split-k=1}",
             "-t",
             "ttlang",
         ],
@@ -303,7 +303,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
             "spatial_dialect.tools.spatial_opt",
             str(path),
             "-p",
-            "spatial-pipeline{target=wormhole_n150}",
+            "spatial-pipeline{target=wormhole_n150 split-k=1}",
             "-t",
             "ttlang",
         ],
@@ -327,7 +327,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/llama3_8b_decode.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 kv-splits=1}",
+            "spatial-pipeline{target=wormhole_n150 split-k=1 kv-splits=1}",
             "-t",
             "ttlang",
         ],

@@ -101,6 +101,7 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             "block": list(plan.sub_block),
             "k_block": work.k_block,
             "k_blocks": work.k_blocks,
+            "k_slices": work.k_slices,
             "packing": plan.packing.data,
             "sharing": {
                 s.tensor.root_reference.data: s.sharing.data.value

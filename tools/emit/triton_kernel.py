@@ -230,6 +230,12 @@ def section_of(program: sp.ProgramOp) -> Kernel:
         )
     work = program.one(sp.WorkOp)
     assert work is not None
+    if work.k_slices > 1:
+        raise TritonNotEmitted(
+            name,
+            f"K is split into {work.k_slices} slices whose partial sums pass between sites: "
+            "not emitted (compile with split-k=1)",
+        )
     ranges, sites, items = _sites_and_items(program)
     # One launch has one num_stages: per operand FIFO the smallest depth any range's memory map
     # gives it (every range affords that many pages).

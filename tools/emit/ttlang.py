@@ -115,6 +115,12 @@ class OperationWriter(SubBlockSelectors):
     # Refusals --------------------------------------------------------------------------------
 
     def _check(self) -> None:
+        if self.work.k_slices > 1:
+            raise TTLangUnsupported(
+                self.name,
+                f"K is split into {self.work.k_slices} slices whose partial sums pass between "
+                "cores: not emitted (compile with split-k=1)",
+            )
         for stage in self.stages:
             if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
                 continue

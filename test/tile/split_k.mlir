@@ -1,0 +1,84 @@
+// tile: split-K is a candidate on a mesh with rectangle multicast; the plan records its decision
+// (`split_why`: the chosen plan's cycles against the best plan of the other kind, or where the
+// pruning never priced that kind's best, the floor no plan of it goes below) and the work
+// its K slices; place stacks the slices' grids along the axis, fuse-operands cuts each row or
+// column group at the slice edge, size-buffers lays out the partials FIFO.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=wormhole_n150}' | filecheck %s --check-prefix=WH
+// split-k=1 turns it off: no split, and nothing to record.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=OFF
+// A GPU deals blocks flat: no split-K candidate, no record.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile' | filecheck %s --check-prefix=GPU
+
+// 128x4096x1024 bf16 (Llama k/v at T = 128): 4 x 128 x 32 tiles. Unsplit, 4 block rows leave
+// most of blackhole's 10 rows of sites idle; 4 K slices of 32 tiles stacked along y fill them.
+func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<128x1024xbf16> {
+  %c = tg.matmul %a, %b : (tensor<128x4096xbf16>, tensor<4096x1024xbf16>) -> tensor<128x1024xbf16>
+  func.return %c : tensor<128x1024xbf16>
+}
+// BH:      sp.work @c block 2x3 k 128 by 2 split 4 along y
+// BH-NEXT: sp.plan blocked grid 11x2 block 1x1 packing operand_with_store multicast a, b predicted 28701 bound dram
+// BH-SAME: split_why = "K split 4 along y (28701 cycles); every unsplit plan takes at least 31881 cycles"
+// BH:      %partials = sp.fifo "partials" depth subs page [sh, sw] bf16 tile_bytes 2048
+// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
+// OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
+// OFF-NOT: split_why
+// OFF-NOT: partials
+// GPU-NOT: split
+
+// -----
+
+// 64x2048x96 f32 on wormhole: 2 x 64 x 3 tiles, 6 blocks; 4 K slices of 16 tiles stacked along
+// y, each on a 3x2 grid: 4 ranges, one per slice, items numbered slice after slice (6 a slice).
+// The column groups of B are cut every 2 sites (a slice's column); the rows of A lie in one slice.
+func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x96xf32> {
+  %c = tg.matmul %a, %b : (tensor<64x2048xf32>, tensor<2048x96xf32>) -> tensor<64x96xf32>
+  func.return %c : tensor<64x96xf32>
+}
+// WH:      sp.work @c block 1x1 k 64 by 8 split 4 along y
+// WH-NEXT: sp.plan blocked grid 3x2 block 1x1 {{.*}} predicted 7515 bound dram
+// WH-SAME: split_why = "K split 4 along y (7515 cycles); every unsplit plan takes at least 11873 cycles"
+// WH:      sp.sites [0, 2]x[0, 1] first x + y * 3 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 65536, out = 131072, spill = 131072, partials = 135168}
+// WH-NEXT: sp.sites [0, 2]x[2, 3] first x + y * 3 count 1
+// WH-NEXT: sp.sites [0, 2]x[4, 5] first x + y * 3 count 1
+// WH-NEXT: sp.sites [0, 2]x[6, 7] first x + y * 3 count 1
+// WH:      %partials = sp.fifo "partials" depth subs page [sh, sw] f32 tile_bytes 4096
+// WH:      sp.group @in0_rows %in0 rows [0, 2]x[0, 7] sender 0
+// WH-NEXT: sp.group @in1_columns %in1 columns [0, 2]x[0, 7] every 2 sender 0
+
+// -----
+
+// 2048^3 bf16 on blackhole: 64 tiles over 13 columns. Unsplit, one 7x5 block a site on the
+// whole mesh; split-K, two slices of 13x5 sites, 32 K tiles each, stacked along y.
+func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %c = tg.matmul %a, %b : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16>
+  func.return %c : tensor<2048x2048xbf16>
+}
+// BH:      sp.work @c block 13x5 k 64 by 1 split 2 along y
+// BH-NEXT: sp.plan blocked grid 13x5
+// BH-SAME: split_why = "K split 2 along y (169805 cycles); every unsplit plan takes at least 178679 cycles"
+
+// -----
+
+// 256^3 bf16 on wormhole: 8 x 8 tiles, one a site, one K block of 8; splitting K leaves half
+// the sites reading 1x2 blocks and adds the partial sums' trip, so the plan is unsplit and
+// records the best split plan it beat. (2048^3, 64 tiles a site, prices no split at all.)
+func.func @fills(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+  %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  func.return %c : tensor<256x256xbf16>
+}
+// WH:      sp.work @c block 1x1 k 8 by 8{{$}}
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x1 {{.*}} predicted 3248
+// WH-SAME: split_why = "K not split (3248 cycles); best split-K: blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x (3516 cycles)"
+// WH-NOT:  partials
+
+// -----
+
+// 2048^3 bf16 on wormhole: 64 tiles a site fill the mesh; split-K is not priced (SPLIT_TILES),
+// and nothing is recorded.
+func.func @full(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %c = tg.matmul %a, %b : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16>
+  func.return %c : tensor<2048x2048xbf16>
+}
+// WH:      sp.work @c block 4x4 k 64 by 2 over 8x8
+// WH-NOT:  split_why
