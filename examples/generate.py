@@ -3,10 +3,12 @@
     python examples/generate.py        # rewrites examples/*.mlir
 
 One function writes a decoder layer for any dimensions, so the real-shape layers (Llama-3-8B,
-Qwen3-8B) and the scaled-down ones that simulate in seconds are the same program at different
-sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime position,
-then a SwiGLU feed-forward block; Qwen3 adds the per-head rms_norm of q and k. The tiny steps
-also come in f32 (`tiny_*_f32.mlir`), for chips without bf16 (Plasticine).
+Qwen3-8B, Qwen3-30B-A3B) and the scaled-down ones that simulate in seconds are the same program at
+different sizes. A layer is pre-norm attention with GQA and rope, a KV-cache write at the runtime
+position, then a SwiGLU feed-forward block, or a mixture-of-experts block (`MoeBlock`,
+`moe_block`: one tg.moe, reusable by any layer that ends in one); Qwen3 adds the per-head
+rms_norm of q and k. The tiny steps also come in f32 (`tiny_*_f32.mlir`), for chips without bf16
+(Plasticine).
 """
 
 from __future__ import annotations
@@ -21,6 +23,19 @@ from spatial_dialect.tools.tg_writer import Writer, tensor
 
 
 @dataclass(frozen=True)
+class MoeBlock:
+    """A mixture-of-experts FFN block (tg.moe, docs/tg.md#tgmoe)."""
+
+    experts: int
+    top_k: int
+    ffn: int  # one expert's FFN width (moe_intermediate_size)
+    shared_ffn: int = 0  # the shared expert's FFN width; 0: no shared expert
+    shared_gate: bool = False  # the shared expert's sigmoid gate (Qwen3-Next)
+    scores: str = "softmax"
+    renormalize: bool = True  # norm_topk_prob
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     d: int  # hidden size
@@ -32,6 +47,7 @@ class Model:
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole decode step uses the embedding and the LM head
     elt: str = "bf16"  # the element type of weights and activations
+    moe: MoeBlock | None = None  # the FFN is a mixture of experts (`ffn` is then unused)
 
 
 # Llama-3-8B: config.json of meta-llama/Meta-Llama-3-8B (hidden 4096, 32 heads, 8 kv heads,
@@ -40,6 +56,12 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 # Qwen3-8B: config.json of Qwen/Qwen3-8B (hidden 4096, 32 heads, 8 kv heads, head_dim 128,
 # intermediate 12288, rms_norm_eps 1e-6, q_norm/k_norm per head).
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
+# Qwen3-30B-A3B: config.json of Qwen/Qwen3-30B-A3B (hidden 2048, 32 heads, 4 kv heads, head_dim
+# 128, 128 experts, 8 per token, moe_intermediate_size 768, norm_topk_prob true, rms_norm_eps
+# 1e-6, q_norm/k_norm per head; no shared expert).
+QWEN3_30B_A3B = Model(
+    "qwen3_30b_a3b", 2048, 32, 4, 128, 0, 1e-6, qk_norm=True, moe=MoeBlock(128, 8, 768)
+)
 # Llama-3.1-8B: config.json of meta-llama/Llama-3.1-8B (the Llama-3-8B dimensions, vocab 128256);
 # rope scaling changes the cos/sin inputs, not the program.
 LLAMA31_8B = replace(LLAMA3_8B, name="llama3_1_8b", vocab=128256)
@@ -51,6 +73,8 @@ LLAMA3_70B = Model("llama3_70b", 8192, 64, 8, 128, 28672, 1e-5, qk_norm=False, v
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
 # The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).
 TINY_F32 = replace(TINY, name="tiny_f32", elt="f32")
+# The tiny model with Qwen3-30B-A3B's kind of FFN: 8 experts, 2 per token, expert FFN 64.
+TINY_MOE = replace(TINY, name="tiny_moe", ffn=0, moe=MoeBlock(8, 2, 64))
 
 
 def float_tensors(m: Model) -> Callable[..., str]:
@@ -73,9 +97,10 @@ def layer(
     wv = w.arg(f"{p}wv", tensor(d, kv * hd))
     wo = w.arg(f"{p}wo", tensor(h * hd, d))
     ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
-    w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
+    if m.moe is None:
+        w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
+        w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
+        w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
     k_cache = w.arg(f"{p}k_cache", tensor(cache, kv * hd))
     v_cache = w.arg(f"{p}v_cache", tensor(cache, kv * hd))
     cos = w.shared_arg("cos", tensor(t, hd // 2))
@@ -126,13 +151,43 @@ def layer(
         f"{p}n2",
         f"tg.rms_norm {h2}, {ffn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
-    ft = tensor(t, m.ffn)
-    g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
-    u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
-    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    dn = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
-    out = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
+    if m.moe is not None:
+        ff = moe_block(w, m, m.moe, n2, t, p)
+    else:
+        ft = tensor(t, m.ffn)
+        g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
+        u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
+        s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+        ff = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
+    out = w.op(f"{p}out", f"tg.add {h2}, {ff} : ({act}, {act}) -> {act}")
     return out, kc, vc
+
+
+def moe_block(w: Writer, m: Model, moe: MoeBlock, x: str, t: int, prefix: str = "") -> str:
+    """A mixture-of-experts FFN on x (t x m.d): its weights as arguments (`{prefix}router`, the
+    experts' stacked `{prefix}experts_gate/up/down`, the shared expert's), one tg.moe; returns
+    its result (t x m.d)."""
+    tensor = float_tensors(m)
+    d, e, f, p = m.d, moe.experts, moe.ffn, prefix
+    weights = [
+        (w.arg(f"{p}router", tensor(d, e)), tensor(d, e)),
+        (w.arg(f"{p}experts_gate", tensor(e * d, f)), tensor(e * d, f)),
+        (w.arg(f"{p}experts_up", tensor(e * d, f)), tensor(e * d, f)),
+        (w.arg(f"{p}experts_down", tensor(e * f, d)), tensor(e * f, d)),
+    ]
+    if moe.shared_ffn:
+        fs = moe.shared_ffn
+        shared = [("gate", (d, fs)), ("up", (d, fs)), ("down", (fs, d))]
+        if moe.shared_gate:
+            shared.append(("gate_weight", (d, 1)))
+        weights += [(w.arg(f"{p}shared_{n}", tensor(*s)), tensor(*s)) for n, s in shared]
+    act = tensor(t, d)
+    operands = ", ".join([x, *(v for v, _ in weights)])
+    types = ", ".join([act, *(ty for _, ty in weights)])
+    props = f'top_k {moe.top_k} scores "{moe.scores}"'
+    if moe.renormalize:
+        props += " renormalize true"
+    return w.op(f"{p}moe", f"tg.moe {operands} {props} : ({types}) -> {act}")
 
 
 def layer_program(m: Model, t: int, cache: int) -> str:
@@ -345,7 +400,8 @@ def real_layers() -> dict[str, tuple[str, Callable[[], str]]]:
     """Both real models, prefill of 128 tokens and decode of 1 over a 4096-row cache, in bf16 and
     in f32 (the precision of chips without bf16, such as Plasticine's 32-bit datapath)."""
     programs: dict[str, tuple[str, Callable[[], str]]] = {}
-    for model, title in ((LLAMA3_8B, "Llama-3-8B"), (QWEN3_8B, "Qwen3-8B")):
+    models = ((LLAMA3_8B, "Llama-3-8B"), (QWEN3_8B, "Qwen3-8B"), (QWEN3_30B_A3B, "Qwen3-30B-A3B"))
+    for model, title in models:
         for variant, suffix in (
             (model, ""),
             (replace(model, name=f"{model.name}_f32", elt="f32"), "_f32"),
@@ -378,6 +434,23 @@ PROGRAMS = {
     "tiny_prefill_f32.mlir": (
         "the tiny prefill step in f32, for chips without bf16",
         lambda: decode_step_program(TINY_F32, 8, 64),
+    ),
+    "tiny_moe_decode.mlir": (
+        "a whole greedy decode step of the tiny model with a mixture-of-experts FFN (8 experts, "
+        "2 per token), over a 64-row cache",
+        lambda: decode_step_program(TINY_MOE, 1, 64),
+    ),
+    "tiny_moe_prefill.mlir": (
+        "a whole prefill step of the tiny mixture-of-experts model, 8 tokens into a 64-row cache",
+        lambda: decode_step_program(TINY_MOE, 8, 64),
+    ),
+    "tiny_moe_decode_f32.mlir": (
+        "the tiny mixture-of-experts decode step in f32, for chips without bf16",
+        lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 1, 64),
+    ),
+    "tiny_moe_prefill_f32.mlir": (
+        "the tiny mixture-of-experts prefill step in f32, for chips without bf16",
+        lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 8, 64),
     ),
     "qwen3_next_80b_a3b_decode.mlir": (
         "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "

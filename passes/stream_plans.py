@@ -18,6 +18,7 @@ section kind allows (`space`):
                        a split's keys are the key tiles / splits
     attention_combine  bm = 1; bn | Nt; a K loop of one split a step; sub-block as a map's
     argmax             one result tile per item; kw | the row's tiles
+    route              bm | Mt tile rows of whole rows; kw = the row's tiles (one K block)
     gather, scatter    bm = 1; bn | Nt
     causal_conv        items cut the carried state (one tile row): bm = 1, bn | its tiles;
                        kw | the time tiles (a K block of rows)
@@ -186,6 +187,11 @@ def space(program: sp.ProgramOp, target: Target) -> Space:
         assert first_load is not None
         cols = _tensor(program, first_load).tiles[1]
         return Space(out, [1], [1], cols, divisors(cols), None)
+    if kind is SectionKind.ROUTE:
+        # a router ranks whole rows: one K block of all the logits' tiles
+        assert first_load is not None
+        cols = _tensor(program, first_load).tiles[1]
+        return Space(out, divisors(mt), [1], cols, [cols], None)
     raise SpatialPassError(
         f"section @{program.sym_name.data} is a {kind.value} section, not a stream section"
     )

@@ -84,6 +84,7 @@ __all__ = [
     "gemm_dram_rate",
     "dram_cycles",
     "compulsory_dram_bytes",
+    "dram_bytes_by_operand",
     "gemm_cost_floor",
     "Deal",
     "deal",
@@ -343,11 +344,18 @@ def _engine_paths(
     return [(a[0] + b[0], a[1] + b[1] + c_write)]
 
 
+def dram_bytes_by_operand(
+    target: Target, shape: GemmShape, q: GemmQuantities
+) -> tuple[int, int, int]:
+    """The DRAM bytes a plan reads of A and of B and writes of C."""
+    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
+    return q.a_tiles_dram * tb, q.b_tiles_dram * tb, q.c_tiles_written * tbo
+
+
 def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
     """DRAM is shared by the whole mesh: the program's DRAM time, not one site's, at the rate
     its traffic sustains (``GemmQuantities.dram_rate``, :func:`~.quantities.gemm_dram_rate`)."""
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
-    dram_bytes = (q.a_tiles_dram + q.b_tiles_dram) * tb + q.c_tiles_written * tbo
+    dram_bytes = sum(dram_bytes_by_operand(target, shape, q))
     return _DramTime(dram_bytes, dram_bytes / q.dram_rate + q.fabric_cycles, q.dram_rate)
 
 

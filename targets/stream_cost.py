@@ -69,6 +69,10 @@ VECTOR_OPS: dict[str, float] = {
     "partial": 2.0,
     "combine": 2.0,
     "argmax": 2.0,
+    # tg.moe: the combine's multiply-add; a router's score (exp or sigmoid), its k-way ranking
+    # (a compare and select per chosen expert, k <= 16 in the models we link) and normalization
+    "moe_combine": 2.0,
+    "route": 16.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
     # per partial output: rescale the running output and the split's, add (the exps are per row)

@@ -6,7 +6,8 @@ for the ops that read it (the first reader in program order decides a float's di
 - an integer read as an index is drawn uniformly inside the range every reader accepts:
   `tg.gather_rows` ids in [0, V); a `tg.set_rows` or `tg.attention` pos in [0, S - T], so that
   pos + T <= S. Other integers are uniform in [-16, 16].
-- a matmul's right operand (K x N) ~ N(0, 1/K), so a product stays of the order of its inputs
+- a matmul's right operand (K x N) ~ N(0, 1/K), and each weight of a `tg.moe` likewise with K its
+  product's inner dimension (the model width, or the FFN width for the down projections), so a product stays of the order of its inputs
   through a chain of layers; a norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
   the cos and sin tables of a rope are cos and sin of one uniform angle per entry;
   a `tg.gated_delta`'s q and k ~ N(0, 1/Dk) (about unit length per head, as after the model's
@@ -82,6 +83,15 @@ def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
             role(op.weight, "norm_weight")
             if isinstance(op, tg.LayerNormOp):
                 role(op.bias, "norm_bias")
+        elif isinstance(op, tg.MoeOp):
+            _, d, _, f = op.sizes()
+            inner_d = ("shared_gate", "shared_up", "shared_weight")
+            for value in (op.router, op.w_gate, op.w_up, *map(op.shared_operand, inner_d)):
+                role(value, "matmul_b", d)
+            role(op.w_down, "matmul_b", f)
+            shared_down = op.shared_operand("shared_down")
+            if shared_down is not None:
+                role(shared_down, "matmul_b", op.shape(shared_down)[0])
         elif isinstance(op, tg.RopeOp):
             role(op.cos, "cos", id(op))
             role(op.sin, "sin", id(op))

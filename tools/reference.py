@@ -337,6 +337,57 @@ def argmax_rows(x: np.ndarray) -> np.ndarray:
     return np.argmax(widen(x), axis=-1).astype(np.int32)
 
 
+def moe_route(
+    logits: np.ndarray, top_k: int, scores: str, renormalize: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """tg.moe's routing of each row of f32 router logits: (ids, weights), both T x top_k.
+
+    The experts are ranked by logit, largest first, equal logits by the lower expert index (a
+    stable sort of -logits); ranking the logits rather than the scores keeps ties the scores'
+    rounding would create (a saturated sigmoid) from deciding. A weight is the expert's score,
+    softmax over all experts or sigmoid, in f32; with `renormalize` the k weights are divided by
+    their sum."""
+    x = widen(logits)
+    ids = np.argsort(-x, axis=-1, kind="stable")[:, :top_k]
+    probs = softmax_rows(x) if scores == "softmax" else sigmoid(x)
+    weights = np.take_along_axis(probs, ids, axis=-1)
+    if renormalize:
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return ids, weights
+
+
+def moe_expert(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """One expert's SwiGLU FFN as tg.moe computes it: the gate and up products and their swiglu
+    rounded to x's element type (the tensors the compiled program writes), the down product in
+    f32 (unrounded: it is summed in f32)."""
+    dtype = x.dtype
+    g = round_to(matmul(x, gate), dtype)
+    u = round_to(matmul(x, up), dtype)
+    h = round_to(silu(g) * widen(u), dtype)
+    return matmul(h, down)
+
+
+def _moe(op: tg.MoeOp, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
+    """Per token, a sum in f32: the shared expert first (times the sigmoid of its gate
+    projection, where given), then each of the token's top-k experts in rank order, weight times
+    its FFN."""
+    t, d, _, f = op.sizes()
+    k, renorm = op.top_k.value.data, op.renormalized()
+    ids, weights = moe_route(matmul(x, router), k, op.scores.data, renorm)
+    y = np.zeros((t, d), F32)
+    if shared:
+        y = moe_expert(x, *shared[:3])
+        if len(shared) == 4:
+            y = y * sigmoid(matmul(x, shared[3]))
+    for row in range(t):
+        xr = x[row : row + 1]
+        for e, w in zip(ids[row], weights[row], strict=True):
+            gate, up = w_gate[e * d : (e + 1) * d], w_up[e * d : (e + 1) * d]
+            o = moe_expert(xr, gate, up, w_down[e * f : (e + 1) * f])
+            y[row] += w * o[0]
+    return y
+
+
 # Range checks of runtime indices -----------------------------------------------------------
 
 
@@ -449,6 +500,7 @@ KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.GatedDeltaOp: _gated_delta,
     tg.DequantizeQ8_0Op: lambda op, v, s: gguf_quant.dequantize(v, s, op.block_axis()),
     tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(a, v, s, op.activation.data),
+    tg.MoeOp: _moe,
 }
 """The reference meaning of each tg op, on operand arrays in their element types."""
 

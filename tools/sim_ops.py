@@ -36,6 +36,7 @@ from spatial_dialect.sp import (
     MapOp,
     Mode,
     RopeOp,
+    RouteOp,
     RowReduceOp,
     ScatterOp,
 )
@@ -162,6 +163,9 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "clamp": lambda op, x: np.clip(ref.widen(x), op.lo, op.hi),
     "decay": lambda op, a, a_log, dt_bias: ref.decay(a, a_log, dt_bias),
     "l2_apply": lambda op, x, stats: ref.widen(x) * stats[:, 0:1],
+    "moe_combine": lambda op, x, weight, *acc: (
+        (ref.widen(acc[0]) if acc else F32(0)) + ref.widen(x) * weight[:, 0:1]
+    ),
 }
 """The math of each map kind (sp.MAP_KINDS), on the item's operand blocks."""
 
@@ -570,6 +574,31 @@ def run_gated_delta(sec: ProgramRun, op: GatedDeltaOp, run: SiteRun, item: int) 
     yield from give((new_f,), (yield from take(running, (h, w), who)), who)
 
 
+# ── A mixture of experts' router ───────────────────────────────────────────────────────────────
+
+
+def run_route(sec: ProgramRun, op: RouteOp, run: SiteRun, item: int) -> Process:
+    b = run.bindings
+    h, kw = b["h"], b["kw"]
+    th, tw = sec.tile
+    who = _where(sec, run, op, item)
+    x = yield from take(run.buffers[sp.buffer_of(op.x)], (h, kw), who)
+    rows = max(0, min(h * th, op.rows - sec.space.rect(item).r0 * th))
+    ids, weights = ref.moe_route(
+        ref.widen(x)[:rows, : op.cols], op.top_k, op.scores.data, op.renormalized()
+    )
+    pick, at = op.pick.data, op.at
+    out = run.buffers[sp.buffer_of(op.out)]
+    page = np.zeros((h * th, tw), np.int64 if pick == "id" else F32)
+    if pick == "id":
+        page[:rows, 0] = ids[:, at]
+    elif pick == "weight":
+        page[:rows, 0] = weights[:, at]
+    else:
+        page[:rows, 0] = np.where(ids == at, weights, F32(0)).sum(axis=1)
+    yield from give((out,), page, who)
+
+
 # ── Gather and scatter ────────────────────────────────────────────────────────────────────────
 
 
@@ -644,6 +673,7 @@ RUNNERS: dict[type, Callable[..., Process]] = {
     AttentionOp: run_attention,
     AttentionCombineOp: run_attention_combine,
     ArgmaxOp: run_argmax,
+    RouteOp: run_route,
     CausalConvOp: run_causal_conv,
     GatedDeltaOp: run_gated_delta,
     GatherOp: run_gather,

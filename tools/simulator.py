@@ -57,13 +57,14 @@ from spatial_dialect.tools.sim_machine import (
     SimulationError,
     Site,
     SiteRun,
+    UnwrittenRead,
     Wait,
     accumulate,
     give,
     run_processes,
     take,
 )
-from spatial_dialect.tools.sim_ops import RUNNERS
+from spatial_dialect.tools.sim_ops import RUNNERS, IndexOutOfRange
 
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
@@ -159,10 +160,30 @@ class ProgramRun:
         tensor = self.dram[op.tensor.root_reference.data]
         pattern = self.pattern(op, run)
         rect = self.space.rect(item)
+        offset = self._block_offset(op, run, item)
         for env in pattern.iterations(rect.r0, rect.c0, k0):
             who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
-            block = tensor.read(who, *pattern.tile(env), *pattern.extent)
+            row, col = pattern.tile(env)
+            block = tensor.read(who, row + offset, col, *pattern.extent)
             yield from give(dst, block, who)
+
+    def _block_offset(self, op: sp.LoadOp, run: SiteRun, item: int) -> int:
+        """The first tile row of an indexed load's block (sp.LoadOp): id * stride, the id read
+        from DRAM and range-checked before anything is read; 0 for a plain load."""
+        if op.index is None or op.stride is None:
+            return 0
+        who = f"{run.where(op.stage_name())} (item {item})"
+        index = self.dram[op.index.root_reference.data]
+        if not index.written[0, 0]:
+            raise UnwrittenRead(who, index.name, (0, 0), 1)
+        blocks = self.dram[op.tensor.root_reference.data].tiles[0] // op.stride
+        e = int(index.data[0, 0])
+        if not 0 <= e < blocks:
+            raise IndexOutOfRange(
+                f"{who}: id {e} in @{index.name} outside [0, {blocks}) blocks of {op.stride} "
+                f"tile rows of @{op.tensor.root_reference.data}"
+            )
+        return e * op.stride
 
     def _load_targets(self, op: sp.LoadOp, run: SiteRun, t: int) -> tuple[Fifo, ...]:
         """The FIFOs this site's instance of a load pushes to for the site's t-th item: its own;

@@ -9,7 +9,8 @@ one template serves whatever plan tile picks and whatever block a site ends up c
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
 transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
 link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
-attention) and link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule);
+attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule) and
+link/moe.py (mixture of experts);
 `LINKERS` is the one table of which module links which op. Each records the section's kind on
 it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
 name: an op that has no section form yet (NotLowered) and a datatype or storage format the chip
@@ -57,6 +58,7 @@ from spatial_dialect.passes.link import (
     integer,
     maps,
     matmul,
+    moe,
     rope,
     rows,
 )
@@ -82,6 +84,7 @@ LINKERS: dict[type[Operation], Linker] = {
     **attention.LINKERS,
     **heads.LINKERS,
     **integer.LINKERS,
+    **moe.LINKERS,
     **delta.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""

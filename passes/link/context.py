@@ -280,6 +280,8 @@ class ProgramBuilder:
         self.attributes: dict[str, Attribute] = {}
 
     def _add(self, t: sp.TensorOp) -> sp.TensorOp:
+        if t.parent is not None:  # declared by another section already: each declares its own
+            t = t.clone()
         if not isinstance(self.op, str):
             self.ctx.check_dtype(self.op, str(t.element_type))
         return self.tensors.setdefault(t.sym_name.data, t)
@@ -356,8 +358,15 @@ class ProgramBuilder:
         self.buffers.append(buf)
         return buf.res
 
-    def load(self, tensor: sp.TensorOp, access: AccessAttr, dst: SSAValue) -> None:
-        self.stages.append(sp.LoadOp(tensor.sym_name.data, access, dst))
+    def load(
+        self,
+        tensor: sp.TensorOp,
+        access: AccessAttr,
+        dst: SSAValue,
+        index: tuple[str, int] | None = None,
+    ) -> None:
+        """`index`: an indexed load's (id tensor, block tile rows), sp.LoadOp."""
+        self.stages.append(sp.LoadOp(tensor.sym_name.data, access, dst, index=index))
 
     def store(self, src: SSAValue, tensor: sp.TensorOp, access: AccessAttr) -> None:
         self.stages.append(sp.StoreOp(src, tensor.sym_name.data, access))

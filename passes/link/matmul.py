@@ -14,11 +14,22 @@ that holds its operands' proven interval (`operand_precision`); its loads conver
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
-from spatial_dialect.passes.link.context import LinkContext, ProgramBuilder, operand_precision
-from spatial_dialect.sp import AccessAttr, Layout, SectionKind, loop_var
+from spatial_dialect.passes.link.context import (
+    C0,
+    K0,
+    R0,
+    SUB_BLOCK,
+    ZERO,
+    LinkContext,
+    ProgramBuilder,
+    operand_precision,
+)
+from spatial_dialect.sp import AccessAttr, Layout, SectionKind
 
 
 def link_matmul(op: tg.MatmulOp, ctx: LinkContext) -> sp.ProgramOp:
@@ -44,13 +55,29 @@ def link_matmul(op: tg.MatmulOp, ctx: LinkContext) -> sp.ProgramOp:
         in1 = s.fifo("in1", ELEMENT_TYPES[in_dtype], "kw", "w")
         s.why("operand_precision", why)
     c = s.output(op.res, Layout.TILED)
+    return gemm_section(s, a, b, c, in0, in1, acc_dtype)
+
+
+def gemm_section(
+    s: ProgramBuilder,
+    a: sp.TensorOp,
+    b: sp.TensorOp,
+    c: sp.TensorOp,
+    in0: SSAValue,
+    in1: SSAValue,
+    acc_dtype: str,
+    b_rows: AffineExpr = ZERO,
+    b_index: tuple[str, int] | None = None,
+) -> sp.ProgramOp:
+    """The GEMM's stages (module docstring) over declared tensors and operand FIFOs. `b_rows`:
+    B's first tile row (a block of a stacked B; 0 for a whole B); `b_index`: B's block is chosen
+    at run time (an indexed load, sp.LoadOp: the id's tensor and the block's tile rows)."""
     out = s.fifo("out", c, "sh", "sw")
     dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
-    r0, c0, k0, ti, tj = (loop_var(v) for v in ("r0", "c0", "k0", "ti", "tj"))
-    s.load(a, AccessAttr.of(r0, k0, "h", "kw"), in0)
-    s.load(b, AccessAttr.of(k0, c0, "kw", "w"), in1)
+    s.load(a, AccessAttr.of(R0, K0, "h", "kw"), in0)
+    s.load(b, AccessAttr.of(K0 + b_rows, C0, "kw", "w"), in1, b_index)
     s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
-    s.store(out, c, AccessAttr.of(r0 + ti, c0 + tj, "sh", "sw"))
+    s.store(out, c, SUB_BLOCK)
     return s.build(c.sym_name.data, SectionKind.GEMM)
 
 

@@ -97,6 +97,10 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
         if rows_of(op.q) > 1:
             return [op.q, op.k, op.v, op.res]
         return [op.k, op.v]
+    if isinstance(op, tg.MoeOp):
+        # x and the result are GEMM operands (link/moe.py); the weights have D or F rows
+        rows = [op.x, op.res] if rows_of(op.x) > 1 else []
+        return [*rows, op.router, op.w_gate, op.w_up, op.w_down, *op.shared]
     if isinstance(op, ROW_REDUCTIONS):
         return []
     if isinstance(op, tg.CausalConvOp | tg.GatedDeltaOp | tg.DecayOp):

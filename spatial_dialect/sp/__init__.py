@@ -68,6 +68,7 @@ from spatial_dialect.sp.attrs import (
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
+    ROUTE_PICKS,
     ArgmaxOp,
     AttentionCombineOp,
     AttentionOp,
@@ -75,6 +76,7 @@ from spatial_dialect.sp.compute import (
     GatedDeltaOp,
     MapOp,
     RopeOp,
+    RouteOp,
     RowReduceOp,
 )
 from spatial_dialect.sp.enums import (
@@ -139,6 +141,7 @@ SP = Dialect(
         ArgmaxOp,
         CausalConvOp,
         GatedDeltaOp,
+        RouteOp,
         GatherOp,
         ScatterOp,
         ProgramOp,
@@ -192,6 +195,8 @@ __all__ = [
     "AccOp",
     "ArgmaxOp",
     "AttentionCombineOp",
+    "RouteOp",
+    "ROUTE_PICKS",
     "AttentionOp",
     "CausalConvOp",
     "EntryOp",

@@ -55,6 +55,7 @@ class SectionKind(StrEnum):
     ARGMAX = "argmax"
     GATHER = "gather"
     SCATTER = "scatter"
+    ROUTE = "route"
     CAUSAL_CONV = "causal_conv"
     GATED_DELTA = "gated_delta"
 

@@ -37,6 +37,8 @@ class MapKind:
     int_props: tuple[str, ...] = ()
     converts: bool = False
     ints_only: bool = False
+    # inputs of other element types than the output (f32 statistics or weights beside x)
+    mixed: bool = False
 
     def arities(self) -> set[int]:
         return {len(self.roles) - n for n in range(len(self.optional) + 1)}
@@ -79,11 +81,21 @@ MAP_KINDS: dict[str, MapKind] = {
     "rms_apply": MapKind(
         (("x", Mode.FULL), ("residual", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS)),
         optional=("residual",),
+        mixed=True,
     ),
     "layer_apply": MapKind(
-        (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS))
+        (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS)),
+        mixed=True,
     ),
-    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
+    # tg.moe's combine: acc + x * weight[:, 0], one expert's f32 FFN output scaled by its
+    # per-row routing weight (an R x 1 f32 column) and added to the running sum (absent for the
+    # first expert).
+    "moe_combine": MapKind(
+        (("x", Mode.FULL), ("weight", Mode.COLS), ("acc", Mode.FULL)),
+        optional=("acc",),
+        mixed=True,
+    ),
     # tg.int_requant: round_half_even(x * scale) + offset, saturated to the output's range
     # (i32 in, i8 out); tg.int_clamp: min(max(x, lo), hi). Exact integer maps.
     "requant": MapKind(
@@ -93,7 +105,7 @@ MAP_KINDS: dict[str, MapKind] = {
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
     "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
     # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
-    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS))),
+    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
 

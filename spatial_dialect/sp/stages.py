@@ -35,6 +35,7 @@ from spatial_dialect.sp.enums import (
 )
 from spatial_dialect.sp.formats import Engine, TensorAccess
 from spatial_dialect.sp.kinds import Fidelity
+from spatial_dialect.sp.syntax import IntValue, int_attr, opt_int_prop
 
 
 @irdl_op_definition
@@ -44,17 +45,27 @@ class LoadOp(StageOp):
     Per item and per iteration of its loops, reads the block of tiles the access pattern gives
     from the DRAM tensor and pushes it as one page. With `multicast`, the load belongs to the
     group's sender (sp.group).
+
+    An indexed load (`sp.load @w[k0, c0] x [kw, w] by @id stride 64 -> %in1`) reads one block of
+    `stride` tile rows chosen at run time: before each item it reads e = the first element of the
+    i32 tensor `by` names (an expert id) and adds e * stride to every origin row, so the access
+    pattern walks inside block e. e outside [0, tile rows / stride) is a runtime error, reported,
+    never read (a mixture of experts' weights of the expert its router chose).
     """
 
     name = "sp.load"
     tensor = prop_def(FlatSymbolRefAttr)
     access = prop_def(AccessAttr)
     group = opt_prop_def(FlatSymbolRefAttr)
+    index = opt_prop_def(FlatSymbolRefAttr)
+    stride_attr = opt_int_prop("stride")
+    stride = IntValue("stride")
     dst = operand_def(BufferType)
     traits = section_traits()
     custom_directives = (TensorAccess, Engine)
     assembly_format = (
-        "custom<TensorAccess>($tensor, $access) `->` $dst (`multicast` $group^)? " + ON_ENGINE
+        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)? `->` $dst "
+        "(`multicast` $group^)? " + ON_ENGINE
     )
 
     def __init__(
@@ -64,13 +75,17 @@ class LoadOp(StageOp):
         dst: SSAValue,
         group: str | None = None,
         engine: EngineAttr | None = None,
+        index: tuple[str, int] | None = None,
     ):
+        """`index`: (the i32 tensor holding the block id, the block's tile rows)."""
         super().__init__(
             operands=[dst],
             properties={
                 "tensor": SymbolRefAttr(tensor),
                 "access": access,
                 "group": SymbolRefAttr(group) if group else None,
+                "index": SymbolRefAttr(index[0]) if index else None,
+                "stride": int_attr(index[1]) if index else None,
                 "engine": engine,
             },
         )

@@ -39,6 +39,7 @@ from spatial_dialect.sp.compute import (
     GatedDeltaOp,
     MapOp,
     RopeOp,
+    RouteOp,
     RowReduceOp,
 )
 from spatial_dialect.sp.enums import (
@@ -91,6 +92,7 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,
+    SectionKind.ROUTE: RouteOp,
     SectionKind.CAUSAL_CONV: CausalConvOp,
     SectionKind.GATED_DELTA: GatedDeltaOp,
 }
@@ -209,6 +211,8 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
         _agree(name, t, buf, converts=isinstance(s, LoadOp))
         if isinstance(s, StoreOp) and t.role.data == TensorRole.INPUT:
             raise TypeMismatch(f"{name}: writes @{t.sym_name.data}, an input of the section")
+    if isinstance(s, LoadOp) and s.index is not None:
+        _check_indexed_load(p, s)
     if isinstance(s, LoadOp) and s.group is not None:
         if phase.rank < Phase.FUSED.rank:
             raise PhaseViolation(
@@ -228,6 +232,19 @@ def _check_stage(p: ProgramOp, s: StageOp) -> None:
         _check_split(p, s)
     if isinstance(s, IndexedStage):
         _check_indexed(p, s)
+
+
+def _check_indexed_load(p: ProgramOp, s: LoadOp) -> None:
+    """An indexed load: its index is an i32 tensor of the section and its blocks of `stride`
+    tile rows tile the tensor (every id in range names a whole block)."""
+    index = p.tensor(s.index.root_reference.data)  # type: ignore[union-attr]
+    if index.element_type != IntegerType(32):
+        raise TypeMismatch(f"{s.stage_name()}: @{index.sym_name.data} is {index.type}, not i32")
+    stride, rows = s.stride, p.tensor(s.tensor.root_reference.data).tiles[0]
+    if stride is None or stride <= 0 or rows % stride:
+        raise TypeMismatch(
+            f"{s.stage_name()}: stride {stride} does not divide the tensor's {rows} tile rows"
+        )
 
 
 def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
@@ -436,6 +453,8 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
             else [{**ranges, "r0": (r0, r0), "c0": (c0, c0)} for r0, c0 in origins()]
         )
         tm, tn = t.tiles
+        if isinstance(s, LoadOp) and s.stride is not None:
+            tm = s.stride  # an indexed load walks inside one block, whichever the id names
         for box in boxes:
             r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
             for row, col in ((r_lo, c_lo), (r_hi, c_hi)):

@@ -86,6 +86,11 @@ from spatial_dialect.tg.matmul import (
     MatmulOp,
     TransposeOp,
 )
+from spatial_dialect.tg.moe import (
+    MOE_SCORES,
+    SHARED_ROLES,
+    MoeOp,
+)
 from spatial_dialect.tg.quant import (
     Q8_0_ACTIVATIONS,
     Q8_0_BLOCK,
@@ -141,6 +146,9 @@ __all__ = [
     "delta_state_shape",
     "DequantizeQ8_0Op",
     "MatmulQ8_0Op",
+    "MoeOp",
+    "MOE_SCORES",
+    "SHARED_ROLES",
     "Q8_0_BLOCK",
     "Q8_0_ACTIVATIONS",
     "q8_0_scales_shape",
@@ -192,6 +200,7 @@ TG = Dialect(
         GatedDeltaOp,
         DequantizeQ8_0Op,
         MatmulQ8_0Op,
+        MoeOp,
     ],
     [],
 )

@@ -24,6 +24,17 @@
 // RUN: spatial-opt %examples/tiny_prefill.mlir | filecheck %s --check-prefix=TINY-PREFILL
 // TINY-PREFILL: func.func @tiny_step(%ids: tensor<8xi32>
 //
+// RUN: spatial-opt %examples/qwen3_30b_a3b_decode.mlir | filecheck %s --check-prefix=MOE-DECODE
+// MOE-DECODE: func.func @qwen3_30b_a3b_layer(%x: tensor<1x2048xbf16>
+// MOE-DECODE: tg.attention {{.*}} heads 32 kv_heads 4 head_dim 128 {{.*}} -> tensor<1x4096xbf16>
+// MOE-DECODE: %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down top_k 8 scores "softmax" renormalize true : (tensor<1x2048xbf16>, tensor<2048x128xbf16>, tensor<262144x768xbf16>, tensor<262144x768xbf16>, tensor<98304x2048xbf16>) -> tensor<1x2048xbf16>
+//
+// RUN: spatial-opt %examples/qwen3_30b_a3b_prefill_f32.mlir | filecheck %s --check-prefix=MOE-PREFILL
+// MOE-PREFILL: %moe = tg.moe {{.*}} : (tensor<128x2048xf32>, {{.*}}) -> tensor<128x2048xf32>
+//
+// RUN: spatial-opt %examples/tiny_moe_prefill.mlir | filecheck %s --check-prefix=TINY-MOE
+// TINY-MOE: %l0_moe = tg.moe %l0_n2, %l0_router, %l0_experts_gate, %l0_experts_up, %l0_experts_down top_k 2 scores "softmax" renormalize true : (tensor<8x128xbf16>, tensor<128x8xbf16>, tensor<1024x64xbf16>, tensor<1024x64xbf16>, tensor<512x128xbf16>) -> tensor<8x128xbf16>
+//
 // RUN: spatial-opt %examples/gemm_small.mlir | filecheck %s --check-prefix=GEMM
 // GEMM: tg.matmul %a, %b : (tensor<96x200xf32>, tensor<200x160xf32>) -> tensor<96x160xf32>
 //

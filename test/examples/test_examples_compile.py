@@ -1,8 +1,9 @@
-"""The shipped real-shape layers (Llama-3-8B and Qwen3-8B, prefill of 128 tokens and decode of
-one over a 4096-row cache; Qwen3-Next-80B-A3B's Gated DeltaNet layer, prefill of 128 and decode
-of one) compile through spatial-pipeline on every preset target, or are refused with a typed
-diagnostic that names why (Plasticine computes no bf16; the shipped f32 twin of the layer
-compiles there)."""
+"""The shipped real-shape layers (Llama-3-8B, Qwen3-8B and Qwen3-30B-A3B, prefill of 128 tokens
+and decode of one over a 4096-row cache; Qwen3-Next-80B-A3B's Gated DeltaNet layer, prefill of
+128 and decode of one) compile through spatial-pipeline on every preset target, or are refused
+with a typed diagnostic that names why (Plasticine computes no bf16; the shipped f32 twin of the
+layer compiles there). Qwen3-30B-A3B's decode reads its 8 chosen experts of 128 by indexed loads;
+its prefill reads each of the 128 experts once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from spatial_dialect.targets import PRESETS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LAYERS = ["llama3_8b_decode", "llama3_8b_prefill", "qwen3_8b_decode", "qwen3_8b_prefill"]
+MOE_LAYERS = ["qwen3_30b_a3b_decode", "qwen3_30b_a3b_prefill"]
 
 
 def sections(text: str, target: str) -> list[sp.ProgramOp]:
@@ -25,9 +27,9 @@ def sections(text: str, target: str) -> list[sp.ProgramOp]:
     return [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
 
 
-@pytest.mark.parametrize("target", sorted(PRESETS))
-@pytest.mark.parametrize("layer", LAYERS)
-def test_real_layers_compile_or_are_refused_by_name(layer, target):
+def compiled_layer(layer: str, target: str) -> list[sp.ProgramOp]:
+    """The layer's sections on `target`: the bf16 layer, or where the chip has no bf16 its
+    refusal by name and then the shipped f32 twin."""
     text = (EXAMPLES / f"{layer}.mlir").read_text()
     if not PRESETS[target].has_dtype("bf16"):
         with pytest.raises(
@@ -38,16 +40,33 @@ def test_real_layers_compile_or_are_refused_by_name(layer, target):
         text = (EXAMPLES / f"{layer}_f32.mlir").read_text()  # the same layer, shipped in f32
     programs = sections(text, target)
     assert all(p.phase_value == Phase.SIZED for p in programs)
-    ops = {p.source_op.data for p in programs}
-    assert {
-        "tg.matmul",
-        "tg.rms_norm",
-        "tg.rope",
-        "tg.set_rows",
-        "tg.attention",
-        "tg.add",
-        "tg.swiglu",
-    } <= ops
+    return programs
+
+
+LAYER_OPS = {"tg.matmul", "tg.rms_norm", "tg.rope", "tg.set_rows", "tg.attention", "tg.add"}
+
+
+@pytest.mark.parametrize("target", sorted(PRESETS))
+@pytest.mark.parametrize("layer", LAYERS)
+def test_real_layers_compile_or_are_refused_by_name(layer, target):
+    ops = {p.source_op.data for p in compiled_layer(layer, target)}
+    assert LAYER_OPS | {"tg.swiglu"} <= ops
+
+
+@pytest.mark.parametrize("target", sorted(PRESETS))
+@pytest.mark.parametrize("layer", MOE_LAYERS)
+def test_moe_layers_compile_and_read_what_they_route_to(layer, target):
+    """Decode: 8 expert instances whose gate, up and down GEMMs load by the routed id (24 indexed
+    loads); prefill: 128 instances at fixed offsets, none indexed."""
+    programs = compiled_layer(layer, target)
+    assert LAYER_OPS | {"tg.moe"} <= {p.source_op.data for p in programs}
+    indexed = [ld for p in programs for ld in p.ops_of(sp.LoadOp) if ld.index is not None]
+    gemms = [p for p in programs if "moe" in p.attributes]
+    if layer.endswith("decode"):
+        assert len(indexed) == 3 * 8 and len(gemms) == 3 * 8
+        assert "reads its 8 of 128 experts" in gemms[0].attributes["moe"].data
+    else:
+        assert not indexed and len(gemms) == 3 * 128
 
 
 @pytest.mark.parametrize("target", sorted(PRESETS))

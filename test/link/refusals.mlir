@@ -38,3 +38,12 @@ func.func @embed(%t: tensor<64x32xbf16>, %ids: tensor<4xi32>) -> tensor<4x32xbf1
   func.return %y : tensor<4x32xbf16>
 }
 // RDU: UnsupportedDatatype: tg.gather_rows: target plasticine has no datatype 'bf16'; it has f32, i32
+
+// -----
+
+// D = 40: expert e's gate block starts at row 40 e, inside a tile.
+func.func @ragged(%x: tensor<1x40xf32>, %r: tensor<40x4xf32>, %g: tensor<160x32xf32>, %u: tensor<160x32xf32>, %d: tensor<128x40xf32>) -> tensor<1x40xf32> {
+  %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" : (tensor<1x40xf32>, tensor<40x4xf32>, tensor<160x32xf32>, tensor<160x32xf32>, tensor<128x40xf32>) -> tensor<1x40xf32>
+  func.return %y : tensor<1x40xf32>
+}
+// CHECK: refusals.mlir:46:3: error: NotLowered: tg.moe: the experts of w_gate and w_up start every 40 rows, not at whole 32-row tiles

@@ -26,6 +26,11 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // CHECK-NEXT:     "site_ranges": 1,
 // 2 pages of 8 tiles of A, 2 of B and one 1-tile output page: (16 + 16 + 1) x 2048 bytes.
 // CHECK-NEXT:     "peak_local_bytes": 67584
+// The same bytes by tensor: 64 tiles of 2048 bytes each.
+// CHECK-NEXT:     "dram_bytes_by_tensor": {
+// CHECK-NEXT:       "a": 131072,
+// CHECK-NEXT:       "b": 131072,
+// CHECK-NEXT:       "c": 131072
 // CHECK:      "total": {
 // CHECK-NEXT:   "predicted_us": 3.248,
 // CHECK-NEXT:   "roofline_us": 1.366

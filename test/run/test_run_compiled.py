@@ -80,15 +80,23 @@ def test_examples_small_enough_to_simulate_pass(capsys, example, target):
 
 
 @pytest.mark.parametrize(
-    "step", ["tiny_decode", "tiny_prefill", "tiny_qwen3_next_decode", "tiny_qwen3_next_prefill"]
+    "step",
+    [
+        "tiny_decode",
+        "tiny_prefill",
+        "tiny_moe_decode",
+        "tiny_moe_prefill",
+        "tiny_qwen3_next_decode",
+        "tiny_qwen3_next_prefill",
+    ],
 )
 @pytest.mark.parametrize("target", sorted(PRESETS))
 def test_tiny_steps_pass_on_every_preset(capsys, step, target):
     """The acceptance bar of the decoder-layer work: a whole decode step (embedding, a layer,
-    final norm, LM head, arg-max) and a prefill step PASS on every preset target, and so do a
-    Qwen3-Next Gated DeltaNet layer's (its output and both carried states; the prefill's 40 rows
-    take one chunk of 64 or two of 32); a chip without bf16 runs the f32 variant (and refuses the
-    bf16 one by name, below)."""
+    final norm, LM head, arg-max) and a prefill step PASS on every preset target, with a dense
+    or a mixture-of-experts FFN, and so do a Qwen3-Next Gated DeltaNet layer's (its output and
+    both carried states; the prefill's 40 rows take one chunk of 64 or two of 32); a chip without
+    bf16 runs the f32 variant (and refuses the bf16 one by name, below)."""
     suffix = "" if PRESETS[target].has_dtype("bf16") else "_f32"
     status = main([str(EXAMPLES / f"{step}{suffix}.mlir"), "--target", target])
     out, err = capsys.readouterr()

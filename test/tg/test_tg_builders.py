@@ -59,6 +59,10 @@ ARGS = {
     "bi": t([32, 4], i8),
     "qv": t([64, 32], i8),
     "qs": t([2, 32], Float16Type()),
+    "router": t([64, 4]),
+    "experts_up": t([4 * 64, 32]),  # 4 experts of 64 x 32, stacked by rows
+    "experts_down": t([4 * 32, 64]),
+    "shared_weight": t([64, 1]),
     "cw": t([4, 64]),
     "cs": t([3, 64]),
     "ga": t([8, 4], F32),
@@ -140,6 +144,11 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         deq = tg.DequantizeQ8_0Op(a["qv"], a["qs"], axis=0)
         keep("dequantize_q8_0", deq, "tensor<64x32xf32>")
         keep("matmul_q8_0", tg.MatmulQ8_0Op(a["x"], a["qv"], a["qs"]), "tensor<8x32xbf16>")
+        e = [a["router"], a["experts_up"], a["experts_up"], a["experts_down"]]
+        keep("moe", tg.MoeOp(a["x"], *e, top_k=2, renormalize=True), "tensor<8x64xbf16>")
+        shared = [a["wq"], a["wq"], a["wq"], a["shared_weight"]]  # a shared FFN of 64
+        moe = tg.MoeOp(h, *e, shared, top_k=1, scores="sigmoid")
+        keep("moe_shared", moe, "tensor<8x64xbf16>")
         conv = keep("causal_conv", tg.CausalConvOp(a["x"], a["cw"], a["cs"]), "tensor<8x64xbf16>")
         assert str(conv.new_state.type) == "tensor<3x64xbf16>"
         l2 = keep("l2_norm", tg.L2NormOp(conv.res, width=16), "tensor<8x64xbf16>")

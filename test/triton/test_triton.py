@@ -62,6 +62,21 @@ def test_the_tiny_delta_layer_passes_under_the_interpreter(example: str, capsys)
     run(EXAMPLES / f"{example}.mlir", "h100", capsys)
 
 
+@pytest.mark.parametrize(
+    "example, target",
+    [
+        ("tiny_moe_decode", "h100"),
+        ("tiny_moe_decode", "rtx3060"),
+        ("tiny_moe_prefill", "h100"),
+        ("tiny_moe_prefill_f32", "h100"),
+    ],
+)
+def test_the_tiny_moe_steps_pass_under_the_interpreter(example: str, target: str, capsys) -> None:
+    """tg.moe's route kernels, moe_combine maps and expert GEMMs (decode: B by the routed id;
+    prefill: every expert's block at its fixed row)."""
+    run(EXAMPLES / f"{example}.mlir", target, capsys)
+
+
 GEMM = """func.func @gemm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
   %c = tg.matmul %a, %b : (tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
   func.return %c : tensor<{m}x{n}x{t}>

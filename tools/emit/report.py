@@ -4,7 +4,9 @@ The report is a contract (docs/architecture.md#outputs): one JSON object
 
     {"target": ..., "options": {...},
      "sections": [{"name", "function", "op", "plan", "predicted_cycles", "predicted_us", "roofline_us",
-                   "dram_bytes", "noc_bytes", "sites", "peak_local_bytes", ...}],
+                   "dram_bytes", "noc_bytes", "sites", "peak_local_bytes",
+                   "dram_bytes_by_tensor" (GEMMs: the bytes read of A and of B and written of C,
+                   by tensor name: an indexed load's B counts the one block it reads), ...}],
      "total": {"predicted_us", "roofline_us"}}
 
 Every number comes from the IR and the cost model's functions of it: the predicted cycles are the
@@ -36,7 +38,7 @@ from spatial_dialect.passes.tile.stream import report_row as stream_report_row
 from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import WrongPhase
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.cost import roofline_cycles
+from spatial_dialect.targets.cost import dram_bytes_by_operand, roofline_cycles
 
 
 def sized_sections(module: ModuleOp, what: str) -> list[sp.ProgramOp]:
@@ -50,15 +52,26 @@ def sized_sections(module: ModuleOp, what: str) -> list[sp.ProgramOp]:
     return sections
 
 
-def shared_dram_bytes(program: sp.ProgramOp, target: Target, default: int, gemm: GemmView) -> int:
-    """DRAM bytes under the sharing decisions: each operand panel fetched `copies` times."""
+def gemm_dram_bytes(
+    program: sp.ProgramOp, target: Target, fidelity: str, gemm: GemmView
+) -> dict[str, int]:
+    """A GEMM section's DRAM bytes per tensor (A and B read, C written), as the cost model
+    counts them for the recorded plan; under sharing decisions (Plasticine) each operand panel
+    is fetched `copies` times."""
+    name = {x: gemm.tensor(x).sym_name.data for x in (gemm.load_a, gemm.load_b, gemm.store)}
+    a, b, c = dram_bytes_by_operand(
+        target, gemm.shape(), section_cost(program, target, fidelity).quantities
+    )
     shares = program.ops_of(sp.ShareOp)
     if not shares:
-        return default
+        return {name[gemm.load_a]: a, name[gemm.load_b]: b, name[gemm.store]: c}
     items = program.item_space().count
-    operands = sum(items // s.consumers * s.copies * s.bytes for s in shares)
-    c = gemm.tensor(gemm.store)
-    return operands + c.tiles[0] * c.tiles[1] * target.tile_bytes(c.storage)
+    by_tensor = {
+        s.tensor.root_reference.data: items // s.consumers * s.copies * s.bytes for s in shares
+    }
+    ct = gemm.tensor(gemm.store)
+    by_tensor[name[gemm.store]] = ct.tiles[0] * ct.tiles[1] * target.tile_bytes(ct.storage)
+    return by_tensor
 
 
 def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
@@ -84,9 +97,11 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
     else:
         gemm = GemmView.of(program)
         cost = section_cost(program, target, fidelity)
+        by_tensor = gemm_dram_bytes(program, target, fidelity, gemm)
         numbers = {
             "roofline_us": roofline_cycles(target, gemm.shape(), fidelity) / clock_khz,
-            "dram_bytes": shared_dram_bytes(program, target, cost.dram_bytes, gemm),
+            "dram_bytes": sum(by_tensor.values()),
+            "dram_bytes_by_tensor": by_tensor,
             "noc_bytes": cost.noc_bytes,
         }
     return {
@@ -124,6 +139,7 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
         "sites": sum(r.rect.width * r.rect.height for r in ranges),
         "site_ranges": len(ranges),
         "peak_local_bytes": max(site_bytes(program, r) for r in ranges),
+        **({k: numbers[k] for k in ("dram_bytes_by_tensor",) if k in numbers}),
     }
 
 

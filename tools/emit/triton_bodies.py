@@ -18,9 +18,11 @@ def _gemm(s: Kernel) -> None:
     mm = s.program.ops_of(sp.MatmulTilesOp)[0]
     a_load, b_load = s.load_of(sp.buffer_of(mm.in0)), s.load_of(sp.buffer_of(mm.in1))
     a_acc, b_acc = access(a_load.access, s.ranges), access(b_load.access, s.ranges)
-    if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, "k0", "c0")):
+    # B may start at a fixed tile row (a stacked weight's block: tg.moe's experts)
+    b_row0 = eval(b_acc.row, {}, {"r0": 0, "c0": 0, "k0": 0})  # noqa: S307 - our own expression
+    if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, f"k0 + {b_row0}", "c0")):
         raise s.refuse(
-            f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0, c0]"
+            f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0 + row, c0]"
         )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
     ea, eb = s.elt(a_t), s.elt(b_t)
@@ -34,7 +36,17 @@ def _gemm(s: Kernel) -> None:
     pm, pn, pk = pow2(bm), pow2(bn), pow2(bk)
     acc_ty = "tl.int32" if acc_elt == "i32" else "tl.float32"
     prec = ', input_precision="ieee"' if ea == "f32" else ""
+    b_first = f"{b_row0 * th}"
+    if b_load.index is not None and b_load.stride is not None:
+        # an indexed load: the block of `stride` tile rows the id names (range-checked on the
+        # host before the launch)
+        idx, blocks = b_load.index.root_reference.data, s.shape(b_t)[0] // (b_load.stride * th)
+        b_first = f"tl.load({s.arg(idx)}) * {b_load.stride * th} + {b_row0 * th}"
+        s.checks.append(
+            f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {blocks - 1}, 'block id of @{b_t} in section @{s.name}')"
+        )
     s.emit(f"""
+b0 = {b_first}
 rm = r0 * {th} + tl.arange(0, {pm})
 rn = c0 * {tw} + tl.arange(0, {pn})
 mm_ = (tl.arange(0, {pm}) < h * {th}) & (rm < {M})
@@ -44,7 +56,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     rk = k0 * {tw} + tl.arange(0, {pk})
     mk_ = (tl.arange(0, {pk}) < {bk}) & (rk < {K})
     a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
-    b = tl.load({s.arg(b_t)} + rk[:, None] * {N} + rn[None, :], mask=mk_[:, None] & mn_[None, :], other=0)
+    b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {N} + rn[None, :], mask=mk_[:, None] & mn_[None, :], other=0)
     if INTERPRETED:
         a = a.to({acc_ty})
         b = b.to({acc_ty})
@@ -132,6 +144,9 @@ def _map(s: Kernel) -> None:
     elif kind == "layer_apply":
         _, stats, weight, bias = ops
         y = f"({x[0]} - {stats[1]}) * {stats[0]} * {weight[0]} + {bias[0]}"
+    elif kind == "moe_combine":
+        scaled = f"{x[0]} * {ops[1][0]}"
+        y = f"{x[2]} + {scaled}" if len(ops) == 3 else scaled
     elif kind == "softmax_apply":
         stats = ops[1]
         y = f"tl.exp({x[0]} - {stats[0]}) * {stats[1]}"
@@ -373,6 +388,62 @@ y = tl.where(tl.arange(0, {th})[:, None] == 0, where[None, :], 0)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
+def _route(s: Kernel) -> None:
+    """tg.moe's router over whole rows of logits: the k largest by logit (equal ones to the lower
+    column), their softmax or sigmoid scores, renormalized; column 0 of the page gets `pick`."""
+    op = s.program.ops_of(sp.RouteOp)[0]
+    th, tw = s.tile
+    load = s.load_of(sp.buffer_of(op.x))
+    t = load.tensor.root_reference.data
+    a = access(load.access, s.ranges)
+    if not is_origin(a, "r0", "k0") or s.k_block != s.k_tiles:
+        raise s.refuse(f"route reading {load.access.text()}: expected whole rows in one K block")
+    R, C = s.shape(t)
+    pr, pc = pow2(a.max_rows * th), pow2(s.k_tiles * tw)
+    s.emit(f"""
+xr = r0 * {th} + tl.arange(0, {pr})
+rmask = (tl.arange(0, {pr}) < h * {th}) & (xr < {R}) & (xr < {op.rows})
+xc = tl.arange(0, {pc})
+cm = (xc < {op.cols}) & (xc < {C})
+v = tl.load({s.arg(t)} + xr[:, None] * {C} + xc[None, :], mask=rmask[:, None] & cm[None, :], other=0).to(tl.float32)
+v = tl.where(cm[None, :], v, float('-inf'))
+""")
+    if op.scores.data == "softmax":
+        s.emit("""
+e = tl.where(cm[None, :], tl.exp(v - tl.max(v, axis=1)[:, None]), 0.0)
+sc = e / tl.sum(e, axis=1)[:, None]
+""")
+    else:
+        s.emit("sc = 1.0 / (1.0 + tl.exp(-v))")
+    s.emit(f"""
+total = tl.zeros(({pr},), dtype=tl.float32)
+chosen = tl.zeros(({pr}, {pc}), dtype=tl.float32)
+""")
+    for j in range(op.top_k):  # unrolled: k is the op's
+        s.emit(f"""
+top = tl.max(v, axis=1)
+at{j} = tl.min(tl.where(v == top[:, None], xc[None, :], 2147483647), axis=1)
+hit = xc[None, :] == at{j}[:, None]
+w{j} = tl.sum(tl.where(hit, sc, 0.0), axis=1)
+total += w{j}
+chosen = tl.where(hit, sc, chosen)
+v = tl.where(hit, float('-inf'), v)
+""")
+    norm = " / total" if op.renormalized() else ""
+    pick, at = op.pick.data, op.at
+    if pick == "id":
+        value = f"at{at}"
+    elif pick == "weight":
+        value = f"w{at}{norm}"
+    else:
+        value = f"tl.sum(tl.where(xc[None, :] == {at}, chosen, 0.0), axis=1){norm}"
+    s.emit(f"""
+val = tl.where(rmask, {value}, 0)
+y = tl.where(tl.arange(0, {tw})[None, :] == 0, val[:, None], 0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
 def _attention(s: Kernel) -> None:
     op = s.program.ops_of(sp.AttentionOp)[0]
     th, tw = s.tile
@@ -544,6 +615,7 @@ BODIES = {
     "scatter": _scatter,
     "argmax": _argmax,
     "attention": _attention,
+    "route": _route,
     "causal_conv": _causal_conv,
     "gated_delta": _gated_delta,
     "tilize": _map,

@@ -122,6 +122,13 @@ class OperationWriter(SubBlockSelectors):
                 "cores: not emitted (compile with split-k=1)",
             )
         for stage in self.stages:
+            if isinstance(stage, sp.LoadOp) and stage.index is not None:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"{stage.stage_name()} is an indexed load (by @"
+                    f"{stage.index.root_reference.data}, {self.p.source_op.data}): no TT-Lang "
+                    "form in this printer yet (docs/backend-ttlang.md)",
+                )
             if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
                 continue
             if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
