@@ -47,6 +47,7 @@ class Model:
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole decode step uses the embedding and the LM head
     elt: str = "bf16"  # the element type of weights and activations
+    q8_0: bool = False  # the projections' weights stored Q8_0 (i8 values and f16 scales)
     moe: MoeBlock | None = None  # the FFN is a mixture of experts (`ffn` is then unused)
 
 
@@ -92,31 +93,46 @@ def layer(
     act = tensor(t, d)
     qt, kt = tensor(t, h * hd), tensor(t, kv * hd)
     attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
-    wq = w.arg(f"{p}wq", tensor(d, h * hd))
-    wk = w.arg(f"{p}wk", tensor(d, kv * hd))
-    wv = w.arg(f"{p}wv", tensor(d, kv * hd))
-    wo = w.arg(f"{p}wo", tensor(h * hd, d))
+
+    def weight(name: str, k: int, n: int) -> tuple[str, ...]:
+        """A K x N weight: one argument, or a Q8_0 weight's values and scales (blocks along K)."""
+        if not m.q8_0:
+            return (w.arg(f"{p}{name}", tensor(k, n)),)
+        values = w.arg(f"{p}{name}", tensor(k, n, elt="i8"))
+        return values, w.arg(f"{p}{name}_scales", tensor(k // 32, n, elt="f16"))
+
+    wq = weight("wq", d, h * hd)
+    wk = weight("wk", d, kv * hd)
+    wv = weight("wv", d, kv * hd)
+    wo = weight("wo", h * hd, d)
     ffn_norm = w.arg(f"{p}ffn_norm", tensor(1, d))
     if m.moe is None:
-        w_gate = w.arg(f"{p}w_gate", tensor(d, m.ffn))
-        w_up = w.arg(f"{p}w_up", tensor(d, m.ffn))
-        w_down = w.arg(f"{p}w_down", tensor(m.ffn, d))
+        w_gate = weight("w_gate", d, m.ffn)
+        w_up = weight("w_up", d, m.ffn)
+        w_down = weight("w_down", m.ffn, d)
     k_cache = w.arg(f"{p}k_cache", tensor(cache, kv * hd))
     v_cache = w.arg(f"{p}v_cache", tensor(cache, kv * hd))
     cos = w.shared_arg("cos", tensor(t, hd // 2))
     sin = w.shared_arg("sin", tensor(t, hd // 2))
     pos = w.shared_arg("pos", tensor(1, elt="i32"))
 
-    def mm(r: str, a: str, b: str, at: str, bt: str, out: str) -> str:
-        return w.op(f"{p}{r}", f"tg.matmul {a}, {b} : ({at}, {bt}) -> {out}")
+    def mm(r: str, a: str, b: tuple[str, ...], at: str, kn: tuple[int, int], out: str) -> str:
+        k, n = kn
+        if len(b) == 2:  # Q8_0: the activation is quantized too, as ggml does
+            types = f"{at}, {tensor(k, n, elt='i8')}, {tensor(k // 32, n, elt='f16')}"
+            return w.op(
+                f"{p}{r}",
+                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({types}) -> {out}',
+            )
+        return w.op(f"{p}{r}", f"tg.matmul {a}, {b[0]} : ({at}, {tensor(k, n)}) -> {out}")
 
     hn = w.op(
         f"{p}h",
         f"tg.rms_norm {x}, {attn_norm} eps {m.eps:.6e} : ({act}, {tensor(1, d)}) -> {act}",
     )
-    q = mm("q", hn, wq, act, tensor(d, h * hd), qt)
-    k = mm("k", hn, wk, act, tensor(d, kv * hd), kt)
-    v = mm("v", hn, wv, act, tensor(d, kv * hd), kt)
+    q = mm("q", hn, wq, act, (d, h * hd), qt)
+    k = mm("k", hn, wk, act, (d, kv * hd), kt)
+    v = mm("v", hn, wv, act, (d, kv * hd), kt)
     if m.qk_norm:
         q_norm = w.arg(f"{p}q_norm", tensor(1, hd))
         k_norm = w.arg(f"{p}k_norm", tensor(1, hd))
@@ -145,7 +161,7 @@ def layer(
         f"{p}attn",
         f"tg.attention {q}, {kc}, {vc}, {pos} {attn} : ({qt}, {ct}, {ct}, {pt}) -> {qt}",
     )
-    o = mm("o", a, wo, qt, tensor(h * hd, d), act)
+    o = mm("o", a, wo, qt, (h * hd, d), act)
     h2 = w.op(f"{p}h2", f"tg.add {x}, {o} : ({act}, {act}) -> {act}")
     n2 = w.op(
         f"{p}n2",
@@ -155,10 +171,10 @@ def layer(
         ff = moe_block(w, m, m.moe, n2, t, p)
     else:
         ft = tensor(t, m.ffn)
-        g = mm("gate", n2, w_gate, act, tensor(d, m.ffn), ft)
-        u = mm("up", n2, w_up, act, tensor(d, m.ffn), ft)
+        g = mm("gate", n2, w_gate, act, (d, m.ffn), ft)
+        u = mm("up", n2, w_up, act, (d, m.ffn), ft)
         s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-        ff = mm("down", s, w_down, ft, tensor(m.ffn, d), act)
+        ff = mm("down", s, w_down, ft, (m.ffn, d), act)
     out = w.op(f"{p}out", f"tg.add {h2}, {ff} : ({act}, {act}) -> {act}")
     return out, kc, vc
 
@@ -254,7 +270,7 @@ class NextModel:
     head_dim: int  # linear_key_head_dim
     v_head_dim: int  # linear_value_head_dim
     conv_kernel: int  # linear_conv_kernel_dim
-    ffn: int  # the feed-forward block's intermediate size
+    moe: MoeBlock  # the feed-forward block (Qwen3NextSparseMoeBlock)
     eps: float
     elt: str = "bf16"
 
@@ -262,27 +278,34 @@ class NextModel:
 # Qwen3-Next-80B-A3B: transformers' Qwen3NextConfig, whose defaults are the checkpoint
 # Qwen/Qwen3-Next-80B-A3B-Instruct (hidden 2048, linear_num_key_heads 16,
 # linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128,
-# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; MoE: 512 experts, top-10, expert and shared
-# expert ffn 512). Until tg.moe lands, the feed-forward block is a dense SwiGLU of the shared
-# expert's size (512).
-QWEN3_NEXT_80B = NextModel("qwen3_next_80b_a3b", 2048, 16, 32, 128, 128, 4, 512, 1e-6)
+# linear_conv_kernel_dim 4, rms_norm_eps 1e-6; num_experts 512, num_experts_per_tok 10,
+# moe_intermediate_size 512, shared_expert_intermediate_size 512, norm_topk_prob true, softmax
+# router, the shared expert behind a sigmoid gate: Qwen3NextSparseMoeBlock).
+QWEN3_NEXT_80B = NextModel(
+    "qwen3_next_80b_a3b",
+    2048,
+    16,
+    32,
+    128,
+    128,
+    4,
+    MoeBlock(512, 10, 512, shared_ffn=512, shared_gate=True),
+    1e-6,
+)
 # Small enough to simulate in seconds, with every feature of the real one (2 value heads per
-# key head, whole-tile heads, a 4-tap convolution).
-TINY_NEXT = NextModel("tiny_qwen3_next", 128, 2, 4, 32, 32, 4, 256, 1e-6)
+# key head, whole-tile heads, a 4-tap convolution, routed experts and a gated shared expert).
+TINY_NEXT = NextModel(
+    "tiny_qwen3_next",
+    128,
+    2,
+    4,
+    32,
+    32,
+    4,
+    MoeBlock(8, 2, 64, shared_ffn=64, shared_gate=True),
+    1e-6,
+)
 TINY_NEXT_F32 = replace(TINY_NEXT, name="tiny_qwen3_next_f32", elt="f32")
-
-
-def swiglu_block(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> str:
-    """The dense SwiGLU feed-forward block on x (t x d)."""
-    tensor = partial(globals()["tensor"], elt=m.elt)
-    act, ft = tensor(t, m.d), tensor(t, m.ffn)
-    w_gate = w.arg(f"{p}w_gate", tensor(m.d, m.ffn))
-    w_up = w.arg(f"{p}w_up", tensor(m.d, m.ffn))
-    w_down = w.arg(f"{p}w_down", tensor(m.ffn, m.d))
-    g = w.op(f"{p}gate", f"tg.matmul {x}, {w_gate} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    u = w.op(f"{p}up", f"tg.matmul {x}, {w_up} : ({act}, {tensor(m.d, m.ffn)}) -> {ft}")
-    s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-    return w.op(f"{p}down", f"tg.matmul {s}, {w_down} : ({ft}, {tensor(m.ffn, m.d)}) -> {act}")
 
 
 def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[str, str, str]:
@@ -366,7 +389,7 @@ def delta_layer(w: Writer, m: NextModel, x: str, t: int, p: str = "") -> tuple[s
     out = w.op(f"{p}attn_out", f"tg.matmul {og}, {w_out} : ({vt}, {tensor(hv * dv, d)}) -> {act}")
     h2 = w.op(f"{p}h2", f"tg.add {x}, {out} : ({act}, {act}) -> {act}")
     n2 = norm("n2", h2, ffn_norm, act)
-    ffn = swiglu_block(w, m, n2, t, p)
+    ffn = moe_block(w, m, m.moe, n2, t, p)  # type: ignore[arg-type]  # it reads d and elt
     y = w.op(f"{p}out", f"tg.add {h2}, {ffn} : ({act}, {act}) -> {act}")
     return y, conv_state2, state2
 
@@ -419,6 +442,11 @@ def real_layers() -> dict[str, tuple[str, Callable[[], str]]]:
 
 PROGRAMS = {
     **real_layers(),
+    "llama3_8b_decode_q8_0.mlir": (
+        "Llama-3-8B decoder layer with Q8_0 weights (i8 values, f16 scales per 32 along K; "
+        "activations quantized as ggml does), decode of 1 token over a 4096-row KV cache",
+        partial(layer_program, replace(LLAMA3_8B, name="llama3_8b_q8_0", q8_0=True), 1, 4096),
+    ),
     "tiny_decode.mlir": (
         "a whole greedy decode step of a tiny model, d = 128, over a 64-row cache",
         lambda: decode_step_program(TINY, 1, 64),
@@ -453,13 +481,13 @@ PROGRAMS = {
         lambda: decode_step_program(replace(TINY_MOE, name="tiny_moe_f32", elt="f32"), 8, 64),
     ),
     "qwen3_next_80b_a3b_decode.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), decode of 1 token carrying the conv and recurrent states",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, decode of 1 "
+        "token carrying the conv and recurrent states",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 1),
     ),
     "qwen3_next_80b_a3b_prefill.mlir": (
-        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer (dense SwiGLU in place of its MoE "
-        "block), prefill of 128 tokens",
+        "a Qwen3-Next-80B-A3B Gated DeltaNet decoder layer with its MoE block, prefill of 128 "
+        "tokens",
         lambda: delta_layer_program(QWEN3_NEXT_80B, 128),
     ),
     "qwen3_next_80b_a3b_decode_f32.mlir": (

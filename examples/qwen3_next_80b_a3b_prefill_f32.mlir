@@ -14,9 +14,14 @@ func.func @qwen3_next_80b_a3b_f32_layer(
     %ffn_norm: tensor<1x2048xf32>,
     %conv_state: tensor<3x8192xf32>,
     %recurrent_state: tensor<4096x128xf32>,
-    %w_gate: tensor<2048x512xf32>,
-    %w_up: tensor<2048x512xf32>,
-    %w_down: tensor<512x2048xf32>) -> (tensor<128x2048xf32>, tensor<3x8192xf32>, tensor<4096x128xf32>) {
+    %router: tensor<2048x512xf32>,
+    %experts_gate: tensor<1048576x512xf32>,
+    %experts_up: tensor<1048576x512xf32>,
+    %experts_down: tensor<262144x2048xf32>,
+    %shared_gate: tensor<2048x512xf32>,
+    %shared_up: tensor<2048x512xf32>,
+    %shared_down: tensor<512x2048xf32>,
+    %shared_gate_weight: tensor<2048x1xf32>) -> (tensor<128x2048xf32>, tensor<3x8192xf32>, tensor<4096x128xf32>) {
   %h = tg.rms_norm %x, %attn_norm eps 1.000000e-06 : (tensor<128x2048xf32>, tensor<1x2048xf32>) -> tensor<128x2048xf32>
   %qkv = tg.matmul %h, %w_qkv : (tensor<128x2048xf32>, tensor<2048x8192xf32>) -> tensor<128x8192xf32>
   %z = tg.matmul %h, %w_z : (tensor<128x2048xf32>, tensor<2048x4096xf32>) -> tensor<128x4096xf32>
@@ -37,10 +42,7 @@ func.func @qwen3_next_80b_a3b_f32_layer(
   %attn_out = tg.matmul %gated, %w_out : (tensor<128x4096xf32>, tensor<4096x2048xf32>) -> tensor<128x2048xf32>
   %h2 = tg.add %x, %attn_out : (tensor<128x2048xf32>, tensor<128x2048xf32>) -> tensor<128x2048xf32>
   %n2 = tg.rms_norm %h2, %ffn_norm eps 1.000000e-06 : (tensor<128x2048xf32>, tensor<1x2048xf32>) -> tensor<128x2048xf32>
-  %gate = tg.matmul %n2, %w_gate : (tensor<128x2048xf32>, tensor<2048x512xf32>) -> tensor<128x512xf32>
-  %up = tg.matmul %n2, %w_up : (tensor<128x2048xf32>, tensor<2048x512xf32>) -> tensor<128x512xf32>
-  %act = tg.swiglu %gate, %up : (tensor<128x512xf32>, tensor<128x512xf32>) -> tensor<128x512xf32>
-  %down = tg.matmul %act, %w_down : (tensor<128x512xf32>, tensor<512x2048xf32>) -> tensor<128x2048xf32>
-  %out = tg.add %h2, %down : (tensor<128x2048xf32>, tensor<128x2048xf32>) -> tensor<128x2048xf32>
+  %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down, %shared_gate, %shared_up, %shared_down, %shared_gate_weight top_k 10 scores "softmax" renormalize true : (tensor<128x2048xf32>, tensor<2048x512xf32>, tensor<1048576x512xf32>, tensor<1048576x512xf32>, tensor<262144x2048xf32>, tensor<2048x512xf32>, tensor<2048x512xf32>, tensor<512x2048xf32>, tensor<2048x1xf32>) -> tensor<128x2048xf32>
+  %out = tg.add %h2, %moe : (tensor<128x2048xf32>, tensor<128x2048xf32>) -> tensor<128x2048xf32>
   func.return %out, %conv_state_next, %recurrent_state_next : tensor<128x2048xf32>, tensor<3x8192xf32>, tensor<4096x128xf32>
 }

@@ -14,9 +14,14 @@ func.func @tiny_qwen3_next_layer(
     %ffn_norm: tensor<1x128xbf16>,
     %conv_state: tensor<3x256xbf16>,
     %recurrent_state: tensor<128x32xbf16>,
-    %w_gate: tensor<128x256xbf16>,
-    %w_up: tensor<128x256xbf16>,
-    %w_down: tensor<256x128xbf16>) -> (tensor<1x128xbf16>, tensor<3x256xbf16>, tensor<128x32xbf16>) {
+    %router: tensor<128x8xbf16>,
+    %experts_gate: tensor<1024x64xbf16>,
+    %experts_up: tensor<1024x64xbf16>,
+    %experts_down: tensor<512x128xbf16>,
+    %shared_gate: tensor<128x64xbf16>,
+    %shared_up: tensor<128x64xbf16>,
+    %shared_down: tensor<64x128xbf16>,
+    %shared_gate_weight: tensor<128x1xbf16>) -> (tensor<1x128xbf16>, tensor<3x256xbf16>, tensor<128x32xbf16>) {
   %h = tg.rms_norm %x, %attn_norm eps 1.000000e-06 : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
   %qkv = tg.matmul %h, %w_qkv : (tensor<1x128xbf16>, tensor<128x256xbf16>) -> tensor<1x256xbf16>
   %z = tg.matmul %h, %w_z : (tensor<1x128xbf16>, tensor<128x128xbf16>) -> tensor<1x128xbf16>
@@ -37,10 +42,7 @@ func.func @tiny_qwen3_next_layer(
   %attn_out = tg.matmul %gated, %w_out : (tensor<1x128xbf16>, tensor<128x128xbf16>) -> tensor<1x128xbf16>
   %h2 = tg.add %x, %attn_out : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
   %n2 = tg.rms_norm %h2, %ffn_norm eps 1.000000e-06 : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
-  %gate = tg.matmul %n2, %w_gate : (tensor<1x128xbf16>, tensor<128x256xbf16>) -> tensor<1x256xbf16>
-  %up = tg.matmul %n2, %w_up : (tensor<1x128xbf16>, tensor<128x256xbf16>) -> tensor<1x256xbf16>
-  %act = tg.swiglu %gate, %up : (tensor<1x256xbf16>, tensor<1x256xbf16>) -> tensor<1x256xbf16>
-  %down = tg.matmul %act, %w_down : (tensor<1x256xbf16>, tensor<256x128xbf16>) -> tensor<1x128xbf16>
-  %out = tg.add %h2, %down : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
+  %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down, %shared_gate, %shared_up, %shared_down, %shared_gate_weight top_k 2 scores "softmax" renormalize true : (tensor<1x128xbf16>, tensor<128x8xbf16>, tensor<1024x64xbf16>, tensor<1024x64xbf16>, tensor<512x128xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x1xbf16>) -> tensor<1x128xbf16>
+  %out = tg.add %h2, %moe : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
   func.return %out, %conv_state_next, %recurrent_state_next : tensor<1x128xbf16>, tensor<3x256xbf16>, tensor<128x32xbf16>
 }

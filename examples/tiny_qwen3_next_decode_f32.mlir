@@ -14,9 +14,14 @@ func.func @tiny_qwen3_next_f32_layer(
     %ffn_norm: tensor<1x128xf32>,
     %conv_state: tensor<3x256xf32>,
     %recurrent_state: tensor<128x32xf32>,
-    %w_gate: tensor<128x256xf32>,
-    %w_up: tensor<128x256xf32>,
-    %w_down: tensor<256x128xf32>) -> (tensor<1x128xf32>, tensor<3x256xf32>, tensor<128x32xf32>) {
+    %router: tensor<128x8xf32>,
+    %experts_gate: tensor<1024x64xf32>,
+    %experts_up: tensor<1024x64xf32>,
+    %experts_down: tensor<512x128xf32>,
+    %shared_gate: tensor<128x64xf32>,
+    %shared_up: tensor<128x64xf32>,
+    %shared_down: tensor<64x128xf32>,
+    %shared_gate_weight: tensor<128x1xf32>) -> (tensor<1x128xf32>, tensor<3x256xf32>, tensor<128x32xf32>) {
   %h = tg.rms_norm %x, %attn_norm eps 1.000000e-06 : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
   %qkv = tg.matmul %h, %w_qkv : (tensor<1x128xf32>, tensor<128x256xf32>) -> tensor<1x256xf32>
   %z = tg.matmul %h, %w_z : (tensor<1x128xf32>, tensor<128x128xf32>) -> tensor<1x128xf32>
@@ -37,10 +42,7 @@ func.func @tiny_qwen3_next_f32_layer(
   %attn_out = tg.matmul %gated, %w_out : (tensor<1x128xf32>, tensor<128x128xf32>) -> tensor<1x128xf32>
   %h2 = tg.add %x, %attn_out : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
   %n2 = tg.rms_norm %h2, %ffn_norm eps 1.000000e-06 : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-  %gate = tg.matmul %n2, %w_gate : (tensor<1x128xf32>, tensor<128x256xf32>) -> tensor<1x256xf32>
-  %up = tg.matmul %n2, %w_up : (tensor<1x128xf32>, tensor<128x256xf32>) -> tensor<1x256xf32>
-  %act = tg.swiglu %gate, %up : (tensor<1x256xf32>, tensor<1x256xf32>) -> tensor<1x256xf32>
-  %down = tg.matmul %act, %w_down : (tensor<1x256xf32>, tensor<256x128xf32>) -> tensor<1x128xf32>
-  %out = tg.add %h2, %down : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+  %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down, %shared_gate, %shared_up, %shared_down, %shared_gate_weight top_k 2 scores "softmax" renormalize true : (tensor<1x128xf32>, tensor<128x8xf32>, tensor<1024x64xf32>, tensor<1024x64xf32>, tensor<512x128xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x1xf32>) -> tensor<1x128xf32>
+  %out = tg.add %h2, %moe : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
   func.return %out, %conv_state_next, %recurrent_state_next : tensor<1x128xf32>, tensor<3x256xf32>, tensor<128x32xf32>
 }

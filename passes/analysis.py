@@ -331,8 +331,11 @@ class GemmView:
         a, b, c = self.tensor(self.load_a), self.tensor(self.load_b), self.tensor(self.store)
         (m, k), (_, n) = a.shape2d, b.shape2d
         # The datatype the chip computes in: the operand FIFO's (an integer operand may convert
-        # on load to the precision link chose from its interval).
-        in_dtype = str(sp.buffer_of(self.matmul.in0).elt)
+        # on load to the precision link chose from its interval), or for Q8_0 operands the type
+        # the compute stage widens them to (link/quant.py; without one, the int8 dot).
+        widened = self.matmul.dequantize
+        in_dtype = str(widened or sp.buffer_of(self.matmul.in0).elt)
+        b_fmt = b.format.data if b.format and b.format != a.format else None
         return GemmShape(
             m,
             k,
@@ -340,6 +343,7 @@ class GemmView:
             in_dtype,
             str(c.element_type),
             fmt=a.format.data if a.format else None,
+            b_fmt=b_fmt,
         )
 
 

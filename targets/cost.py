@@ -199,11 +199,14 @@ def _unpack_cycles_per_tile_matmul(target: Target, shape: GemmShape, plan: GemmP
     1x1 sub-block, or bf16 at LoFi, slower than the fidelity alone says."""
     if not target.unpack_bytes_per_cycle:
         return 0.0
-    tb = shape.operand_tile_bytes(target)
+    # The streamed operand is B where the sub-block is at least as wide as tall (reuse_a), else A;
+    # their tiles differ where B is a Q8_0 weight.
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    held_tb, streamed_tb = (tba, tbb) if plan.osw >= plan.osh else (tbb, tba)
     big = max(plan.osh, plan.osw)
-    streamed = tb / target.unpack_bytes_per_cycle
+    streamed = streamed_tb / target.unpack_bytes_per_cycle
     joint_rate = target.unpack_joint_bytes_per_cycle or target.unpack_bytes_per_cycle
-    both = tb * (1.0 + 1.0 / big) / joint_rate
+    both = (streamed_tb + held_tb / big) / joint_rate
     return max(streamed, both)
 
 
@@ -294,14 +297,14 @@ def _movement(
     rate or the engine's transaction issue rate, whichever is slower. DRAM as a shared resource is
     not in this chain: all sites' reads and writes together are the program's DRAM time, which the
     steady state also respects."""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     link = float(target.link_bytes_per_cycle)
     latency = float(target.dram_latency_cycles or 0)
     issue = float(target.noc_issue_cycles or 0)
     a_tiles_step = q.busiest_a_tiles / n
     b_tiles_step = q.busiest_b_tiles / n
 
-    def read(tiles: float) -> float:
+    def read(tiles: float, tb: int) -> float:
         return n * (latency + max(tiles * issue, tiles * tb / link))
 
     # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
@@ -310,18 +313,18 @@ def _movement(
     a_span = target.hop_cycles * span(target, q.grid_x_used, q.line)
     b_span = target.hop_cycles * span(target, q.grid_y_used, q.line)
 
-    def send(tiles: float, hops_cycles: float) -> float:
+    def send(tiles: float, tb: int, hops_cycles: float) -> float:
         return n * (tiles * tb / link + 3 * hops_cycles)
 
     if shape.a_local:
         # Already sharded in local memory: the owner of each K block multicasts it along the row.
         a_read = 0.0
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else n * a_tiles_step * tb / link
+        a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else n * a_tiles_step * tba / link
     else:
-        a_read = read(a_tiles_step)
-        a_send = send(a_tiles_step, a_span) if q.mcast_a else 0.0
-    b_read = read(b_tiles_step)
-    b_send = send(b_tiles_step, b_span) if q.mcast_b else 0.0
+        a_read = read(a_tiles_step, tba)
+        a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else 0.0
+    b_read = read(b_tiles_step, tbb)
+    b_send = send(b_tiles_step, tbb, b_span) if q.mcast_b else 0.0
     # On a split-K plan a site of an earlier slice sends its partial sums where a last-slice site
     # stores its result: the writer carries the larger of the two.
     c_write = q.busiest_c_tiles * max(shape.out_tile_bytes(target), partial_tb) / link
@@ -347,9 +350,13 @@ def _engine_paths(
 def dram_bytes_by_operand(
     target: Target, shape: GemmShape, q: GemmQuantities
 ) -> tuple[int, int, int]:
-    """The DRAM bytes a plan reads of A and of B and writes of C."""
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
-    return q.a_tiles_dram * tb, q.b_tiles_dram * tb, q.c_tiles_written * tbo
+    """The DRAM bytes a plan reads of A and of B (at its own tile bytes) and writes of C."""
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    return (
+        q.a_tiles_dram * tba,
+        q.b_tiles_dram * tbb,
+        q.c_tiles_written * shape.out_tile_bytes(target),
+    )
 
 
 def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
@@ -371,16 +378,18 @@ def _reads_in_flight(
     latency = float(target.dram_latency_cycles or 0)
     if not latency:
         return ""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     issue = float(target.noc_issue_cycles or 0)
     link = float(target.link_bytes_per_cycle)
     a_tiles = 0 if shape.a_local else q.busiest_a_tiles / n
     b_tiles = q.busiest_b_tiles / n
     per_site = sum(
-        t * tb / (latency + max(t * issue, t * tb / link)) for t in (a_tiles, b_tiles) if t
+        t * tb / (latency + max(t * issue, t * tb / link))
+        for t, tb in ((a_tiles, tba), (b_tiles, tbb))
+        if t
     )
     return (
-        f"; reads {(a_tiles + b_tiles) * tb:.0f} B in flight a site per {latency:.0f}-cycle round"
+        f"; reads {a_tiles * tba + b_tiles * tbb:.0f} B in flight a site per {latency:.0f}-cycle round"
         f" trip = {per_site:.1f} B/cycle, x {q.sites_used} sites = {per_site * q.sites_used:.0f}"
         f" of the DRAM's {dram.rate:.0f} B/cycle"
     )
@@ -471,9 +480,14 @@ def gemm_cost(
     pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles, exact)
     bound = _binding(target, pipe, move)
     total_cycles = math.ceil(pipe.total)
-    tb, tbo = shape.operand_tile_bytes(target), shape.out_tile_bytes(target)
+    tba, tbb, tbo = (
+        shape.operand_tile_bytes(target),
+        shape.b_tile_bytes(target),
+        shape.out_tile_bytes(target),
+    )
     partials = shape.mt * shape.nt * (q.k_slices - 1)
-    noc_bytes = (q.noc_tiles - q.c_tiles_written - partials) * tb + q.c_tiles_written * tbo
+    a_noc = q.noc_tiles - q.c_tiles_written - q.noc_b_tiles - partials
+    noc_bytes = a_noc * tba + q.noc_b_tiles * tbb + q.c_tiles_written * tbo
     noc_bytes += partials * partial_tb
     why = (
         f"{bound}-bound: {n} steps of compute {pipe.step_compute:.0f} / movement "
@@ -536,9 +550,8 @@ def gemm_cost_floor(
 def compulsory_dram_bytes(target: Target, shape: GemmShape) -> int:
     """Bytes any plan must move through DRAM: each operand tile read once (unless A is already in
     local memory) and each result tile written once (unless it stays there)."""
-    tb = shape.operand_tile_bytes(target)
-    a = 0 if shape.a_local else shape.mt * shape.kt * tb
-    b = shape.kt * shape.nt * tb
+    a = 0 if shape.a_local else shape.mt * shape.kt * shape.operand_tile_bytes(target)
+    b = shape.kt * shape.nt * shape.b_tile_bytes(target)
     c = 0 if shape.c_local else shape.mt * shape.nt * shape.out_tile_bytes(target)
     return a + b + c
 
@@ -556,8 +569,10 @@ def capacity_bound_bytes(target: Target, shape: GemmShape) -> int:
     """Smith et al. 2017 ("A Tight I/O Lower Bound for Matrix Multiplication"): a machine holding S
     words at once must move at least 2MNK / sqrt(S) - 2S words between its memory and DRAM. S is the
     whole mesh's local memory (sites x configurable budget), counted in elements of the operand
-    format; the result is in bytes, floored at the compulsory traffic."""
-    elem_bytes = shape.operand_tile_bytes(target) / target.tile_elems
+    format (the narrower of A's and B's, so it stays a bound); the result is in bytes, floored at
+    the compulsory traffic."""
+    narrowest = min(shape.operand_tile_bytes(target), shape.b_tile_bytes(target))
+    elem_bytes = narrowest / target.tile_elems
     s_words = target.sites * target.local_mem_max_bytes / elem_bytes
     words = 2.0 * shape.m * shape.n * shape.k / math.sqrt(s_words) - 2.0 * s_words
     return max(compulsory_dram_bytes(target, shape), math.ceil(words * elem_bytes))
@@ -568,9 +583,11 @@ def noc_ingress_bound_cycles(target: Target, shape: GemmShape, plan: GemmPlan | 
     its A rows and B columns (``busiest_a_tiles + busiest_b_tiles``). Without one, the plan-free
     bound: spreading the M x N output evenly over every site, a site owning an a x b patch with
     ab = MN / sites receives at least K(a + b) >= 2K sqrt(MN / sites) elements."""
-    tb = shape.operand_tile_bytes(target)
+    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
     if plan is not None:
         q = gemm_quantities(target, shape, plan)
-        return math.ceil((q.busiest_a_tiles + q.busiest_b_tiles) * tb / target.link_bytes_per_cycle)
+        ingress = q.busiest_a_tiles * tba + q.busiest_b_tiles * tbb
+        return math.ceil(ingress / target.link_bytes_per_cycle)
+    tb = min(tba, tbb)
     elems = 2.0 * shape.k * math.sqrt(shape.m * shape.n / target.sites)
     return math.ceil(elems * tb / target.tile_elems / target.link_bytes_per_cycle)

@@ -2,8 +2,8 @@
 
 THE one definition: the tile pass calls it to decide which plans are legal, size-buffers lays out
 exactly these buffers. If the two ever priced different things the planner would choose plans the
-allocator refuses (or refuse plans the allocator would have laid out), which is how both bugs the
-seed records were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
+allocator refuses (or refuse plans the allocator would have laid out), which is how two bugs of the
+reference compiler were found. Buffer bytes go through :func:`page_bytes`, so a page has one size too.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def footprint_parts(
         # One tile in flight per operand and for the result, double-buffered.
         return FootprintParts(
             in0=page_bytes(target, ob, FOOTPRINT_DEPTH),
-            in1=page_bytes(target, ob, FOOTPRINT_DEPTH),
+            in1=page_bytes(target, shape.b_format, FOOTPRINT_DEPTH),
             out=page_bytes(target, out, FOOTPRINT_DEPTH),
             interm=0,
         )
@@ -61,7 +61,7 @@ def footprint_parts(
     sub = plan.sub_blocks
     sub_tiles = plan.osh * plan.osw
     in0 = FOOTPRINT_DEPTH * page_bytes(target, ob, pm * ibw)
-    in1 = FOOTPRINT_DEPTH * page_bytes(target, ob, ibw * pn)
+    in1 = FOOTPRINT_DEPTH * page_bytes(target, shape.b_format, ibw * pn)
     # ★ The epilogue costs a fixed scratch, not the block, where the accumulator is register-resident
     # (docs/passes.md#tile-a-register-accumulator-holds-its-whole-block): each lane (a warp) writes its own tiles to DRAM through one tile-sized slot, so the
     # output never stages through a ring. Charging the whole block (osh*osw tiles, double-buffered)
@@ -76,7 +76,7 @@ def footprint_parts(
         outbuf = page_bytes(target, out, max(sub, 2) * sub_tiles)
     # ★ The K-block spill exists only when there is more than one K block, the accumulator is not in
     # registers (a GPU's fragments hold partial sums across the whole K loop), and the output is not
-    # accumulated in place. The seed priced it on `k_blocks > 1` alone while the pass creating it
+    # accumulated in place. The reference compiler priced it on `k_blocks > 1` alone while the pass creating it
     # also checked the other two: the planner paid 64 KiB of a 99 KiB budget for a buffer never made.
     interm = 0
     if plan.k_blocks(shape.kt) > 1 and not target.acc_in_registers and not in_place:

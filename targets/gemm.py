@@ -53,6 +53,7 @@ class GemmShape:
     in_dtype: str = "bf16"
     out_dtype: str = "bf16"
     fmt: str | None = None
+    b_fmt: str | None = None
     a_local: bool = False
     c_local: bool = False
 
@@ -63,8 +64,9 @@ class GemmShape:
                 raise TargetError(f"GemmShape.{name} must be a positive integer, got {v!r}")
         object.__setattr__(self, "in_dtype", normalize_dtype(self.in_dtype))
         object.__setattr__(self, "out_dtype", normalize_dtype(self.out_dtype))
-        if self.fmt is not None:
-            object.__setattr__(self, "fmt", normalize_dtype(self.fmt))
+        for name in ("fmt", "b_fmt"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, normalize_dtype(getattr(self, name)))
 
     # Tile counts, computed once per shape: the planner prices hundreds of thousands of plans of one
     # shape and reads them in every step.
@@ -89,8 +91,17 @@ class GemmShape:
     def flops(self) -> int:
         return 2 * self.m * self.k * self.n
 
+    @property
+    def b_format(self) -> str:
+        """The datatype B's tiles are stored and moved in."""
+        return self.b_fmt or self.operand_format
+
     def operand_tile_bytes(self, target: Target) -> int:
+        """Bytes of one tile of A (and of B where B has no format of its own)."""
         return target.tile_bytes(self.operand_format)
+
+    def b_tile_bytes(self, target: Target) -> int:
+        return target.tile_bytes(self.b_format)
 
     def out_tile_bytes(self, target: Target) -> int:
         return target.tile_bytes(self.out_dtype)

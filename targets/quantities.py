@@ -59,6 +59,7 @@ class GemmQuantities:
     b_readers: int
     c_writers: int
     noc_tiles: int
+    noc_b_tiles: int  # of noc_tiles, B's
     noc_tile_hops: int
     busiest_a_tiles: int  # A tiles the busiest site receives
     busiest_b_tiles: int
@@ -123,10 +124,9 @@ def operand_sharing(
     rate = gemm_dram_rate(target, shape, plan) if dram_rate is None else dram_rate
     pm, pn = plan.per_site_m, plan.per_site_n
     bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
-    tb = shape.operand_tile_bytes(target)
     a, b = gemm_operand_streams(
         ("a", "b"),
-        (tb, tb),
+        (shape.operand_tile_bytes(target), shape.b_tile_bytes(target)),
         (pm, pn),
         shape.kt,
         (bm, bn),
@@ -172,6 +172,7 @@ class _NocTraffic:
     sites reading A and B from DRAM at the same time."""
 
     delivered: int
+    b_delivered: int  # of which B's (priced at B's tile bytes: a Q8_0 weight's differ from A's)
     hops: int
     a_readers: int
     b_readers: int
@@ -239,6 +240,7 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         b_readers=t.noc.b_readers * s,
         c_writers=0 if shape.c_local else d.sites,
         noc_tiles=t.noc.delivered * s + c_written + mt * nt * (s - 1),
+        noc_b_tiles=t.noc.b_delivered * s,
         noc_tile_hops=t.noc.hops * s,
         busiest_a_tiles=d.a_tiles_per_k * kt,
         busiest_b_tiles=d.b_tiles_per_k * kt,
@@ -271,6 +273,7 @@ def _streaming_traffic(shape: GemmShape, d: Deal) -> _OperandTraffic:
         dram=_TileReads(a, b),
         noc=_NocTraffic(
             delivered=2 * d.units * shape.kt,
+            b_delivered=d.units * shape.kt,
             hops=0,
             a_readers=0 if shape.a_local else d.sites,
             b_readers=d.sites,
@@ -366,10 +369,9 @@ def _reads_after_shared_cache(
     mt, kt, nt = shape.mt, shape.kt, shape.nt
     a, b = min(dram.a, reads.a_shared), min(dram.b, reads.b_shared)
     half = target.l2_bytes // 2
-    tb = shape.operand_tile_bytes(target)
-    if mt * kt * tb <= half:
+    if mt * kt * shape.operand_tile_bytes(target) <= half:
         a = min(a, mt * kt)
-    if kt * nt * tb <= half:
+    if kt * nt * shape.b_tile_bytes(target) <= half:
         b = min(b, kt * nt)
     return dataclasses.replace(dram, a=a, b=b)
 
@@ -384,6 +386,7 @@ def _blocked_noc_traffic(shape: GemmShape, d: Deal, reads: _MulticastReads) -> _
     hops_b = kt * nt * ceil_div(bm, d.grid_y) * (d.grid_y - 1) if reads.mcast_b else 0
     return _NocTraffic(
         delivered=mt * kt * bn + kt * nt * bm,
+        b_delivered=kt * nt * bm,
         hops=hops_a + hops_b,
         a_readers=0 if shape.a_local else (d.grid_y if reads.mcast_a else d.sites),
         b_readers=d.grid_x if reads.mcast_b else d.sites,

@@ -122,8 +122,8 @@ def share_operand(
     # the first word arrives after one cycle per hop and every later word one cycle behind it, so W
     # words over H hops occupy the net for W + H - 1 cycles, not W * H.
     #
-    # The seed records the bug: this read `words * hops`, store-and-forward, as if every switch held
-    # the whole panel before passing it on. That over-charged a broadcast by about the distance and
+    # A bug this rule prevents: the reference compiler once read `words * hops`, store-and-forward,
+    # as if every switch held the whole panel before passing it on. That over-charged a broadcast by about the distance and
     # biased the decision to replication: on a 640^3 A panel it charged ~256,000 cycles where the
     # honest figure is ~25,600, enough to fetch one shared operand up to 80 times from DRAM. The
     # choreography's forward latency (stage latency + hops) and the credit-depth solve model the

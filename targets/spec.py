@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from xdsl.utils.exceptions import DiagnosticException
 
+from spatial_dialect.sp.kinds import Q8_0_BLOCK, Q8_0_FORMATS
+
 FIDELITIES: tuple[str, ...] = ("lofi", "hifi2", "hifi3", "hifi4")
 """Math fidelities of the Tensix matrix engine, cheapest first (1, 2, 3, 4 fidelity phases)."""
 DEFAULT_FIDELITY = "hifi4"
@@ -66,6 +68,12 @@ KNOWN_DTYPES: tuple[str, ...] = ("bf16", "f16", "f32", "bfp8_b", "bfp4_b", "i8",
 
 # Accumulation in a 16-bit destination: everything narrower than 32 bits accumulates there.
 _SIXTEEN_BIT_ACC = {"bf16", "f16", "bfp8_b", "bfp4_b"}
+
+
+def q8_0_bytes(elements: int) -> int:
+    """Bytes of ``elements`` Q8_0 elements: 34 per block of 32 (32 int8 values and one f16 scale).
+    The one definition the cost model, the DRAM layout and the buffers' tile bytes all read."""
+    return elements // Q8_0_BLOCK * (Q8_0_BLOCK + 2)
 
 
 class TargetError(DiagnosticException):
@@ -230,6 +238,8 @@ class Target:
         """Bytes of one tile of ``dtype`` on this chip (block-float formats carry their shared
         exponents: bfp8_b is 1024 mantissa bytes + 64 exponent bytes = 1088)."""
         d = normalize_dtype(dtype)
+        if d in Q8_0_FORMATS:  # bytes every chip stores and moves (targets/quant.py: computes)
+            return q8_0_bytes(self.tile_elems)
         for name, b in self.dtype_tile_bytes:
             if name == d:
                 return b

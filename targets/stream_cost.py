@@ -50,6 +50,9 @@ VECTOR_OPS: dict[str, float] = {
     # integer maps: max and min; multiply, round, add, saturate
     "clamp": 2.0,
     "requant": 4.0,
+    # Q8_0: the block maximum, a reciprocal, multiply and round; dequantize: convert and multiply
+    "quantize_q8_0": 4.0,
+    "dequantize_q8_0": 2.0,
     # exp, add, reciprocal, multiply
     "silu": 4.0,
     "sigmoid": 4.0,

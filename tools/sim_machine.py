@@ -21,9 +21,65 @@ from xdsl.ir.affine import (
 
 from spatial_dialect import sp
 from spatial_dialect.sp import LOOP_VARS, ceil_div
+from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools import gguf_quant
 from spatial_dialect.tools.reference import matmul, numpy_dtype, round_to
 
 Site = tuple[int, int]
+
+
+def scale_cut(axis: int, rows: slice, cols: slice) -> tuple[slice, slice]:
+    """The scales of the elements `rows` x `cols` of a Q8_0 tensor blocked along `axis` (the
+    slices start and stop on block boundaries)."""
+    cut = [rows, cols]
+    whole = cut[axis]
+    start = None if whole.start is None else whole.start // Q8_0_BLOCK
+    stop = None if whole.stop is None else whole.stop // Q8_0_BLOCK
+    cut[axis] = slice(start, stop)
+    return cut[0], cut[1]
+
+
+@dataclass(frozen=True)
+class Q8Block:
+    """A block of a Q8_0 tensor as it moves between DRAM and FIFOs: its i8 values, its f16 scales
+    (the values' shape with the block `axis` divided by 32). Sliced as a numpy block is, along
+    tile boundaries, so the movement stages and the FIFOs cut it into pages like any block."""
+
+    values: np.ndarray
+    scales: np.ndarray
+    axis: int
+
+    @staticmethod
+    def of(x: np.ndarray, axis: int) -> Q8Block:
+        """x quantized to Q8_0 along `axis` (ggml's rule, tools/gguf_quant.py)."""
+        values, scales = gguf_quant.quantize(x, axis)
+        return Q8Block(values, scales, axis)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.values.shape
+
+    def __getitem__(self, key: slice | tuple[slice, slice]) -> Q8Block:
+        rows, cols = key if isinstance(key, tuple) else (key, slice(None))
+        return Q8Block(
+            self.values[rows, cols], self.scales[scale_cut(self.axis, rows, cols)], self.axis
+        )
+
+    def dequantized(self) -> np.ndarray:
+        """f32(scale) * value (exact in f32)."""
+        return gguf_quant.dequantize(self.values, self.scales, self.axis)
+
+    def dot(self, other: Q8Block) -> np.ndarray:
+        """self (M x K, blocks along K) @ other (K x N, blocks along K) as ggml's Q8_0 x Q8_0
+        dot, unrounded f32: per block the exact int32 sum times f32(da) * f32(db), the blocks
+        added in K order."""
+        out = np.zeros((self.shape[0], other.shape[1]), np.float32)
+        da, db = self.scales.astype(np.float32), other.scales.astype(np.float32)
+        for k in range(self.shape[1] // Q8_0_BLOCK):
+            cut = slice(k * Q8_0_BLOCK, (k + 1) * Q8_0_BLOCK)
+            sumi = self.values[:, cut].astype(np.int32) @ other.values[cut].astype(np.int32)
+            out = out + sumi.astype(np.float32) * (da[:, k : k + 1] * db[k : k + 1, :])
+        return out
 
 
 class SimulationError(Exception):
@@ -104,13 +160,26 @@ class DramTensor:
         self.tile = tile
         self.data = np.zeros((self.tiles[0] * tile[0], self.tiles[1] * tile[1]), self.dtype)
         self.written = np.zeros(self.tiles, bool)
-        if op.format is not None:
+        self.q8_axis = op.q8_0_axis
+        self.scales_name = op.scales_name
+        self.scales: np.ndarray | None = None
+        if self.q8_axis is not None:  # a Q8_0 tensor: its scales beside its values
+            shape = list(self.data.shape)
+            shape[self.q8_axis] //= Q8_0_BLOCK
+            self.scales = np.zeros(shape, np.float16)
+        elif op.format is not None:
             raise NotSimulated(f"@{self.name}: storage format {op.format.data} is not simulated")
 
     def fill(self, array: np.ndarray) -> None:
         """An input: its elements, zero padding, every tile written."""
         self.data[: self.rows, : self.cols] = array.reshape(self.rows, self.cols)
         self.written[:] = True
+
+    def fill_scales(self, array: np.ndarray) -> None:
+        """A Q8_0 input's scales (the function argument its `scales` names)."""
+        assert self.scales is not None
+        rows, cols = array.shape
+        self.scales[:rows, :cols] = array
 
     def _block(self, where: str, r: int, c: int, rows: int, cols: int) -> tuple[slice, slice]:
         tm, tn = self.tiles
@@ -122,7 +191,7 @@ class DramTensor:
         (th, tw), (rs, cs) = self.tile, tiles
         return slice(rs.start * th, rs.stop * th), slice(cs.start * tw, cs.stop * tw)
 
-    def read(self, where: str, r: int, c: int, rows: int, cols: int) -> np.ndarray:
+    def read(self, where: str, r: int, c: int, rows: int, cols: int) -> np.ndarray | Q8Block:
         tiles = self._block(where, r, c, rows, cols)
         missing = ~self.written[tiles]
         if missing.any():
@@ -133,11 +202,26 @@ class DramTensor:
                 ((r + i) * self.tile[0], (c + j) * self.tile[1]),
                 int(np.count_nonzero(missing)),
             )
-        return self.data[self._elements(tiles)].copy()
+        elements = self._elements(tiles)
+        if self.scales is not None:
+            return self._q8()[elements]
+        return self.data[elements].copy()
 
-    def write(self, where: str, r: int, c: int, rows: int, cols: int, block: np.ndarray) -> None:
+    def _q8(self) -> Q8Block:
+        assert self.scales is not None and self.q8_axis is not None
+        return Q8Block(self.data, self.scales, self.q8_axis)
+
+    def write(
+        self, where: str, r: int, c: int, rows: int, cols: int, block: np.ndarray | Q8Block
+    ) -> None:
         tiles = self._block(where, r, c, rows, cols)
-        self.data[self._elements(tiles)] = block
+        elements = self._elements(tiles)
+        if isinstance(block, Q8Block):
+            self.data[elements] = block.values
+            assert self.scales is not None and self.q8_axis is not None
+            self.scales[scale_cut(self.q8_axis, *elements)] = block.scales
+        else:
+            self.data[elements] = block
         self.written[tiles] = True
 
     def result(self) -> np.ndarray:
@@ -177,7 +261,9 @@ class Fifo:
     A page of rows x cols tiles is stored tile after tile (each tile's elements row-major), so
     bytes, not arrays, are what a page is between its push and its pop. A block of several
     pages (a stage whose block is larger than the FIFO's page) is cut into pages in row-major
-    page order.
+    page order. A Q8_0 FIFO (`q8_axis`, the axis of its blocks) stores each tile as its i8
+    values and then its f16 scales (1088 bytes for 32x32); a float block pushed to it is
+    quantized (Q8_0 is that FIFO's rounding), a popped block is a `Q8Block`.
     """
 
     def __init__(
@@ -188,9 +274,17 @@ class Fifo:
         page: tuple[int, int],
         dtype: np.dtype,
         tile: tuple[int, int],
+        q8_axis: int | None = None,
     ):
         self.name, self.depth, self.page, self.dtype, self.tile = name, depth, page, dtype, tile
-        self.page_bytes = page[0] * page[1] * tile[0] * tile[1] * dtype.itemsize
+        self.q8_axis = q8_axis
+        tile_bytes = tile[0] * tile[1] * dtype.itemsize
+        if q8_axis is not None:
+            scales = list(tile)
+            scales[q8_axis] //= Q8_0_BLOCK
+            self.scale_tile = (scales[0], scales[1])
+            tile_bytes += scales[0] * scales[1] * 2
+        self.page_bytes = page[0] * page[1] * tile_bytes
         self.window = window
         self.count = self.head = self.tail = 0
 
@@ -211,7 +305,11 @@ class Fifo:
             )
         return rows // pr, cols // pc
 
-    def push(self, block: np.ndarray, who: str) -> None:
+    def push(self, block: np.ndarray | Q8Block, who: str) -> None:
+        if self.q8_axis is not None:
+            self._push_q8(block, who)
+            return
+        assert isinstance(block, np.ndarray)
         (th, tw), (pr, pc) = self.tile, self.page
         down, across = self.pages_of((block.shape[0] // th, block.shape[1] // tw), who)
         data = round_to(block, self.dtype)
@@ -223,8 +321,59 @@ class Fifo:
                 self.tail = (self.tail + 1) % self.depth
                 self.count += 1
 
+    @staticmethod
+    def _tiles(x: np.ndarray, page: tuple[int, int], tile: tuple[int, int]) -> np.ndarray:
+        """A page's elements as (tiles, elements of a tile), tiles row-major."""
+        (pr, pc), (th, tw) = page, tile
+        t = x.reshape(pr, th, pc, tw).transpose(0, 2, 1, 3)
+        return np.ascontiguousarray(t).reshape(pr * pc, th * tw)
+
+    @staticmethod
+    def _untile(t: np.ndarray, page: tuple[int, int], tile: tuple[int, int]) -> np.ndarray:
+        (pr, pc), (th, tw) = page, tile
+        return t.reshape(pr, pc, th, tw).transpose(0, 2, 1, 3).reshape(pr * th, pc * tw)
+
+    def _push_q8(self, block: np.ndarray | Q8Block, who: str) -> None:
+        assert self.q8_axis is not None
+        if not isinstance(block, Q8Block):
+            block = Q8Block.of(block, self.q8_axis)
+        (th, tw), (pr, pc), (sh, sw) = self.tile, self.page, self.scale_tile
+        down, across = self.pages_of((block.shape[0] // th, block.shape[1] // tw), who)
+        for i in range(down):
+            for j in range(across):
+                page = block[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw]
+                values = self._tiles(page.values.astype(np.int8), self.page, self.tile)
+                scales = self._tiles(page.scales.astype(np.float16), self.page, (sh, sw))
+                raw = np.concatenate([values.view(np.uint8), scales.view(np.uint8)], axis=1)
+                self._slot(self.tail)[:] = raw.reshape(-1)
+                self.tail = (self.tail + 1) % self.depth
+                self.count += 1
+
+    def _front_q8(self, tiles: tuple[int, int], who: str) -> Q8Block:
+        assert self.q8_axis is not None
+        (th, tw), (pr, pc), (sh, sw) = self.tile, self.page, self.scale_tile
+        down, across = self.pages_of(tiles, who)
+        values = np.empty((tiles[0] * th, tiles[1] * tw), np.int8)
+        shape = [tiles[0] * th, tiles[1] * tw]
+        shape[self.q8_axis] //= Q8_0_BLOCK
+        scales = np.empty(shape, np.float16)
+        for n in range(down * across):
+            i, j = divmod(n, across)
+            raw = self._slot((self.head + n) % self.depth).reshape(pr * pc, -1)
+            v = raw[:, : th * tw].copy().view(np.int8)
+            s = raw[:, th * tw :].copy().view(np.float16)
+            values[i * pr * th : (i + 1) * pr * th, j * pc * tw : (j + 1) * pc * tw] = self._untile(
+                v, self.page, self.tile
+            )
+            scales[i * pr * sh : (i + 1) * pr * sh, j * pc * sw : (j + 1) * pc * sw] = self._untile(
+                s, self.page, (sh, sw)
+            )
+        return Q8Block(values, scales, self.q8_axis)
+
     def front(self, tiles: tuple[int, int], who: str) -> np.ndarray:
         """The oldest pages that make a block of `tiles`, decoded from the bytes there now."""
+        if self.q8_axis is not None:
+            return self._front_q8(tiles, who)  # type: ignore[return-value]
         (th, tw), (pr, pc) = self.tile, self.page
         down, across = self.pages_of(tiles, who)
         block = np.empty((tiles[0] * th, tiles[1] * tw), self.dtype)

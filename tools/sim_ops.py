@@ -161,6 +161,9 @@ MAP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "softmax_apply": _softmax_apply,
     "requant": lambda op, x: ref.int_requant(x, op.scalar.value.data, op.offset),
     "clamp": lambda op, x: np.clip(ref.widen(x), op.lo, op.hi),
+    # Pushing to the Q8_0 output FIFO is what quantizes (Q8_0 is that FIFO's rounding).
+    "quantize_q8_0": lambda op, x: ref.widen(x),
+    "dequantize_q8_0": lambda op, x: x.dequantized(),
     "decay": lambda op, a, a_log, dt_bias: ref.decay(a, a_log, dt_bias),
     "l2_apply": lambda op, x, stats: ref.widen(x) * stats[:, 0:1],
     "moe_combine": lambda op, x, weight, *acc: (

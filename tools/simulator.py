@@ -46,7 +46,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.tools.reference import numpy_dtype
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.targets.spec import q8_0_bytes
+from spatial_dialect.tools.reference import numpy_dtype, round_to
 from spatial_dialect.tools.sim_machine import (
     DramTensor,
     Fifo,
@@ -54,6 +56,7 @@ from spatial_dialect.tools.sim_machine import (
     NotSimulated,
     Pattern,
     Process,
+    Q8Block,
     SimulationError,
     Site,
     SiteRun,
@@ -127,8 +130,10 @@ class ProgramRun:
                     f"at {run.site} (the program is not sized)"
                 )
             dtype = numpy_dtype(buf.elt)
-            plain = self.tile[0] * self.tile[1] * dtype.itemsize
-            if buf.format is not None or buf.tile_bytes != plain:
+            q8_axis = Q8_0_FORMATS.get(buf.storage)
+            elements = self.tile[0] * self.tile[1]
+            plain = q8_0_bytes(elements) if q8_axis is not None else elements * dtype.itemsize
+            if (buf.format is not None and q8_axis is None) or buf.tile_bytes != plain:
                 raise NotSimulated(
                     f"buffer {label}: storage {buf.storage} with "
                     f"{buf.tile_bytes}-byte tiles is not simulated"
@@ -142,7 +147,7 @@ class ProgramRun:
             page = buf.page.resolve(run.bindings)
             depth = run.sites.depth_of(buf, run.bindings)
             run.buffers[buf] = Fifo(
-                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile
+                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile, q8_axis
             )
 
     def pattern(self, stage: sp.LoadOp | sp.StoreOp, run: SiteRun) -> Pattern:
@@ -251,6 +256,8 @@ class ProgramRun:
                 if wait.blocked():
                     yield wait
             a, bb = in0.front((h, kw), who), in1.front((kw, w), who)
+            if op.dequantize is not None:  # Q8_0 blocks widened before the product
+                a, bb = (widened(x, numpy_dtype(op.dequantize)) for x in (a, bb))
             for ti, tj in subs:
                 if kb == 0:
                     acc = np.zeros((sh * th, sw * tw), acc_dtype)
@@ -258,9 +265,11 @@ class ProgramRun:
                     acc = yield from take(spill, (sh, sw), who)
                 else:
                     acc = held[(ti, tj)]
-                acc = accumulate(
-                    acc, a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw], tw
-                )
+                rows, cols = a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw]
+                if isinstance(rows, Q8Block):  # the int8 dot (both operands Q8_0: verified)
+                    acc = acc + rows.dot(cols)  # type: ignore[arg-type]
+                else:
+                    acc = accumulate(acc, rows, cols, tw)
                 if kb == k_blocks - 1 and partials is not None:
                     own, onward = partials
                     if own is not None:  # the slice before's sums for this sub-block
@@ -346,6 +355,12 @@ class ProgramRun:
         run_processes(self.name, self.processes())
 
 
+def widened(x: np.ndarray | Q8Block, dtype: np.dtype) -> np.ndarray:
+    """A Q8_0 operand dequantized and rounded to `dtype` (matmul_tiles' `dequantize`); a float
+    operand as it is."""
+    return round_to(x.dequantized(), dtype) if isinstance(x, Q8Block) else x
+
+
 STAGE_RUNNERS: dict[type, Callable[..., Process]] = RUNNERS
 """The stages besides the GEMM's and how one item of each runs (tools/sim_ops.py)."""
 
@@ -382,9 +397,12 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     if len(names) != len(inputs):
         raise NotSimulated(f"sp.entry takes {len(names)} inputs, {len(inputs)} given")
     given = dict(zip(names, inputs, strict=True))
+    scales = {t.scales_name: t for t in dram.values() if t.scales_name is not None}
     for name, array in given.items():
         if name in dram:  # an input no section reads needs no DRAM
             dram[name].fill(array)
+        elif name in scales:  # the scales of a Q8_0 input, stored beside its values
+            scales[name].fill_scales(array)
     for program in programs:
         ProgramRun(program, dram).run()
     outputs = []

@@ -17,10 +17,13 @@ right operand of tg.matmul; "rows": as stored). The rope tables `%cos` and `%sin
 cos and sin of (pos + i) * base^(-2j/D) (/ freq factor j), filled by `spatial-run --weights`.
 
 Element types: the program computes in one float type, --dtype (default: that of the
-matmul weights: f16, bf16, or f32 when they are F32 or mixed); `spatial-run --weights` rounds
-each tensor to it (norm weights are F32 in GGUF files). Q8_0 weights are refused unless
---dequantize, which declares them f32 (exact) and makes the program f32: the Q8_0 ops of tg
-(tg.matmul_q8_0) have reference semantics but no section form yet.
+matmul weights: f16, bf16 (also for Q8_0 weights), or f32 when they are F32 or mixed);
+`spatial-run --weights` rounds each tensor to it (norm weights are F32 in GGUF files). Q8_0
+weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "values"`) and
+`%NAME.scales` (f16, `gguf.q8_0 = "scales"`), read by `tg.matmul_q8_0 ... activation "q8_0"`
+(ggml quantizes the activation of every Q8_0 product); a Q8_0 embedding table is dequantized
+(`tg.dequantize_q8_0`) before the gather. --dequantize declares Q8_0 weights f32 instead (exact,
+twice the bytes of bf16).
 
 Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
 on stderr and exit status 1; usage errors exit 2.
@@ -52,21 +55,48 @@ def weight_types(h: ModelHeader, layers: int) -> set[str]:
 
 
 def program_dtype(types: set[str]) -> str:
-    if types == {"F16"}:
+    """Q8_0 weights stay Q8_0 and take the type of the others (bf16 where all are Q8_0)."""
+    floats = types - {"Q8_0"}
+    if floats == {"F16"}:
         return "f16"
-    if types == {"BF16"}:
+    if floats in (set(), {"BF16"}):
         return "bf16"
     return "f32"
 
 
-def step_program(h: ModelHeader, t: int, cache: int, layers: int, elt: str, name: str) -> str:
-    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache."""
+def program_dtype_dequantized(types: set[str]) -> str:
+    """With --dequantize a Q8_0 weight is f32 (exact), so the program is."""
+    return "f32" if "Q8_0" in types else program_dtype(types)
+
+
+def step_program(
+    h: ModelHeader, t: int, cache: int, layers: int, elt: str, name: str, q8: bool = False
+) -> str:
+    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8`:
+    Q8_0 weights stay Q8_0 (else they are declared `elt`)."""
     ten = lambda *s: tensor(*s, elt=elt)  # noqa: E731
     d, hd, nh, nkv = h.d, h.head_dim, h.heads, h.kv_heads
     w = Writer()
 
-    def weight(gname: str, shape: tuple[int, ...], layout: str) -> str:
-        return w.arg(gname, ten(*shape), f'gguf.tensor = "{gname}", gguf.layout = "{layout}"')
+    def is_q8(gname: str) -> bool:
+        return q8 and h.tensors[gname].type == "Q8_0"
+
+    def q8_args(arg: str, gname: str, shape: tuple[int, int], layout: str) -> tuple[str, str]:
+        """The values and the scales of a Q8_0 weight (blocks along ggml's ne0: K for "kn")."""
+        axis = 0 if layout == "kn" else 1
+        scales = (shape[0] // 32, shape[1]) if axis == 0 else (shape[0], shape[1] // 32)
+        attrs = f'gguf.tensor = "{gname}", gguf.layout = "{layout}", gguf.q8_0 ='
+        v = w.arg(arg, tensor(*shape, elt="i8"), f'{attrs} "values"')
+        sc = w.arg(f"{arg}.scales", tensor(*scales, elt="f16"), f'{attrs} "scales"')
+        return v, sc
+
+    def weight(gname: str, shape: tuple[int, ...], layout: str, arg: str | None = None):
+        """A weight argument: its name, or (values, scales) for a Q8_0 weight kept Q8_0."""
+        if is_q8(gname):
+            return q8_args(arg or gname, gname, (shape[0], shape[1]), layout)
+        return w.arg(
+            arg or gname, ten(*shape), f'gguf.tensor = "{gname}", gguf.layout = "{layout}"'
+        )
 
     def norm_weight(gname: str, width: int) -> str:
         return w.arg(gname, ten(1, width), f'gguf.tensor = "{gname}", gguf.layout = "rows"')
@@ -81,13 +111,26 @@ def step_program(h: ModelHeader, t: int, cache: int, layers: int, elt: str, name
     cos = w.arg("cos", cs, f'gguf.rope = "cos", {rope_attrs}')
     sin = w.arg("sin", cs, f'gguf.rope = "sin", {rope_attrs}')
     table = weight("token_embd.weight", (h.vocab, d), "rows")
+    if isinstance(table, tuple):  # a Q8_0 table: its rows are gathered from the float table
+        v, sc = table
+        qtypes = f"({tensor(h.vocab, d, elt='i8')}, {tensor(h.vocab, d // 32, elt='f16')})"
+        table = w.op(
+            "token_embd", f"tg.dequantize_q8_0 {v}, {sc} axis 1 : {qtypes} -> {ten(h.vocab, d)}"
+        )
     act, qt, kt = ten(t, d), ten(t, nh * hd), ten(t, nkv * hd)
     ct = ten(cache, nkv * hd)
     x = w.op("x", f"tg.gather_rows {table}, {ids} : ({ten(h.vocab, d)}, {ids_t}) -> {act}")
     eps = f"{h.eps:.6e}"
     caches: list[tuple[str, str]] = []
 
-    def mm(r: str, a: str, b: str, at: str, k: int, n: int) -> str:
+    def mm(r: str, a: str, b, at: str, k: int, n: int) -> str:
+        if isinstance(b, tuple):  # Q8_0: ggml quantizes the activation of every such product
+            vt, st = tensor(k, n, elt="i8"), tensor(k // 32, n, elt="f16")
+            return w.op(
+                r,
+                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({at}, {vt}, {st}) '
+                f"-> {ten(t, n)}",
+            )
         return w.op(r, f"tg.matmul {a}, {b} : ({at}, {ten(k, n)}) -> {ten(t, n)}")
 
     for i in range(layers):
@@ -145,11 +188,7 @@ def step_program(h: ModelHeader, t: int, cache: int, layers: int, elt: str, name
     final_norm = norm_weight("output_norm.weight", d)
     n = w.op("final", f"tg.rms_norm {x}, {final_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}")
     if h.tied:  # the LM head reuses the embedding table, transposed
-        head = w.arg(
-            "output.weight",
-            ten(d, h.vocab),
-            'gguf.tensor = "token_embd.weight", gguf.layout = "kn"',
-        )
+        head = weight("token_embd.weight", (d, h.vocab), "kn", arg="output.weight")
     else:
         head = weight("output.weight", (d, h.vocab), "kn")
     logits = mm("logits", n, head, act, d, h.vocab)
@@ -185,13 +224,8 @@ def import_model(args: argparse.Namespace) -> str:
         raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
     check_tensors(h, layers)
     types = weight_types(h, layers)
-    if "Q8_0" in types and not args.dequantize:
-        raise GGUFError(
-            "the weights are Q8_0; tg declares them (tg.matmul_q8_0, docs/tg.md) and the "
-            "reference computes them, but the passes do not lower them yet (no section form, "
-            "no cost or target datatype for Q8_0). Pass --dequantize to import them as f32"
-        )
-    elt = args.dtype or program_dtype(types)
+    q8 = "Q8_0" in types and not args.dequantize
+    elt = args.dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
     t = args.tokens or (1 if args.step == "decode" else 8)
     cache = args.cache or min(256, h.context)
     if t <= 0 or cache < t:
@@ -202,7 +236,7 @@ def import_model(args: argparse.Namespace) -> str:
         f"{layers}/{h.layers} layer(s), d={h.d}, {args.step} of {t} token(s) over a "
         f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
     )
-    return header + step_program(h, t, cache, layers, elt, name)
+    return header + step_program(h, t, cache, layers, elt, name, q8)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

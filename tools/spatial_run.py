@@ -55,6 +55,7 @@ from spatial_dialect.passes import get_all_passes
 from spatial_dialect.passes.analysis import parse_bytes
 from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backends import (
     BACKENDS,
@@ -152,7 +153,8 @@ def simulator_bytes(module: ModuleOp, target: Target) -> int:
 
 
 def _tile_elt_bytes(storage: str) -> int:
-    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1}.get(storage, 2)
+    """Bytes of an element as stored (at least one: a Q8_0 element is 34/32 bytes)."""
+    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1, **dict.fromkeys(Q8_0_FORMATS, 1)}.get(storage, 2)
 
 
 DEFAULT_WORK_BUDGET = 400_000

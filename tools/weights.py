@@ -3,7 +3,8 @@ spatial-import wrote.
 
 Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: transposed from
 ggml's out x in; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
-dequantized exactly first). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
+dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
+part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
 run's `pos`: row i, column j holds cos / sin of (pos + i) * base^(-2j/D) (divided by
 rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos, the caches)
 stay as drawn.
@@ -17,7 +18,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr
 
-from spatial_dialect.tools.gguf_model import GGUFError, read_header, tensor_array
+from spatial_dialect.tools.gguf_model import GGUFError, q8_0_parts, read_header, tensor_array
 from spatial_dialect.tools.reference import EvaluationError, input_names, value_type
 
 
@@ -60,6 +61,16 @@ def checkpoint_inputs(
             except GGUFError as e:
                 raise WeightsError(f"--weights: {e}") from None
             array = cache[tname]
+            part = _str(attrs["gguf.q8_0"]) if "gguf.q8_0" in attrs else None
+            if part is not None:  # a Q8_0 weight kept Q8_0: its values or its scales, raw
+                if info.type != "Q8_0":
+                    raise WeightsError(
+                        f"--weights: %{name} holds the Q8_0 {part} of '{tname}', which is "
+                        f"{info.type}"
+                    )
+                array = q8_0_parts(np.asarray(reader.tensors[info.index].data), info.shape)[
+                    part == "scales"
+                ]
             if _str(attrs.get("gguf.layout", StringAttr("rows"))) == "kn":
                 array = array.T
             if array.ndim == 1:
@@ -69,7 +80,9 @@ def checkpoint_inputs(
                     f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
                     f"the function declares {shape}"
                 )
-            out[name] = np.ascontiguousarray(array.astype(np.float32).astype(dtype))
+            if part is None:
+                array = array.astype(np.float32)
+            out[name] = np.ascontiguousarray(array.astype(dtype))
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base

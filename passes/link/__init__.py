@@ -9,7 +9,8 @@ one template serves whatever plan tile picks and whatever block a site ends up c
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
 transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
 link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
-attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule) and
+attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule),
+link/quant.py (the Q8_0 products, dequantize, and the activations' Q8_0 views) and
 link/moe.py (mixture of experts);
 `LINKERS` is the one table of which module links which op. Each records the section's kind on
 it (`sp.program ... kind K`), so no later pass asks a section's stages what it is. Refused, by
@@ -59,10 +60,17 @@ from spatial_dialect.passes.link import (
     maps,
     matmul,
     moe,
+    quant,
     rope,
     rows,
 )
-from spatial_dialect.passes.link.context import LinkContext, carried_names, value_names
+from spatial_dialect.passes.link.context import (
+    LinkContext,
+    Q8View,
+    Relayout,
+    carried_names,
+    value_names,
+)
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
@@ -84,10 +92,16 @@ LINKERS: dict[type[Operation], Linker] = {
     **attention.LINKERS,
     **heads.LINKERS,
     **integer.LINKERS,
+    **quant.LINKERS,
     **moe.LINKERS,
     **delta.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
+
+
+def bridge_section(ctx: LinkContext, b: Relayout | Q8View) -> sp.ProgramOp:
+    """The section a bridge is: a layout twin's tilize or untilize, or a Q8_0 view's quantize."""
+    return quant.view_section(ctx, b) if isinstance(b, Q8View) else maps.bridge(ctx, b)
 
 
 @dataclass(frozen=True)
@@ -138,9 +152,11 @@ class LinkFunction(RewritePattern):
             except SpatialPassError as err:
                 o.emit_error(str(err), err)  # a refusal is reported at the op it refuses
             before, after = ctx.bridges.take()
-            made = [maps.bridge(ctx, *b) for b in before]
+            made = [bridge_section(ctx, b) for b in before]
             made += linked if isinstance(linked, list) else [linked]
-            made += [maps.bridge(ctx, *b) for b in after]
+            made += [bridge_section(ctx, b) for b in after]
+            for r in o.results:
+                ctx.wrote(r)
             for section in made:  # a diagnostic about a section points at its tg op's line
                 section.location = o.location
             sections += made

@@ -106,15 +106,42 @@ def carried_names(
             names[op.res] = names[op.cache]
 
 
+Q8_0_VIEW = "q8_0"
+"""The storage format of an activation's Q8_0 view: blocks of 32 along each row (along K)."""
+
+Q8_0_WEIGHT = "q8_0_kn"
+"""The storage format of a Q8_0 weight, the K x N right operand of a product: blocks along K."""
+
+
+@dataclass(frozen=True)
+class Relayout:
+    """A layout bridge: read `src` in `src_layout`, write `dst` in `dst_layout` (link/maps.py)."""
+
+    value: SSAValue
+    src: str
+    src_layout: Layout
+    dst: str
+    dst_layout: Layout
+
+
+@dataclass(frozen=True)
+class Q8View:
+    """The Q8_0 view of `value` (read as `src`), named `view` (link/quant.py)."""
+
+    value: SSAValue
+    src: str
+    view: str
+
+
 @dataclass
 class Bridges:
-    """The twins made so far ((value, layout) -> twin name) and the bridges the op being linked
-    still needs: `before` (a twin of a tensor it reads) and `after` (the real tensor of a twin it
-    writes), each as (value, source name, source layout, destination name, destination layout)."""
+    """The twins made so far ((value, layout or "q8_0") -> twin name) and the bridges the op
+    being linked still needs: `before` (a twin or a Q8_0 view of a tensor it reads) and `after`
+    (the real tensor of a twin it writes)."""
 
-    twins: dict[tuple[SSAValue, Layout], str] = field(default_factory=dict)
-    before: list[tuple[SSAValue, str, Layout, str, Layout]] = field(default_factory=list)
-    after: list[tuple[SSAValue, str, Layout, str, Layout]] = field(default_factory=list)
+    twins: dict[tuple[SSAValue, Layout | str], str] = field(default_factory=dict)
+    before: list[Relayout | Q8View] = field(default_factory=list)
+    after: list[Relayout | Q8View] = field(default_factory=list)
 
     def take(self) -> tuple[list, list]:
         before, after = self.before, self.after
@@ -137,6 +164,9 @@ class LinkContext:
     # flash decoding's priced split counts by the shape of the attention (a stacked model's
     # layers price one shape once)
     split_counts: dict[tuple, tuple[int, str]] = field(default_factory=dict)
+    writes: dict[str, int] = field(default_factory=dict)
+    """How many linked ops have written each DRAM tensor name so far (a value is its name and
+    this count: what names an activation's Q8_0 view)."""
 
     @property
     def tile(self) -> tuple[int, int]:
@@ -194,10 +224,38 @@ class LinkContext:
         twin = f"{name}__{want.value}"
         self.bridges.twins[key] = twin
         if role == TensorRole.INPUT:
-            self.bridges.before.append((value, name, decided, twin, want))
+            self.bridges.before.append(Relayout(value, name, decided, twin, want))
         else:
-            self.bridges.after.append((value, twin, want, name, decided))
+            self.bridges.after.append(Relayout(value, twin, want, name, decided))
         return twin
+
+    def q8_0_view(self, value: SSAValue) -> sp.TensorOp:
+        """docs/passes.md#link-one-q8_0-view-per-value: the Q8_0 view a product reads `value`
+        through, as its section declares it. ONE view per value, named for the value's tensor and
+        the count of writes to that name before it (`x__q8_0_1`), made by one quantize section
+        before its first reader and shared by every later one, like a layout twin."""
+        key = (value, Q8_0_VIEW)
+        if key not in self.bridges.twins:
+            name = self.names[value]
+            view = f"{name}__{Q8_0_VIEW}_{self.writes.get(name, 0)}"
+            self.bridges.twins[key] = view
+            self.bridges.before.append(Q8View(value, name, view))
+        return self.q8_0_tensor(value, self.bridges.twins[key], TensorRole.INPUT, Q8_0_VIEW)
+
+    def q8_0_tensor(
+        self, value: SSAValue, name: str, role: TensorRole, fmt: str, scales: str | None = None
+    ) -> sp.TensorOp:
+        """A Q8_0 tensor of `value`'s shape (i8 values stored in `fmt`) in `value`'s layout."""
+        t = value.type
+        assert isinstance(t, TensorType)
+        rows, cols = valid(value)
+        i8 = TensorType(IntegerType(8), t.get_shape())
+        return sp.TensorOp(name, i8, self.tiles(rows, cols), role, self.layout(value), fmt, scales)
+
+    def wrote(self, value: SSAValue) -> None:
+        """`value` has been written (its op is linked)."""
+        name = self.names[value]
+        self.writes[name] = self.writes.get(name, 0) + 1
 
     def scratch(
         self,
@@ -282,7 +340,9 @@ class ProgramBuilder:
     def _add(self, t: sp.TensorOp) -> sp.TensorOp:
         if t.parent is not None:  # declared by another section already: each declares its own
             t = t.clone()
-        if not isinstance(self.op, str):
+        # A Q8_0 tensor's i8 values are bytes the chip moves, not a datatype it computes in:
+        # what it computes in is targets.quant's decision (link/quant.py).
+        if not isinstance(self.op, str) and t.q8_0_axis is None:
             self.ctx.check_dtype(self.op, str(t.element_type))
         return self.tensors.setdefault(t.sym_name.data, t)
 

@@ -8,7 +8,11 @@
                 later; otherwise a copy section (a map) first makes the result, and the rows
                 land in the copy.
 
-A gather reads its table and writes its rows in `rows` layout (a row lookup moves whole rows).
+A gather writes its rows in `rows` layout and reads its table in the layout the prelude decided
+for it (docs/passes.md#link-a-gather-reads-a-tiled-table-directly): rows, unless another reader
+lays it out tiled (the LM head of tied embeddings reads the table as a matrix), and then it reads
+the id's row straight from the tiles of the table's tile row, never through a whole-table
+untilize for the few rows it needs.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ from spatial_dialect.sp import (
 
 def link_gather(op: tg.GatherRowsOp, ctx: LinkContext) -> sp.ProgramOp:
     s = ProgramBuilder(ctx, op)
-    table, ids = s.input(op.table, Layout.ROWS), s.input(op.ids)
+    table, ids = s.input(op.table), s.input(op.ids)
+    if table.layout.data == Layout.TILED:
+        s.why(
+            "table_layout",
+            f"rows read from the tiled @{table.sym_name.data} (row id % {ctx.tile[0]} of the "
+            f"tiles of tile row id / {ctx.tile[0]}): no whole-table untilize",
+        )
     y = s.output(op.res, Layout.ROWS)
     out = s.fifo("out", y, 1, "w")
     count = valid(op.res)[0]

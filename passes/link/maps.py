@@ -20,7 +20,7 @@ layout and writes its twin in the other (link/context.py).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link.context import (
@@ -32,6 +32,7 @@ from spatial_dialect.passes.link.context import (
     SUB_BLOCK,
     LinkContext,
     ProgramBuilder,
+    Relayout,
     valid,
 )
 from spatial_dialect.sp import AccessAttr, Layout, MapOp, Mode, SectionKind, TensorRole
@@ -126,12 +127,12 @@ def link_transpose(op: tg.TransposeOp, ctx: LinkContext) -> sp.ProgramOp:
     return map_section(ctx, op, "transpose", [(x, Mode.TRANSPOSED, access)], y, s)
 
 
-def bridge(
-    ctx: LinkContext, value: SSAValue, src: str, src_layout: Layout, dst: str, dst_layout: Layout
-) -> sp.ProgramOp:
+def bridge(ctx: LinkContext, relayout: Relayout) -> sp.ProgramOp:
     """The ONE section that gives a tensor's data in the other layout: read `src` in
     `src_layout`, write `dst` in `dst_layout` (a tilize or an untilize; the data is the same).
     One of the two is the tensor the prelude laid out, the other its twin."""
+    value, src, src_layout = relayout.value, relayout.src, relayout.src_layout
+    dst, dst_layout = relayout.dst, relayout.dst_layout
     kind = BRIDGE_OPS[dst_layout]
     real = ctx.names[value]
     t = value.type

@@ -14,7 +14,7 @@ that holds its operands' proven interval (`operand_precision`); its loads conver
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
@@ -68,15 +68,17 @@ def gemm_section(
     acc_dtype: str,
     b_rows: AffineExpr = ZERO,
     b_index: tuple[str, int] | None = None,
+    dequantize: Attribute | None = None,
 ) -> sp.ProgramOp:
     """The GEMM's stages (module docstring) over declared tensors and operand FIFOs. `b_rows`:
     B's first tile row (a block of a stacked B; 0 for a whole B); `b_index`: B's block is chosen
-    at run time (an indexed load, sp.LoadOp: the id's tensor and the block's tile rows)."""
+    at run time (an indexed load, sp.LoadOp: the id's tensor and the block's tile rows);
+    `dequantize`: the type Q8_0 operands are widened to (link/quant.py)."""
     out = s.fifo("out", c, "sh", "sw")
     dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
     s.load(a, AccessAttr.of(R0, K0, "h", "kw"), in0)
     s.load(b, AccessAttr.of(K0 + b_rows, C0, "kw", "w"), in1, b_index)
-    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
+    s.stage(sp.MatmulTilesOp(in0, in1, out, dst, dequantize=dequantize))
     s.store(out, c, SUB_BLOCK)
     return s.build(c.sym_name.data, SectionKind.GEMM)
 

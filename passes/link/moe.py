@@ -142,7 +142,9 @@ class MoeLinker:
         s = ProgramBuilder(self.ctx, self.op)
         src = s.declare(self.scratch("logits", self.e, F32, TensorRole.INPUT))
         out_t = s.declare(self.scratch(name, 1, elt, TensorRole.SCRATCH))
-        in0 = s.fifo("in0", src, "h", "kw")
+        # the whole row of logits, read once per item: one page (512 experts' logits are 16
+        # f32 tiles, which two pages would put over a GPU block's 99 KiB)
+        in0 = s.fifo("in0", src, "h", "kw", depth=1)
         out = s.fifo("out", out_t, "h", 1)
         s.load(src, AccessAttr.of(R0, K0, "h", "kw"), in0)
         op = self.op

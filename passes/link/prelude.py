@@ -87,9 +87,10 @@ ROW_REDUCTIONS = (tg.RmsNormOp, tg.LayerNormOp, tg.SoftmaxOp, tg.L2NormOp)
 
 def wanted_tiled(op: Operation) -> list[SSAValue]:
     """The tensors `op` itself wants tiled, before any tie."""
-    if isinstance(op, tg.MatmulOp):
+    if isinstance(op, tg.MatmulOp | tg.MatmulQ8_0Op):
         m, k = op.a.type.get_shape()  # type: ignore[union-attr]
-        return [v for v, many in ((op.a, m > 1), (op.b, k > 1), (op.res, m > 1)) if many]
+        b = op.b if isinstance(op, tg.MatmulOp) else op.values
+        return [v for v, many in ((op.a, m > 1), (b, k > 1), (op.res, m > 1)) if many]
     if isinstance(op, tg.HeadMatmulOp):
         m = rows_of(op.a)
         return [v for v, many in ((op.a, m > 1), (op.b, True), (op.res, m > 1)) if many]

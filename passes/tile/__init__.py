@@ -316,6 +316,7 @@ def apply_gemm_plan(
             m.acc,
             spill.res if spill else None,
             kept,
+            dequantize=m.dequantize,
             partials=partials.res if partials else None,
         ),
     )

@@ -102,6 +102,11 @@ MAP_KINDS: dict[str, MapKind] = {
         _X, scalar="scale", ints=True, int_props=("offset",), converts=True, ints_only=True
     ),
     "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True),
+    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 (each row's
+    # blocks of 32: d = max|x| / 127, q = roundf(x / d), d kept as f16; ggml's quantize_row_q8_0),
+    # and dequantize one (f32(d) * q, rounded once to the output's type).
+    "quantize_q8_0": MapKind(_X, ints=True, converts=True),
+    "dequantize_q8_0": MapKind(_X, ints=True, converts=True),
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
     "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
     # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
@@ -127,6 +132,15 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
 ROW_FORMS = ("whole", "partial", "combine")
 
 ROPE_STYLES = ("neox", "interleaved")
+
+Q8_0_BLOCK = 32
+"""Values per Q8_0 block (each with one f16 scale)."""
+
+Q8_0_FORMATS: dict[str, int] = {"q8_0": 1, "q8_0_kn": 0}
+"""The Q8_0 storage formats of an i8 tensor or buffer and the axis their blocks of 32 run along:
+`q8_0` along a row (ggml's own order: a GGUF table as stored, an activation's Q8_0 view),
+`q8_0_kn` down a column (a weight as the K x N right operand of a product, blocked along K). A
+32 x 32 tile of either is 32 blocks: 1024 values and 32 scales, 1088 bytes."""
 
 CONV_ACTIVATIONS = ("silu", "none")
 """What a causal convolution applies to its sums (tg.causal_conv's `activation`)."""

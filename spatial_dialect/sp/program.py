@@ -13,8 +13,10 @@ from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
+    SymbolRefAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region
@@ -48,6 +50,7 @@ from spatial_dialect.sp.enums import (
 from spatial_dialect.sp.errors import UnresolvedReference
 from spatial_dialect.sp.formats import Pair, Symbols
 from spatial_dialect.sp.item_space import ItemSpace
+from spatial_dialect.sp.kinds import Q8_0_BLOCK, Q8_0_FORMATS
 from spatial_dialect.sp.syntax import PairValue, pair_attr, pair_prop
 from spatial_dialect.sp.verify import verify_program
 from spatial_dialect.sp.work import WorkOp
@@ -223,12 +226,15 @@ class EntryOp(IRDLOperation):
 
 @irdl_op_definition
 class TensorOp(SectionOp):
-    """`sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled [format bfp8_b]`.
+    """`sp.tensor @a : tensor<100x70xbf16> tiles 4x3 input tiled [format bfp8_b] [scales @s]`.
 
     A DRAM tensor: its shape in elements and in tiles (a rank-1 tensor is one row), its role in
     the section, its layout (`tiled`: whole tiles in row-major tile order, a partial tile padded
-    with zeros, tt-metal's TILE layout; `rows`: row-major elements, ROW_MAJOR) and, for bf16 on
-    Tensix, the storage format of its tiles in DRAM and local memory.
+    with zeros, tt-metal's TILE layout; `rows`: row-major elements, ROW_MAJOR) and the storage
+    format of its tiles in DRAM and local memory where it is not the element type: bf16 on
+    Tensix as bfp8_b or bfp4_b, or an i8 tensor in a Q8_0 format (`q8_0`, `q8_0_kn`: the values
+    and their f16 block scales together, 34 bytes per 32 elements). `scales` names the function
+    argument that holds a Q8_0 tensor's scales, where the tensor is an argument.
     """
 
     name = "sp.tensor"
@@ -238,11 +244,12 @@ class TensorOp(SectionOp):
     role = prop_def(TensorRoleAttr)
     layout = prop_def(LayoutAttr)
     format = opt_prop_def(StringAttr)
+    scales = opt_prop_def(SymbolRefAttr)
     traits = traits_def(HasParent(ProgramOp), SymbolOpInterface())
     custom_directives = (Pair,)
     assembly_format = (
         "$sym_name `:` $type `tiles` custom<Pair>($tiles) $role $layout (`format` $format^)?"
-        " attr-dict-with-keyword"
+        " (`scales` $scales^)? attr-dict-with-keyword"
     )
 
     tiles = PairValue("tiles")
@@ -256,6 +263,7 @@ class TensorOp(SectionOp):
         role: TensorRole,
         layout: Layout,
         format: str | None = None,
+        scales: str | None = None,
     ):
         super().__init__(
             properties={
@@ -265,6 +273,7 @@ class TensorOp(SectionOp):
                 "role": TensorRoleAttr(role),
                 "layout": LayoutAttr(layout),
                 "format": StringAttr(format) if format else None,
+                "scales": SymbolRefAttr(scales) if scales else None,
             }
         )
 
@@ -282,9 +291,36 @@ class TensorOp(SectionOp):
         """The storage format of the tiles: the element type unless a format overrides it."""
         return self.format.data if self.format else str(self.element_type)
 
+    @property
+    def q8_0_axis(self) -> int | None:
+        """The axis a Q8_0 tensor's blocks run along; None for any other storage."""
+        return Q8_0_FORMATS.get(self.storage)
+
+    @property
+    def scales_name(self) -> str | None:
+        return self.scales.root_reference.data if self.scales else None
+
     def verify_(self) -> None:
         shape = self.type.get_shape()
         if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
             raise VerifyException(
                 f"@{self.sym_name.data}: a DRAM tensor has a static rank-1 or rank-2 shape, got {self.type}"
+            )
+        axis = self.q8_0_axis
+        if axis is None:
+            if self.scales is not None:
+                raise VerifyException(
+                    f"@{self.sym_name.data}: only a Q8_0 tensor has scales, not {self.storage}"
+                )
+            return
+        elt = self.element_type
+        if not (isinstance(elt, IntegerType) and elt.width.data == 8):
+            raise VerifyException(
+                f"@{self.sym_name.data}: a {self.storage} tensor holds i8 values, not {elt}"
+            )
+        length = self.shape2d[axis]
+        if length % Q8_0_BLOCK:
+            raise VerifyException(
+                f"@{self.sym_name.data}: its {self.storage} blocks run along axis {axis}, which "
+                f"has {length} elements, not a multiple of {Q8_0_BLOCK}"
             )

@@ -8,7 +8,7 @@ the package docstring states; its docstring says what it does per item.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -142,6 +142,12 @@ class MatmulTilesOp(StageOp):
     has one sub-block or one K block. `fidelity` is the Tensix math fidelity (lofi, hifi2,
     hifi3, hifi4) where the target has one.
 
+    Q8_0 operands (FIFOs stored `q8_0` / `q8_0_kn`, docs/sp.md#q8_0-tensors): with `dequantize T`
+    each popped block is widened to T (f32(d) * q, rounded to T) before the product; without it
+    both operands are Q8_0 and each K tile (one block of 32 per row of A and column of B) adds
+    the exact int32 dot of the values times f32(da) * f32(db) into the f32 accumulator, the
+    blocks in K order: ggml's Q8_0 x Q8_0 dot.
+
     `partials %p` (split-K, `sp.work ... split S`): an item walks only its K slice's blocks. On
     its last K block, an item of slice s > 0 adds to each sub-block's sums the partial sums it
     pops from its `%p` (what slice s - 1 computed for the same block); an item of slice
@@ -159,11 +165,13 @@ class MatmulTilesOp(StageOp):
     spill = opt_operand_def(BufferType)
     partials = opt_operand_def(BufferType)
     fidelity = opt_prop_def(FidelityAttr)
+    dequantize = opt_prop_def(TypeAttribute)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
         "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`partials` $partials^)?"
+        " (`dequantize` $dequantize^)?"
         " (`fidelity` $fidelity^)? " + ON_ENGINE
     )
 
@@ -176,6 +184,7 @@ class MatmulTilesOp(StageOp):
         spill: SSAValue | None = None,
         fidelity: str | None = None,
         engine: EngineAttr | None = None,
+        dequantize: TypeAttribute | None = None,
         partials: SSAValue | None = None,
     ):
         super().__init__(
@@ -183,6 +192,7 @@ class MatmulTilesOp(StageOp):
             properties={
                 "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,
+                "dequantize": dequantize,
             },
         )
 
@@ -202,7 +212,8 @@ class GatherOp(IndexedStage):
     r = R * tile_rows + i below `count`, read id = ids[r] from DRAM; an id outside [0, V) of the
     V-row table is a runtime error, reported, never read; row i of the page is the table's row
     id, columns C * tile_cols onward (zero past the table's width); rows at or past `count` are
-    zero. Push the block as one page.
+    zero. Push the block as one page. The table may be in either layout: in `tiled` the row is
+    row id % tile_rows of the tiles of tile row id / tile_rows (the reference's dense row read).
     """
 
     name = "sp.gather"

@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import Float32Type, IntegerType
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
@@ -60,6 +60,7 @@ from spatial_dialect.sp.errors import (
     WorkNotCovered,
 )
 from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
@@ -276,6 +277,10 @@ def _check_matmul(s: MatmulTilesOp) -> None:
     ):
         if not isinstance(b, kind):
             raise TypeMismatch(f"matmul_tiles: {role} is {b.name}, expected {kind.name}")
+    q8 = [b.storage in Q8_0_FORMATS for b in (in0, in1)]
+    if any(q8) or s.dequantize is not None:
+        _check_q8_0_matmul(s, in0, in1, acc, q8)
+        return
     if in0.elt != in1.elt:
         raise TypeMismatch(f"matmul_tiles: in0 holds {in0.elt} but in1 holds {in1.elt}")
     integer = isinstance(in0.elt, IntegerType)
@@ -283,12 +288,45 @@ def _check_matmul(s: MatmulTilesOp) -> None:
         raise TypeMismatch(
             f"matmul_tiles: {in0.elt} operands accumulate in {'i32' if integer else 'a float type'}, not {acc.elt}"
         )
+    _check_spill(s, acc)
+
+
+def _check_spill(s: MatmulTilesOp, acc: AccOp) -> None:
     if s.spill is not None:
         spill = buffer_of(s.spill)
         if not isinstance(spill, IntermOp) or spill.elt != acc.elt:
             raise TypeMismatch(
                 f"matmul_tiles: the spill is an sp.interm at the accumulator's precision {acc.elt}"
             )
+
+
+def _check_q8_0_matmul(
+    s: MatmulTilesOp, in0: FifoOp, in1: FifoOp, acc: AccOp, q8: list[bool]
+) -> None:
+    """Q8_0 operands: with `dequantize T` every operand is Q8_0 or holds T, and the accumulator is
+    a float type; without it (the int8 dot) both are Q8_0 and the accumulator is f32."""
+    if s.dequantize is None:
+        if not all(q8):
+            raise TypeMismatch(
+                f"matmul_tiles: the int8 dot takes two Q8_0 operands, got {in0.storage} and "
+                f"{in1.storage} (a float operand needs `dequantize`)"
+            )
+        if acc.elt != Float32Type():
+            raise TypeMismatch(f"matmul_tiles: the int8 dot accumulates in f32, not {acc.elt}")
+        return
+    if not any(q8):
+        raise TypeMismatch("matmul_tiles: `dequantize` widens Q8_0 operands; it has none")
+    for b, is_q8 in zip((in0, in1), q8, strict=True):
+        if not is_q8 and b.elt != s.dequantize:
+            raise TypeMismatch(
+                f"matmul_tiles: {b.label.data} holds {b.elt}, but the Q8_0 operands are "
+                f"dequantized to {s.dequantize}"
+            )
+    if isinstance(acc.elt, IntegerType):
+        raise TypeMismatch(
+            f"matmul_tiles: dequantized operands accumulate in a float type, not {acc.elt}"
+        )
+    _check_spill(s, acc)
 
 
 def _check_split(p: ProgramOp, s: MatmulTilesOp) -> None:

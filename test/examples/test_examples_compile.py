@@ -7,6 +7,7 @@ its prefill reads each of the 128 experts once."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,14 +70,30 @@ def test_moe_layers_compile_and_read_what_they_route_to(layer, target):
         assert not indexed and len(gemms) == 3 * 128
 
 
-@pytest.mark.parametrize("target", sorted(PRESETS))
-@pytest.mark.parametrize("layer", ["qwen3_next_80b_a3b_decode", "qwen3_next_80b_a3b_prefill"])
-def test_qwen3_next_layers_compile_on_every_preset(layer, target):
-    suffix = "" if PRESETS[target].has_dtype("bf16") else "_f32"
-    programs = sections((EXAMPLES / f"{layer}{suffix}.mlir").read_text(), target)
-    assert all(p.phase_value == Phase.SIZED for p in programs)
+# The Qwen3-Next prefill routes 128 rows through all 512 experts (1,500-odd GEMM sections):
+# about 90 s a target on a loaded machine, so CI compiles it on one target and
+# SPATIAL_EXAMPLES=all on every preset (measured on all six for the change that added it).
+NEXT_PREFILL_TARGETS = (
+    sorted(PRESETS) if os.environ.get("SPATIAL_EXAMPLES") == "all" else ["wormhole_n150"]
+)
+
+
+@pytest.mark.parametrize(
+    "layer, target",
+    [("qwen3_next_80b_a3b_decode", t) for t in sorted(PRESETS)]
+    + [("qwen3_next_80b_a3b_prefill", t) for t in NEXT_PREFILL_TARGETS],
+)
+def test_qwen3_next_layers_compile(layer, target):
+    """The Gated DeltaNet layer with its MoE block; decode reads 10 of the 512 experts (30
+    indexed GEMMs) and the chunked delta rule takes chunks of 32 rows."""
+    programs = compiled_layer(layer, target)
     ops = {p.source_op.data for p in programs}
-    assert {"tg.causal_conv", "tg.l2_norm", "tg.decay", "tg.gated_delta", "tg.head_slice"} <= ops
+    delta_ops = {"tg.causal_conv", "tg.l2_norm", "tg.decay", "tg.gated_delta", "tg.head_slice"}
+    assert delta_ops | {"tg.moe"} <= ops
     delta = next(p for p in programs if p.source_op.data == "tg.gated_delta")
     plan = delta.one(sp.PlanOp)
     assert plan is not None and plan.attributes["chunk"].data.startswith("chunk 32 rows")
+    if layer.endswith("decode"):
+        gemms = [p for p in programs if "moe" in p.attributes]
+        assert len(gemms) == 3 * 10
+        assert "reads its 10 of 512 experts" in gemms[0].attributes["moe"].data

@@ -38,7 +38,7 @@ def site_of_item(program: sp.ProgramOp) -> dict[int, tuple[int, int]]:
     return out
 
 
-def check_seed_map(program: sp.ProgramOp, mesh_x: int) -> None:
+def check_block_map(program: sp.ProgramOp, mesh_x: int) -> None:
     plan, space, work = program.one(sp.PlanOp), program.item_space(), program.one(sp.WorkOp)
     assert plan is not None and work is not None
     gx, gy = space.grid
@@ -81,15 +81,15 @@ CASES = [
 
 
 @pytest.mark.parametrize("target, mkn, options", CASES)
-def test_place_deals_blocks_by_the_seed_map(target, mkn, options):
+def test_place_deals_blocks_by_the_block_map(target, mkn, options):
     program = placed(target, *mkn, **options)
     plan = program.one(sp.PlanOp)
     assert plan is not None and not plan.streaming
-    check_seed_map(program, load_target(target).mesh_x)
+    check_block_map(program, load_target(target).mesh_x)
 
 
 def test_the_cases_cover_several_rounds_uneven_rounds_and_lines():
-    """The table above exercises what it says (so the seed-map check is not vacuous)."""
+    """The table above exercises what it says (so the block-map check is not vacuous)."""
     kinds = set()
     for target, mkn, options in CASES:
         program = placed(target, *mkn, **options)
@@ -125,7 +125,7 @@ def test_a_flat_target_deals_by_split_work_over_the_plans_grid(target):
     n=st.integers(1, 4096),
     target=st.sampled_from(["wormhole_n150", "blackhole_p150"]),
 )
-def test_any_gemm_is_placed_by_the_seed_map(m, k, n, target):
+def test_any_gemm_is_placed_by_the_block_map(m, k, n, target):
     program = placed(target, m, k, n)
     if not program.one(sp.PlanOp).streaming:  # type: ignore[union-attr]
-        check_seed_map(program, load_target(target).mesh_x)
+        check_block_map(program, load_target(target).mesh_x)

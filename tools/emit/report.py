@@ -7,7 +7,11 @@ The report is a contract (docs/architecture.md#outputs): one JSON object
                    "dram_bytes", "noc_bytes", "sites", "peak_local_bytes",
                    "dram_bytes_by_tensor" (GEMMs: the bytes read of A and of B and written of C,
                    by tensor name: an indexed load's B counts the one block it reads), ...}],
-     "total": {"predicted_us", "roofline_us"}}
+     "total": {"predicted_us", "roofline_us"[, "q8_0_weight_bytes"]}}
+
+A section over a Q8_0 weight adds `"q8_0": {"compute", "weight_bytes"}`: what the target
+computes it in (the section's `q8_0` decision) and the bytes of its Q8_0 weight (34 per 32
+elements); the total sums the program's distinct Q8_0 weights.
 
 Every number comes from the IR and the cost model's functions of it: the predicted cycles are the
 ones tile recorded, the bytes are the cost model's for the recorded plan, except where
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
@@ -87,6 +91,15 @@ def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
     return owner
 
 
+def q8_0_weights(program: sp.ProgramOp, target: Target) -> dict[str, int]:
+    """The section's Q8_0 weights (the Q8_0 tensors that name their scales) and their bytes."""
+    return {
+        t.sym_name.data: t.tiles[0] * t.tiles[1] * target.tile_bytes(t.storage)
+        for t in program.ops_of(sp.TensorOp)
+        if t.scales is not None
+    }
+
+
 def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict[str, Any]:
     plan, work = program.one(sp.PlanOp), program.one(sp.WorkOp)
     assert plan is not None and work is not None
@@ -103,6 +116,14 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             "dram_bytes": sum(by_tensor.values()),
             "dram_bytes_by_tensor": by_tensor,
             "noc_bytes": cost.noc_bytes,
+        }
+    extra: dict[str, Any] = {}
+    weights = q8_0_weights(program, target)
+    if weights:
+        decision = program.attributes.get("q8_0")
+        extra["q8_0"] = {
+            "compute": decision.data if isinstance(decision, StringAttr) else None,
+            "weight_bytes": sum(weights.values()),
         }
     return {
         "name": program.sym_name.data,
@@ -140,6 +161,7 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
         "site_ranges": len(ranges),
         "peak_local_bytes": max(site_bytes(program, r) for r in ranges),
         **({k: numbers[k] for k in ("dram_bytes_by_tensor",) if k in numbers}),
+        **extra,
     }
 
 
@@ -153,14 +175,18 @@ def report(module: ModuleOp) -> dict[str, Any]:
         {"function": function_of.get(p, ""), **section_report(p, target, fidelity)}
         for p in sections
     ]
+    total: dict[str, Any] = {
+        "predicted_us": sum(r["predicted_us"] for r in rows),
+        "roofline_us": sum(r["roofline_us"] for r in rows),
+    }
+    weights = {n: b for p in sections for n, b in q8_0_weights(p, target).items()}
+    if weights:
+        total["q8_0_weight_bytes"] = sum(weights.values())
     return {
         "target": recorded_target_name(module),
         "options": recorded,
         "sections": rows,
-        "total": {
-            "predicted_us": sum(r["predicted_us"] for r in rows),
-            "roofline_us": sum(r["roofline_us"] for r in rows),
-        },
+        "total": total,
     }
 
 
