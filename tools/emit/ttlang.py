@@ -32,6 +32,7 @@ from spatial_dialect.sp.item_space import ItemSpace
 from .ttlang_compute import check_compute
 from .ttlang_delta import CausalConvPrinter, GatedDeltaPrinter
 from .ttlang_indexed import (
+    FLASH_DECODING_REFUSAL,
     INDEXED,
     check_indexed,
     emit_indexed,
@@ -124,6 +125,21 @@ class OperationWriter(SubBlockSelectors):
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
         # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
         self.consts.update(indexed_constants(self))
+        # A DFB takes its dtype from a tensor: the f32 partial sums of a GEMM whose tensors are
+        # all 16-bit (f32 accumulation by contract) take it from a zero f32 constant, never read.
+        spill = next((b for b in program.buffers() if isinstance(b, sp.IntermOp)), None)
+        if (
+            spill is not None
+            and str(spill.elt) == "f32"
+            and all(str(t.element_type) != "f32" for t in self.tensors.values())
+        ):
+            rows, cols = (
+                max(r.bindings(self.work.k_block)[d] for r in self.ranges) for d in ("sh", "sw")
+            )
+            self.consts[f"_f32_page_{rows}x{cols}"] = (
+                (32 * rows, 32 * cols),
+                f"np.zeros(({32 * rows}, {32 * cols}), dtype=np.float32)",
+            )
         for st in self.stages:
             if (pr := _printer(st)) is not None:
                 self.consts.update(pr.constants(self, st))
@@ -149,6 +165,8 @@ class OperationWriter(SubBlockSelectors):
             if (pr := _printer(stage)) is not None:
                 pr.check(self, stage)
                 continue
+            if isinstance(stage, sp.AttentionCombineOp):
+                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
             raise TTLangUnsupported(
                 self.name,
                 f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
@@ -262,7 +280,13 @@ class OperationWriter(SubBlockSelectors):
         if plan is not None:
             for line in _plan_lines(plan):
                 out(f"#   {line}")
-        out(f"@ttl.operation(grid=({gx}, {gy}))")
+        # The dest registers in their fp32 mode where the section accumulates in 32 bits
+        # (tt-lang-sim accepts the flag and computes in f32 either way).
+        wide = any(
+            isinstance(b, sp.AccOp) and str(b.elt) in ("f32", "i32") for b in self.p.buffers()
+        )
+        flag = ", fp32_dest_acc_en=True" if wide else ""
+        out(f"@ttl.operation(grid=({gx}, {gy}){flag})")
         out(f"def {self.fn}({', '.join(args)}):")
         with out.indent():
             self.emit_buffers(out)
@@ -372,8 +396,8 @@ class OperationWriter(SubBlockSelectors):
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same and str(buf.elt) == "f32" and self.consts:
-            # an f32 state page (attention's o / ml, argmax's best, the conv's window, the
-            # delta rule's state): like an f32 constant (every constant is f32)
+            # an f32 state page (attention's o / ml, argmax's best, a GEMM's f32 partials, the
+            # conv's window, the delta rule's state): like an f32 constant (every constant is f32)
             return next(iter(self.consts))
         if not same:
             raise TTLangUnsupported(
