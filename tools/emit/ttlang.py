@@ -127,7 +127,14 @@ class OperationWriter(SubBlockSelectors):
         self.consts.update(indexed_constants(self))
         # A DFB takes its dtype from a tensor: the f32 partial sums of a GEMM whose tensors are
         # all 16-bit (f32 accumulation by contract) take it from a zero f32 constant, never read.
-        spill = next((b for b in program.buffers() if isinstance(b, sp.IntermOp)), None)
+        spill = next(
+            (
+                sp.buffer_of(m.spill)
+                for m in self.stages
+                if isinstance(m, sp.MatmulTilesOp) and m.spill
+            ),
+            None,
+        )
         if (
             spill is not None
             and str(spill.elt) == "f32"
@@ -396,9 +403,12 @@ class OperationWriter(SubBlockSelectors):
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same and str(buf.elt) == "f32" and self.consts:
-            # an f32 state page (attention's o / ml, argmax's best, a GEMM's f32 partials, the
-            # conv's window, the delta rule's state): like an f32 constant (every constant is f32)
-            return next(iter(self.consts))
+            # an f32 state page (a GEMM's f32 partials, attention's o / ml, argmax's best, the
+            # conv's window, the delta rule's state): like an f32 constant (every constant is
+            # f32), the GEMM's zero page where there is one
+            return next(
+                (n for n in self.consts if n.startswith("_f32_page")), next(iter(self.consts))
+            )
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
