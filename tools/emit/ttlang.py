@@ -21,23 +21,28 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, NamedTuple
 
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 
 from .ttlang_compute import check_compute
 from .ttlang_indexed import (
     INDEXED,
+    Tile4,
     check_indexed,
     emit_indexed,
     emit_indexed_buffers,
+    engine_key,
     extra_engines,
+    head_selectors,
     in_k_loop,
     indexed_constants,
+    load_into,
 )
 from .ttlang_prelude import HOST_MAIN, PRELUDE, Lines, TTLangUnsupported, coord_source
 from .ttlang_subblocks import SubBlockSelectors
@@ -48,6 +53,16 @@ def _expr(e: object, names: tuple[str, ...]) -> str:
 
 
 LOOP_NAMES = tuple(sp.LOOP_VARS)
+
+
+class Held(NamedTuple):
+    """A constant a site range reads once, before its items, and the compute kernel holds over
+    them (rope's permutations, attention's head selectors): the tensor, the kernel that reads
+    it, and per range index the (row, col, h, w) tiles it reads."""
+
+    tensor: str
+    engine: str
+    views: dict[int, Tile4]
 
 
 class OperationWriter(SubBlockSelectors):
@@ -68,11 +83,11 @@ class OperationWriter(SubBlockSelectors):
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
         self._check()
-        # constant tensors the host allocates for this section (rope's permutation matrices):
-        # name -> (shape in elements, numpy source); and the tiles each range reads of them
+        # constant tensors the host allocates for this section: name -> (shape in elements,
+        # numpy source); and the constant pages a range reads once and holds over its items
+        # (`held`: DFB base name -> Held)
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
-        self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
-        self.const_engine: str | None = None
+        self.held: dict[str, Held] = {}
         for st in self.stages:
             if isinstance(st, sp.RopeOp):
                 from .ttlang_compute import rope_constants
@@ -80,17 +95,14 @@ class OperationWriter(SubBlockSelectors):
                 c = rope_constants(self, st)
                 self.consts.update(c)
                 pname, dname = c
-                x_load = next(
-                    ld for ld in self.stages if isinstance(ld, sp.LoadOp) and ld.dst == st.ins[0]
-                )
-                self.const_engine = " ".join(x_load.engine.text().split()[:2])
+                engine = engine_key(load_into(self.stages, st.ins[0]))
                 for i, r in enumerate(self.ranges):
                     b = r.bindings(self.work.k_block)
                     w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
                     cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
-                    self.const_pages.setdefault(pname, {})[i] = (w, w)
-                    self.const_pages.setdefault(dname, {})[i] = (cw, w)
-        # sub-blocks of a GEMM: one-hot selectors read from a constant identity (see sub_pages)
+                    self.held.setdefault(pname, Held(pname, engine, {})).views[i] = (0, 0, w, w)
+                    self.held.setdefault(dname, Held(dname, engine, {})).views[i] = (0, 0, cw, w)
+        # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
         # (a selector that would be the identity, sh = h or sw = w, is left out: None)
         self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         for i, r in enumerate(self.ranges):
@@ -100,13 +112,19 @@ class OperationWriter(SubBlockSelectors):
                     (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
                     (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
                 )
-        if self.sub_pages:
-            n = 32 * max(
-                max(self.ranges[i].bindings(self.work.k_block)[d] for d in ("h", "w"))
-                for i in self.sub_pages
-            )
+        # an attention item holding several query heads selects each head's columns with a
+        # column selector of the same identity, held over the range's items (ttlang_indexed)
+        heads = head_selectors(self)
+        sides = [
+            max(self.ranges[i].bindings(self.work.k_block)[d] for d in ("h", "w"))
+            for i in self.sub_pages
+        ] + [c + w for _, views in heads.values() for _, c, _, w in views.values()]
+        if sides:
+            n = 32 * max(sides)
             self.eye = f"_eye_{n}"
             self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
+        for name, (engine, views) in heads.items():
+            self.held[name] = Held(self.eye, engine, views)
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
         # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
         self.consts.update(indexed_constants(self))
@@ -114,6 +132,24 @@ class OperationWriter(SubBlockSelectors):
     # Refusals --------------------------------------------------------------------------------
 
     def _check(self) -> None:
+        # storage formats first: a Q8_0 section's stages (quantize, dequantizing products) are
+        # refused for their storage, which is what TT-Lang lacks
+        for buf in self.p.buffers():
+            fmt = getattr(buf, "format", None)
+            if fmt is None:
+                continue
+            if fmt.data in Q8_0_FORMATS:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"buffer {buf.label.data} stores {fmt.data} (int8 values with an f16 scale "
+                    "per 32, 34-byte blocks): ttnn has no Q8_0 tile format (tt-lang-sim's ttnn "
+                    "has no int8 dtype at all); the bf16 and f32 layers print",
+                )
+            raise TTLangUnsupported(
+                self.name,
+                f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "
+                "(compile with format=bf16)",
+            )
         if self.work.k_slices > 1:
             raise TTLangUnsupported(
                 self.name,
@@ -144,18 +180,12 @@ class OperationWriter(SubBlockSelectors):
             )
         # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
         # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
-        for buf in self.p.buffers():
-            if getattr(buf, "format", None) is not None:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"buffer {buf.label.data} stores {buf.format.data}: block-float storage "
-                    "is not emitted (compile with format=bf16)",
-                )
         gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
-        # a map, a whole row_reduce or a rope computes the whole block and pushes one slice per
-        # sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see sub_compute)
+        # a map, a whole row_reduce, a rope or an attention computes the whole block and pushes
+        # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
+        # sub_compute)
         sliced = all(
-            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp)
+            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
             or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
             for st in self.stages
         )
@@ -167,8 +197,9 @@ class OperationWriter(SubBlockSelectors):
                     f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
                     f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
                     "block: TT-Lang blocks are whole units (no sub-block view of a block); "
-                    "a GEMM, map, whole row_reduce or rope selects its sub-blocks with one-hot "
-                    "matmuls, this stage has no such form here (docs/backend-ttlang.md#sub-blocks)",
+                    "a GEMM, map, whole row_reduce, rope or attention selects its sub-blocks with "
+                    "one-hot matmuls, this stage has no such form here "
+                    "(docs/backend-ttlang.md#sub-blocks)",
                 )
         self._check_memory_map()
         # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
@@ -275,14 +306,15 @@ class OperationWriter(SubBlockSelectors):
         return [_tname(n) for n in self.tensors] + list(self.consts)
 
     def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
-        pages = set(self.const_pages[name].values())
+        pages = {v[2:] for v in self.held[name].views.values()}
         return f"{name}_dfb" if len(pages) == 1 else f"{name}_dfb_{page[0]}x{page[1]}"
 
     def emit_const_buffers(self, out: Lines) -> None:
-        for name, pages in self.const_pages.items():
-            for page in sorted(set(pages.values())):
+        for name, held in self.held.items():
+            for page in sorted({v[2:] for v in held.views.values()}):
                 out(
-                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
+                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like("
+                    f"{held.tensor}, "
                     f"shape=({page[0]}, {page[1]}), block_count=1)"
                 )
 
@@ -298,24 +330,21 @@ class OperationWriter(SubBlockSelectors):
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
         compute kernel holds them over the items. Returns the indentation it opened."""
-        if not self.const_pages:
-            self.const_dfb = {}
+        here = {n: held.views[ri] for n, held in self.held.items() if ri in held.views}
+        if not here:
             return 0
-        self.const_dfb = {
-            n: self.const_dfb_name(n, pages[ri]) for n, pages in self.const_pages.items()
-        }
+        dfbs = {n: self.const_dfb_name(n, v[2:]) for n, v in here.items()}
         if key == "compute":
-            parts = [f"{d}.wait() as {n}_blk" for n, d in self.const_dfb.items()]
-            out("with " + ", ".join(parts) + ":")
+            out("with " + ", ".join(f"{d}.wait() as {n}_blk" for n, d in dfbs.items()) + ":")
             out.depth += 1
             return 1
-        if key == self.const_engine:
-            for n, d in self.const_dfb.items():
-                ph, pw = self.const_pages[n][ri]
-                out(f"with {d}.reserve() as blk:")
-                with out.indent():
-                    out(f"tx = ttl.copy({n}[0:{ph}, 0:{pw}], blk)")
-                    out("tx.wait()")
+        for n, (r0, c0, ph, pw) in here.items():
+            if self.held[n].engine != key:
+                continue
+            out(f"with {dfbs[n]}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({self.held[n].tensor}[{r0}:{r0 + ph}, {c0}:{c0 + pw}], blk)")
+                out("tx.wait()")
         return 0
 
     def engine_stages(self) -> dict[str, list[sp.StageOp]]:
@@ -324,7 +353,7 @@ class OperationWriter(SubBlockSelectors):
             if s.engine is None:
                 raise TTLangUnsupported(self.name, f"{s.stage_name()} has no engine")
             text = s.engine.text()
-            key = "compute" if text.startswith("compute") else " ".join(text.split()[:2])
+            key = engine_key(s)
             if key not in ("compute", "movement 0", "movement 1"):
                 raise TTLangUnsupported(
                     self.name, f"engine {text}: TT-Lang has two movement kernels"
@@ -355,10 +384,13 @@ class OperationWriter(SubBlockSelectors):
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same and str(buf.elt) == "f32":
-            # an f32 state page (attention's o / ml, argmax's best): like an f32 constant
-            f32 = [n for n in self.consts if n.startswith(("_attn_d", "_argmax"))]
-            if f32:
-                return f32[0]
+            # an f32 state page (attention's o / ml, argmax's best): like an f32 constant (every
+            # constant is f32) that holds its largest page
+            pages = [buf.page.resolve(r.bindings(self.work.k_block)) for r in self.ranges]
+            ph, pw = (32 * max(p[d] for p in pages) for d in (0, 1))
+            fits = [n for n, ((h, w), _) in self.consts.items() if h >= ph and w >= pw]
+            if fits:
+                return fits[0]
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"

@@ -13,13 +13,15 @@ runtime row is a tile read plus block math with one-hot tiles:
 - **attention**: block math only (no runtime scalar in a kernel): the position page the IR loads
   is broadcast from element (0, 0); a constant mask tensor `_attn_d_*` (j - i for real query i,
   key j, else 1e9) read per K block gives the causal mask as gt(d, pos); online softmax in
-  temporaries (the dest registers). Compilable constructs throughout.
+  temporaries (the dest registers). An item holding g > 1 query heads (of one kv head) selects
+  head j's queries as q @ C_j, C_j a one-hot column selector held over the range's items, and
+  puts its output back as o_j @ transpose(C_j). Compilable constructs throughout.
 - **argmax**: block math only: per K block the row maximum, eq against it, the least column
   index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
   combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
 
-The DFBs and DRAM reads these add (the one-hot and mask tiles, a cache tile row per scattered
-row) are not in the sized IR; the docs list them.
+The DFBs and DRAM reads these add (the one-hot, head selector and mask tiles, a cache tile row
+per scattered row) are not in the sized IR; the docs list them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ BIG = 1e30
 ONEHOT = "_onehot"
 
 INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
+
+Tile4 = tuple[int, int, int, int]
+"""(row, col, h, w) in tiles: a view of a tensor."""
 
 
 def _tname(name: str) -> str:
@@ -77,12 +82,11 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
                     f"sp.attention head_dim {s.head_dim} / v_head_dim {s.v_head_dim}: printed "
                     "for equal head dims of whole tiles",
                 )
-            if w * TILE != s.head_dim:
+            if (w * TILE) % s.head_dim:
                 raise TTLangUnsupported(
                     sec.name,
-                    f"sp.attention: a {w}-tile query page holds {w * TILE // s.head_dim} heads; "
-                    "TT-Lang blocks are whole units (no per-head view of a block), so one head "
-                    "per item is printed",
+                    f"sp.attention: a {w}-tile query page is not whole heads of "
+                    f"{s.head_dim // TILE} tiles",
                 )
         elif isinstance(s, sp.ArgmaxOp):
             h, _ = _page(s.x, b)
@@ -96,8 +100,8 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
         if isinstance(s, sp.GatherOp | sp.ScatterOp):
             out[ONEHOT] = ((TILE, TILE * TILE * TILE), "_onehot()")
         elif isinstance(s, sp.AttentionOp):
-            q = sec.tensors[_load_of(sec, s.q).tensor.root_reference.data]
-            k = sec.tensors[_load_of(sec, s.k).tensor.root_reference.data]
+            q = sec.tensors[load_into(sec.stages, s.q).tensor.root_reference.data]
+            k = sec.tensors[load_into(sec.stages, s.k).tensor.root_reference.data]
             qp, kp = _pad(q.type.get_shape()[0]), _pad(k.type.get_shape()[0])
             causal = s.causal is not None
             name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
@@ -109,14 +113,39 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
     return out
 
 
-def _load_of(sec: OperationWriter, v) -> sp.LoadOp:  # noqa: ANN001
+def heads_per_item(s: sp.AttentionOp, b: dict) -> int:
+    """g: the query heads side by side in an item's query page (all of one kv head's group:
+    the IR's item space, sp.AttentionOp), read off the page width."""
+    return _page(s.q, b)[1] * TILE // s.head_dim
+
+
+def head_selectors(sec: OperationWriter) -> dict[str, tuple[str, dict[int, Tile4]]]:
+    """The column selectors of an attention whose items hold g > 1 query heads: head j's are
+    the [w, D] tiles of an identity from column j * D (D = head_dim in tiles), so q_j = q @ C_j
+    and the output page is sum_j o_j @ transpose(C_j). Name -> (the kernel that reads them: the
+    one that loads q, range index -> (row, col, h, w) tiles of the identity); read once per
+    range, they are the same for every item of the range."""
+    out: dict[str, tuple[str, dict[int, Tile4]]] = {}
+    for s in sec.stages:
+        if not isinstance(s, sp.AttentionOp):
+            continue
+        dt = s.head_dim // TILE
+        engine = engine_key(load_into(sec.stages, s.q))
+        for i, r in enumerate(sec.ranges):
+            g = heads_per_item(s, r.bindings(sec.work.k_block))
+            for j in range(g if g > 1 else 0):
+                out.setdefault(f"head_{j}", (engine, {}))[1][i] = (0, j * dt, g * dt, dt)
+    return out
+
+
+def load_into(stages: list[sp.StageOp], v) -> sp.LoadOp:  # noqa: ANN001
+    """The load that fills the buffer of value `v`."""
     buf = sp.buffer_of(v)
-    return next(
-        st for st in sec.stages if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf
-    )
+    return next(s for s in stages if isinstance(s, sp.LoadOp) and sp.buffer_of(s.dst) is buf)
 
 
-def _engine_key(s: sp.StageOp) -> str:
+def engine_key(s: sp.StageOp) -> str:
+    """The kernel a stage runs in: "compute", "movement 0" or "movement 1"."""
     text = s.engine.text()
     return "compute" if text.startswith("compute") else " ".join(text.split()[:2])
 
@@ -126,9 +155,9 @@ def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
     if isinstance(s, sp.GatherOp | sp.ScatterOp):
         return ["compute"]
     if isinstance(s, sp.AttentionOp):
-        return [_engine_key(_load_of(sec, s.k))]
+        return [engine_key(load_into(sec.stages, s.k))]
     if isinstance(s, sp.ArgmaxOp):
-        return [_engine_key(_load_of(sec, s.x))]
+        return [engine_key(load_into(sec.stages, s.x))]
     return []
 
 
@@ -315,8 +344,8 @@ def _attention(
     pages = _pages(sec, lambda bb: (_page(s.q, bb)[0], _page(s.k, bb)[0]))
     ddfb = _dfb(dname.lstrip("_"), (h, kw), pages)
     if key != "compute":  # inside the K loop of the K/V loads
-        qrow = _expr(_load_of(sec, s.q).access.origin.data.results[0])
-        krow = _expr(_load_of(sec, s.k).access.origin.data.results[0])
+        qrow = _expr(load_into(sec.stages, s.q).access.origin.data.results[0])
+        krow = _expr(load_into(sec.stages, s.k).access.origin.data.results[0])
         out(f"with {ddfb}.reserve() as blk:")
         with out.indent():
             out(f"tx = ttl.copy({dname}[{qrow}:{qrow} + {h}, {krow}:{krow} + {kw}], blk)")
@@ -327,12 +356,11 @@ def _attention(
     v = sec.dfb(sp.buffer_of(s.v), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
     k_blocks = sec.k_tiles // b["kw"]
-    sk, so, col = f"({h}, {kw})", f"({h}, {w})", f"({h}, 1)"
+    g = heads_per_item(s, b)
+    sk, so, col = f"({h}, {kw})", f"({h}, {s.v_head_dim // TILE})", f"({h}, 1)"
     causal = s.causal is not None
     withs = [f"{q}.wait() as q_blk"]
-    if s.pos is not None and causal:
-        withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
-    elif s.pos is not None:
+    if s.pos is not None:
         withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
     out("with " + ", ".join(withs) + ":")
     with out.indent():
@@ -342,43 +370,63 @@ def _attention(
             out(f"thr = ttl.block.fill({float(s.keys - s.queries)!r}, {sk})")
         else:
             out(f"thr = ttl.block.fill(0.5, {sk})")
+        if g > 1:
+            out(f"# {g} heads of one kv head: head j's queries are q @ C_j (held selectors)")
+            for j in range(g):
+                out(f"q_{j} = q_blk @ head_{j}_blk")
+        queries = [f"q_{j}" if g > 1 else "q_blk" for j in range(g)]
         out(f"for kb in range({k_blocks}):")
         with out.indent():
             out(f"with {k}.wait() as k_blk, {v}.wait() as v_blk, {ddfb}.wait() as d_blk:")
             with out.indent():
-                out(
-                    f"sc = (q_blk @ ttl.block.transpose(k_blk)) * ttl.block.fill({s.scale.value.data!r}, {sk})"
-                )
+                out("kt = ttl.block.transpose(k_blk)")
                 out("off = ttl.math.gt(d_blk, thr)")
-                out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
-                out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
-                out("if kb == 0:")
-                with out.indent():
-                    out("m = mx")
-                out("else:")
-                with out.indent():
-                    out("m_new = ttl.math.max(m, mx)")
-                    out("alpha = ttl.math.exp(m - m_new)")
-                    out("m = m_new")
-                out(
-                    f"pr = ttl.math.exp(sc - ttl.block.broadcast(m, dims=[-1], shape={sk})) * "
-                    f"(ttl.block.fill(1.0, {sk}) - off)"
-                )
-                out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
-                out("pv = pr @ v_blk")
-                out("if kb == 0:")
-                with out.indent():
-                    out("l_run, o_run = ls, pv")
-                out("else:")
-                with out.indent():
-                    out("l_run = l_run * alpha + ls")
-                    out(f"o_run = o_run * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv")
-        out(f"with {o}.reserve() as o_blk:")
-        with out.indent():
-            out(
-                f"o_blk.store(o_run / ttl.block.broadcast(l_run + ttl.block.fill(1e-30, {col}), "
-                f"dims=[-1], shape={so}))"
-            )
+                out(f"keep = ttl.block.fill(1.0, {sk}) - off")
+                for j, qj in enumerate(queries):
+                    _online_softmax(out, j, qj, s, sk, so, col)
+        parts = [
+            f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), dims=[-1], "
+            f"shape={so})"
+            for j in range(g)
+        ]
+        if g > 1:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
+            parts = [f"({p}) @ ttl.block.transpose(head_{j}_blk)" for j, p in enumerate(parts)]
+        result = " + ".join(parts)
+        if sec.sub_compute(r):
+            out(f"full = {result}")
+            sec.emit_sub_slices(out, r, b, "full", o)
+        else:
+            out(f"with {o}.reserve() as o_blk:")
+            with out.indent():
+                out(f"o_blk.store({result})")
+
+
+def _online_softmax(
+    out: Lines, j: int, qj: str, s: sp.AttentionOp, sk: str, so: str, col: str
+) -> None:
+    """Head j's step of the online softmax over one K block: its running maximum m_j, sum l_j
+    and output o_j are temporaries (the dest registers) carried between K blocks."""
+    out(f"sc = ({qj} @ kt) * ttl.block.fill({s.scale.value.data!r}, {sk})")
+    out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
+    out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
+    out("if kb == 0:")
+    with out.indent():
+        out(f"m_{j} = mx")
+    out("else:")
+    with out.indent():
+        out(f"m_new = ttl.math.max(m_{j}, mx)")
+        out(f"alpha = ttl.math.exp(m_{j} - m_new)")
+        out(f"m_{j} = m_new")
+    out(f"pr = ttl.math.exp(sc - ttl.block.broadcast(m_{j}, dims=[-1], shape={sk})) * keep")
+    out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
+    out("pv = pr @ v_blk")
+    out("if kb == 0:")
+    with out.indent():
+        out(f"l_{j}, o_{j} = ls, pv")
+    out("else:")
+    with out.indent():
+        out(f"l_{j} = l_{j} * alpha + ls")
+        out(f"o_{j} = o_{j} * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv")
 
 
 def _argmax(
@@ -390,7 +438,7 @@ def _argmax(
     idfb = _dfb(iname.lstrip("_"), (h, kw), pages)
     ndfb = _dfb(nname.lstrip("_"), (h, kw), pages)
     if key != "compute":
-        ccol = _expr(_load_of(sec, s.x).access.origin.data.results[1])
+        ccol = _expr(load_into(sec.stages, s.x).access.origin.data.results[1])
         for n, d in ((iname, idfb), (nname, ndfb)):
             out(f"with {d}.reserve() as blk:")
             with out.indent():
