@@ -112,6 +112,7 @@ class LinkFunction(RewritePattern):
 
     target: Target
     fmt: str
+    kv_splits: int | None = None
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
@@ -132,7 +133,15 @@ class LinkFunction(RewritePattern):
             if module
             else set()
         )
-        ctx = LinkContext(names, Prelude.of(op), results, self.target, self.fmt, sections=taken)
+        ctx = LinkContext(
+            names,
+            Prelude.of(op),
+            results,
+            self.target,
+            self.fmt,
+            sections=taken,
+            kv_splits=self.kv_splits,
+        )
         sections: list[Operation] = []
         for o in ops:
             linker = LINKERS.get(type(o))
@@ -173,6 +182,7 @@ class LinkPass(ModulePass):
     grid: str | None = None
     local_mem: int | None = None
     dram_mem: str | int | None = None
+    kv_splits: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.format not in STORAGE_FORMATS:
@@ -184,10 +194,13 @@ class LinkPass(ModulePass):
             "grid": self.grid,
             "local_mem": None if self.local_mem is None else str(self.local_mem),
             "dram_mem": None if self.dram_mem is None else str(self.dram_mem),
+            "kv_splits": None if self.kv_splits is None else str(self.kv_splits),
         }
         record(op, format=self.format, **{k: v for k, v in extra.items() if v is not None})
         target = recorded_target(op, self.name)
-        PatternRewriteWalker(LinkFunction(target, self.format)).rewrite_module(op)
+        if self.kv_splits is not None and self.kv_splits < 1:
+            raise NotLowered(f"kv-splits={self.kv_splits}: a count of splits is at least 1")
+        PatternRewriteWalker(LinkFunction(target, self.format, self.kv_splits)).rewrite_module(op)
         try:
             check_dram(op, target)
         except DramExceeded as err:  # reported at the function the program came from

@@ -1,4 +1,4 @@
-// RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 split-k=1}' -t ttlang | filecheck %s
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 split-k=1 kv-splits=1}' -t ttlang | filecheck %s
 
 // Decode attention shaped like Llama-3's (16 heads of 128 over 2 kv heads): the planner serves 2
 // heads of one kv head per item, an 8-tile query page, stored in 2 sub-blocks of 1x4 tiles.

@@ -1,6 +1,7 @@
 """GEMM programs for the tt-lang-sim tests (a tg.matmul of M x K x N in a dtype), and the check
 that compiles a program, runs it and compares every output as spatial-run does."""
 
+from spatial_dialect.tools.backends import COMPILE_OPTIONS
 from spatial_dialect.tools.inputs import draw_inputs
 from spatial_dialect.tools.reference import input_names, output_names
 from spatial_dialect.tools.spatial_run import (
@@ -21,10 +22,11 @@ def gemm_text(m: int, k: int, n: int, dt: str) -> str:
 
 
 def check(text: str, target: str, runner, seed: int = 0, **options: str):
-    """(comparisons, module) of `text` compiled for `target` (split-k=1, and any other pipeline
-    option, e.g. grid="1x1") and run by `runner`; an arg-max is compared with its near ties."""
+    """(comparisons, module) of `text` compiled for `target` as spatial-run compiles for
+    tt-lang-sim (its COMPILE_OPTIONS, and any other pipeline option, e.g. grid="1x1") and run by
+    `runner`; an arg-max is compared with its near ties."""
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target, split_k=1, **options)
+    module = compile_function(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0], **options)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])

@@ -32,6 +32,7 @@ from spatial_dialect.sp.kinds import Q8_0_FORMATS
 
 from .ttlang_compute import check_compute
 from .ttlang_indexed import (
+    FLASH_DECODING_REFUSAL,
     INDEXED,
     Tile4,
     check_indexed,
@@ -172,6 +173,8 @@ class OperationWriter(SubBlockSelectors):
             if isinstance(stage, INDEXED):
                 check_indexed(self, stage)
                 continue
+            if isinstance(stage, sp.AttentionCombineOp):
+                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
             raise TTLangUnsupported(
                 self.name,
                 f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
