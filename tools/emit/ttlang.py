@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
-from typing import IO, NamedTuple
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -34,13 +34,13 @@ from .ttlang_compute import check_compute
 from .ttlang_indexed import (
     FLASH_DECODING_REFUSAL,
     INDEXED,
-    Tile4,
     check_indexed,
     emit_indexed,
     emit_indexed_buffers,
     engine_key,
     extra_engines,
-    head_selectors,
+    head_selector_pages,
+    head_sub_blocks,
     in_k_loop,
     indexed_constants,
     load_into,
@@ -54,16 +54,6 @@ def _expr(e: object, names: tuple[str, ...]) -> str:
 
 
 LOOP_NAMES = tuple(sp.LOOP_VARS)
-
-
-class Held(NamedTuple):
-    """A constant a site range reads once, before its items, and the compute kernel holds over
-    them (rope's permutations, attention's head selectors): the tensor, the kernel that reads
-    it, and per range index the (row, col, h, w) tiles it reads."""
-
-    tensor: str
-    engine: str
-    views: dict[int, Tile4]
 
 
 class OperationWriter(SubBlockSelectors):
@@ -84,11 +74,11 @@ class OperationWriter(SubBlockSelectors):
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
         self._check()
-        # constant tensors the host allocates for this section: name -> (shape in elements,
-        # numpy source); and the constant pages a range reads once and holds over its items
-        # (`held`: DFB base name -> Held)
+        # constant tensors the host allocates for this section (rope's permutation matrices):
+        # name -> (shape in elements, numpy source); and the tiles each range reads of them
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
-        self.held: dict[str, Held] = {}
+        self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
+        self.const_engine: str | None = None
         for st in self.stages:
             if isinstance(st, sp.RopeOp):
                 from .ttlang_compute import rope_constants
@@ -96,36 +86,35 @@ class OperationWriter(SubBlockSelectors):
                 c = rope_constants(self, st)
                 self.consts.update(c)
                 pname, dname = c
-                engine = engine_key(load_into(self.stages, st.ins[0]))
+                self.const_engine = engine_key(load_into(self.stages, st.ins[0]))
                 for i, r in enumerate(self.ranges):
                     b = r.bindings(self.work.k_block)
                     w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
                     cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
-                    self.held.setdefault(pname, Held(pname, engine, {})).views[i] = (0, 0, w, w)
-                    self.held.setdefault(dname, Held(dname, engine, {})).views[i] = (0, 0, cw, w)
+                    self.const_pages.setdefault(pname, {})[i] = (w, w)
+                    self.const_pages.setdefault(dname, {})[i] = (cw, w)
         # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
-        # (a selector that would be the identity, sh = h or sw = w, is left out: None)
+        # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
+        # attention whose sub-blocks are its heads pushes each head's output as it is and needs
+        # neither: head_sub_blocks)
         self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         for i, r in enumerate(self.ranges):
             b = r.bindings(self.work.k_block)
-            if b["subs"] != 1:
+            if b["subs"] != 1 and head_sub_blocks(self, b):
+                self.sub_pages[i] = (None, None)
+            elif b["subs"] != 1:
                 self.sub_pages[i] = (
                     (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
                     (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
                 )
-        # an attention item holding several query heads selects each head's columns with a
-        # column selector of the same identity, held over the range's items (ttlang_indexed)
-        heads = head_selectors(self)
-        sides = [
-            max(self.ranges[i].bindings(self.work.k_block)[d] for d in ("h", "w"))
-            for i in self.sub_pages
-        ] + [c + w for _, views in heads.values() for _, c, _, w in views.values()]
+        # the identity the selectors are read from: the sub-blocks' and an attention's head
+        # selectors (ttlang_indexed.head_selector_pages)
+        sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
+        sides += [max(p) for p in head_selector_pages(self)]
         if sides:
             n = 32 * max(sides)
             self.eye = f"_eye_{n}"
             self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
-        for name, (engine, views) in heads.items():
-            self.held[name] = Held(self.eye, engine, views)
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
         # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
         self.consts.update(indexed_constants(self))
@@ -309,15 +298,14 @@ class OperationWriter(SubBlockSelectors):
         return [_tname(n) for n in self.tensors] + list(self.consts)
 
     def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
-        pages = {v[2:] for v in self.held[name].views.values()}
+        pages = set(self.const_pages[name].values())
         return f"{name}_dfb" if len(pages) == 1 else f"{name}_dfb_{page[0]}x{page[1]}"
 
     def emit_const_buffers(self, out: Lines) -> None:
-        for name, held in self.held.items():
-            for page in sorted({v[2:] for v in held.views.values()}):
+        for name, pages in self.const_pages.items():
+            for page in sorted(set(pages.values())):
                 out(
-                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like("
-                    f"{held.tensor}, "
+                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
                     f"shape=({page[0]}, {page[1]}), block_count=1)"
                 )
 
@@ -333,21 +321,24 @@ class OperationWriter(SubBlockSelectors):
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
         compute kernel holds them over the items. Returns the indentation it opened."""
-        here = {n: held.views[ri] for n, held in self.held.items() if ri in held.views}
-        if not here:
+        if not self.const_pages:
+            self.const_dfb = {}
             return 0
-        dfbs = {n: self.const_dfb_name(n, v[2:]) for n, v in here.items()}
+        self.const_dfb = {
+            n: self.const_dfb_name(n, pages[ri]) for n, pages in self.const_pages.items()
+        }
         if key == "compute":
-            out("with " + ", ".join(f"{d}.wait() as {n}_blk" for n, d in dfbs.items()) + ":")
+            parts = [f"{d}.wait() as {n}_blk" for n, d in self.const_dfb.items()]
+            out("with " + ", ".join(parts) + ":")
             out.depth += 1
             return 1
-        for n, (r0, c0, ph, pw) in here.items():
-            if self.held[n].engine != key:
-                continue
-            out(f"with {dfbs[n]}.reserve() as blk:")
-            with out.indent():
-                out(f"tx = ttl.copy({self.held[n].tensor}[{r0}:{r0 + ph}, {c0}:{c0 + pw}], blk)")
-                out("tx.wait()")
+        if key == self.const_engine:
+            for n, d in self.const_dfb.items():
+                ph, pw = self.const_pages[n][ri]
+                out(f"with {d}.reserve() as blk:")
+                with out.indent():
+                    out(f"tx = ttl.copy({n}[0:{ph}, 0:{pw}], blk)")
+                    out("tx.wait()")
         return 0
 
     def engine_stages(self) -> dict[str, list[sp.StageOp]]:

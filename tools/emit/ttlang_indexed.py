@@ -14,8 +14,9 @@ runtime row is a tile read plus block math with one-hot tiles:
   is broadcast from element (0, 0); a constant mask tensor `_attn_d_*` (j - i for real query i,
   key j, else 1e9) read per K block gives the causal mask as gt(d, pos); online softmax in
   temporaries (the dest registers). An item holding g > 1 query heads (of one kv head) selects
-  head j's queries as q @ C_j, C_j a one-hot column selector held over the range's items, and
-  puts its output back as o_j @ transpose(C_j). Compilable constructs throughout.
+  head j's queries as q @ C_j, C_j a one-hot column selector of the identity streamed through
+  one DFB, and pushes each head's output as its sub-block where the IR's sub-blocks are the
+  heads, else puts it back as o_j @ transpose(C_j). Compilable constructs throughout.
 - **argmax**: block math only: per K block the row maximum, eq against it, the least column
   index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
   combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
@@ -42,9 +43,6 @@ BIG = 1e30
 ONEHOT = "_onehot"
 
 INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
-
-Tile4 = tuple[int, int, int, int]
-"""(row, col, h, w) in tiles: a view of a tensor."""
 
 
 def _tname(name: str) -> str:
@@ -127,23 +125,31 @@ def heads_per_item(s: sp.AttentionOp, b: dict) -> int:
     return _page(s.q, b)[1] * TILE // s.head_dim
 
 
-def head_selectors(sec: OperationWriter) -> dict[str, tuple[str, dict[int, Tile4]]]:
-    """The column selectors of an attention whose items hold g > 1 query heads: head j's are
-    the [w, D] tiles of an identity from column j * D (D = head_dim in tiles), so q_j = q @ C_j
-    and the output page is sum_j o_j @ transpose(C_j). Name -> (the kernel that reads them: the
-    one that loads q, range index -> (row, col, h, w) tiles of the identity); read once per
-    range, they are the same for every item of the range."""
-    out: dict[str, tuple[str, dict[int, Tile4]]] = {}
-    for s in sec.stages:
-        if not isinstance(s, sp.AttentionOp):
-            continue
-        dt = s.head_dim // TILE
-        engine = engine_key(load_into(sec.stages, s.q))
-        for i, r in enumerate(sec.ranges):
-            g = heads_per_item(s, r.bindings(sec.work.k_block))
-            for j in range(g if g > 1 else 0):
-                out.setdefault(f"head_{j}", (engine, {}))[1][i] = (0, j * dt, g * dt, dt)
-    return out
+def _attention_of(sec: OperationWriter) -> sp.AttentionOp | None:
+    return next((s for s in sec.stages if isinstance(s, sp.AttentionOp)), None)
+
+
+def head_selector_pages(sec: OperationWriter) -> list[tuple[int, int]]:
+    """The page of an attention's head selector, per range whose items hold g > 1 query heads:
+    C_j is the [w, D] tiles of an identity from column j * D (w = g * D, D = head_dim in tiles),
+    so q_j = q @ C_j and head j's output goes back as o_j @ transpose(C_j)."""
+    s = _attention_of(sec)
+    if s is None:
+        return []
+    pages = []
+    for r in sec.ranges:
+        b = r.bindings(sec.work.k_block)
+        page = (_page(s.q, b)[1], s.head_dim // TILE)
+        if heads_per_item(s, b) > 1 and page not in pages:
+            pages.append(page)
+    return pages
+
+
+def head_sub_blocks(sec: OperationWriter, b: dict) -> bool:
+    """Whether an attention's output sub-blocks are its heads (sh = h, sw = one head's tiles):
+    each head's output is then pushed as it is, with no selector and no reassembly."""
+    s = _attention_of(sec)
+    return s is not None and b["sh"] == b["h"] and b["sw"] * TILE == s.v_head_dim
 
 
 def load_into(stages: list[sp.StageOp], v) -> sp.LoadOp:  # noqa: ANN001
@@ -214,6 +220,12 @@ def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
                     "block_count=2)"
                 )
         elif isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
+            heads = head_selector_pages(sec) if isinstance(s, sp.AttentionOp) else []
+            for p in heads:  # streamed one at a time: g selectors per item, not held
+                out(
+                    f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
+                    f"shape={p}, block_count=1)"
+                )
             consts = [n for n in sec.consts if n.startswith(("_attn_d", "_argmax"))]
             src = s.q if isinstance(s, sp.AttentionOp) else s.x
             pages = _pages(
@@ -351,20 +363,27 @@ def _attention(
     dname = _const_name(sec, "_attn_d")
     pages = _pages(sec, lambda bb: (_page(s.q, bb)[0], _page(s.k, bb)[0]))
     ddfb = _dfb(dname.lstrip("_"), (h, kw), pages)
+    g, dt = heads_per_item(s, b), s.head_dim // TILE
+    heads = _dfb("heads", (w, dt), head_selector_pages(sec)) if g > 1 else None
+    reassemble = g > 1 and not head_sub_blocks(sec, b)
     if key != "compute":  # inside the K loop of the K/V loads
         qrow = _expr(load_into(sec.stages, s.q).access.origin.data.results[0])
         krow = _expr(load_into(sec.stages, s.k).access.origin.data.results[0])
+        if heads:  # the queries' selectors, popped by compute before its first K block
+            _head_selector_reads(out, sec, heads, "k0 == 0", g, w, dt)
         out(f"with {ddfb}.reserve() as blk:")
         with out.indent():
             out(f"tx = ttl.copy({dname}[{qrow}:{qrow} + {h}, {krow}:{krow} + {kw}], blk)")
             out("tx.wait()")
+        if heads and reassemble:  # the output's, popped after the last K block
+            last = sec.k_tiles - b["kw"]
+            _head_selector_reads(out, sec, heads, f"k0 == {last}", g, w, dt)
         return
     q = sec.dfb(sp.buffer_of(s.q), r)
     k = sec.dfb(sp.buffer_of(s.k), r)
     v = sec.dfb(sp.buffer_of(s.v), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
     k_blocks = sec.k_tiles // b["kw"]
-    g = heads_per_item(s, b)
     sk, so, col = f"({h}, {kw})", f"({h}, {s.v_head_dim // TILE})", f"({h}, 1)"
     causal = s.causal is not None
     withs = [f"{q}.wait() as q_blk"]
@@ -378,10 +397,12 @@ def _attention(
             out(f"thr = ttl.block.fill({float(s.keys - s.queries)!r}, {sk})")
         else:
             out(f"thr = ttl.block.fill(0.5, {sk})")
-        if g > 1:
-            out(f"# {g} heads of one kv head: head j's queries are q @ C_j (held selectors)")
+        if heads:
+            out(f"# {g} heads of one kv head: head j's queries are q @ C_j")
             for j in range(g):
-                out(f"q_{j} = q_blk @ head_{j}_blk")
+                out(f"with {heads}.wait() as c_blk:")
+                with out.indent():
+                    out(f"q_{j} = q_blk @ c_blk")
         queries = [f"q_{j}" if g > 1 else "q_blk" for j in range(g)]
         out(f"for kb in range({k_blocks}):")
         with out.indent():
@@ -392,21 +413,49 @@ def _attention(
                 out(f"keep = ttl.block.fill(1.0, {sk}) - off")
                 for j, qj in enumerate(queries):
                     _online_softmax(out, j, qj, s, sk, so, col)
-        parts = [
+        heads_out = [
             f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), dims=[-1], "
             f"shape={so})"
             for j in range(g)
         ]
-        if g > 1:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
-            parts = [f"({p}) @ ttl.block.transpose(head_{j}_blk)" for j, p in enumerate(parts)]
-        result = " + ".join(parts)
+        if g > 1 and not reassemble:  # the IR's sub-blocks are the heads, in order
+            for part in heads_out:
+                out(f"with {o}.reserve() as o_blk:")
+                with out.indent():
+                    out(f"o_blk.store({part})")
+            return
+        if heads:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
+            for j, part in enumerate(heads_out):
+                out(f"with {heads}.wait() as c_blk:")
+                with out.indent():
+                    term = f"({part}) @ ttl.block.transpose(c_blk)"
+                    out(f"full = {term}" if j == 0 else f"full = full + {term}")
+            result = "full"
+        else:
+            result = heads_out[0]
         if sec.sub_compute(r):
-            out(f"full = {result}")
+            if result != "full":
+                out(f"full = {result}")
             sec.emit_sub_slices(out, r, b, "full", o)
         else:
             out(f"with {o}.reserve() as o_blk:")
             with out.indent():
                 out(f"o_blk.store({result})")
+
+
+def _head_selector_reads(
+    out: Lines, sec: OperationWriter, dfb: str, when: str, g: int, w: int, dt: int
+) -> None:
+    """The g head selectors C_j (columns j * dt.. of the identity), one at a time through a
+    DFB of one block: the compute pops each as it is read."""
+    out(f"if {when}:")
+    with out.indent():
+        out(f"for j in range({g}):")
+        with out.indent():
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({sec.eye}[0:{w}, j * {dt}:j * {dt} + {dt}], blk)")
+                out("tx.wait()")
 
 
 def _online_softmax(
