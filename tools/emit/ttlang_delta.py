@@ -40,7 +40,7 @@ from .ttlang_stage import (
     const_read,
     expr,
     input_engine,
-    load_of,
+    load_into,
     page,
     rows_mask,
 )
@@ -179,7 +179,7 @@ class CausalConvPrinter(StagePrinter):
         names = self._names(sec, s)
         d = {k: const_dfb(sec, n, self.PAGES[k], b) for k, n in names.items()}
         if key != "compute":  # in the K loop, after x's page: in the compute's order
-            k0 = expr(load_of(sec, s.x).access.origin.data.results[0])
+            k0 = expr(load_into(sec.stages, s.x).access.origin.data.results[0])
             out(f"sel = 1 if {k0} + {kw} >= {sec.k_tiles} else 0  # the last block's C, D")
             const_read(out, d["keep_c"], f"{names['keep_c']}[sel:sel + 1, 0:1]")
             const_read(out, d["keep_d"], f"{names['keep_d']}[sel:sel + 1, 0:{kw}]")
@@ -285,7 +285,7 @@ class GatedDeltaPrinter(StagePrinter):
         names = self._names(sec, s)
         d = {k: const_dfb(sec, n, self.PAGES[k], b) for k, n in names.items()}
         if key != "compute":  # in the K loop, after the chunk's pages: in the compute's order
-            k0 = expr(load_of(sec, s.q).access.origin.data.results[0])
+            k0 = expr(load_into(sec.stages, s.q).access.origin.data.results[0])
             const_read(out, d["tril"], f"{names['tril']}[0:{kw}, 0:{kw}]")
             # the head's column in its tile of g and beta
             out(f"hc = (r0 // {dt}) % {TILE}")

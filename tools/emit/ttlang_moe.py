@@ -32,7 +32,7 @@ from .ttlang_stage import (
     const_read,
     expr,
     input_engine,
-    load_of,
+    load_into,
     pad,
     page,
     rows_mask,
@@ -116,7 +116,7 @@ class RoutePrinter(StagePrinter):
         h, kw = page(s.x, b)
         consts = self._consts(sec, s, b)
         if key != "compute":
-            row = expr(load_of(sec, s.x).access.origin.data.results[0])
+            row = expr(load_into(sec.stages, s.x).access.origin.data.results[0])
             for n, d in consts:
                 view = (
                     f"{n}[{row}:{row} + {h}, 0:1]"

@@ -77,12 +77,10 @@ def page(v, b: dict) -> tuple[int, int]:  # noqa: ANN001
     return sp.buffer_of(v).page.resolve(b)
 
 
-def load_of(sec: OperationWriter, v) -> sp.LoadOp:  # noqa: ANN001
-    """The load that fills the buffer `v`."""
+def load_into(stages: list[sp.StageOp], v) -> sp.LoadOp:  # noqa: ANN001
+    """The load that fills the buffer of value `v`."""
     buf = sp.buffer_of(v)
-    return next(
-        st for st in sec.stages if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf
-    )
+    return next(s for s in stages if isinstance(s, sp.LoadOp) and sp.buffer_of(s.dst) is buf)
 
 
 def engine_key(s: sp.StageOp) -> str:
@@ -111,7 +109,7 @@ def rows_mask(sec: OperationWriter, rows: int, v) -> tuple[str, tuple[tuple[int,
     tall as the tensor that fills buffer `v`: a stage multiplies by it to keep the rows past the
     data zero, as sp says (the DRAM rows past `rows` of a padded tensor hold what earlier
     stages computed from their padding). (name, (shape, numpy source))."""
-    padded = sec.tensors[load_of(sec, v).tensor.root_reference.data].tiles[0] * TILE
+    padded = sec.tensors[load_into(sec.stages, v).tensor.root_reference.data].tiles[0] * TILE
     name = f"_rows_{rows}_{padded}"
     src = f"np.repeat((np.arange({padded}) < {rows})[:, None], {TILE}, 1).astype(np.float32)"
     return name, ((padded, TILE), src)
@@ -119,7 +117,7 @@ def rows_mask(sec: OperationWriter, rows: int, v) -> tuple[str, tuple[tuple[int,
 
 def input_engine(sec: OperationWriter, v) -> str:  # noqa: ANN001
     """The movement kernel that loads the buffer `v` (its constants are read beside it)."""
-    return engine_key(load_of(sec, v))
+    return engine_key(load_into(sec.stages, v))
 
 
 def const_dfb(sec: OperationWriter, name: str, page_of, b: dict) -> str:  # noqa: ANN001
