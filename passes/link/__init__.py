@@ -19,8 +19,11 @@ does not compute in (UnsupportedDatatype).
 
 The function is replaced by `sp.entry` (its interface, by tensor name) and its sections, in
 execution order: a section reads what an earlier one wrote, by tensor name, and the function's
-results are the entry's outputs. Before any op is linked the prelude decides each tensor's layout
-for the whole function (link/prelude.py); link applies it (link/context.py): where a section wants
+results are the entry's outputs. Before any function is linked, the tensors that several functions
+of the module share by argument name are agreed once for all of them (link/deployment.py: one
+deployment, one layout per shared tensor); before any op is linked the prelude decides each
+tensor's layout for the whole function, starting from that agreement (link/prelude.py); link
+applies it (link/context.py): where a section wants
 a tensor in the other layout, ONE bridge section (tilize or untilize) makes its twin, shared by
 every later reader. Running link again changes nothing: there is no tg op left to link.
 """
@@ -71,6 +74,7 @@ from spatial_dialect.passes.link.context import (
     carried_names,
     value_names,
 )
+from spatial_dialect.passes.link.deployment import agree
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
@@ -112,6 +116,9 @@ class LinkFunction(RewritePattern):
 
     target: Target
     fmt: str
+    agreed: frozenset[str] = frozenset()
+    """The deployment's tensors laid out tiled in every function that takes them, by name
+    (link/deployment.py)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
@@ -132,7 +139,9 @@ class LinkFunction(RewritePattern):
             if module
             else set()
         )
-        ctx = LinkContext(names, Prelude.of(op), results, self.target, self.fmt, sections=taken)
+        agreed = [a for a in op.body.block.args if names[a] in self.agreed]
+        prelude = Prelude.of(op, agreed)
+        ctx = LinkContext(names, prelude, results, self.target, self.fmt, sections=taken)
         sections: list[Operation] = []
         for o in ops:
             linker = LINKERS.get(type(o))
@@ -187,7 +196,8 @@ class LinkPass(ModulePass):
         }
         record(op, format=self.format, **{k: v for k, v in extra.items() if v is not None})
         target = recorded_target(op, self.name)
-        PatternRewriteWalker(LinkFunction(target, self.format)).rewrite_module(op)
+        agreed = agree(op)  # before any function is linked: the deployment's tensors
+        PatternRewriteWalker(LinkFunction(target, self.format, agreed)).rewrite_module(op)
         try:
             check_dram(op, target)
         except DramExceeded as err:  # reported at the function the program came from
