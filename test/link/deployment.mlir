@@ -4,6 +4,8 @@
 // RUN: spatial-opt %s --split-input-file -p link | filecheck %s
 // A name two functions declare with different types is refused at the later one's reader.
 // RUN: not spatial-opt %S/Inputs/deployment_mismatch.mlir -p link 2>&1 | filecheck %s --check-prefix=MISMATCH
+// The functions run one at a time: a name two of them use is one DRAM tensor at the larger size.
+// RUN: spatial-opt %S/Inputs/deployment_dram.mlir -p spatial-pipeline -t memory-map | filecheck %s --check-prefix=DRAM
 
 // @write alone would keep the cache in rows (a set_rows has no layout of its own), @read alone
 // tiles it (a matmul's operand). Agreed, it is tiled in both: @write's scatter writes the tiles
@@ -72,3 +74,9 @@ func.func @two(%x: tensor<64x64xf32>) -> tensor<64xi32> {
 // MISMATCH:      deployment_mismatch.mlir:10:3: error: Disagreement: %ids is tensor<1xi32> in @decode but tensor<8xi32> in @prefill: the functions of one module are one deployment, and an argument name they share is one tensor of it; rename one of them
 // MISMATCH-NEXT:   %x = tg.gather_rows %y, %ids
 // MISMATCH-NEXT:   ^
+
+// 32x64 f32 is 8192 bytes, 64x64 16384: @y takes the larger, and @a starts after it.
+// DRAM:      dram on wormhole_n150: 40960 bytes of {{.*}}, 3 tensors
+// DRAM-NEXT:   x {{ +}}offset {{ +}}0  bytes {{ +}}8192  f32
+// DRAM-NEXT:   y {{ +}}offset {{ +}}8192  bytes {{ +}}16384  f32
+// DRAM-NEXT:   a {{ +}}offset {{ +}}24576  bytes {{ +}}16384  f32
