@@ -17,8 +17,13 @@ models/tt_transformers README: 26.0 tokens/s/user on n150, 33.1 on p150). Those 
 weights in bfp8_b (attention) and bfp4_b (MLP), with host dispatch and every gap between ops;
 what differs is in bench/README.md#whole-model-decode.
 
-`format` sets the storage of every bf16 tensor (weights, KV cache and activations alike):
-`bfp8_b` is the row to hold against tt-metal's bfp8/bfp4 weights.
+A row's weights are one of:
+- `bf16`;
+- `bfp8_b`: `format=bfp8_b` stores every bf16 tensor (weights, KV cache and activations alike) as
+  bfp8_b; the row to hold against tt-metal's bfp8/bfp4 weights;
+- `q8_0`: the projections and the LM head as a Q8_0 checkpoint holds them (34 bytes per 32
+  elements, tg.matmul_q8_0), activations and KV cache bf16; the embedding table stays bf16 (a
+  decode step reads one row of it).
 """
 
 from __future__ import annotations
@@ -26,14 +31,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
 TARGETS = ("wormhole_n150", "blackhole_p150")
-FORMATS = ("bf16", "bfp8_b")
+WEIGHTS = ("bf16", "bfp8_b", "q8_0")
 CACHES = (1024, 4096)
 # tt-metal models/tt_transformers README, Llama 3.1 8B: tokens/s/user at batch 32 (bfp8_b
 # attention weights, bfp4_b MLP weights).
@@ -43,7 +48,7 @@ TT_METAL_TOKENS_PER_S_USER = {"wormhole_n150": 26.0, "blackhole_p150": 33.1}
 @dataclass(frozen=True)
 class Row:
     target: str
-    fmt: str
+    weights: str
     cache: int
     layers: int
     sections: int
@@ -68,10 +73,18 @@ class Row:
         return self.predicted_us / self.roofline_us
 
 
-def decode_step(model, cache: int, layers: int) -> str:
+def decode_step(model, cache: int, layers: int, weights: str = "bf16") -> str:
     import generate
 
+    if weights == "q8_0":
+        model = replace(model, q8_0=True)
     return generate.decode_step_program(model, 1, cache, layers)
+
+
+def storage_format(weights: str) -> str:
+    """The pipeline's `format` for a row: bfp8_b stores every bf16 tensor so; Q8_0 weights are
+    Q8_0 in the program itself and leave the rest bf16."""
+    return "bfp8_b" if weights == "bfp8_b" else "bf16"
 
 
 def compile_step(tool, program: str, options: str):
@@ -86,8 +99,8 @@ def compile_step(tool, program: str, options: str):
     return module
 
 
-def measure(program: str, target: str, fmt: str, cache: int, layers: int) -> Row:
-    """Compile ``program`` through the pipeline and total its report."""
+def measure(program: str, target: str, weights: str, cache: int, layers: int) -> Row:
+    """Compile ``program`` (written with ``weights``) through the pipeline and total its report."""
     from spatial_dialect.passes.analysis import DramExceeded
     from spatial_dialect.tools.emit.report import report
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
@@ -95,6 +108,7 @@ def measure(program: str, target: str, fmt: str, cache: int, layers: int) -> Row
     tool = SpatialOptMain(args=[])
     t0 = time.process_time()
     needs = None
+    fmt = storage_format(weights)
     try:
         module = compile_step(tool, program, f"target={target} format={fmt}")
     except DramExceeded as e:
@@ -105,7 +119,7 @@ def measure(program: str, target: str, fmt: str, cache: int, layers: int) -> Row
     r = report(module)
     return Row(
         target=target,
-        fmt=fmt,
+        weights=weights,
         cache=cache,
         layers=layers,
         sections=len(r["sections"]),
@@ -119,15 +133,15 @@ def measure(program: str, target: str, fmt: str, cache: int, layers: int) -> Row
 
 def table(rows: list[Row]) -> list[str]:
     lines = [
-        "| target | format | cache S | predicted ms | tokens/s | roofline ms | tokens/s at roofline "
+        "| target | weights | cache S | predicted ms | tokens/s | roofline ms | tokens/s at roofline "
         "| predicted/roofline | DRAM GB moved | tt-metal tokens/s/user (batch 32, bfp8/bfp4) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         published = TT_METAL_TOKENS_PER_S_USER.get(r.target)
-        fmt = r.fmt if r.needs is None else f"{r.fmt} (needs {r.needs}: what-if)"
+        weights = r.weights if r.needs is None else f"{r.weights} (needs {r.needs}: what-if)"
         lines.append(
-            f"| {r.target} | {fmt} | {r.cache} | {r.predicted_us / 1000:.2f} | "
+            f"| {r.target} | {weights} | {r.cache} | {r.predicted_us / 1000:.2f} | "
             f"{r.tokens_per_s:.1f} | {r.roofline_us / 1000:.2f} | {r.roofline_tokens_per_s:.1f} | "
             f"{r.ratio:.3f} | {r.dram_bytes / 1e9:.2f} | "
             f"{'-' if published is None else f'{published:.1f}'} |"
@@ -147,13 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         model, layers, plan = generate.TINY, 2, [("wormhole_n150", "bf16", 64)]
     else:
         model, layers = generate.LLAMA31_8B, 32
-        plan = [(t, f, s) for t in TARGETS for f in FORMATS for s in CACHES]
-    programs = {cache: decode_step(model, cache, layers) for cache in {s for _, _, s in plan}}
+        plan = [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
+    programs = {(w, s): decode_step(model, s, layers, w) for w, s in {(w, s) for _, w, s in plan}}
     rows = []
-    for target, fmt, cache in plan:
-        rows.append(measure(programs[cache], target, fmt, cache, layers))
+    for target, weights, cache in plan:
+        rows.append(measure(programs[weights, cache], target, weights, cache, layers))
         print(
-            f"# {target} {fmt} S={cache}: {rows[-1].sections} sections, compiled in "
+            f"# {target} {weights} S={cache}: {rows[-1].sections} sections, compiled in "
             f"{rows[-1].compile_s:.1f} CPU s",
             file=sys.stderr,
         )
@@ -162,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(rows)))
     print()
     for r in rows:
-        print(f"{r.target} {r.fmt} S={r.cache}: whole step predicted/roofline {r.ratio:.3f}")
+        print(f"{r.target} {r.weights} S={r.cache}: whole step predicted/roofline {r.ratio:.3f}")
     return 0
 
 

@@ -2,7 +2,8 @@
 
     python bench/triton_compile.py [FILE.mlir ...] [--target h100] [--smoke] [--json OUT]
 
-For each section of the sized program (`spatial-pipeline{target=T}`) the kernel `-t triton`
+For each section of the sized program (`spatial-pipeline{target=T kv-splits=1}`, as the Triton
+backends compile it) the kernel `-t triton`
 prints is compiled by `triton.compile(ASTSource(fn, signature), target=GPUTarget("cuda", CC, 32))`
 (sm_86 for rtx3060, sm_90 for h100 and h200), and the bench prints, side by side:
 
@@ -58,9 +59,9 @@ def sized(path: Path, target: str):
     for dialect in (builtin.Builtin, func.Func, arith.Arith, TG, SP):
         ctx.load_dialect(dialect)
     module = Parser(ctx, path.read_text()).parse_module()
-    PassPipeline.parse_spec(get_all_passes(), f"spatial-pipeline{{target={target}}}").apply(
-        ctx, module
-    )
+    # kv-splits=1: the Triton printer has no flash-decoding form (tools/backends.py)
+    spec = f"spatial-pipeline{{target={target} kv-splits=1 split-k=1}}"
+    PassPipeline.parse_spec(get_all_passes(), spec).apply(ctx, module)
     return module
 
 

@@ -83,6 +83,34 @@ def float_tensors(m: Model) -> Callable[..., str]:
     return partial(tensor, elt=m.elt)
 
 
+def weight_arg(w: Writer, m: Model, name: str, k: int, n: int) -> tuple[str, ...]:
+    """A K x N weight: one argument, or a Q8_0 weight's values and scales (blocks along K)."""
+    if not m.q8_0:
+        return (w.arg(name, float_tensors(m)(k, n)),)
+    values = w.arg(name, tensor(k, n, elt="i8"))
+    return values, w.arg(f"{name}_scales", tensor(k // 32, n, elt="f16"))
+
+
+def matmul(
+    w: Writer,
+    m: Model,
+    name: str,
+    a: str,
+    b: tuple[str, ...],
+    at: str,
+    kn: tuple[int, int],
+    out: str,
+) -> str:
+    """`name` = a @ b, b from weight_arg: tg.matmul, or tg.matmul_q8_0 for a Q8_0 weight."""
+    k, n = kn
+    if len(b) == 2:  # Q8_0: the activation is quantized too, as ggml does
+        types = f"{at}, {tensor(k, n, elt='i8')}, {tensor(k // 32, n, elt='f16')}"
+        return w.op(
+            name, f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({types}) -> {out}'
+        )
+    return w.op(name, f"tg.matmul {a}, {b[0]} : ({at}, {float_tensors(m)(k, n)}) -> {out}")
+
+
 def layer(
     w: Writer, m: Model, x: str, t: int, cache: int, prefix: str = ""
 ) -> tuple[str, str, str]:
@@ -95,11 +123,7 @@ def layer(
     attn_norm = w.arg(f"{p}attn_norm", tensor(1, d))
 
     def weight(name: str, k: int, n: int) -> tuple[str, ...]:
-        """A K x N weight: one argument, or a Q8_0 weight's values and scales (blocks along K)."""
-        if not m.q8_0:
-            return (w.arg(f"{p}{name}", tensor(k, n)),)
-        values = w.arg(f"{p}{name}", tensor(k, n, elt="i8"))
-        return values, w.arg(f"{p}{name}_scales", tensor(k // 32, n, elt="f16"))
+        return weight_arg(w, m, f"{p}{name}", k, n)
 
     wq = weight("wq", d, h * hd)
     wk = weight("wk", d, kv * hd)
@@ -117,14 +141,7 @@ def layer(
     pos = w.shared_arg("pos", tensor(1, elt="i32"))
 
     def mm(r: str, a: str, b: tuple[str, ...], at: str, kn: tuple[int, int], out: str) -> str:
-        k, n = kn
-        if len(b) == 2:  # Q8_0: the activation is quantized too, as ggml does
-            types = f"{at}, {tensor(k, n, elt='i8')}, {tensor(k // 32, n, elt='f16')}"
-            return w.op(
-                f"{p}{r}",
-                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({types}) -> {out}',
-            )
-        return w.op(f"{p}{r}", f"tg.matmul {a}, {b[0]} : ({at}, {tensor(k, n)}) -> {out}")
+        return matmul(w, m, f"{p}{r}", a, b, at, kn, out)
 
     hn = w.op(
         f"{p}h",
@@ -246,15 +263,13 @@ def decode_step_program(m: Model, t: int, cache: int, layers: int = 1) -> str:
         caches += [(kc, ct), (vc, ct)]
     act = tensor(t, m.d)
     final_norm = w.arg("final_norm", tensor(1, m.d))
-    lm_head = w.arg("lm_head", tensor(m.d, m.vocab))
+    # A Q8_0 checkpoint quantizes the LM head too (llama.cpp's Q8_0 type covers output.weight).
+    lm_head = weight_arg(w, m, "lm_head", m.d, m.vocab)
     n = w.op(
         "final",
         f"tg.rms_norm {x}, {final_norm} eps {m.eps:.6e} : ({act}, {tensor(1, m.d)}) -> {act}",
     )
-    logits = w.op(
-        "logits",
-        f"tg.matmul {n}, {lm_head} : ({act}, {tensor(m.d, m.vocab)}) -> {tensor(t, m.vocab)}",
-    )
+    logits = matmul(w, m, "logits", n, lm_head, act, (m.d, m.vocab), tensor(t, m.vocab))
     token = w.op("token", f"tg.argmax {logits} : ({tensor(t, m.vocab)}) -> {tensor(t, elt='i32')}")
     return w.func(f"{m.name}_step", [(token, tensor(t, elt="i32")), *caches])
 

@@ -8,6 +8,7 @@ bounds on that target.
 from .loader import ALIASES, load_target, load_target_file, target_from_mapping
 from .presets import PRESETS
 from .spec import (
+    DEFAULT_FIDELITY,
     FIDELITIES,
     KNOWN_DTYPES,
     Multicast,
@@ -19,6 +20,7 @@ from .spec import (
 
 __all__ = [
     "ALIASES",
+    "DEFAULT_FIDELITY",
     "FIDELITIES",
     "KNOWN_DTYPES",
     "Multicast",

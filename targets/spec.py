@@ -25,6 +25,8 @@ from spatial_dialect.sp.kinds import Q8_0_BLOCK, Q8_0_FORMATS
 
 FIDELITIES: tuple[str, ...] = ("lofi", "hifi2", "hifi3", "hifi4")
 """Math fidelities of the Tensix matrix engine, cheapest first (1, 2, 3, 4 fidelity phases)."""
+DEFAULT_FIDELITY = "hifi4"
+"""The fidelity plans are priced at unless the pipeline's `fidelity` option says otherwise."""
 
 
 class Multicast(enum.StrEnum):

@@ -1,7 +1,7 @@
 """The cost model of a section that is not a GEMM: a stream of tiles through one compute stage.
 
 Pure functions of (target, quantities): the quantities are what a plan moves and computes, read
-off the section's IR by the tile pass (`passes/tile/stream.py`), and the rates are the target's
+off the section's IR by `passes/stream_plans.py` (tile and link price with it), and the rates are the target's
 fields, as for a GEMM (cost.py):
 
 * every item's tiles come from DRAM through a movement engine and leave through one: per site,
@@ -78,6 +78,8 @@ VECTOR_OPS: dict[str, float] = {
     "route": 16.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
+    # per partial output: rescale the running output and the split's, add (the exps are per row)
+    "attention_combine": 3.0,
     # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;
     # a convolution's multiply-add per tap (its elements count the taps); the delta rule's
     # decay masks, gates and state decay (its elements: tools/reference.py's delta_chunk)
@@ -132,6 +134,15 @@ class StreamCost:
     dram_bytes: int
     noc_bytes: int
     why: str
+
+
+def row_pass_fraction(target: Target, rows: int, tile_rows: int) -> float:
+    """The share of a tile's work a tile of `rows` real rows costs: its row passes of
+    `matmul_row_pass` rows (the matrix engine is fed that many rows at a time; the vector engine
+    can run a tile's first rows alone, tt-metal's row vector mode, so charging it the same
+    passes is no cheaper than the chip)."""
+    rp = max(1, target.matmul_row_pass)
+    return min(1.0, ceil_div(rows, rp) * rp / tile_rows)
 
 
 def _item_compute(target: Target, q: StreamQuantities, fidelity: str) -> float:

@@ -1,7 +1,7 @@
 """The executors `spatial-run --backend NAME` checks a compiled program with.
 
-Every backend runs the SAME sized sp module that spatial-pipeline produced and returns the
-entry function's outputs; spatial-run then compares them with the numpy reference under one
+Every backend runs the sized sp module that spatial-pipeline produced (with the backend's
+`COMPILE_OPTIONS`) and returns the entry function's outputs; spatial-run then compares them with the numpy reference under one
 tolerance table (tools/compare.py), whichever executor ran them:
 
     sim               our functional simulator (tools/simulator.py), the default
@@ -47,16 +47,30 @@ BACKENDS: dict[str, tuple[str, str]] = {
 
 
 COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
-    name: ({"split_k": 1}, why)
+    name: ({"split_k": 1, "kv_splits": 1}, why)
     for name, why in (
-        ("tt-lang-sim", "the TT-Lang printer has no form for partial sums passed between cores"),
-        ("triton-interpret", "a Triton program of this printer has no cross-program reduction"),
-        ("triton", "a Triton program of this printer has no cross-program reduction"),
+        (
+            "tt-lang-sim",
+            "the TT-Lang printer has no form for partial sums passed between cores, nor for "
+            "flash decoding's split attention and combine",
+        ),
+        (
+            "triton-interpret",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
+        (
+            "triton",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
     )
 }
 """Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
-emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill),
-so it runs the best plan it can print; spatial-run says so."""
+emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill;
+flash decoding's splits, docs/passes.md#link-flash-decoding-splits-the-keys), so it runs the
+best plan it can print; spatial-run says so, and a decode program's `kv_splits` reason says the
+count was forced."""
 
 
 def backend_runner(name: str) -> Runner:

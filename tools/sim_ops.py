@@ -27,6 +27,7 @@ import numpy as np
 from spatial_dialect import sp
 from spatial_dialect.sp import (
     ArgmaxOp,
+    AttentionCombineOp,
     AttentionOp,
     CausalConvOp,
     GatedDeltaOp,
@@ -376,6 +377,10 @@ def run_attention(sec: ProgramRun, op: AttentionOp, run: SiteRun, item: int) -> 
         )
     rect = sec.space.rect(item)
     rows = rect.r0 * th + np.arange(h * th)
+    # a split serves the keys of its share of the key tiles (sp.attention splits)
+    first_key = 0
+    if op.splits is not None:
+        first_key = rect.c0 // (op.heads * dv // tw) * sec.k_tiles * th
     scale = F32(op.scale.value.data)
     # the running output and each head's (maximum, sum) start in local memory
     yield from give((o_f,), np.zeros((h * th, w * tw), F32), who)
@@ -387,7 +392,7 @@ def run_attention(sec: ProgramRun, op: AttentionOp, run: SiteRun, item: int) -> 
         v = ref.widen((yield from take(v_f, (kw, dv // tw), who)))
         o = yield from take(o_f, (h, w), who)
         ml = yield from take(ml_f, (h, group), who)
-        key = k0 * th + np.arange(kw * th)
+        key = first_key + k0 * th + np.arange(kw * th)
         masked = np.broadcast_to(key[None, :] >= keys, (h * th, kw * th))
         if op.is_causal:
             masked = masked | (key[None, :] > (p + rows)[:, None])
@@ -408,12 +413,64 @@ def run_attention(sec: ProgramRun, op: AttentionOp, run: SiteRun, item: int) -> 
         yield from give((ml_f,), ml, who)
     o = yield from take(o_f, (h, w), who)
     ml = yield from take(ml_f, (h, group), who)
-    sums = np.repeat(ml[:, 1::tw], dv, axis=1)  # each head's sum under its columns
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result = o / sums
-    zero_outside(result, (rect.r0 * th, 0), (queries, w * tw))
+    if op.splits is not None:
+        result = split_partials(o, ml, dv, tw)
+    else:
+        sums = np.repeat(ml[:, 1::tw], dv, axis=1)  # each head's sum under its columns
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = o / sums
+        zero_outside(result, (rect.r0 * th, 0), (queries, w * tw))
     yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
     release(q_f, q_tiles, who)
+
+
+def split_partials(o: np.ndarray, ml: np.ndarray, dv: int, tw: int) -> np.ndarray:
+    """A split's page of partials (sp.attention splits): row 0 the running output of the one
+    query row, row 1 in columns 0 and 1 of every tile the m and l of the head it belongs to."""
+    page = np.zeros_like(o)
+    page[0] = o[0]
+    heads_of_tiles = np.arange(o.shape[1] // tw) * tw // dv
+    page[1, 0::tw] = ml[0, heads_of_tiles * tw]
+    page[1, 1::tw] = ml[0, heads_of_tiles * tw + 1]
+    return page
+
+
+def merge_partials(a: np.ndarray, b: np.ndarray, tw: int) -> np.ndarray:
+    """The log-sum-exp merge of two pages of partials, tile by tile (sp.attention_combine): the
+    larger maximum, each side's output and sum scaled by exp(its maximum - that); a side whose
+    maximum is -inf (every key masked) adds nothing."""
+    m_a, m_b = a[1, 0::tw], b[1, 0::tw]
+    m = np.maximum(m_a, m_b)
+    shift = np.where(np.isfinite(m), m, F32(0))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        ka, kb = np.exp(m_a - shift), np.exp(m_b - shift)
+    out = np.zeros_like(a)
+    out[0] = a[0] * np.repeat(ka, tw) + b[0] * np.repeat(kb, tw)
+    out[1, 0::tw] = m
+    out[1, 1::tw] = a[1, 1::tw] * ka + b[1, 1::tw] * kb
+    return out
+
+
+def run_attention_combine(
+    sec: ProgramRun, op: AttentionCombineOp, run: SiteRun, item: int
+) -> Process:
+    b = run.bindings
+    w = b["w"]
+    th, tw = sec.tile
+    who = _where(sec, run, op, item)
+    parts_f, state_f = run.buffers[sp.buffer_of(op.parts)], run.buffers[sp.buffer_of(op.state)]
+    start = np.zeros((th, w * tw), F32)
+    start[1, 0::tw] = -np.inf
+    yield from give((state_f,), start, who)
+    for _ in range(sec.k_tiles):
+        part = yield from take(parts_f, (1, w), who)
+        state = yield from take(state_f, (1, w), who)
+        yield from give((state_f,), merge_partials(state, part, tw), who)
+    state = yield from take(state_f, (1, w), who)
+    result = np.zeros((th, w * tw), F32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result[0] = state[0] / np.repeat(state[1, 1::tw], tw)
+    yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
 
 
 # ── Arg-max ───────────────────────────────────────────────────────────────────────────────────
@@ -617,6 +674,7 @@ RUNNERS: dict[type, Callable[..., Process]] = {
     RowReduceOp: run_row_reduce,
     RopeOp: run_rope,
     AttentionOp: run_attention,
+    AttentionCombineOp: run_attention_combine,
     ArgmaxOp: run_argmax,
     RouteOp: run_route,
     CausalConvOp: run_causal_conv,

@@ -116,6 +116,7 @@ class LinkFunction(RewritePattern):
 
     target: Target
     fmt: str
+    kv_splits: int | None = None
     agreed: frozenset[str] = frozenset()
     """The deployment's tensors laid out tiled in every function that takes them, by name
     (link/deployment.py)."""
@@ -140,8 +141,15 @@ class LinkFunction(RewritePattern):
             else set()
         )
         agreed = [a for a in op.body.block.args if names[a] in self.agreed]
-        prelude = Prelude.of(op, agreed)
-        ctx = LinkContext(names, prelude, results, self.target, self.fmt, sections=taken)
+        ctx = LinkContext(
+            names,
+            Prelude.of(op, agreed),
+            results,
+            self.target,
+            self.fmt,
+            sections=taken,
+            kv_splits=self.kv_splits,
+        )
         sections: list[Operation] = []
         for o in ops:
             linker = LINKERS.get(type(o))
@@ -182,6 +190,7 @@ class LinkPass(ModulePass):
     grid: str | None = None
     local_mem: int | None = None
     dram_mem: str | int | None = None
+    kv_splits: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.format not in STORAGE_FORMATS:
@@ -193,11 +202,15 @@ class LinkPass(ModulePass):
             "grid": self.grid,
             "local_mem": None if self.local_mem is None else str(self.local_mem),
             "dram_mem": None if self.dram_mem is None else str(self.dram_mem),
+            "kv_splits": None if self.kv_splits is None else str(self.kv_splits),
         }
         record(op, format=self.format, **{k: v for k, v in extra.items() if v is not None})
         target = recorded_target(op, self.name)
+        if self.kv_splits is not None and self.kv_splits < 1:
+            raise NotLowered(f"kv-splits={self.kv_splits}: a count of splits is at least 1")
         agreed = agree(op)  # before any function is linked: the deployment's tensors
-        PatternRewriteWalker(LinkFunction(target, self.format, agreed)).rewrite_module(op)
+        link = LinkFunction(target, self.format, self.kv_splits, agreed)
+        PatternRewriteWalker(link).rewrite_module(op)
         try:
             check_dram(op, target)
         except DramExceeded as err:  # reported at the function the program came from

@@ -26,6 +26,9 @@ one query row (the prelude's rule). A head that does not fill whole tiles is ref
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
@@ -41,55 +44,54 @@ from spatial_dialect.passes.link.context import (
     head_tiles,
     valid,
 )
-from spatial_dialect.sp import AccessAttr, AttentionOp, Layout, SectionKind, SizeTerm, size_expr
+from spatial_dialect.passes.stream_plans import choose_stream_plan
+from spatial_dialect.sp import (
+    AccessAttr,
+    AttentionCombineOp,
+    AttentionOp,
+    Layout,
+    SectionKind,
+    SizeTerm,
+    TensorRole,
+    size_expr,
+)
+from spatial_dialect.sp.errors import NotLowered
+from spatial_dialect.targets import DEFAULT_FIDELITY
+from spatial_dialect.targets.gemm import divisors
 
 
-def _group_column(item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:
+def _group_column(col: AffineExpr, item_tiles: int, tiles: int, kv_heads: int) -> AffineExpr:
     """The first tile column an item reads of a tensor holding `tiles` tiles per kv head's
-    group: (c0 / item_tiles) * tiles, the item at column c0 serving kv head c0 / item_tiles;
-    written without divisions and products by one (0 with one kv head, c0 itself when the
-    tensor's group is as wide as the item)."""
+    group: (col / item_tiles) * tiles, the item at result column `col` serving kv head
+    col / item_tiles; written without divisions and products by one (0 with one kv head, `col`
+    itself when the tensor's group is as wide as the item)."""
     if kv_heads == 1:
         return ZERO
     if tiles == item_tiles:
-        return C0
-    group = C0 if item_tiles == 1 else C0 // item_tiles
+        return col
+    group = col if item_tiles == 1 else col // item_tiles
     return group if tiles == 1 else group * tiles
 
 
-def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp:
+@dataclass(frozen=True)
+class _Shape:
+    """What the sections of one tg.attention are built from."""
+
+    op: tg.AttentionOp
+    heads: int
+    kv: int
+    dt: int  # a head's tiles of q and k
+    dvt: int  # a head's tiles of v
+    key_tiles: int
+    numbers: dict[str, int]
+
+
+def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[sp.ProgramOp]:
     heads, kv = op.heads.value.data, op.kv_heads.value.data
     d, dv = op.head_dim.value.data, op.v_head_dim()
     dims = {"head_dim": d, "the v head dim": dv}
     dt, dvt = head_tiles(op, ctx, dims, "the flash form reads a head as whole tiles")
-    group = heads // kv
     queries, keys = valid(op.q)[0], valid(op.k)[0]
-    many = queries > 1
-    s = ProgramBuilder(ctx, op)
-    q = s.input(op.q, Layout.TILED if many else None)
-    k, v = s.input(op.k, Layout.TILED), s.input(op.v, Layout.TILED)
-    pos = s.input(op.pos) if op.pos is not None else None
-    y = s.output(op.res, Layout.TILED if many else None)
-    # An item covers w tiles of the result: whole heads of one kv head's group (tile chooses
-    # how many; all of them when the q and v heads differ in width, so that the query page
-    # stays an affine size).
-    q_page: SizeTerm = "w" if dt == dvt else group * dt
-    width = group * dvt  # a kv head's group of result columns
-    qf = s.fifo("q", q, "h", q_page)
-    kf = s.fifo("k", k, "kw", dt)
-    vf = s.fifo("v", v, "kw", dvt)
-    pf = s.fifo("pos", pos, 1, 1) if pos is not None else None
-    out = s.fifo("out", y, "sh", "sw")
-    dst = s.acc("dst", F32, "h", "kw")
-    state = s.interm("o", F32, "h", "w")
-    heads_per_item = size_expr("w") // dvt if dvt > 1 else "w"
-    stats = s.interm("ml", F32, "h", heads_per_item if dt == dvt else group)
-    q_col = C0 if dt == dvt else _group_column(width, group * dt, kv)
-    s.load(q, AccessAttr.of(R0, q_col, "h", q_page), qf)
-    if pos is not None and pf is not None:
-        s.load(pos, AccessAttr.of(ZERO, ZERO, 1, 1), pf)
-    s.load(k, AccessAttr.of(K0, _group_column(width, dt, kv), "kw", dt), kf)
-    s.load(v, AccessAttr.of(K0, _group_column(width, dvt, kv), "kw", dvt), vf)
     numbers = {
         "heads": heads,
         "kv_heads": kv,
@@ -98,30 +100,160 @@ def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp:
         "queries": queries,
         "keys": keys,
     }
-    s.stage(
-        AttentionOp(
-            qf,
-            kf,
-            vf,
-            pf,
-            out,
-            dst,
-            state,
-            stats,
-            numbers,
-            op.scale.value.data,
-            op.causal.value.data != 0,
-        )
+    shape = _Shape(op, heads, kv, dt, dvt, ctx.tiles(keys, 1)[0], numbers)
+    if queries > 1:
+        return _sections(shape, ctx, 1)
+    return _split(shape, ctx)
+
+
+def _sections(shape: _Shape, ctx: LinkContext, splits: int) -> list[sp.ProgramOp]:
+    """The flash form: one section, or with `splits` > 1 the split partials and their combine."""
+    if splits == 1:
+        return [_attention(shape, ctx, None)]
+    return [_attention(shape, ctx, splits), _combine(shape, ctx, splits)]
+
+
+def _split(shape: _Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
+    """docs/passes.md#link-flash-decoding-splits-the-keys: the sections of the number of splits
+    of one query row's keys that `_count` chose, each recording why."""
+    op = shape.op
+    key = (
+        tuple(shape.numbers.values()),
+        tuple(str(v.type) for v in (op.q, op.k, op.v)),
+        op.pos is not None,
+        op.causal.value.data,
     )
+    if key not in ctx.split_counts:
+        ctx.split_counts[key] = _count(shape, ctx)
+    count, why = ctx.split_counts[key]
+    made = _sections(shape, ctx, count)
+    for s in made:
+        s.attributes["kv_splits"] = StringAttr(why)
+    return made
+
+
+def _count(shape: _Shape, ctx: LinkContext) -> tuple[int, str]:
+    """The number of splits, priced by the stream cost model on the sections each count makes
+    (the partials' reads of K and V, their writes and the combine's reads, each section's fill),
+    cheapest first, ties to fewer splits; the `kv-splits` option forces a count. With its
+    reason: its cycles, the runner-up's and the unsplit section's."""
+    forced = ctx.kv_splits
+    if forced is not None and shape.key_tiles % forced:
+        raise NotLowered(
+            f"{shape.op.name}: kv-splits={forced} does not divide the cache's "
+            f"{shape.key_tiles} key tiles"
+        )
+    counts = (
+        [forced]
+        if forced is not None
+        else [p for p in divisors(shape.key_tiles) if p <= ctx.target.sites]
+    )
+    priced: list[tuple[int, int, list[int]]] = []
+    for p in counts:
+        made = _sections(shape, ctx, p)
+        cycles = [
+            choose_stream_plan(s, ctx.target, DEFAULT_FIDELITY).cost.total_cycles for s in made
+        ]
+        priced.append((sum(cycles), p, cycles))
+        for s in made:
+            ctx.sections.discard(s.sym_name.data)
+    priced.sort()
+    (total, best, parts), runner = priced[0], priced[1] if len(priced) > 1 else None
+    what = f"{best}: {total} cycles" + (
+        f" (partials {parts[0]} + combine {parts[1]})" if best > 1 else " (unsplit)"
+    )
+    if forced is not None:
+        return best, f"{what}; forced by the kv-splits option"
+    unsplit = next(t for t, p, _ in priced if p == 1)
+    why = f"{what}; runner-up {runner[1]}: {runner[0]} cycles" if runner else what
+    why += f"; unsplit {unsplit} cycles" if best > 1 else ""
+    return best, why + f"; priced at {DEFAULT_FIDELITY}"
+
+
+def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.ProgramOp:
+    """The flash-attention section; with `splits`, the split form writing the partials."""
+    op, kv, dt, dvt = shape.op, shape.kv, shape.dt, shape.dvt
+    group = shape.heads // kv
+    queries, keys = shape.numbers["queries"], shape.numbers["keys"]
+    many = queries > 1
+    s = ProgramBuilder(ctx, op)
+    q = s.input(op.q, Layout.TILED if many else None)
+    k, v = s.input(op.k, Layout.TILED), s.input(op.v, Layout.TILED)
+    pos = s.input(op.pos) if op.pos is not None else None
+    # An item covers w tiles of the result: whole heads of one kv head's group (tile chooses
+    # how many; all of them when the q and v heads differ in width, so that the query page
+    # stays an affine size).
+    q_page: SizeTerm = "w" if dt == dvt else group * dt
+    width = group * dvt  # a kv head's group of result columns
+    if splits is None:
+        y = s.output(op.res, Layout.TILED if many else None)
+        col, first_key, out_elt = C0, K0, None
+    else:
+        # the partials: split c0 / W reads key tiles from (c0 / W) * K on, for the heads of
+        # column c0 mod W (W: every head's columns, K: a split's key tiles)
+        w_all = shape.heads * dvt
+        y = s.declare(_partials(shape, ctx, splits, TensorRole.SCRATCH))
+        col = C0 % w_all
+        first_key = (C0 // w_all) * (shape.key_tiles // splits) + K0
+        out_elt = F32
+    qf = s.fifo("q", q, "h", q_page)
+    kf = s.fifo("k", k, "kw", dt)
+    vf = s.fifo("v", v, "kw", dvt)
+    pf = s.fifo("pos", pos, 1, 1) if pos is not None else None
+    out = s.fifo("out", out_elt or y, "sh", "sw")
+    dst = s.acc("dst", F32, "h", "kw")
+    state = s.interm("o", F32, "h", "w")
+    heads_per_item = size_expr("w") // dvt if dvt > 1 else "w"
+    stats = s.interm("ml", F32, "h", heads_per_item if dt == dvt else group)
+    q_col = col if dt == dvt else _group_column(col, width, group * dt, kv)
+    s.load(q, AccessAttr.of(R0, q_col, "h", q_page), qf)
+    if pos is not None and pf is not None:
+        s.load(pos, AccessAttr.of(ZERO, ZERO, 1, 1), pf)
+    s.load(k, AccessAttr.of(first_key, _group_column(col, width, dt, kv), "kw", dt), kf)
+    s.load(v, AccessAttr.of(first_key, _group_column(col, width, dvt, kv), "kw", dvt), vf)
+    causal = op.causal.value.data != 0
+    stage = AttentionOp(
+        qf, kf, vf, pf, out, dst, state, stats, shape.numbers, op.scale.value.data, causal, splits
+    )
+    s.stage(stage)
     s.store(out, y, SUB_BLOCK)
     position = "read at run time from @" + pos.sym_name.data if pos else f"{keys - queries}"
     s.why(
         "attention",
-        f"flash: {heads} heads over {kv} kv heads, an item per (query block, heads of a kv "
-        f"head) serving up to {group} heads from one read of K and V, in blocks of kw tiles of "
-        f"keys with an online softmax in f32; first query position {position}",
+        f"flash: {shape.heads} heads over {kv} kv heads, an item per (query block, heads of a "
+        f"kv head) serving up to {group} heads from one read of K and V, in blocks of kw tiles "
+        f"of keys with an online softmax in f32; first query position {position}"
+        + (f"; split {splits} ways, each item a split's keys" if splits else ""),
     )
     return s.build(y.sym_name.data, SectionKind.ATTENTION)
+
+
+def _partials(shape: _Shape, ctx: LinkContext, splits: int, role: TensorRole) -> sp.TensorOp:
+    """The split partials: two f32 rows (the outputs; in every tile its head's m and l), a
+    split's heads' columns after another's; `rows` layout, so each tile moves its two rows."""
+    cols = splits * shape.heads * shape.numbers["v_head_dim"]
+    name = f"{ctx.names[shape.op.res]}__splits"
+    return sp.TensorOp(name, TensorType(F32, (2, cols)), ctx.tiles(2, cols), role, Layout.ROWS)
+
+
+def _combine(shape: _Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
+    """The log-sum-exp merge of the splits: an item per block of the result's tiles (each tile
+    carries its head's statistics), a K loop over the splits, one split a step."""
+    s = ProgramBuilder(ctx, shape.op)
+    parts = s.declare(_partials(shape, ctx, splits, TensorRole.INPUT))
+    y = s.output(shape.op.res)
+    pf = s.fifo("parts", F32, 1, "w")
+    out = s.fifo("out", y, "sh", "sw")
+    state = s.interm("o", F32, 1, "w")
+    s.load(parts, AccessAttr.of(ZERO, K0 * (shape.heads * shape.dvt) + C0, 1, "w"), pf)
+    s.stage(AttentionCombineOp(pf, out, state, splits))
+    s.store(out, y, SUB_BLOCK)
+    s.why(
+        "attention",
+        f"flash decoding: merges {splits} splits of {shape.heads} heads by their maxima and "
+        "sums (log-sum-exp), tile by tile, one split a K step",
+    )
+    return s.build(y.sym_name.data, SectionKind.ATTENTION_COMBINE)
 
 
 LINKERS = {tg.AttentionOp: link_attention}

@@ -59,7 +59,8 @@ their own tiles), the K-block spill where partial sums leave the accumulator bet
 split-K's partials FIFO.
 
 Source: the GEMM plan space and its ranking are tile/gemm.py, the stream sections' (every other
-kind: maps, row reductions, rope, attention, arg-max, gather, scatter) tile/stream.py; this module
+kind: maps, row reductions, rope, attention, arg-max, gather, scatter) passes/stream_plans.py
+(shared with link) and tile/stream.py; this module
 walks the linked sections, reads each one's kind (recorded by link) and builds its plan.
 """
 
@@ -83,6 +84,7 @@ from spatial_dialect.passes.analysis import (
     refusals_at,
     sections_taken,
 )
+from spatial_dialect.passes.stream_plans import StreamRanked, choose_stream_plan
 from spatial_dialect.passes.tile.gemm import (
     MAX_K_SLICES,
     Ranking,
@@ -92,19 +94,12 @@ from spatial_dialect.passes.tile.gemm import (
     multicast_why,
     ranking,
 )
-from spatial_dialect.passes.tile.stream import (
-    StreamRanked,
-    choose_stream_plan,
-    stream_plan_ops,
-)
+from spatial_dialect.passes.tile.stream import stream_plan_ops
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
 from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
-from spatial_dialect.targets import FIDELITIES, Target
+from spatial_dialect.targets import DEFAULT_FIDELITY, FIDELITIES, Target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape
 from spatial_dialect.targets.gemm import deal
-
-DEFAULT_FIDELITY = "hifi4"
-
 
 # ── GEMM sections: choose, then build ─────────────────────────────────────────────────────────
 

@@ -70,6 +70,7 @@ from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
     ROUTE_PICKS,
     ArgmaxOp,
+    AttentionCombineOp,
     AttentionOp,
     CausalConvOp,
     GatedDeltaOp,
@@ -136,6 +137,7 @@ SP = Dialect(
         RowReduceOp,
         RopeOp,
         AttentionOp,
+        AttentionCombineOp,
         ArgmaxOp,
         CausalConvOp,
         GatedDeltaOp,
@@ -192,6 +194,7 @@ __all__ = [
     # Ops
     "AccOp",
     "ArgmaxOp",
+    "AttentionCombineOp",
     "RouteOp",
     "ROUTE_PICKS",
     "AttentionOp",

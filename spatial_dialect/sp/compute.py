@@ -430,6 +430,16 @@ class AttentionOp(StageOp):
     O = O * exp(m_old - m) + exp(s - m) V. After the last block push O / l in [sh, sw] pages,
     zeroing rows at or past `queries`. A position with p + queries > keys or p < 0 is a runtime
     error, reported, never read past.
+
+    `splits P` (one query row only: docs/passes.md#link-flash-decoding-splits-the-keys): the
+    split form of flash decoding. The result is a partials tensor of two rows whose columns hold
+    the P splits one after another, each as wide as the heads' outputs (W = heads * Dv / tile
+    tiles); an item at column c0 serves split c0 / W, the keys of key tiles
+    [split * K, (split + 1) * K) with K = the key tiles / P (the K loop), and the heads of
+    column c0 mod W. After its last block it pushes, in f32 and without dividing by l, row 0: the
+    running output O; row 1: in columns 0 and 1 of every tile, the m and l of the head the tile
+    belongs to (zeros elsewhere), so that every tile merges on its own. A split whose every key
+    is masked pushes O = 0, m = -inf, l = 0. `sp.attention_combine` merges them.
     """
 
     name = "sp.attention"
@@ -449,14 +459,15 @@ class AttentionOp(StageOp):
     keys_attr = int_prop("keys")
     scale = prop_def(FloatAttr)
     causal = opt_prop_def(UnitAttr)
+    splits_attr = opt_int_prop("splits")
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (F32, Engine)
     assembly_format = (
         "$q `,` $k `,` $v (`pos` $pos^)? `->` $out `acc` $acc `state` $state `,` $stats"
         " `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `v_head_dim` $v_head_dim"
-        " `queries` $queries `keys` $keys `scale` custom<F32>($scale) (`causal` $causal^)? "
-        + ON_ENGINE
+        " `queries` $queries `keys` $keys `scale` custom<F32>($scale) (`causal` $causal^)?"
+        " (`splits` $splits^)? " + ON_ENGINE
     )
 
     heads = IntValue("heads")
@@ -465,6 +476,7 @@ class AttentionOp(StageOp):
     v_head_dim = IntValue("v_head_dim")
     queries = IntValue("queries")
     keys = IntValue("keys")
+    splits = IntValue("splits")
 
     NUMBERS: ClassVar = ("heads", "kv_heads", "head_dim", "v_head_dim", "queries", "keys")
 
@@ -481,11 +493,15 @@ class AttentionOp(StageOp):
         numbers: dict[str, int],
         scale: float,
         causal: bool,
+        splits: int | None = None,
         engine: Attribute | None = None,
     ):
         props: dict[str, Attribute | None] = {k_: int_attr(numbers[k_]) for k_ in self.NUMBERS}
         props.update(
-            scale=FloatAttr(scale, f32), causal=UnitAttr() if causal else None, engine=engine
+            scale=FloatAttr(scale, f32),
+            causal=UnitAttr() if causal else None,
+            splits=int_attr(splits),
+            engine=engine,
         )
         super().__init__(operands=[q, k, v, pos, out, acc, state, stats], properties=props)
 
@@ -509,7 +525,17 @@ class AttentionOp(StageOp):
             )
         fifos = [_fifo(self, x, r) for x, r in ((self.q, "q"), (self.k, "k"), (self.v, "v"))]
         out = _fifo(self, self.out, "the output")
-        _same_elt(self, [*fifos, out], "q, k, v and the output")
+        if self.splits is None:
+            _same_elt(self, [*fifos, out], "q, k, v and the output")
+        else:
+            _same_elt(self, fifos, "q, k and v")
+            if self.splits < 1 or self.queries != 1:
+                raise VerifyException(
+                    f"attention: splits {self.splits} needs a positive count and one query row "
+                    f"(queries {self.queries})"
+                )
+            if out.elt != Float32Type():
+                raise TypeMismatch("attention: a split pushes f32 partials")
         if self.pos is not None and _fifo(self, self.pos, "pos").elt != IntegerType(32):
             raise TypeMismatch("attention: the position page holds i32")
         acc = buffer_of(self.acc)
@@ -569,6 +595,56 @@ class ArgmaxOp(StageOp):
         if _fifo(self, self.out, "the output").elt != IntegerType(32):
             raise TypeMismatch("argmax: pushes i32 indices")
         _f32_state(self, self.best, "the running maximum")
+
+
+@irdl_op_definition
+class AttentionCombineOp(StageOp):
+    """`sp.attention_combine %parts -> %out state %o splits 16`.
+
+    The merge of flash decoding (docs/passes.md#link-flash-decoding-splits-the-keys): per item
+    (w tiles of the one-row result), for each of the `splits` K steps pop a [1, w] f32 page of
+    the partials `sp.attention splits` pushed (row 0 a split's running output O, row 1 in
+    columns 0 and 1 of each tile the m and l of the head the tile belongs to) and merge it,
+    tile by tile, into the running state (an f32 page [1, w] in the same encoding):
+    m = max(m_a, m_b), O = O_a exp(m_a - m) + O_b exp(m_b - m), likewise l (the log-sum-exp
+    merge; a side with m = -inf adds nothing). After the last split push O / l in [sh, sw]
+    pages of the result's element type, rows past the first zero.
+    """
+
+    name = "sp.attention_combine"
+    parts = operand_def(BufferType)
+    out = operand_def(BufferType)
+    state = operand_def(BufferType)
+    splits_attr = int_prop("splits")
+    traits = section_traits()
+    custom_directives = (Engine,)
+    assembly_format = "$parts `->` $out `state` $state `splits` $splits " + ON_ENGINE
+
+    splits = IntValue("splits")
+
+    def __init__(
+        self,
+        parts: SSAValue,
+        out: SSAValue,
+        state: SSAValue,
+        splits: int,
+        engine: Attribute | None = None,
+    ):
+        super().__init__(
+            operands=[parts, out, state],
+            properties={"splits": int_attr(splits), "engine": engine},
+        )
+
+    def stage_name(self) -> str:
+        return "attention_combine"
+
+    def verify_(self) -> None:
+        if self.splits <= 0:
+            raise VerifyException(f"attention_combine: splits {self.splits} must be positive")
+        if _fifo(self, self.parts, "the partials").elt != Float32Type():
+            raise TypeMismatch("attention_combine: pops f32 partials")
+        _fifo(self, self.out, "the output")
+        _f32_state(self, self.state, "the running output and statistics")
 
 
 # ── The Gated DeltaNet ────────────────────────────────────────────────────────────────────────
@@ -837,6 +913,7 @@ COMPUTE_STAGES = (
     RowReduceOp,
     RopeOp,
     AttentionOp,
+    AttentionCombineOp,
     ArgmaxOp,
     CausalConvOp,
     GatedDeltaOp,

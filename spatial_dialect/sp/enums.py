@@ -51,6 +51,7 @@ class SectionKind(StrEnum):
     ROW_REDUCE = "row_reduce"
     ROPE = "rope"
     ATTENTION = "attention"
+    ATTENTION_COMBINE = "attention_combine"
     ARGMAX = "argmax"
     GATHER = "gather"
     SCATTER = "scatter"

@@ -117,7 +117,7 @@ MAP_KINDS: dict[str, MapKind] = {
 
 JOIN_ATTR = "join"
 """The attribute a join's part section carries (link/heads.py): which columns of the result it
-writes. Its items cut the part it reads, not the tensor it stores into (tile/stream.py)."""
+writes. Its items cut the part it reads, not the tensor it stores into (passes/stream_plans.py)."""
 
 
 ROW_KINDS: dict[str, dict[str, set[int]]] = {

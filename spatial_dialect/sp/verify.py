@@ -33,6 +33,7 @@ from spatial_dialect.sp.attrs import SizesAttr
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     ArgmaxOp,
+    AttentionCombineOp,
     AttentionOp,
     CausalConvOp,
     GatedDeltaOp,
@@ -88,6 +89,7 @@ KIND_STAGES: dict[SectionKind, type[StageOp]] = {
     SectionKind.ROW_REDUCE: RowReduceOp,
     SectionKind.ROPE: RopeOp,
     SectionKind.ATTENTION: AttentionOp,
+    SectionKind.ATTENTION_COMBINE: AttentionCombineOp,
     SectionKind.ARGMAX: ArgmaxOp,
     SectionKind.GATHER: GatherOp,
     SectionKind.SCATTER: ScatterOp,

@@ -38,6 +38,18 @@ def test_smoke_tiny_step():
     assert lines[-1].endswith("| 26.0 |")  # tt-metal's published n150 rate beside it
 
 
+def test_q8_0_weights_add_one_activation_view_per_value_and_read_fewer_bytes():
+    import generate
+
+    bf16 = md.measure(md.decode_step(generate.TINY, 64, 2), "wormhole_n150", "bf16", 64, 2)
+    q8 = md.measure(md.decode_step(generate.TINY, 64, 2, "q8_0"), "wormhole_n150", "q8_0", 64, 2)
+    # One Q8_0 view per value a Q8_0 matmul reads: a layer's attention norm (q, k, v share it),
+    # attention's output (o), the FFN norm (gate, up) and swiglu (down); then the final norm (LM head).
+    assert q8.sections == bf16.sections + 2 * 4 + 1
+    assert q8.needs is None and 0 < q8.dram_bytes < bf16.dram_bytes
+    assert "| wormhole_n150 | q8_0 | 64 |" in md.table([q8])[-1]
+
+
 def test_the_model_is_llama_3_1_8b():
     import generate
 

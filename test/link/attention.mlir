@@ -4,9 +4,10 @@
 // an online softmax in f32 (the accumulator holds a block's scores; the running output and the
 // running maximum and sum live in local memory), grouped-query attention in the access patterns
 // of K and V, the position read at run time. The queries and the position move on the store's
-// engine, K and V on the other.
-// RUN: spatial-opt %s --split-input-file -p link | filecheck %s
-// RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=wormhole_n150}' | filecheck %s --check-prefix=PLACED
+// engine, K and V on the other. The decode case is kept in one section (kv-splits=1): the split
+// form is test/link/flash_decoding.mlir.
+// RUN: spatial-opt %s --split-input-file -p 'link{kv-splits=1}' | filecheck %s
+// RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=wormhole_n150 kv-splits=1}' | filecheck %s --check-prefix=PLACED
 
 // Decode: one query row over a cache of 4096 keys; 4 heads of 64 (2 tiles) over 2 kv heads.
 func.func @decode(%q: tensor<1x256xbf16>, %k: tensor<4096x128xbf16>, %v: tensor<4096x128xbf16>, %pos: tensor<1xi32>) -> tensor<1x256xbf16> {
@@ -14,7 +15,7 @@ func.func @decode(%q: tensor<1x256xbf16>, %k: tensor<4096x128xbf16>, %v: tensor<
   func.return %o : tensor<1x256xbf16>
 }
 // CHECK-LABEL: sp.entry @decode(@q, @k, @v, @pos) -> (@o)
-// CHECK-NEXT:  sp.program @o op "tg.attention" kind attention phase linked tile 32x32 attributes {attention = "flash: 4 heads over 2 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position read at run time from @pos"} {
+// CHECK-NEXT:  sp.program @o op "tg.attention" kind attention phase linked tile 32x32 attributes {attention = "flash: 4 heads over 2 kv heads, an item per (query block, heads of a kv head) serving up to 2 heads from one read of K and V, in blocks of kw tiles of keys with an online softmax in f32; first query position read at run time from @pos", kv_splits = "1: {{[0-9]+}} cycles (unsplit); forced by the kv-splits option"} {
 // A single query row is the same bytes in either layout: rows. K and V are read as tiles.
 // CHECK-NEXT:    sp.tensor @q : tensor<1x256xbf16> tiles 1x8 input rows
 // CHECK-NEXT:    sp.tensor @k : tensor<4096x128xbf16> tiles 128x4 input tiled

@@ -121,6 +121,36 @@ sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
 
 // -----
 
+sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %p = sp.fifo "p" depth 2 page [sh, sw] f32 tile_bytes 4096
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q -> %p acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0 splits 2
+}
+// CHECK: attention: splits 2 needs a positive count and one query row (queries 8)
+
+// -----
+
+sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q -> %q acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 1 keys 64 scale 1.0 splits 2
+}
+// CHECK: attention: a split pushes f32 partials
+
+// -----
+
+sp.program @y op "tg.attention" kind attention_combine phase linked tile 32x32 {
+  %parts = sp.fifo "parts" depth 2 page [1, w] bf16 tile_bytes 2048
+  %o = sp.interm "o" depth 1 page [1, w] f32 tile_bytes 4096
+  sp.attention_combine %parts -> %parts state %o splits 4
+}
+// CHECK: attention_combine: pops f32 partials
+
+// -----
+
 sp.program @m op "tg.argmax" kind argmax phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [1, kw] f32 tile_bytes 4096
   %o = sp.interm "o" depth 1 page [1, 2] f32 tile_bytes 4096

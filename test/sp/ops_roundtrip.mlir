@@ -97,3 +97,32 @@ sp.program @attn op "tg.attention" kind attention phase linked tile 32x32 {
 // CHECK-GENERIC: "sp.argmax"(%q, %idx, %o) <{cols = 512 : i64, rows = 8 : i64}> : (!sp.buffer, !sp.buffer, !sp.buffer) -> ()
 // CHECK-GENERIC: "sp.gather"(%rows) <{tensor = @table, index = @ids, access = #sp.access<[r0, c0] x [1, w]>, count = 8 : i64}> : (!sp.buffer) -> ()
 // CHECK-GENERIC: "sp.scatter"(%rows) <{tensor = @cache, index = @ids, access = #sp.access<[r0, c0] x [1, w]>, count = 8 : i64}> : (!sp.buffer) -> ()
+
+// -----
+
+// Flash decoding: the split form of an attention (it pushes f32 partials) and the combine that
+// merges them (docs/sp.md).
+sp.program @parts op "tg.attention" kind attention phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, w] bf16 tile_bytes 2048
+  %k = sp.fifo "k" depth 2 page [kw, 1] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth 2 page [sh, sw] f32 tile_bytes 4096
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  %ml = sp.interm "ml" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %k, %k -> %out acc %dst state %o, %ml heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 1 keys 128 scale 1.0e+00 causal splits 4
+}
+// CHECK-LABEL: sp.program @parts op "tg.attention" kind attention
+// CHECK:         sp.attention %q, %k, %k -> %out acc %dst state %o, %ml heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 1 keys 128 scale 1.0e+00 causal splits 4
+// CHECK-GENERIC: "sp.attention"(%q, %k, %k, %out, %dst, %o, %ml) <{heads = 4 : i64, kv_heads = 2 : i64, head_dim = 32 : i64, v_head_dim = 32 : i64, queries = 1 : i64, keys = 128 : i64, scale = 1.000000e+00 : f32, causal, splits = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1>}>
+
+// -----
+
+sp.program @y op "tg.attention" kind attention_combine phase linked tile 32x32 {
+  %parts = sp.fifo "parts" depth 2 page [1, w] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
+  %o = sp.interm "o" depth 1 page [1, w] f32 tile_bytes 4096
+  sp.attention_combine %parts -> %out state %o splits 4
+}
+// CHECK-LABEL: sp.program @y op "tg.attention" kind attention_combine
+// CHECK:         sp.attention_combine %parts -> %out state %o splits 4
+// CHECK-GENERIC: "sp.attention_combine"(%parts, %out, %o) <{splits = 4 : i64}> : (!sp.buffer, !sp.buffer, !sp.buffer) -> ()

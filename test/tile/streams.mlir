@@ -46,7 +46,9 @@ func.func @add(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32
 // holds a block's scores (h x kw tiles): 1 tile on Plasticine, 4 on Tensix, the whole cache on an
 // H100 SM. An item may serve both query heads of a kv head from one read of K and V (a block 1x2
 // of the result); over 8 tiles of keys the cost model prefers one head an item on twice the
-// sites. The running output and statistics (o, ml) are laid out like any buffer.
+// sites, except on Plasticine, whose 8 real query rows cost a PCU only their rows, so reading
+// K and V once for both heads wins. The running output and statistics (o, ml) are laid out
+// like any buffer.
 func.func @attention(%q: tensor<8x128xf32>, %k: tensor<256x64xf32>, %v: tensor<256x64xf32>, %pos: tensor<1xi32>) -> tensor<8x128xf32> {
   %o = tg.attention %q, %k, %v, %pos heads 4 kv_heads 2 head_dim 32 causal true scale 0.17 : (tensor<8x128xf32>, tensor<256x64xf32>, tensor<256x64xf32>, tensor<1xi32>) -> tensor<8x128xf32>
   func.return %o : tensor<8x128xf32>
@@ -55,9 +57,9 @@ func.func @attention(%q: tensor<8x128xf32>, %k: tensor<256x64xf32>, %v: tensor<2
 // WH:         sp.work @o block 1x1 k 8 by 4
 // WH:         sp.sites [0, 0]x[0, 3] first y count 1 block 1x1 sub_block 1x1 memory {q = 0, k = 8192, v = 40960, pos = 73728, out = 81920, o = 90112, ml = 94208}
 // RDU-LABEL: sp.entry @attention
-// RDU:         sp.work @o block 1x1 k 8 by 1
+// RDU:         sp.work @o block 1x2 k 8 by 1
 // RDU-NEXT:    sp.plan blocked grid 8x8 block 1x1 packing operand_with_store
-// RDU:         sp.sites [0, 0]x[0, 3] first y count 1 block 1x1 sub_block 1x1 memory {q = 0, k = 8192, v = 16384, pos = 24576, out = 32768, o = 40960, ml = 45056}
+// RDU:         sp.sites [0, 0]x[0, 1] first y count 1 block 1x2 sub_block 1x1 memory {q = 0, k = 16384, v = 24576, pos = 32768, out = 40960, o = 49152, ml = 57344}
 // GPU-LABEL: sp.entry @attention
 // GPU:         sp.work @o block 1x1 k 8 by 8
 

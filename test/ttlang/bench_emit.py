@@ -29,7 +29,9 @@ def main() -> None:
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 32
     target = sys.argv[2] if len(sys.argv) > 2 else "wormhole_n150"
     module = parse_module(generate.stacked_layers_program(generate.LLAMA3_8B, 1, 4096, layers))
-    pipeline = PassPipeline.parse_spec(get_all_passes(), f"spatial-pipeline{{target={target} split-k=1}}")
+    # as spatial-run --backend tt-lang-sim compiles (tools/backends.py)
+    spec = f"spatial-pipeline{{target={target} split-k=1 kv-splits=1}}"
+    pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
     t0 = time.perf_counter()
     pipeline.apply(make_context(), module)
     pipeline_s = time.perf_counter() - t0

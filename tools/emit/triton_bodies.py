@@ -627,6 +627,11 @@ BODIES = {
 def kernel_of(s: Kernel) -> None:
     """Fills s.lines with the kernel's body (after the item loop's preamble)."""
     kind = s.program.kind.value
+    if kind == "attention_combine" or any(a.splits for a in s.program.ops_of(sp.AttentionOp)):
+        raise s.refuse(
+            "flash decoding (sp.attention splits, sp.attention_combine) has no Triton kernel: "
+            "compile with kv-splits=1, as spatial-run --backend triton and triton-interpret do"
+        )
     body = BODIES.get(kind)
     if body is None or (kind == "gemm" and not s.program.ops_of(sp.MatmulTilesOp)):
         raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")

@@ -31,6 +31,7 @@ from spatial_dialect.sp.item_space import ItemSpace
 
 from .ttlang_compute import check_compute
 from .ttlang_indexed import (
+    FLASH_DECODING_REFUSAL,
     INDEXED,
     check_indexed,
     emit_indexed,
@@ -136,6 +137,8 @@ class OperationWriter(SubBlockSelectors):
             if isinstance(stage, INDEXED):
                 check_indexed(self, stage)
                 continue
+            if isinstance(stage, sp.AttentionCombineOp):
+                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
             raise TTLangUnsupported(
                 self.name,
                 f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "

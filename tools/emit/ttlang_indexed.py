@@ -59,6 +59,12 @@ def _page(v, b: dict) -> tuple[int, int]:  # noqa: ANN001
     return sp.buffer_of(v).page.resolve(b)
 
 
+FLASH_DECODING_REFUSAL = (
+    "flash decoding (sp.attention splits, sp.attention_combine) is not printed: compile with "
+    "kv-splits=1, as spatial-run --backend tt-lang-sim does"
+)
+
+
 def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
     """Refusals of the indexed stages, by name."""
     for r in sec.ranges:
@@ -71,6 +77,8 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
                 )
         elif isinstance(s, sp.AttentionOp):
             h, w = _page(s.q, b)
+            if s.splits is not None:
+                raise TTLangUnsupported(sec.name, FLASH_DECODING_REFUSAL)
             if s.head_dim % TILE or s.v_head_dim != s.head_dim:
                 raise TTLangUnsupported(
                     sec.name,
