@@ -3,11 +3,13 @@
 
     .venv/bin/python bench/split_k.py                       # the 31-shape suite and squares 256..8192
     .venv/bin/python bench/split_k.py --targets blackhole_p150
+    .venv/bin/python bench/split_k.py --accumulate bf16     # the 16-bit accumulator's plans
 
 Shapes: the developers' 31-shape suite of bench/plan_quality.py (squares 256..16384 among them)
 and the two medium GEMMs issue 15 names (1024x8192x1024, 640x832x832), on
 blackhole_p150 (13x10: the mesh whose grids do not divide) and wormhole_n150 (8x8), bf16 at the
-tile pass's default fidelity. Every number is a prediction of ``spatial_dialect.targets.cost``.
+tile pass's default fidelity and accumulation (f32 partial sums; `--accumulate bf16` for the fast
+mode's bf16 ones). Every number is a prediction of ``spatial_dialect.targets.cost``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plan_quality import FIDELITY, Case, plan_text, suite  # noqa: E402
 
-from spatial_dialect.passes.analysis import Numerics  # noqa: E402
+from spatial_dialect.passes.analysis import ACCUMULATE, Numerics  # noqa: E402
 from spatial_dialect.passes.tile import gemm as tile_gemm  # noqa: E402
 from spatial_dialect.targets import load_target  # noqa: E402
 from spatial_dialect.targets.cost import GemmShape, roofline_cycles  # noqa: E402
@@ -40,11 +42,11 @@ def cases() -> list[Case]:
     return shapes + [Case("extra", *mkn) for mkn in extra if mkn not in seen]
 
 
-def row(target_name: str, case: Case) -> tuple[str, float, float, str]:
+def row(target_name: str, case: Case, accumulate: str) -> tuple[str, float, float, str]:
     """(shape, unsplit / roofline, default / roofline, the default's plan)."""
     target = load_target(target_name)
     shape = GemmShape(case.m, case.k, case.n)
-    numerics = Numerics.of(target, "bf16", "bf16")
+    numerics = Numerics.of(target, "bf16", "bf16", accumulate)
     roof = roofline_cycles(target, shape, FIDELITY)
     before = tile_gemm.rank(target, shape, numerics, FIDELITY, max_split=1)[0][1]
     plan, after = tile_gemm.rank(target, shape, numerics, FIDELITY)[0]
@@ -60,11 +62,15 @@ def row(target_name: str, case: Case) -> tuple[str, float, float, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--targets", nargs="+", default=["blackhole_p150", "wormhole_n150"])
+    ap.add_argument("--accumulate", choices=ACCUMULATE, default=ACCUMULATE[0])
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     for target_name in args.targets:
-        rows = [row(target_name, c) for c in cases()]
-        print(f"\n{target_name}: predicted / roofline, K unsplit -> default (split-K allowed)")
+        rows = [row(target_name, c, args.accumulate) for c in cases()]
+        print(
+            f"\n{target_name}, accumulate={args.accumulate}: predicted / roofline, "
+            "K unsplit -> default (split-K allowed)"
+        )
         print(f"{'M x K x N':>20} {'unsplit':>8} {'split-K':>8}  plan")
         for mkn, before, after, plan in rows:
             mark = " *" if after < before else ""

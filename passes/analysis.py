@@ -371,32 +371,57 @@ def gemm_plan(program: sp.ProgramOp) -> GemmPlan:
     )
 
 
+ACCUMULATE = ("f32", "bf16")
+"""The values of the `accumulate` option (docs/passes.md#tile-f32-accumulation-by-contract): `f32`,
+the tg contract, is the default; `bf16` asks for the 16-bit accumulator where a chip has one."""
+
+
 @dataclass(frozen=True)
 class Numerics:
     """How a GEMM section accumulates: the accumulator's precision, and whether the output is
     accumulated in place.
 
-    tt-metal's defaults, which the cost model's numbers are measured with: integer products
-    accumulate in i32; a register accumulator (GPU fragments, RDU pipeline registers) in f32;
-    Tensix dest in f32 when the GEMM touches f32 (fp32_dest_acc_en) and in its 16-bit mode
-    otherwise, which holds twice the tiles. Partial sums spill between K blocks at the
-    accumulator's precision, and where that is the output's type they accumulate in the output
-    FIFO itself (the interm and output circular buffers share memory when their formats agree),
-    so no separate spill buffer exists.
+    The tg contract (docs/tg.md#numerics-of-the-reference-semantics) says a float matmul
+    accumulates in f32, and that is what every chip does by default: a register accumulator (GPU
+    fragments, RDU pipeline registers) always, Tensix dest in its fp32 mode (tt-metal's
+    fp32_dest_acc_en), which holds half the tiles of its 16-bit mode. Integer products
+    accumulate in i32. `accumulate="bf16"` is the fast mode on a chip with a 16-bit accumulator
+    (Tensix dest): a 16- or block-float-operand GEMM whose operands and result are not f32 then
+    accumulates in the operands' 16-bit type, rounding after every tile-matmul, with twice the
+    sub-block. Partial sums spill between K blocks at the accumulator's precision, and where that
+    is the output's type they accumulate in the output FIFO itself (the interm and output
+    circular buffers share memory when their formats agree), so no separate spill buffer exists.
     """
 
     acc: str
     in_place: bool
 
     @staticmethod
-    def of(target: Target, in_dtype: str, out_dtype: str) -> Numerics:
+    def of(target: Target, in_dtype: str, out_dtype: str, accumulate: str = "f32") -> Numerics:
         if in_dtype.startswith("i"):
             acc = "i32"
-        elif target.acc_in_registers or "f32" in (in_dtype, out_dtype):
-            acc = "f32"
-        else:
+        elif (
+            accumulate == "bf16"
+            and not target.acc_in_registers
+            and "f32" not in (in_dtype, out_dtype)
+        ):
             acc = in_dtype
+        else:
+            acc = "f32"
         return Numerics(acc, acc == out_dtype)
+
+    @staticmethod
+    def of_section(program: sp.ProgramOp) -> Numerics:
+        """The numerics a GEMM section was planned with, read off its accumulator and its result."""
+        view = GemmView.of(program)
+        acc = str(sp.buffer_of(view.matmul.acc).elt)
+        return Numerics(acc, acc == str(view.tensor(view.store).element_type))
+
+    @property
+    def narrow(self) -> bool:
+        """A 16-bit accumulator (accumulate=bf16 on a chip that has one), where the contract's is
+        32-bit (f32, i32)."""
+        return self.acc not in ("f32", "i32")
 
     @property
     def exact(self) -> bool:
@@ -412,11 +437,10 @@ class Numerics:
 
 
 def section_cost(program: sp.ProgramOp, target: Target, fidelity: str) -> GemmCost:
-    """The cost model's prediction for a tiled section's plan, as tile ranked it."""
+    """The cost model's prediction for a tiled section's plan, as tile ranked it (with the
+    numerics its accumulator records)."""
     shape = GemmView.of(program).shape()
-    return Numerics.of(target, shape.in_dtype, shape.out_dtype).cost(
-        target, shape, gemm_plan(program), fidelity
-    )
+    return Numerics.of_section(program).cost(target, shape, gemm_plan(program), fidelity)
 
 
 # ── Footprints ────────────────────────────────────────────────────────────────────────────────

@@ -1,10 +1,11 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
-`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES}`. With no target
-anywhere (neither the option nor one recorded on the module) it compiles for wormhole_n150. The
-options go to the pass that decides with them (target, format, grid and the budget to link, which
-records them on the module for every later pass; fidelity and split-k to tile) and are recorded on the module,
-where the report reads them back.
+`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
+split-k=N kv-splits=N}`. With no target anywhere (neither the option nor one recorded on the
+module) it compiles for wormhole_n150. The options go to the pass that decides with them (target,
+format, grid, the budget and kv-splits to link, which records them on the module for every later
+pass; fidelity, accumulate and split-k to tile) and are recorded on the module, where the report
+reads them back.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from spatial_dialect.passes.tile import TilePass
 
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
-    """`spatial-pipeline{target=NAME fidelity=hifi4 format=bf16 grid=XxY local-mem=BYTES
-    dram-mem=BYTES split-k=N kv-splits=N}`: link, tile, place, fuse-operands and size-buffers in order."""
+    """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
+    local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N}`: link, tile, place, fuse-operands and
+    size-buffers in order."""
 
     name = "spatial-pipeline"
     target: str | None = None
     fidelity: str | None = None
+    accumulate: str | None = None
     format: str = "bf16"
     grid: str | None = None
     local_mem: int | None = None
@@ -42,7 +45,7 @@ class SpatialPipelinePass(ModulePass):
             LinkPass(
                 self.target, self.format, self.grid, self.local_mem, self.dram_mem, self.kv_splits
             ),
-            TilePass(self.fidelity, self.split_k),
+            TilePass(self.fidelity, self.accumulate, self.split_k),
             PlacePass(),
             FuseOperandsPass(),
             SizeBuffersPass(),

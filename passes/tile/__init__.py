@@ -75,6 +75,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
+    ACCUMULATE,
     ELEMENT_TYPES,
     GemmView,
     Numerics,
@@ -129,16 +130,18 @@ def choose_gemm_plan(
     target: Target,
     fidelity: str,
     ranked_before: dict[tuple[GemmShape, Numerics], Ranked] | None = None,
+    accumulate: str = "f32",
     max_split: int = MAX_K_SLICES,
 ) -> GemmChoice:
-    """The cheapest legal plan (module docstring); NoLegalPlan when none fits a site.
+    """The cheapest legal plan (module docstring) at the `accumulate` mode's numerics;
+    NoLegalPlan when none fits a site.
 
     A plan is a function of the target, the fidelity and the GEMM's shape and numerics only, so
     a pass run ranks each distinct GEMM once (`ranked_before`): a model's 32 identical layers
     cost one ranking per projection, not 32."""
     view = GemmView.of(program)
     shape = view.shape()
-    numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype)
+    numerics = Numerics.of(target, shape.in_dtype, shape.out_dtype, accumulate)
     memo = {} if ranked_before is None else ranked_before
     if (shape, numerics) not in memo:
         memo[shape, numerics] = ranking(target, shape, numerics, fidelity, max_split)
@@ -190,12 +193,39 @@ def gemm_plan_ops(choice: GemmChoice, target: Target, fidelity: str) -> GemmPlan
         multicast=[n for n, m in (("a", q.mcast_a), ("b", q.mcast_b)) if m],
     )
     plan_op.attributes["why"] = StringAttr(cost.why)
+    plan_op.attributes["accumulate"] = StringAttr(accumulation_why(target, choice))
     why = multicast_why(target, fidelity, plan, q, choice.shape, choice.numerics)
     if why is not None:
         plan_op.attributes["multicast_why"] = StringAttr(why)
     if choice.other_least is not None:
         plan_op.attributes["split_why"] = StringAttr(split_why(choice, target))
     return GemmPlanOps(work, plan_op)
+
+
+def accumulation_why(target: Target, choice: GemmChoice) -> str:
+    """The accumulator's precision and why (docs/passes.md#tile-f32-accumulation-by-contract):
+    what it holds and where the partial sums go between K blocks and, under split-K, between
+    slices (at the accumulator's precision, like the partials FIFO)."""
+    numerics, shape = choice.numerics, choice.shape
+    acc = numerics.acc
+    if acc == "i32":
+        why = "integer products accumulate exactly"
+    elif numerics.narrow:
+        why = "the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul"
+    elif target.acc_in_registers:
+        why = "the tg contract; a register accumulator"
+    else:
+        why = "the tg contract"
+    holds = f"{target.acc_tiles(acc)} tiles a sub-block"
+    if choice.plan.streaming or choice.plan.k_blocks(shape.kt) == 1 or target.acc_in_registers:
+        partials = "partial sums stay in the accumulator"
+    elif numerics.in_place:
+        partials = f"partial sums in the {shape.out_dtype} output"
+    else:
+        partials = f"{acc} partial sums in local memory"
+    if choice.plan.split_k > 1:
+        partials += f"; split-K passes {acc} partial sums slice to slice"
+    return f"{acc}: {why}; {holds}; {partials}"
 
 
 def split_why(choice: GemmChoice, target: Target) -> str:
@@ -303,6 +333,15 @@ def apply_gemm_plan(
     spill = spill_buffer(out, choice.numerics, target) if buffering.spill else None
     if spill is not None:
         rewriter.insert_op(spill, InsertPoint.after(out))
+    acc = sp.buffer_of(m.acc)
+    assert isinstance(acc, sp.AccOp)
+    if choice.numerics.narrow:
+        # link writes the contract's 32-bit accumulator; accumulate=bf16 narrows it here. Only
+        # narrows: the int8 dot of Q8_0 blocks, ranked as integer products (i32), keeps link's
+        # f32 (the blocks' scaled i32 sums added in f32, as ggml does).
+        narrowed = sp.AccOp(acc.label.data, acc.page, ELEMENT_TYPES[choice.numerics.acc])
+        narrowed.res.name_hint = acc.res.name_hint
+        rewriter.replace_op(acc, narrowed)
     partials = partials_fifo(choice.numerics, target) if choice.plan.split_k > 1 else None
     if partials is not None:
         rewriter.insert_op(partials, InsertPoint.after(spill or out))
@@ -354,13 +393,14 @@ def tile_section(
     fidelity: str,
     rewriter: Rewriter,
     ranked_before: RankedBefore | None = None,
+    accumulate: str = "f32",
     max_split: int = MAX_K_SLICES,
 ) -> None:
     """Choose and apply one linked section's plan, by the kind link recorded (`ranked_before`:
     the rankings of this pass run so far, so each distinct section is ranked once)."""
     memo = ranked_before or RankedBefore()
     if program.kind.is_gemm:
-        choice = choose_gemm_plan(program, target, fidelity, memo.gemms, max_split)
+        choice = choose_gemm_plan(program, target, fidelity, memo.gemms, accumulate, max_split)
         apply_gemm_plan(program, choice, target, fidelity, rewriter)
     else:
         choice = choose_stream_plan(program, target, fidelity, memo.streams)
@@ -372,12 +412,15 @@ def tile_section(
 
 @dataclass(frozen=True)
 class TilePass(ModulePass):
-    """`tile{fidelity=hifi4 split-k=4}`: choose and apply every linked section's block plan (a
-    walk over the linked sections: each plan is a whole-section decision). `split-k` is the most
-    K slices a GEMM plan may use (1: K is never split)."""
+    """`tile{fidelity=hifi4 accumulate=f32 split-k=4}`: choose and apply every linked section's
+    block plan (a walk over the linked sections: each plan is a whole-section decision).
+    `accumulate=bf16` plans GEMMs for a 16-bit accumulator where the chip has one (the fast mode,
+    docs/passes.md#tile-f32-accumulation-by-contract). `split-k` is the most K slices a GEMM plan
+    may use (1: K is never split)."""
 
     name = "tile"
     fidelity: str | None = None
+    accumulate: str | None = None
     split_k: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -385,6 +428,9 @@ class TilePass(ModulePass):
         fidelity = self.fidelity or options(op).get("fidelity", DEFAULT_FIDELITY)
         if fidelity not in FIDELITIES:
             raise InvalidTarget(f"fidelity {fidelity}: use one of {', '.join(FIDELITIES)}")
+        accumulate = self.accumulate or options(op).get("accumulate", ACCUMULATE[0])
+        if accumulate not in ACCUMULATE:
+            raise InvalidTarget(f"accumulate {accumulate}: use one of {', '.join(ACCUMULATE)}")
         recorded = options(op).get("split_k")
         max_split = self.split_k if self.split_k is not None else int(recorded or MAX_K_SLICES)
         if max_split < 1:
@@ -393,11 +439,13 @@ class TilePass(ModulePass):
             )
         sections = sections_taken(op, self.name, Phase.LINKED)
         if sections:
-            record(op, fidelity=fidelity)
+            record(op, fidelity=fidelity, accumulate=accumulate)
             if self.split_k is not None:
                 record(op, split_k=str(self.split_k))
         rewriter = Rewriter()
         ranked_before = RankedBefore()
         for program in sections:
             with refusals_at(program):
-                tile_section(program, target, fidelity, rewriter, ranked_before, max_split)
+                tile_section(
+                    program, target, fidelity, rewriter, ranked_before, accumulate, max_split
+                )

@@ -118,8 +118,10 @@ def test_pruned_search_finds_the_brute_force_minimum(name, grid, mkn, dtype):
 
 
 def default(name, m, k, n):
+    """ttnn's default config for a bf16 GEMM under ttnn's default compute config (dest in its
+    16-bit mode, fp32_dest_acc_en off): the transcription these tests check."""
     target = load_target(name)
-    return td.ttnn_default(target, GemmShape(m, k, n))
+    return td.ttnn_default(target, GemmShape(m, k, n), Numerics.of(target, "bf16", "bf16", "bf16"))
 
 
 def test_subblock_choices_in_ttnn_order():

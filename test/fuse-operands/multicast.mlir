@@ -1,10 +1,12 @@
 // fuse-operands on a multicast mesh: under the 2-D map a row of sites shares its A blocks and a
 // column its B blocks; the loads become the groups' senders (x = 0 for a row, y = 0 for a column).
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile,place,fuse-operands' | filecheck %s --check-prefix=BH
-// RUN: spatial-opt %s --split-input-file -p 'link,tile,place,fuse-operands' | filecheck %s --check-prefix=WH
+// The plans of the 16-bit accumulator (accumulate=bf16): their sub-blocks of up to 8 tiles make
+// the shapes this test is about; f32 accumulation's plans are checked in test/tile.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16},place,fuse-operands' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{accumulate=bf16},place,fuse-operands' | filecheck %s --check-prefix=WH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=h100},tile,place,fuse-operands' | filecheck %s --check-prefix=GPU
 // Running fuse-operands twice changes nothing.
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile,place,fuse-operands,fuse-operands' | filecheck %s --check-prefix=BH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16},place,fuse-operands,fuse-operands' | filecheck %s --check-prefix=BH
 
 func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = tg.matmul %a, %b : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>

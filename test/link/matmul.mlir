@@ -1,5 +1,6 @@
 // link: a tg.matmul becomes one section with its DRAM tensors (tile counts of the padded
-// shape), the FIFOs, the accumulator at the target's precision, and the symbolic access
+// shape), the FIFOs, the accumulator at the contract's precision (f32; tile narrows it under
+// accumulate=bf16, test/tile/plans.mlir), and the symbolic access
 // patterns; the function becomes its interface; the target and options land on the module.
 // RUN: spatial-opt %s -p link | filecheck %s --check-prefix=WH
 // RUN: spatial-opt %s -p 'link{target=blackhole_p150 format=bfp8_b}' | filecheck %s --check-prefix=BFP8
@@ -26,8 +27,8 @@ func.func @untouched(%x: i32) -> i32 {
 // WH-NEXT:     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
 // WH-NEXT:     %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
 // WH-NEXT:     %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
-// Tensix dest in its 16-bit mode for a bf16 GEMM (tt-metal's default).
-// WH-NEXT:     %dst = sp.acc "dst" page [sh, sw] bf16
+// A bf16 GEMM accumulates in f32, as the tg contract says (Tensix dest in its fp32 mode).
+// WH-NEXT:     %dst = sp.acc "dst" page [sh, sw] f32
 // WH-NEXT:     sp.load @a[r0, k0] x [h, kw] -> %in0
 // WH-NEXT:     sp.load @b[k0, c0] x [kw, w] -> %in1
 // WH-NEXT:     sp.matmul_tiles %in0, %in1 -> %out acc %dst

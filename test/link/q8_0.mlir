@@ -8,6 +8,9 @@
 // The whole pipeline takes it on every target.
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150}' | filecheck %s --check-prefix=SIZED
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=rtx3060}' | filecheck %s --check-prefix=SIZED
+// accumulate=bf16 narrows Tensix's accumulator of the widened tiles; the int8 dot keeps its f32.
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 accumulate=bf16}' | filecheck %s --check-prefix=WH16
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=h100 accumulate=bf16}' | filecheck %s --check-prefix=GPU16
 
 func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96xf16>, %uv: tensor<128x64xi8>, %us: tensor<4x64xf16>) -> (tensor<1x96xbf16>, tensor<1x64xbf16>, tensor<1x64xbf16>) {
   %y = tg.matmul_q8_0 %x, %wv, %ws activation "q8_0" : (tensor<1x128xbf16>, tensor<128x96xi8>, tensor<4x96xf16>) -> tensor<1x96xbf16>
@@ -24,13 +27,15 @@ func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96x
 // WH-NEXT:   %in0 = sp.fifo "in0" depth 2 page [h, w] bf16 tile_bytes 2048
 // WH-NEXT:   %out = sp.fifo "out" depth 2 page [sh, sw] i8 as "q8_0" tile_bytes 1088
 // WH:        sp.map quantize_q8_0 %in0 [full] -> %out valid 1x128
-// Tensix widens the blocks to bf16 in the compute stage, and says why and what came second.
+// Tensix widens the blocks to bf16 in the compute stage, and says why and what came second; the
+// widened tiles accumulate in f32 (the tg contract: dest in its fp32 mode).
 // WH:      sp.program @y op "tg.matmul_q8_0" kind gemm
 // WH-SAME:   q8_0 = "dequantize: dequantize to bf16 in the compute stage (64 cycles per tile): wormhole_n150's accumulator adds across K in place, with no per-block scale between tile products; runner-up: bfp8_b storage, exact only for a block whose scale is a power of two"
 // WH-NEXT:   sp.tensor @x__q8_0_0 : tensor<1x128xi8> tiles 1x4 input rows format "q8_0"
 // WH-NEXT:   sp.tensor @wv : tensor<128x96xi8> tiles 4x3 input tiled format "q8_0_kn" scales @ws
 // WH:        %in0 = sp.fifo "in0" depth 2 page [h, kw] i8 as "q8_0" tile_bytes 1088
 // WH-NEXT:   %in1 = sp.fifo "in1" depth 2 page [kw, w] i8 as "q8_0_kn" tile_bytes 1088
+// WH:        %dst = sp.acc "dst" page [sh, sw] f32
 // WH:        sp.matmul_tiles %in0, %in1 -> %out acc %dst dequantize bf16
 // The second reader shares the view: no second quantize section.
 // WH-NOT:  op "quantize_q8_0"
@@ -61,3 +66,10 @@ func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96x
 // SIZED:   sp.program @y op "tg.matmul_q8_0" kind gemm phase sized
 // SIZED:     sp.tensor @wv : tensor<128x96xi8> tiles 4x3 input tiled format "q8_0_kn" scales @ws
 // SIZED:   sp.program @f op "tg.matmul_q8_0" kind gemm phase sized
+
+// WH16:    sp.program @y op "tg.matmul_q8_0"
+// WH16:      %dst = sp.acc "dst" page [sh, sw] bf16
+// WH16:      sp.matmul_tiles %in0, %in1 -> %out acc %dst dequantize bf16
+// GPU16:   sp.program @y op "tg.matmul_q8_0"
+// GPU16:     %dst = sp.acc "dst" page [sh, sw] f32
+// GPU16:     sp.matmul_tiles %in0, %in1 -> %out acc %dst on compute

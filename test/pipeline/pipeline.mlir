@@ -7,26 +7,29 @@
 // The target recorded by link is the one every later pass uses (no option names it again).
 // RUN: spatial-opt %s -p 'link{target=rtx3060}' | spatial-opt -p spatial-pipeline | filecheck %s --check-prefix=GPU
 
-// 256^3 bf16: 8x8 tiles, one per site of the 8x8 mesh, K in one block of 8 tiles (the output
-// accumulates in place in its 16-bit format, and with one K block there is no spill at all).
+// 256^3 bf16: 8x8 tiles, one per site of the 8x8 mesh, K in one block of 8 tiles (the f32
+// accumulator holds the whole sum, so there is no spill at all; the output is a ring of two).
+// The runner-up splits K in 2 on two 4x8 grids: its partial sums pass at the accumulator's f32
+// (4096-byte tiles, twice the 16-bit mode's), 3676 cycles (3516 with accumulate=bf16), still
+// below the unsplit plan with K in 2 blocks and an f32 spill (3729).
 func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
   func.return %c : tensor<256x256xbf16>
 }
-// CHECK:      builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+// CHECK:      builtin.module attributes {sp.target = "wormhole_n150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
 // CHECK-NEXT:   sp.entry @gemm(@a, @b) -> (@c)
 // CHECK-NEXT:   sp.program @c op "tg.matmul" kind gemm phase sized tile 32x32 {
 // CHECK-NEXT:     sp.tensor @a : tensor<256x256xbf16> tiles 8x8 input tiled
 // CHECK-NEXT:     sp.tensor @b : tensor<256x256xbf16> tiles 8x8 input tiled
 // CHECK-NEXT:     sp.tensor @c : tensor<256x256xbf16> tiles 8x8 output tiled
 // CHECK-NEXT:     sp.work @c block 1x1 k 8 by 8
-// CHECK-NEXT:     sp.plan blocked grid 8x8 block 1x1 packing operand_with_store multicast a, b predicted 3248 bound dram runner_up "blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x" 3516
+// CHECK-NEXT:     sp.plan blocked grid 8x8 block 1x1 packing operand_with_store multicast a, b predicted 3248 bound dram runner_up "blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x" 3676
 // CHECK-NEXT:     sp.mesh 8x8 movement 2 nocs 2 local 1395424
 // CHECK-NEXT:     sp.sites [0, 7]x[0, 7] first x + y * 8 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 32768, out = 65536}
 // CHECK-NEXT:     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
 // CHECK-NEXT:     %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
-// CHECK-NEXT:     %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
-// CHECK-NEXT:     %dst = sp.acc "dst" page [sh, sw] bf16
+// CHECK-NEXT:     %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
+// CHECK-NEXT:     %dst = sp.acc "dst" page [sh, sw] f32
 // CHECK-NEXT:     sp.group @in0_rows %in0 rows [0, 7]x[0, 7] sender 0
 // CHECK-NEXT:     sp.group @in1_columns %in1 columns [0, 7]x[0, 7] sender 0
 // CHECK-NEXT:     sp.load @a[r0, k0] x [h, kw] -> %in0 multicast @in0_rows on movement 1 noc 0

@@ -3,7 +3,9 @@
 // boundary site is its own range with the block it really covers and a sub-block that tiles it,
 // and pages, load extents, store strides and sub-block counts, all written in h, w, sh, sw, change
 // together.
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile,place' | filecheck %s
+// The plans of the 16-bit accumulator (accumulate=bf16): their sub-blocks of up to 8 tiles make
+// the shapes this test is about; f32 accumulation's plans are checked in test/tile.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16},place' | filecheck %s
 
 // 1024x1024x2048 bf16 on Blackhole's 13x10 mesh: blocks of 2x5 tiles, 16 block rows over 8 rows of
 // sites (2 rounds each, items 2s and 2s + 1 on grid site s = x + 13 y) and 13 block columns in one

@@ -3,8 +3,11 @@
 // (sp.work ... over): site (x, y) runs `count` items from `first`. A line plan folds its sites
 // onto the mesh row by row. An operand the plan does not multicast gets no group. A flat target
 // deals by split_work_to_sites over the sites the plan chose.
-// RUN: spatial-opt %s --split-input-file -p link,tile{split-k=1},place,fuse-operands | filecheck %s --check-prefix=WH
-// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1},place,fuse-operands' | filecheck %s --check-prefix=BH
+// The plans of the 16-bit accumulator (accumulate=bf16): their sub-blocks of up to 8 tiles make
+// the shapes this test is about; f32 accumulation's plans are checked in test/tile. The unsplit
+// plan space (split-k=1).
+// RUN: spatial-opt %s --split-input-file -p 'link,tile{accumulate=bf16 split-k=1},place,fuse-operands' | filecheck %s --check-prefix=WH
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16 split-k=1},place,fuse-operands' | filecheck %s --check-prefix=BH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile{split-k=1},place,fuse-operands' | filecheck %s --check-prefix=FLAT
 
 // 8192^3 bf16. Wormhole: 64x64 blocks of 4x4 tiles over the 8x8 grid, 64 a site: site (x, y) runs

@@ -5,7 +5,7 @@
 // RUN: spatial-opt %s -p place,fuse-operands | filecheck %s
 // RUN: sed -e 's/blackhole_p150/wormhole_n150/' -e 's/grid 13x10/grid 8x8/' %s | spatial-opt -p place,fuse-operands | filecheck %s --check-prefix=WH
 
-builtin.module attributes {sp.target = "blackhole_p150", sp.options = {fidelity = "hifi4", format = "bf16"}} {
+builtin.module attributes {sp.target = "blackhole_p150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16"}} {
   sp.entry @skinny(@a, @b) -> (@c)
   sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
     sp.tensor @a : tensor<32x32xbf16> tiles 1x1 input tiled

@@ -3,7 +3,6 @@ tile), mutations of compiled programs, and GEMMs of any shape on every preset ta
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -51,11 +50,13 @@ def gemm(m: int, k: int, n: int, elt: str):
     )
 
 
-def check(fn, module, seed: int = 0):
-    """The comparisons of a compiled function's simulated outputs with the reference."""
+def check(fn, module, seed: int = 0, accumulate: str = "f32"):
+    """The comparisons of a compiled function's simulated outputs with the reference, at the
+    tolerance of the accumulation it was compiled with."""
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
-    return compare_outputs(fn, reference, values, simulated_outputs(fn, module, inputs))
+    simulated = simulated_outputs(fn, module, inputs)
+    return compare_outputs(fn, reference, values, simulated, accumulate)
 
 
 # ── Examples ────────────────────────────────────────────────────────────────────────────────
@@ -133,20 +134,18 @@ def gemm_1024():
     module = compile_function(fn, "wormhole_n150")
     inputs = draw_inputs(fn, 0)
     reference, _ = reference_outputs(fn, inputs)
-    start = time.perf_counter()
     simulated = simulated_outputs(fn, module, inputs)
-    seconds = time.perf_counter() - start
-    return inputs, reference["c"], simulated["c"], seconds
+    return inputs, reference["c"], simulated["c"]
 
 
-def test_gemm_1024_simulates_in_under_20_s_and_passes(gemm_1024):
-    _, ref, sim, seconds = gemm_1024
-    assert seconds < 20
+def test_gemm_1024_simulates_and_passes(gemm_1024):
+    """How long it takes is bench/README.md#simulation-speed's, not a unit test's."""
+    _, ref, sim = gemm_1024
     assert compare("c", ref, sim).ok
 
 
 def test_one_wrong_tile_of_gemm_1024_fails(gemm_1024):
-    inputs, ref, sim, _ = gemm_1024
+    inputs, ref, sim = gemm_1024
     a, b = (inputs[n].astype(np.float32) for n in ("a", "b"))
     rows, cols = slice(320, 352), slice(640, 672)  # tile (10, 20)
     copied = sim.copy()
@@ -313,8 +312,8 @@ def test_the_command_ends_in_fail_for_a_wrong_program(
         f"  %c = tg.matmul %a, %b : ({a}, {b}) -> {c}\n  func.return %c : {c}\n}}"
     )
 
-    def compile_wrong(fn, target):
-        module = compile_function(fn, target, grid="4x4", split_k=1)
+    def compile_wrong(fn, target, **options):
+        module = compile_function(fn, target, grid="4x4", split_k=1, **options)
         mutate(next(op for op in module.walk() if isinstance(op, sp.ProgramOp)))
         return module
 
@@ -370,31 +369,39 @@ def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
 # ── Split-K: slices walk their K, partial sums pass slice to slice, the last slice stores ───────
 
 
-def compiled(m, k, n, elt, target, grid):
+def compiled(m, k, n, elt, target, grid, accumulate="f32"):
     fn = gemm(m, k, n, elt)
-    module = compile_function(fn, target, **({"grid": grid} if grid else {}))
+    module = compile_function(
+        fn, target, accumulate=accumulate, **({"grid": grid} if grid else {})
+    )
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return fn, module, section
 
 
 @pytest.mark.parametrize(
-    "m, k, n, elt, grid, slices, along, over",
+    "m, k, n, elt, grid, accumulate, slices, along, over",
     [
         # 4 slices along y, both operands multicast (B's column groups cut at each slice), spill.
-        (64, 2048, 96, "f32", None, 4, "y", None),
+        (64, 2048, 96, "f32", None, "f32", 4, "y", None),
         # Slices along x, partial tiles at both edges of the output.
-        (100, 256, 100, "f32", "4x4", 2, "x", None),
-        # bf16 partial sums (the 16-bit accumulator's type), several sub-blocks a block.
-        (64, 2048, 200, "bf16", "4x4", 4, "y", None),
+        (100, 256, 100, "f32", "4x4", "f32", 2, "x", None),
+        # A bf16 GEMM's f32 partial sums (the tg contract), several sub-blocks a block.
+        (64, 2048, 200, "bf16", "4x4", "f32", 4, "y", None),
+        # The same with bf16 partial sums (accumulate=bf16: the 16-bit accumulator's type).
+        (64, 2048, 200, "bf16", "4x4", "bf16", 4, "y", None),
         # Several blocks a site in rounds, in each slice.
-        (384, 512, 384, "bf16", "4x4", 2, "x", (2, 4)),
+        (384, 512, 384, "bf16", "4x4", "f32", 2, "y", (4, 2)),
     ],
 )
-def test_split_k_programs_equal_the_reference(m, k, n, elt, grid, slices, along, over):
-    fn, module, section = compiled(m, k, n, elt, "wormhole_n150", grid)
+def test_split_k_programs_equal_the_reference(
+    m, k, n, elt, grid, accumulate, slices, along, over
+):
+    fn, module, section = compiled(m, k, n, elt, "wormhole_n150", grid, accumulate)
     work = section.one(sp.WorkOp)
     assert (work.k_slices, work.split_axis, work.over) == (slices, along, over)
-    (result,) = check(fn, module)
+    partials = sp.buffer_of(section.one(sp.MatmulTilesOp).partials)
+    assert str(partials.elt) == ("bf16" if accumulate == "bf16" else "f32")
+    (result,) = check(fn, module, accumulate=accumulate)
     assert result.ok, result.line()
 
 

@@ -9,7 +9,7 @@
 // RUN: not spatial-opt %s -p 'size-buffers,resize-operand-fifos{depth=9}' 2>&1 | filecheck %s --check-prefix=OVER
 // RUN: not spatial-opt %s -p 'resize-operand-fifos{depth=3}' 2>&1 | filecheck %s --check-prefix=PHASE
 
-builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity = "hifi4", format = "bf16", local_mem = "900000"}} {
+builtin.module attributes {sp.target = "wormhole_n150", sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", local_mem = "900000"}} {
   sp.entry @decode(@x, @w) -> (@y)
   sp.program @y op "tg.matmul" kind gemm phase fused tile 32x32 {
     sp.tensor @x : tensor<1x4096xbf16> tiles 1x128 input rows
@@ -31,7 +31,7 @@ builtin.module attributes {sp.target = "wormhole_n150", sp.options = {fidelity =
     sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw] on movement 0 noc 1
   }
 }
-// CHECK:      sp.options = {fidelity = "hifi4", format = "bf16", local_mem = "900000"}
+// CHECK:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", local_mem = "900000"}
 // CHECK:      sp.mesh 8x8 movement 2 nocs 2 local 900000
 // CHECK-NEXT: sp.sites [0, 7]x[0, 0] first x + y * 8 count 1 block 1x16 sub_block 1x8 memory {in0 = 0, in1 = 32768 depth 3, out = 819200, spill = 819200}
 // CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048

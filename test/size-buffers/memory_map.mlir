@@ -1,6 +1,9 @@
 // The memory map as people read it: per site range each buffer's offset, bytes, depth and page,
 // and the site's use against its budget; and the program it came from is the sized one.
-// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150 split-k=1}' -t memory-map | filecheck %s
+// The plans of the 16-bit accumulator (accumulate=bf16): their sub-blocks of up to 8 tiles make
+// the shapes this test is about; f32 accumulation's plans are checked in test/tile. The unsplit
+// plan space (split-k=1).
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=blackhole_p150 accumulate=bf16 split-k=1}' -t memory-map | filecheck %s
 
 func.func @gemm(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
   %c = tg.matmul %a, %b : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16>

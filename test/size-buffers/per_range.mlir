@@ -4,11 +4,13 @@
 // depth; only the members of one multicast group must agree, at the group's minimum.
 // The target (Inputs/deep_fifos_4x4.toml) is a 4x4 Tensix-like part with fetch_tile 100,
 // credit_return 400, service_page 512 cycles and 1474560 bytes of local memory per site.
-// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" split-k=1}' | filecheck %s
-// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" split-k=1}' -t memory-map | filecheck %s --check-prefix=MAP
-// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" local-mem=900000 split-k=1}' | filecheck %s --check-prefix=GROUP
+// The unsplit plans (split-k=1) of the 16-bit accumulator (accumulate=bf16), whose shapes this
+// test is about.
+// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" accumulate=bf16 split-k=1}' | filecheck %s
+// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" accumulate=bf16 split-k=1}' -t memory-map | filecheck %s --check-prefix=MAP
+// RUN: spatial-opt %s -p 'spatial-pipeline{target="%S/Inputs/deep_fifos_4x4.toml" local-mem=900000 accumulate=bf16 split-k=1}' | filecheck %s --check-prefix=GROUP
 // The simulator runs each range at its own depth, and the result is right.
-// RUN: spatial-run %s --target %S/Inputs/deep_fifos_4x4.toml | filecheck %s --check-prefix=SIM
+// RUN: spatial-run %s --target %S/Inputs/deep_fifos_4x4.toml --accumulate bf16 | filecheck %s --check-prefix=SIM
 
 func.func @g(%a: tensor<224x4096xbf16>, %b: tensor<4096x160xbf16>) -> tensor<224x160xbf16> {
   %c = tg.matmul %a, %b : (tensor<224x4096xbf16>, tensor<4096x160xbf16>) -> tensor<224x160xbf16>

@@ -5,6 +5,8 @@
 // RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1}' | filecheck %s --check-prefix=WH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=BH
 // RUN: spatial-opt %s --split-input-file -p 'link{target=rtx3060},tile{split-k=1}' | filecheck %s --check-prefix=GPU
+// accumulate=bf16, the fast mode: Tensix dest in its 16-bit mode (8 tiles), bf16 partial sums.
+// RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{accumulate=bf16 split-k=1}' | filecheck %s --check-prefix=FAST
 // Running tile twice changes nothing.
 // RUN: spatial-opt %s --split-input-file -p 'link,tile{split-k=1},tile{split-k=1}' | filecheck %s --check-prefix=WH
 
@@ -15,23 +17,35 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 }
 // Wormhole: 1x1 blocks dealt over 8x4 sites, two rounds of block columns each (16 = 2 x 8), the
 // whole K in one block, so there is no spill; both operands multicast, and the recorded numbers
-// say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11, the
-// bf16 output accumulating in place) is the runner-up.
-// WH:      sp.options = {fidelity = "hifi4", format = "bf16", split_k = "1"}
+// say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11,
+// the f32 partial sums spilled between them) is the runner-up. The accumulator is f32 (the tg
+// contract: dest in its fp32 mode, 4 tiles), and the output FIFO is a ring of two pages.
+// WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", split_k = "1"}
 // WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9345
+// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9409
+// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; partial sums stay in the accumulator"
 // WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 16233 cycles); B multicast over columns of 4 (unicast: 14883 cycles)"
-// WH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+// WH:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // WH-NOT:  sp.interm
+// WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // WH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
-// Blackhole: one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n = ceil(16 / 8
-// columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit dest's format),
-// so the spill is the output FIFO, one page per sub-block.
-// BH:      sp.work @c block 1x2 k 22 by 11{{$}}
-// BH-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7408 bound dram
-// BH:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
-// BH-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
-// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
+// Blackhole: the same 1x1 blocks and the whole K; one block a site with K in 2 blocks of 11
+// would pay the f32 spill.
+// BH:      sp.work @c block 1x1 k 22 by 22 over 8x4
+// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7415 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 7472
+// BH-NOT:  sp.interm
+// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
+// Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
+// ceil(16 / 8 columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit
+// dest's format), so the spill is the output FIFO, one page per sub-block.
+// FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", split_k = "1"}
+// FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
+// FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7408 bound dram
+// FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"
+// FAST:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+// FAST-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
+// FAST-NEXT: %dst = sp.acc "dst" page [sh, sw] bf16
+// FAST:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
 // A GPU deals blocks out flat: they divide the tiles evenly (1x1 of 4x16), 64 over 22 SMs, the
 // fewest SMs that run 3 each (fewer concurrent write-backs than 28 SMs' 3 or fewer), K in 2
 // blocks of 11 (each step's reads wait one 400-cycle DRAM round trip, so fewer, longer steps);
@@ -52,11 +66,20 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// WH:      sp.work @y block 1x3 k 128 by 1{{$}}
-// WH-NEXT: sp.plan blocked line grid 43x1 block 1x3 packing operand_with_store multicast a predicted 129228 bound dram runner_up "blocked per_site 1x4 block 1x4 k_block 1 k_blocks 128 line 32x1" 129246
-// WH-SAME: multicast_why = "A multicast over the line of 43 (unicast: 170464 cycles)"
+// The f32 dest holds 4 tiles and its partial sums spill as f32 tiles, twice the bytes of the
+// 16-bit mode's bf16 ones, so Wormhole's 16-bit plan (1x3 blocks over a line of 43, K in blocks of
+// 1) is the runner-up: 1x2 blocks over a line of 64, with K in blocks of 2 and f32 partial sums in
+// local memory.
+// WH:      sp.work @y block 1x2 k 128 by 2{{$}}
+// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 129398 bound dram runner_up "blocked per_site 1x3 block 1x3 k_block 1 k_blocks 128 line 43x1" 129419
+// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
+// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 191252 cycles)"
+// WH:      %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 4096{{$}}
 // BH:      sp.work @y block 1x1 k 128 by 2{{$}}
-// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93423 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 93474
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93486 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 93588
+// The 16-bit mode's bf16 partial sums are half the bytes: 63 cycles less.
+// FAST:      sp.work @y block 1x1 k 128 by 2{{$}}
+// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93423 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 93474
 // A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (4 tiles, 8 KiB
 // with K blocks of 2) in flight per 400-cycle DRAM round trip, 17.7 B/cycle, so it takes 11 SMs
 // to stream the 182 B/cycle the DRAM sustains; the chosen 22 stream 388, and 12 SMs with K

@@ -7,21 +7,22 @@
 // RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile{split-k=1}' | filecheck %s --check-prefix=FLAT
 
 // 8192^3 bf16: one block a site (32x32 tiles) does not fit a Tensix site's local memory, so without
-// rounds only streaming was left (239,076 us on Wormhole). Here: 4x4-tile blocks, 64 a site (8 x 8
-// rounds of the 8x8 grid), K in 128 blocks of 2 tiles, both operands multicast (reading them per
-// site would double the time).
+// rounds only streaming was left (239,076 us on Wormhole). Here: 2x2-tile blocks, 256 a site (16 x
+// 16 rounds of the 8x8 grid), K in 4 blocks of 64 tiles (the f32 accumulator holds 4 tiles, and a
+// long K block spills the f32 partial sums rarely), both operands multicast (reading them per site
+// would more than triple the time).
 func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %c = tg.matmul %a, %b : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
   func.return %c : tensor<8192x8192xbf16>
 }
-// WH:      sp.work @c block 4x4 k 256 by 2 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 17835860 bound compute runner_up "blocked per_site 4x4 block 4x2 k_block 2 k_blocks 128 grid 8x8" 17835860
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 36706764 cycles); B multicast over columns of 8 (unicast: 36706764 cycles)"
+// WH:      sp.work @c block 2x2 k 256 by 64 over 8x8
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 18041937 bound compute runner_up "blocked per_site 2x2 block 1x2 k_block 64 k_blocks 4 grid 8x8" 18041937
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 72909842 cycles); B multicast over columns of 8 (unicast: 72909842 cycles)"
 // Blackhole: a line of 128 sites sharing B (tt-metal's 1-D matmul multicasting in1): the 128 block
 // rows of 2x16 tiles dealt one to a line site, each site running all 16 block columns in rounds.
-// BH:      sp.work @c block 2x16 k 256 by 2 over 1x128
-// BH-NEXT: sp.plan blocked line grid 1x128 block 1x8 packing operand_with_store multicast b predicted 8939905 bound compute
-// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52573842 cycles)"
+// BH:      sp.work @c block 2x16 k 256 by 16 over 1x128
+// BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9453146 bound compute
+// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52606226 cycles)"
 // H200 (flat, no multicast): 4x4 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 32
 // each (4096 blocks divide evenly over 128, so no SM runs a 33rd); the cost model prices exactly that
 // dealing (`targets.gemm.deal`), so the busiest SM's 32 blocks are what it charges. K in blocks of
@@ -34,16 +35,16 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
 
 // 4096^3 bf16 on Blackhole: 128 tiles do not divide by 13 or 10. Blocks of 13x2 tiles: the rows in
 // one round (10 block rows, the last 11 tiles high), the 64 block columns dealt unevenly over the 13
-// site columns (12 run 5 rounds, the last 4). Wormhole: 4x4 blocks, 16 a site.
+// site columns (12 run 5 rounds, the last 4). Wormhole: 2x2 blocks, 64 a site.
 func.func @square(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = tg.matmul %a, %b : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
   func.return %c : tensor<4096x4096xbf16>
 }
-// WH:      sp.work @c block 4x4 k 128 by 2 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x4 packing operand_with_store multicast a, b predicted 2238292 bound compute
-// BH:      sp.work @c block 13x2 k 128 by 2 over 13x10
-// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1153841 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 2 k_blocks 64 grid 13x10" 1153841
-// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6002226 cycles); B multicast over columns of 10 (unicast: 1472378 cycles)"
+// WH:      sp.work @c block 2x2 k 128 by 64 over 8x8
+// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 2264145 bound compute
+// BH:      sp.work @c block 13x2 k 128 by 16 over 13x10
+// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1226823 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 16 k_blocks 8 grid 13x10" 1226823
+// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6028434 cycles); B multicast over columns of 10 (unicast: 1498586 cycles)"
 // FLAT:      sp.work @c block 4x4 k 128 by 4
 // FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4
 
@@ -58,7 +59,7 @@ func.func @pv(%p: tensor<32x4096xbf16>, %v: tensor<4096x128xbf16>) -> tensor<32x
   func.return %o : tensor<32x128xbf16>
 }
 // WH:      sp.work @o block 1x1 k 128 by 32{{$}}
-// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 13009 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13929
-// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21477 cycles)"
-// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11517 bound compute
-// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15913 cycles)"
+// WH-NEXT: sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 13057 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 grid 4x1 unicast a" 13985
+// WH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 21525 cycles)"
+// BH:      sp.plan blocked grid 4x1 block 1x1 packing operand_with_store predicted 11709 bound compute
+// BH-SAME: multicast_why = "A unicast, shared by rows of 4 (multicast: 15961 cycles)"

@@ -217,30 +217,31 @@ def test_mutation_missing_k_tile_fails():
 
 
 # Several sub-blocks per block: a GEMM's sub-block is (R @ A) @ (B @ C) with one-hot selectors
-# (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid): 2 sub-blocks of 5x1 per 5x2 block
-# over 2 K blocks (spilled), a boundary range of 5x1; 5 sub-blocks of 1x2 per 5x2 over 4 K blocks
-# in f32; 3 sub-blocks of 1x3 per 3x3 block and boundary blocks on a 4x4 grid.
+# (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid, accumulate): sub-blocks per 5x2 block
+# over K blocks (f32 partial sums spilled), a boundary range; sub-blocks per 5x2 block over 4 K
+# blocks in f32; under accumulate=bf16 (the 16-bit dest's 8 tiles), 3 sub-blocks of 1x3 per 3x3
+# block and boundary blocks on a 4x4 grid.
 SUB_BLOCK_GEMMS = [
-    (160, 64, 224, "bf16", "2x2"),
-    (160, 256, 224, "f32", "2x2"),
-    (320, 128, 320, "bf16", "4x4"),
+    (160, 64, 224, "bf16", "2x2", "f32"),
+    (160, 256, 224, "f32", "2x2", "f32"),
+    (320, 128, 320, "bf16", "4x4", "bf16"),
 ]
 
 
 @needs_sim
-@pytest.mark.parametrize("m, k, n, dt, grid", SUB_BLOCK_GEMMS)
-def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid):
+@pytest.mark.parametrize("m, k, n, dt, grid, accumulate", SUB_BLOCK_GEMMS)
+def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumulate):
     from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, dt)))
-    module = compile_function(fn, "wormhole_n150", grid=grid, split_k=1)
+    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate=accumulate, split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
-    assert _run_text(gemm_text(m, k, n, dt), module).ok
+    assert _run_text(gemm_text(m, k, n, dt), module, accumulate).ok
 
 
-def _run_text(text, module):
+def _run_text(text, module, accumulate="f32"):
     from spatial_dialect.tools.compare import compare
     from spatial_dialect.tools.inputs import draw_inputs
     from spatial_dialect.tools.reference import evaluate_values, input_names, returned_values
@@ -250,10 +251,10 @@ def _run_text(text, module):
     inputs = draw_inputs(fn, 0)
     ref = evaluate_values(fn, inputs)[returned_values(fn)[0]]
     (out,) = runner()(module, [inputs[n] for n in input_names(fn)])
-    return compare("c", ref, out)
+    return compare("c", ref, out, accumulate)
 
 
-def print_example(example: str) -> subprocess.CompletedProcess:
+def print_example(example: str, accumulate: str = "f32") -> subprocess.CompletedProcess:
     """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=wormhole_n150} -t ttlang`."""
     return subprocess.run(
         [
@@ -262,7 +263,7 @@ def print_example(example: str) -> subprocess.CompletedProcess:
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples" / example),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 split-k=1}",
+            f"spatial-pipeline{{target=wormhole_n150 accumulate={accumulate} split-k=1}}",
             "-t",
             "ttlang",
         ],
@@ -273,8 +274,9 @@ def print_example(example: str) -> subprocess.CompletedProcess:
 
 
 def test_gemm_2048_prints_with_its_sub_blocks():
-    """Too large to simulate here (2048-cubed); it prints, selectors and all."""
-    proc = print_example("gemm_2048.mlir")
+    """Too large to simulate here (2048-cubed); it prints, selectors and all (the 16-bit dest's
+    plan: 2x4 sub-blocks of 4x4 blocks)."""
+    proc = print_example("gemm_2048.mlir", accumulate="bf16")
     assert proc.returncode == 0, proc.stderr
     assert "sub_rows_dfb" in proc.stdout and "(r_blk @ a_blk)" in proc.stdout
 
@@ -303,7 +305,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
             "spatial_dialect.tools.spatial_opt",
             str(path),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 split-k=1}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16 split-k=1}",
             "-t",
             "ttlang",
         ],
@@ -327,7 +329,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples/llama3_8b_decode.mlir"),
             "-p",
-            "spatial-pipeline{target=wormhole_n150 split-k=1 kv-splits=1}",
+            "spatial-pipeline{target=wormhole_n150 accumulate=bf16 split-k=1 kv-splits=1}",
             "-t",
             "ttlang",
         ],

@@ -61,7 +61,7 @@ def priced(module, section: sp.ProgramOp) -> Priced:  # noqa: ANN001
     target = recorded_target(module, "trace counts")
     shape = GemmView.of(section).shape()
     plan = gemm_plan(section)
-    cost = Numerics.of(target, shape.in_dtype, shape.out_dtype).cost(target, shape, plan, "hifi4")
+    cost = Numerics.of_section(section).cost(target, shape, plan, "hifi4")
     return Priced(
         plan,
         shape,
