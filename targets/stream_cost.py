@@ -89,7 +89,7 @@ VECTOR_OPS: dict[str, float] = {
     "causal_conv": 2.0,
     "gated_delta": 2.0,
 }
-"""Vector instructions per element of each kind of stage (the compute stages of sp/compute.py)."""
+"""Vector instructions per element of each kind of stage (the compute stages: `COMPUTE_STAGES`, sp/compute.py)."""
 
 
 @dataclass(frozen=True)

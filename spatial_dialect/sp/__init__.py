@@ -14,7 +14,7 @@ lines more than an 8x8 one, not a copy of every stage per site (docs/passes.md#p
 naming); a simulator expands the ranges lazily.
 
 Execution semantics (what spatial-run executes; each op's docstring adds its own part, and the
-stages of the sections that are not GEMMs, in compute.py, theirs):
+stages of the sections that are not GEMMs, in compute.py, delta.py and route.py, theirs):
 
   * A site (x, y) belongs to at most one `sp.sites` range. It processes the work items
     `first(x, y) .. first(x, y) + count - 1` of the range, in order. Item i covers the block
@@ -68,17 +68,14 @@ from spatial_dialect.sp.attrs import (
 from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
 from spatial_dialect.sp.compute import (
     COMPUTE_STAGES,
-    ROUTE_PICKS,
     ArgmaxOp,
     AttentionCombineOp,
     AttentionOp,
-    CausalConvOp,
-    GatedDeltaOp,
     MapOp,
     RopeOp,
-    RouteOp,
     RowReduceOp,
 )
+from spatial_dialect.sp.delta import CausalConvOp, GatedDeltaOp
 from spatial_dialect.sp.enums import (
     BoundAttr,
     EngineKindAttr,
@@ -127,6 +124,7 @@ from spatial_dialect.sp.kinds import (
 )
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.program import EntryOp, ProgramOp, TensorOp
+from spatial_dialect.sp.route import ROUTE_PICKS, RouteOp
 from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
 

@@ -1,6 +1,7 @@
 """The stages of the sections that are not GEMMs: pointwise maps, row reductions, rope, flash
-attention, arg-max, the Gated DeltaNet's causal convolution and chunked delta rule, and the
-data-dependent movements (gather, scatter).
+attention and its combine, arg-max. The Gated DeltaNet's causal convolution and chunked delta
+rule (delta.py) and the MoE router (route.py) follow the same rules; `COMPUTE_STAGES` lists them
+all.
 
 Every op here is a stage template like `sp.load` and `sp.matmul_tiles` (stages.py): one instance per
 site, on the engine place gives it, joined to the other stages by FIFOs, and executed per work
@@ -34,7 +35,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerType,
-    StringAttr,
     UnitAttr,
     f32,
 )
@@ -53,7 +53,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import (
     ON_ENGINE,
-    BufferOp,
     ComputeStage,
     StageOp,
     buffer_of,
@@ -62,7 +61,8 @@ from spatial_dialect.sp.abstract_ops import (
 from spatial_dialect.sp.attrs import (
     BufferType,
 )
-from spatial_dialect.sp.buffers import AccOp, FifoOp, IntermOp
+from spatial_dialect.sp.buffers import AccOp
+from spatial_dialect.sp.delta import CausalConvOp, GatedDeltaOp
 from spatial_dialect.sp.enums import (
     MapKindAttr,
     ModeAttr,
@@ -73,7 +73,6 @@ from spatial_dialect.sp.enums import (
 from spatial_dialect.sp.errors import TypeMismatch
 from spatial_dialect.sp.formats import F32, Engine, EnumList, Pair
 from spatial_dialect.sp.kinds import (
-    CONV_ACTIVATIONS,
     MAP_KINDS,
     ROW_KINDS,
     MapKindName,
@@ -82,6 +81,8 @@ from spatial_dialect.sp.kinds import (
     RowForm,
     RowKindName,
 )
+from spatial_dialect.sp.route import RouteOp
+from spatial_dialect.sp.stage_checks import f32_state, fifo_of, same_elt
 from spatial_dialect.sp.syntax import (
     IntValue,
     PairValue,
@@ -91,29 +92,6 @@ from spatial_dialect.sp.syntax import (
     pair_attr,
     pair_prop,
 )
-
-# ── Checks shared by the stages ───────────────────────────────────────────────────────────────
-
-
-def _fifo(op: StageOp, value: SSAValue, role: str) -> FifoOp:
-    buf = buffer_of(value)
-    if not isinstance(buf, FifoOp):
-        raise TypeMismatch(f"{op.stage_name()}: {role} is {buf.name}, expected sp.fifo")
-    return buf
-
-
-def _same_elt(op: StageOp, bufs: Sequence[BufferOp], what: str) -> None:
-    elts = {str(b.elt) for b in bufs}
-    if len(elts) > 1:
-        raise TypeMismatch(
-            f"{op.stage_name()}: {what} hold {', '.join(sorted(elts))}; they must agree"
-        )
-
-
-def _f32_state(op: StageOp, value: SSAValue, role: str) -> None:
-    buf = buffer_of(value)
-    if not isinstance(buf, IntermOp) or buf.elt != Float32Type():
-        raise TypeMismatch(f"{op.stage_name()}: {role} is an sp.interm of f32")
 
 
 @irdl_custom_directive
@@ -226,16 +204,16 @@ class MapOp(ComputeStage):
                     f"{self.stage_name()}: "
                     + (f"needs its {prop}" if prop in spec.int_props else f"takes no {prop}")
                 )
-        ins = [_fifo(self, v, f"input {i}") for i, v in enumerate(self.ins)]
-        out = _fifo(self, self.out, "the output")
+        ins = [fifo_of(self, v, f"input {i}") for i, v in enumerate(self.ins)]
+        out = fifo_of(self, self.out, "the output")
         if isinstance(out.elt, IntegerType) and not spec.ints:
             raise TypeMismatch(f"{self.stage_name()}: computes on floats, not {out.elt}")
         if spec.ints_only and not all(isinstance(b.elt, IntegerType) for b in [*ins, out]):
             raise TypeMismatch(f"{self.stage_name()}: computes on integers only")
         if spec.converts:
-            _same_elt(self, ins, "its inputs")
+            same_elt(self, ins, "its inputs")
         elif not spec.mixed:
-            _same_elt(self, [*ins, out], "its inputs and output")
+            same_elt(self, [*ins, out], "its inputs and output")
         if min(self.valid) <= 0:
             raise VerifyException(f"{self.stage_name()}: the valid extent must be positive")
 
@@ -341,8 +319,8 @@ class RowReduceOp(ComputeStage):
                 f"{self.stage_name()}: groups of {self.width} do not cut {self.cols} columns"
             )
         for i, v in enumerate(self.ins):
-            _fifo(self, v, f"input {i}")
-        out = _fifo(self, self.out, "the output")
+            fifo_of(self, v, f"input {i}")
+        out = fifo_of(self, self.out, "the output")
         if form != "whole" and out.elt != Float32Type():
             raise TypeMismatch(f"{self.stage_name()}: pushes f32 statistics, not {out.elt}")
 
@@ -400,8 +378,8 @@ class RopeOp(ComputeStage):
     def verify_(self) -> None:
         if len(self.ins) != 3:
             raise VerifyException("rope: takes x, cos and sin")
-        bufs = [_fifo(self, v, r) for v, r in zip(self.ins, ("x", "cos", "sin"), strict=True)]
-        _same_elt(self, [*bufs, _fifo(self, self.out, "the output")], "x, cos, sin and the output")
+        bufs = [fifo_of(self, v, r) for v, r in zip(self.ins, ("x", "cos", "sin"), strict=True)]
+        same_elt(self, [*bufs, fifo_of(self, self.out, "the output")], "x, cos, sin and the output")
         if self.head_dim <= 0 or self.head_dim % 2:
             raise VerifyException(f"rope: head_dim {self.head_dim} must be even")
 
@@ -523,12 +501,12 @@ class AttentionOp(StageOp):
             raise VerifyException(
                 f"attention: heads {h} must be a positive multiple of kv_heads {kv}"
             )
-        fifos = [_fifo(self, x, r) for x, r in ((self.q, "q"), (self.k, "k"), (self.v, "v"))]
-        out = _fifo(self, self.out, "the output")
+        fifos = [fifo_of(self, x, r) for x, r in ((self.q, "q"), (self.k, "k"), (self.v, "v"))]
+        out = fifo_of(self, self.out, "the output")
         if self.splits is None:
-            _same_elt(self, [*fifos, out], "q, k, v and the output")
+            same_elt(self, [*fifos, out], "q, k, v and the output")
         else:
-            _same_elt(self, fifos, "q, k and v")
+            same_elt(self, fifos, "q, k and v")
             if self.splits < 1 or self.queries != 1:
                 raise VerifyException(
                     f"attention: splits {self.splits} needs a positive count and one query row "
@@ -536,13 +514,13 @@ class AttentionOp(StageOp):
                 )
             if out.elt != Float32Type():
                 raise TypeMismatch("attention: a split pushes f32 partials")
-        if self.pos is not None and _fifo(self, self.pos, "pos").elt != IntegerType(32):
+        if self.pos is not None and fifo_of(self, self.pos, "pos").elt != IntegerType(32):
             raise TypeMismatch("attention: the position page holds i32")
         acc = buffer_of(self.acc)
         if not isinstance(acc, AccOp) or acc.elt != Float32Type():
             raise TypeMismatch("attention: the scores accumulate in an f32 sp.acc")
-        _f32_state(self, self.state, "the running output")
-        _f32_state(self, self.stats, "the running maximum and sum")
+        f32_state(self, self.state, "the running output")
+        f32_state(self, self.stats, "the running maximum and sum")
 
 
 # ── Arg-max ───────────────────────────────────────────────────────────────────────────────────
@@ -591,10 +569,10 @@ class ArgmaxOp(StageOp):
         return "argmax"
 
     def verify_(self) -> None:
-        _fifo(self, self.x, "x")
-        if _fifo(self, self.out, "the output").elt != IntegerType(32):
+        fifo_of(self, self.x, "x")
+        if fifo_of(self, self.out, "the output").elt != IntegerType(32):
             raise TypeMismatch("argmax: pushes i32 indices")
-        _f32_state(self, self.best, "the running maximum")
+        f32_state(self, self.best, "the running maximum")
 
 
 @irdl_op_definition
@@ -641,271 +619,10 @@ class AttentionCombineOp(StageOp):
     def verify_(self) -> None:
         if self.splits <= 0:
             raise VerifyException(f"attention_combine: splits {self.splits} must be positive")
-        if _fifo(self, self.parts, "the partials").elt != Float32Type():
+        if fifo_of(self, self.parts, "the partials").elt != Float32Type():
             raise TypeMismatch("attention_combine: pops f32 partials")
-        _fifo(self, self.out, "the output")
-        _f32_state(self, self.state, "the running output and statistics")
-
-
-# ── The Gated DeltaNet ────────────────────────────────────────────────────────────────────────
-
-
-@irdl_op_definition
-class CausalConvOp(StageOp):
-    """`sp.causal_conv %x, %w, %state -> %out, %new_state window %win taps 4 rows 8 cols 96
-    activation "silu"`.
-
-    A causal depthwise convolution down the rows (time) of x, continuing a carried state. A work
-    item is a block of w tile columns (channels) of the state, which is one tile row (its first
-    taps - 1 rows hold the state). Per item: pop the state page and the weight page ([1, w]:
-    the first `taps` rows hold tap j of each channel); the window (`win`, an f32 [1, w] interm)
-    starts as the state. For each K block pop a page of x ([kw, w]: kw tile rows of time); each
-    real row t (before `rows`) sums weight[j] * xx[t + j] over the taps in f32, xx being the
-    window's taps - 1 rows followed by the block's rows, applies `activation` (silu or none), and
-    the block is pushed as one [kw, w] page of `out`, rows at or past `rows` and columns at or
-    past `cols` zero; the window keeps the last taps - 1 rows of xx that are real. After the last
-    block push the window to `new_state` ([1, w]). docs/tg.md#tgcausal_conv is the meaning.
-    """
-
-    name = "sp.causal_conv"
-    x = operand_def(BufferType)
-    weight = operand_def(BufferType)
-    state = operand_def(BufferType)
-    out = operand_def(BufferType)
-    new_state = operand_def(BufferType)
-    window = operand_def(BufferType)
-    taps_attr = int_prop("taps")
-    rows_attr = int_prop("rows")
-    cols_attr = int_prop("cols")
-    activation = prop_def(StringAttr)
-    traits = section_traits()
-    custom_directives = (Engine,)
-    assembly_format = (
-        "$x `,` $weight `,` $state `->` $out `,` $new_state `window` $window `taps` $taps"
-        " `rows` $rows `cols` $cols `activation` $activation " + ON_ENGINE
-    )
-
-    taps = IntValue("taps")
-    rows = IntValue("rows")
-    cols = IntValue("cols")
-
-    def __init__(
-        self,
-        ins: Sequence[SSAValue],
-        outs: Sequence[SSAValue],
-        window: SSAValue,
-        numbers: dict[str, int],
-        activation: str,
-        engine: Attribute | None = None,
-    ):
-        """`ins`: x, weight, state; `outs`: out, new_state; `numbers`: taps, rows, cols."""
-        super().__init__(
-            operands=[*ins, *outs, window],
-            properties={
-                **{k: int_attr(numbers[k]) for k in ("taps", "rows", "cols")},
-                "activation": StringAttr(activation),
-                "engine": engine,
-            },
-        )
-
-    def stage_name(self) -> str:
-        return "causal_conv"
-
-    def verify_(self) -> None:
-        roles = (("x", self.x), ("weight", self.weight), ("state", self.state))
-        fifos = [_fifo(self, v, r) for r, v in roles]
-        outs = [_fifo(self, self.out, "out"), _fifo(self, self.new_state, "new_state")]
-        _same_elt(self, [*fifos, *outs], "x, weight, state and the outputs")
-        _f32_state(self, self.window, "the window")
-        if self.taps < 2 or min(self.rows, self.cols) <= 0:
-            raise VerifyException(
-                f"causal_conv: taps {self.taps} must be at least 2 and rows, cols positive"
-            )
-        if self.activation.data not in CONV_ACTIVATIONS:
-            raise VerifyException(f'causal_conv: activation "{self.activation.data}" is unknown')
-
-
-@irdl_op_definition
-class GatedDeltaOp(StageOp):
-    """`sp.gated_delta %q, %k, %v, %g, %beta, %state -> %out, %new_state acc %dst state %s
-    heads 4 k_heads 2 head_dim 32 v_head_dim 32 rows 8 scale S`.
-
-    The gated delta rule in chunks: a K block is a chunk of kw tile rows of time, the chunk size
-    tile chose. A work item is one head's state block: h = head_dim / tile rows of the state
-    (head r0 / h) by w tile columns of its v_head_dim (the columns of a state evolve
-    independently). Per item: pop the state page ([h, w]) into the running state `s` (an f32
-    [h, w] interm, in local memory between chunks). For each K block pop the chunk's q and k of
-    the head's key head (head j reads key head j / (heads / k_heads); [kw, h] pages each), its
-    v columns ([kw, w]), and the tile column of g and of beta that holds the head's column
-    ([kw, 1] each, column j % tile); rows at or past `rows` are taken as zero (k = v = g = beta
-    = 0 changes nothing). Compute in f32, q scaled by `scale`, the chunk step of
-    `tools/reference.py: delta_chunk` (the WY form: the chunk's C x C products, C = kw tile rows,
-    live in the f32 accumulator `dst`, [kw, kw] tiles); push the chunk's output as one [kw, w]
-    page of `out` (rows at or past `rows` zero) and keep the new state in `s`. After the last
-    chunk push `s` to `new_state` ([h, w]).
-    """
-
-    name = "sp.gated_delta"
-    q = operand_def(BufferType)
-    k = operand_def(BufferType)
-    v = operand_def(BufferType)
-    g = operand_def(BufferType)
-    beta = operand_def(BufferType)
-    state = operand_def(BufferType)
-    out = operand_def(BufferType)
-    new_state = operand_def(BufferType)
-    acc = operand_def(BufferType)
-    running = operand_def(BufferType)
-    heads_attr = int_prop("heads")
-    k_heads_attr = int_prop("k_heads")
-    head_dim_attr = int_prop("head_dim")
-    v_head_dim_attr = int_prop("v_head_dim")
-    rows_attr = int_prop("rows")
-    scale = prop_def(FloatAttr)
-    traits = section_traits()
-    custom_directives = (F32, Engine)
-    assembly_format = (
-        "$q `,` $k `,` $v `,` $g `,` $beta `,` $state `->` $out `,` $new_state `acc` $acc"
-        " `state` $running `heads` $heads `k_heads` $k_heads `head_dim` $head_dim"
-        " `v_head_dim` $v_head_dim `rows` $rows `scale` custom<F32>($scale) " + ON_ENGINE
-    )
-
-    heads = IntValue("heads")
-    k_heads = IntValue("k_heads")
-    head_dim = IntValue("head_dim")
-    v_head_dim = IntValue("v_head_dim")
-    rows = IntValue("rows")
-
-    NUMBERS: ClassVar = ("heads", "k_heads", "head_dim", "v_head_dim", "rows")
-
-    def __init__(
-        self,
-        ins: Sequence[SSAValue],
-        outs: Sequence[SSAValue],
-        acc: SSAValue,
-        running: SSAValue,
-        numbers: dict[str, int],
-        scale: float,
-        engine: Attribute | None = None,
-    ):
-        """`ins`: q, k, v, g, beta, state; `outs`: out, new_state; `numbers`: NUMBERS."""
-        props: dict[str, Attribute | None] = {k_: int_attr(numbers[k_]) for k_ in self.NUMBERS}
-        props.update(scale=FloatAttr(scale, f32), engine=engine)
-        super().__init__(operands=[*ins, *outs, acc, running], properties=props)
-
-    def stage_name(self) -> str:
-        return "gated_delta"
-
-    def verify_(self) -> None:
-        h, hk = self.heads, self.k_heads
-        if min(h, hk, self.head_dim, self.v_head_dim, self.rows) <= 0 or h % hk:
-            raise VerifyException(
-                f"gated_delta: heads {h} must be a positive multiple of k_heads {hk}"
-            )
-        roles = ("q", "k", "v", "g", "beta", "state")
-        fifos = [_fifo(self, getattr(self, r), r) for r in roles]
-        out = _fifo(self, self.out, "out")
-        _same_elt(self, [*fifos[:3], out], "q, k, v and the output")
-        if _fifo(self, self.new_state, "new_state").elt != fifos[-1].elt:
-            raise TypeMismatch("gated_delta: the new state holds the state's element type")
-        acc = buffer_of(self.acc)
-        if not isinstance(acc, AccOp) or acc.elt != Float32Type():
-            raise TypeMismatch("gated_delta: the chunk's products accumulate in an f32 sp.acc")
-        _f32_state(self, self.running, "the running state")
-
-
-ROUTE_PICKS = ("id", "weight", "expert")
-"""What an sp.route pushes per row (its `pick`): the `at`-th chosen expert's id (i32) or weight
-(f32), or expert `at`'s combine weight (f32, zero where the row did not choose it)."""
-
-
-@irdl_op_definition
-class RouteOp(StageOp):
-    """`sp.route %x -> %out top_k 8 scores "softmax" renormalize pick "id" at 3 cols 128 rows 1`.
-
-    A mixture of experts' router (tg.moe), per item (h tile rows of the f32 logits): pop one
-    [h, kw] page of x holding whole rows (one K block, kw = the row's tiles) and route each of
-    its real rows (before `rows`) over its real columns (before `cols`, the experts) exactly as
-    the reference's `moe_route` does: the experts ranked by logit, largest first, equal logits by
-    the lower index; the top_k weights are the scores (softmax over the row, or sigmoid) of the
-    chosen, divided by their sum with `renormalize`. Push one [h, 1] page whose column 0 holds,
-    per row, what `pick` names (ROUTE_PICKS), zero elsewhere and past `rows`.
-    """
-
-    name = "sp.route"
-    x = operand_def(BufferType)
-    out = operand_def(BufferType)
-    top_k_attr = int_prop("top_k")
-    scores = prop_def(StringAttr)
-    renormalize = opt_prop_def(UnitAttr)
-    pick = prop_def(StringAttr)
-    at_attr = int_prop("at")
-    cols_attr = int_prop("cols")
-    rows_attr = int_prop("rows")
-    traits = section_traits()
-    custom_directives = (Engine,)
-    assembly_format = (
-        "$x `->` $out `top_k` $top_k `scores` $scores (`renormalize` $renormalize^)? `pick` "
-        "$pick `at` $at `cols` $cols `rows` $rows " + ON_ENGINE
-    )
-
-    top_k = IntValue("top_k")
-    at = IntValue("at")
-    cols = IntValue("cols")
-    rows = IntValue("rows")
-
-    def __init__(
-        self,
-        x: SSAValue,
-        out: SSAValue,
-        top_k: int,
-        scores: str,
-        renormalize: bool,
-        pick: str,
-        at: int,
-        cols: int,
-        rows: int,
-        engine: Attribute | None = None,
-    ):
-        super().__init__(
-            operands=[x, out],
-            properties={
-                "top_k": int_attr(top_k),
-                "scores": StringAttr(scores),
-                "renormalize": UnitAttr() if renormalize else None,
-                "pick": StringAttr(pick),
-                "at": int_attr(at),
-                "cols": int_attr(cols),
-                "rows": int_attr(rows),
-                "engine": engine,
-            },
-        )
-
-    def stage_name(self) -> str:
-        return f"route {self.pick.data} {self.at}"
-
-    def verify_(self) -> None:
-        x = _fifo(self, self.x, "x")
-        if x.elt != Float32Type():
-            raise TypeMismatch(f"{self.stage_name()}: routes f32 logits, not {x.elt}")
-        pick = self.pick.data
-        if pick not in ROUTE_PICKS:
-            raise VerifyException(
-                f"sp.route: pick must be one of {', '.join(ROUTE_PICKS)}, got {pick}"
-            )
-        want = IntegerType(32) if pick == "id" else Float32Type()
-        if _fifo(self, self.out, "the output").elt != want:
-            raise TypeMismatch(f"{self.stage_name()}: pushes {want}")
-        if not 0 < self.top_k <= self.cols:
-            raise VerifyException(
-                f"{self.stage_name()}: top_k {self.top_k} outside [1, {self.cols}]"
-            )
-        bound = self.cols if pick == "expert" else self.top_k
-        if not 0 <= self.at < bound:
-            raise VerifyException(f"{self.stage_name()}: at {self.at} outside [0, {bound})")
-
-    def renormalized(self) -> bool:
-        return self.renormalize is not None
+        fifo_of(self, self.out, "the output")
+        f32_state(self, self.state, "the running output and statistics")
 
 
 COMPUTE_STAGES = (

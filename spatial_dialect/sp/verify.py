@@ -35,13 +35,11 @@ from spatial_dialect.sp.compute import (
     ArgmaxOp,
     AttentionCombineOp,
     AttentionOp,
-    CausalConvOp,
-    GatedDeltaOp,
     MapOp,
     RopeOp,
-    RouteOp,
     RowReduceOp,
 )
+from spatial_dialect.sp.delta import CausalConvOp, GatedDeltaOp
 from spatial_dialect.sp.enums import (
     Phase,
     SectionKind,
@@ -62,6 +60,7 @@ from spatial_dialect.sp.errors import (
 from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
+from spatial_dialect.sp.route import RouteOp
 from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
 from spatial_dialect.sp.work import PlanOp, WorkOp
 

@@ -1,14 +1,16 @@
-"""GEMM programs for the tt-lang-sim tests: a tg.matmul of M x K x N in a dtype."""
+"""GEMM programs for the tt-lang-sim tests (a tg.matmul of M x K x N in a dtype), and the check
+that compiles a program, runs it and compares every output as spatial-run does."""
 
-from spatial_dialect.tools.compare import compare
+from spatial_dialect.tools.backends import COMPILE_OPTIONS
 from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.reference import (
-    evaluate_values,
-    input_names,
-    output_names,
-    returned_values,
+from spatial_dialect.tools.reference import input_names, output_names
+from spatial_dialect.tools.spatial_run import (
+    compare_outputs,
+    compile_function,
+    entry_function,
+    parse_module,
+    reference_outputs,
 )
-from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
 
 
 def gemm_text(m: int, k: int, n: int, dt: str) -> str:
@@ -19,12 +21,14 @@ def gemm_text(m: int, k: int, n: int, dt: str) -> str:
     )
 
 
-def check(text: str, target: str, runner, seed: int = 0):
-    """(comparisons, module) of `text` compiled for `target` and run by `runner`."""
+def check(text: str, target: str, runner, seed: int = 0, **options: str):
+    """(comparisons, module) of `text` compiled for `target` as spatial-run compiles for
+    tt-lang-sim (its COMPILE_OPTIONS, and any other pipeline option, e.g. grid="1x1") and run by
+    `runner`; an arg-max is compared with its near ties."""
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target, split_k=1)
+    module = compile_function(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0], **options)
     inputs = draw_inputs(fn, seed)
-    values = evaluate_values(fn, inputs)
+    reference, values = reference_outputs(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])
-    refs = [values[v] for v in returned_values(fn)]
-    return [compare(n, r, o) for n, r, o in zip(output_names(fn), refs, outs, strict=True)], module
+    simulated = dict(zip(output_names(fn), outs, strict=True))
+    return compare_outputs(fn, reference, values, simulated), module

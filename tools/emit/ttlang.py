@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 
 from .ttlang_compute import check_compute
 from .ttlang_indexed import (
@@ -36,9 +37,13 @@ from .ttlang_indexed import (
     check_indexed,
     emit_indexed,
     emit_indexed_buffers,
+    engine_key,
     extra_engines,
+    head_selector_pages,
+    head_sub_blocks,
     in_k_loop,
     indexed_constants,
+    load_into,
 )
 from .ttlang_prelude import HOST_MAIN, PRELUDE, Lines, TTLangUnsupported, coord_source
 from .ttlang_subblocks import SubBlockSelectors
@@ -81,31 +86,33 @@ class OperationWriter(SubBlockSelectors):
                 c = rope_constants(self, st)
                 self.consts.update(c)
                 pname, dname = c
-                x_load = next(
-                    ld for ld in self.stages if isinstance(ld, sp.LoadOp) and ld.dst == st.ins[0]
-                )
-                self.const_engine = " ".join(x_load.engine.text().split()[:2])
+                self.const_engine = engine_key(load_into(self.stages, st.ins[0]))
                 for i, r in enumerate(self.ranges):
                     b = r.bindings(self.work.k_block)
                     w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
                     cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
                     self.const_pages.setdefault(pname, {})[i] = (w, w)
                     self.const_pages.setdefault(dname, {})[i] = (cw, w)
-        # sub-blocks of a GEMM: one-hot selectors read from a constant identity (see sub_pages)
-        # (a selector that would be the identity, sh = h or sw = w, is left out: None)
+        # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
+        # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
+        # attention whose sub-blocks are its heads pushes each head's output as it is and needs
+        # neither: head_sub_blocks)
         self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
         for i, r in enumerate(self.ranges):
             b = r.bindings(self.work.k_block)
-            if b["subs"] != 1:
+            if b["subs"] != 1 and head_sub_blocks(self, b):
+                self.sub_pages[i] = (None, None)
+            elif b["subs"] != 1:
                 self.sub_pages[i] = (
                     (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
                     (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
                 )
-        if self.sub_pages:
-            n = 32 * max(
-                max(self.ranges[i].bindings(self.work.k_block)[d] for d in ("h", "w"))
-                for i in self.sub_pages
-            )
+        # the identity the selectors are read from: the sub-blocks' and an attention's head
+        # selectors (ttlang_indexed.head_selector_pages)
+        sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
+        sides += [max(p) for p in head_selector_pages(self)]
+        if sides:
+            n = 32 * max(sides)
             self.eye = f"_eye_{n}"
             self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
@@ -113,7 +120,14 @@ class OperationWriter(SubBlockSelectors):
         self.consts.update(indexed_constants(self))
         # A DFB takes its dtype from a tensor: the f32 partial sums of a GEMM whose tensors are
         # all 16-bit (f32 accumulation by contract) take it from a zero f32 constant, never read.
-        spill = next((b for b in program.buffers() if isinstance(b, sp.IntermOp)), None)
+        spill = next(
+            (
+                sp.buffer_of(m.spill)
+                for m in self.stages
+                if isinstance(m, sp.MatmulTilesOp) and m.spill is not None
+            ),
+            None,
+        )
         if (
             spill is not None
             and str(spill.elt) == "f32"
@@ -130,6 +144,24 @@ class OperationWriter(SubBlockSelectors):
     # Refusals --------------------------------------------------------------------------------
 
     def _check(self) -> None:
+        # storage formats first: a Q8_0 section's stages (quantize, dequantizing products) are
+        # refused for their storage, which is what TT-Lang lacks
+        for buf in self.p.buffers():
+            fmt = getattr(buf, "format", None)
+            if fmt is None:
+                continue
+            if fmt.data in Q8_0_FORMATS:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"buffer {buf.label.data} stores {fmt.data} (int8 values with an f16 scale "
+                    "per 32, 34-byte blocks): ttnn has no Q8_0 tile format (tt-lang-sim's ttnn "
+                    "has no int8 dtype at all); the bf16 and f32 layers print",
+                )
+            raise TTLangUnsupported(
+                self.name,
+                f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "
+                "(compile with format=bf16)",
+            )
         if self.work.k_slices > 1:
             raise TTLangUnsupported(
                 self.name,
@@ -162,18 +194,12 @@ class OperationWriter(SubBlockSelectors):
             )
         # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
         # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
-        for buf in self.p.buffers():
-            if getattr(buf, "format", None) is not None:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"buffer {buf.label.data} stores {buf.format.data}: block-float storage "
-                    "is not emitted (compile with format=bf16)",
-                )
         gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
-        # a map, a whole row_reduce or a rope computes the whole block and pushes one slice per
-        # sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see sub_compute)
+        # a map, a whole row_reduce, a rope or an attention computes the whole block and pushes
+        # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
+        # sub_compute)
         sliced = all(
-            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp)
+            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
             or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
             for st in self.stages
         )
@@ -185,8 +211,9 @@ class OperationWriter(SubBlockSelectors):
                     f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
                     f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
                     "block: TT-Lang blocks are whole units (no sub-block view of a block); "
-                    "a GEMM, map, whole row_reduce or rope selects its sub-blocks with one-hot "
-                    "matmuls, this stage has no such form here (docs/backend-ttlang.md#sub-blocks)",
+                    "a GEMM, map, whole row_reduce, rope or attention selects its sub-blocks with "
+                    "one-hot matmuls, this stage has no such form here "
+                    "(docs/backend-ttlang.md#sub-blocks)",
                 )
         self._check_memory_map()
         # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
@@ -348,7 +375,7 @@ class OperationWriter(SubBlockSelectors):
             if s.engine is None:
                 raise TTLangUnsupported(self.name, f"{s.stage_name()} has no engine")
             text = s.engine.text()
-            key = "compute" if text.startswith("compute") else " ".join(text.split()[:2])
+            key = engine_key(s)
             if key not in ("compute", "movement 0", "movement 1"):
                 raise TTLangUnsupported(
                     self.name, f"engine {text}: TT-Lang has two movement kernels"
@@ -379,10 +406,15 @@ class OperationWriter(SubBlockSelectors):
                 return _tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same and str(buf.elt) == "f32":
-            # an f32 state page (attention's o / ml, argmax's best): like an f32 constant
-            f32 = [n for n in self.consts if n.startswith(("_attn_d", "_argmax", "_f32_page"))]
-            if f32:
-                return f32[0]
+            # an f32 state page (attention's o / ml, argmax's best, a GEMM's f32 partial sums):
+            # like an f32 constant (every constant is f32) that holds its largest page, the zero
+            # page made for the partial sums first
+            pages = [buf.page.resolve(r.bindings(self.work.k_block)) for r in self.ranges]
+            ph, pw = (32 * max(p[d] for p in pages) for d in (0, 1))
+            fits = [n for n, ((h, w), _) in self.consts.items() if h >= ph and w >= pw]
+            fits.sort(key=lambda n: not n.startswith("_f32_page"))
+            if fits:
+                return fits[0]
         if not same:
             raise TTLangUnsupported(
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"

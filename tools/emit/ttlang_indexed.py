@@ -13,13 +13,16 @@ runtime row is a tile read plus block math with one-hot tiles:
 - **attention**: block math only (no runtime scalar in a kernel): the position page the IR loads
   is broadcast from element (0, 0); a constant mask tensor `_attn_d_*` (j - i for real query i,
   key j, else 1e9) read per K block gives the causal mask as gt(d, pos); online softmax in
-  temporaries (the dest registers). Compilable constructs throughout.
+  temporaries (the dest registers). An item holding g > 1 query heads (of one kv head) selects
+  head j's queries as q @ C_j, C_j a one-hot column selector of the identity streamed through
+  one DFB, and pushes each head's output as its sub-block where the IR's sub-blocks are the
+  heads, else puts it back as o_j @ transpose(C_j). Compilable constructs throughout.
 - **argmax**: block math only: per K block the row maximum, eq against it, the least column
   index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
   combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
 
-The DFBs and DRAM reads these add (the one-hot and mask tiles, a cache tile row per scattered
-row) are not in the sized IR; the docs list them.
+The DFBs and DRAM reads these add (the one-hot, head selector and mask tiles, a cache tile row
+per scattered row) are not in the sized IR; the docs list them.
 """
 
 from __future__ import annotations
@@ -85,12 +88,11 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
                     f"sp.attention head_dim {s.head_dim} / v_head_dim {s.v_head_dim}: printed "
                     "for equal head dims of whole tiles",
                 )
-            if w * TILE != s.head_dim:
+            if (w * TILE) % s.head_dim:
                 raise TTLangUnsupported(
                     sec.name,
-                    f"sp.attention: a {w}-tile query page holds {w * TILE // s.head_dim} heads; "
-                    "TT-Lang blocks are whole units (no per-head view of a block), so one head "
-                    "per item is printed",
+                    f"sp.attention: a {w}-tile query page is not whole heads of "
+                    f"{s.head_dim // TILE} tiles",
                 )
         elif isinstance(s, sp.ArgmaxOp):
             h, _ = _page(s.x, b)
@@ -104,8 +106,8 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
         if isinstance(s, sp.GatherOp | sp.ScatterOp):
             out[ONEHOT] = ((TILE, TILE * TILE * TILE), "_onehot()")
         elif isinstance(s, sp.AttentionOp):
-            q = sec.tensors[_load_of(sec, s.q).tensor.root_reference.data]
-            k = sec.tensors[_load_of(sec, s.k).tensor.root_reference.data]
+            q = sec.tensors[load_into(sec.stages, s.q).tensor.root_reference.data]
+            k = sec.tensors[load_into(sec.stages, s.k).tensor.root_reference.data]
             qp, kp = _pad(q.type.get_shape()[0]), _pad(k.type.get_shape()[0])
             causal = s.causal is not None
             name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
@@ -117,14 +119,47 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
     return out
 
 
-def _load_of(sec: OperationWriter, v) -> sp.LoadOp:  # noqa: ANN001
+def heads_per_item(s: sp.AttentionOp, b: dict) -> int:
+    """g: the query heads side by side in an item's query page (all of one kv head's group:
+    the IR's item space, sp.AttentionOp), read off the page width."""
+    return _page(s.q, b)[1] * TILE // s.head_dim
+
+
+def _attention_of(sec: OperationWriter) -> sp.AttentionOp | None:
+    return next((s for s in sec.stages if isinstance(s, sp.AttentionOp)), None)
+
+
+def head_selector_pages(sec: OperationWriter) -> list[tuple[int, int]]:
+    """The page of an attention's head selector, per range whose items hold g > 1 query heads:
+    C_j is the [w, D] tiles of an identity from column j * D (w = g * D, D = head_dim in tiles),
+    so q_j = q @ C_j and head j's output goes back as o_j @ transpose(C_j)."""
+    s = _attention_of(sec)
+    if s is None:
+        return []
+    pages = []
+    for r in sec.ranges:
+        b = r.bindings(sec.work.k_block)
+        page = (_page(s.q, b)[1], s.head_dim // TILE)
+        if heads_per_item(s, b) > 1 and page not in pages:
+            pages.append(page)
+    return pages
+
+
+def head_sub_blocks(sec: OperationWriter, b: dict) -> bool:
+    """Whether an attention's output sub-blocks are its heads (sh = h, sw = one head's tiles):
+    each head's output is then pushed as it is, with no selector and no reassembly."""
+    s = _attention_of(sec)
+    return s is not None and b["sh"] == b["h"] and b["sw"] * TILE == s.v_head_dim
+
+
+def load_into(stages: list[sp.StageOp], v) -> sp.LoadOp:  # noqa: ANN001
+    """The load that fills the buffer of value `v`."""
     buf = sp.buffer_of(v)
-    return next(
-        st for st in sec.stages if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf
-    )
+    return next(s for s in stages if isinstance(s, sp.LoadOp) and sp.buffer_of(s.dst) is buf)
 
 
-def _engine_key(s: sp.StageOp) -> str:
+def engine_key(s: sp.StageOp) -> str:
+    """The kernel a stage runs in: "compute", "movement 0" or "movement 1"."""
     text = s.engine.text()
     return "compute" if text.startswith("compute") else " ".join(text.split()[:2])
 
@@ -134,9 +169,9 @@ def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
     if isinstance(s, sp.GatherOp | sp.ScatterOp):
         return ["compute"]
     if isinstance(s, sp.AttentionOp):
-        return [_engine_key(_load_of(sec, s.k))]
+        return [engine_key(load_into(sec.stages, s.k))]
     if isinstance(s, sp.ArgmaxOp):
-        return [_engine_key(_load_of(sec, s.x))]
+        return [engine_key(load_into(sec.stages, s.x))]
     return []
 
 
@@ -185,6 +220,12 @@ def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
                     "block_count=2)"
                 )
         elif isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
+            heads = head_selector_pages(sec) if isinstance(s, sp.AttentionOp) else []
+            for p in heads:  # streamed one at a time: g selectors per item, not held
+                out(
+                    f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
+                    f"shape={p}, block_count=1)"
+                )
             consts = [n for n in sec.consts if n.startswith(("_attn_d", "_argmax"))]
             src = s.q if isinstance(s, sp.AttentionOp) else s.x
             pages = _pages(
@@ -322,25 +363,31 @@ def _attention(
     dname = _const_name(sec, "_attn_d")
     pages = _pages(sec, lambda bb: (_page(s.q, bb)[0], _page(s.k, bb)[0]))
     ddfb = _dfb(dname.lstrip("_"), (h, kw), pages)
+    g, dt = heads_per_item(s, b), s.head_dim // TILE
+    heads = _dfb("heads", (w, dt), head_selector_pages(sec)) if g > 1 else None
+    reassemble = g > 1 and not head_sub_blocks(sec, b)
     if key != "compute":  # inside the K loop of the K/V loads
-        qrow = _expr(_load_of(sec, s.q).access.origin.data.results[0])
-        krow = _expr(_load_of(sec, s.k).access.origin.data.results[0])
+        qrow = _expr(load_into(sec.stages, s.q).access.origin.data.results[0])
+        krow = _expr(load_into(sec.stages, s.k).access.origin.data.results[0])
+        if heads:  # the queries' selectors, popped by compute before its first K block
+            _head_selector_reads(out, sec, heads, "k0 == 0", g, w, dt)
         out(f"with {ddfb}.reserve() as blk:")
         with out.indent():
             out(f"tx = ttl.copy({dname}[{qrow}:{qrow} + {h}, {krow}:{krow} + {kw}], blk)")
             out("tx.wait()")
+        if heads and reassemble:  # the output's, popped after the last K block
+            last = sec.k_tiles - b["kw"]
+            _head_selector_reads(out, sec, heads, f"k0 == {last}", g, w, dt)
         return
     q = sec.dfb(sp.buffer_of(s.q), r)
     k = sec.dfb(sp.buffer_of(s.k), r)
     v = sec.dfb(sp.buffer_of(s.v), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
     k_blocks = sec.k_tiles // b["kw"]
-    sk, so, col = f"({h}, {kw})", f"({h}, {w})", f"({h}, 1)"
+    sk, so, col = f"({h}, {kw})", f"({h}, {s.v_head_dim // TILE})", f"({h}, 1)"
     causal = s.causal is not None
     withs = [f"{q}.wait() as q_blk"]
-    if s.pos is not None and causal:
-        withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
-    elif s.pos is not None:
+    if s.pos is not None:
         withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
     out("with " + ", ".join(withs) + ":")
     with out.indent():
@@ -350,43 +397,93 @@ def _attention(
             out(f"thr = ttl.block.fill({float(s.keys - s.queries)!r}, {sk})")
         else:
             out(f"thr = ttl.block.fill(0.5, {sk})")
+        if heads:
+            out(f"# {g} heads of one kv head: head j's queries are q @ C_j")
+            for j in range(g):
+                out(f"with {heads}.wait() as c_blk:")
+                with out.indent():
+                    out(f"q_{j} = q_blk @ c_blk")
+        queries = [f"q_{j}" if g > 1 else "q_blk" for j in range(g)]
         out(f"for kb in range({k_blocks}):")
         with out.indent():
             out(f"with {k}.wait() as k_blk, {v}.wait() as v_blk, {ddfb}.wait() as d_blk:")
             with out.indent():
-                out(
-                    f"sc = (q_blk @ ttl.block.transpose(k_blk)) * ttl.block.fill({s.scale.value.data!r}, {sk})"
-                )
+                out("kt = ttl.block.transpose(k_blk)")
                 out("off = ttl.math.gt(d_blk, thr)")
-                out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
-                out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
-                out("if kb == 0:")
+                out(f"keep = ttl.block.fill(1.0, {sk}) - off")
+                for j, qj in enumerate(queries):
+                    _online_softmax(out, j, qj, s, sk, so, col)
+        heads_out = [
+            f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), dims=[-1], "
+            f"shape={so})"
+            for j in range(g)
+        ]
+        if g > 1 and not reassemble:  # the IR's sub-blocks are the heads, in order
+            for part in heads_out:
+                out(f"with {o}.reserve() as o_blk:")
                 with out.indent():
-                    out("m = mx")
-                out("else:")
+                    out(f"o_blk.store({part})")
+            return
+        if heads:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
+            for j, part in enumerate(heads_out):
+                out(f"with {heads}.wait() as c_blk:")
                 with out.indent():
-                    out("m_new = ttl.math.max(m, mx)")
-                    out("alpha = ttl.math.exp(m - m_new)")
-                    out("m = m_new")
-                out(
-                    f"pr = ttl.math.exp(sc - ttl.block.broadcast(m, dims=[-1], shape={sk})) * "
-                    f"(ttl.block.fill(1.0, {sk}) - off)"
-                )
-                out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
-                out("pv = pr @ v_blk")
-                out("if kb == 0:")
-                with out.indent():
-                    out("l_run, o_run = ls, pv")
-                out("else:")
-                with out.indent():
-                    out("l_run = l_run * alpha + ls")
-                    out(f"o_run = o_run * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv")
-        out(f"with {o}.reserve() as o_blk:")
+                    term = f"({part}) @ ttl.block.transpose(c_blk)"
+                    out(f"full = {term}" if j == 0 else f"full = full + {term}")
+            result = "full"
+        else:
+            result = heads_out[0]
+        if sec.sub_compute(r):
+            if result != "full":
+                out(f"full = {result}")
+            sec.emit_sub_slices(out, r, b, "full", o)
+        else:
+            out(f"with {o}.reserve() as o_blk:")
+            with out.indent():
+                out(f"o_blk.store({result})")
+
+
+def _head_selector_reads(
+    out: Lines, sec: OperationWriter, dfb: str, when: str, g: int, w: int, dt: int
+) -> None:
+    """The g head selectors C_j (columns j * dt.. of the identity), one at a time through a
+    DFB of one block: the compute pops each as it is read."""
+    out(f"if {when}:")
+    with out.indent():
+        out(f"for j in range({g}):")
         with out.indent():
-            out(
-                f"o_blk.store(o_run / ttl.block.broadcast(l_run + ttl.block.fill(1e-30, {col}), "
-                f"dims=[-1], shape={so}))"
-            )
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({sec.eye}[0:{w}, j * {dt}:j * {dt} + {dt}], blk)")
+                out("tx.wait()")
+
+
+def _online_softmax(
+    out: Lines, j: int, qj: str, s: sp.AttentionOp, sk: str, so: str, col: str
+) -> None:
+    """Head j's step of the online softmax over one K block: its running maximum m_j, sum l_j
+    and output o_j are temporaries (the dest registers) carried between K blocks."""
+    out(f"sc = ({qj} @ kt) * ttl.block.fill({s.scale.value.data!r}, {sk})")
+    out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
+    out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
+    out("if kb == 0:")
+    with out.indent():
+        out(f"m_{j} = mx")
+    out("else:")
+    with out.indent():
+        out(f"m_new = ttl.math.max(m_{j}, mx)")
+        out(f"alpha = ttl.math.exp(m_{j} - m_new)")
+        out(f"m_{j} = m_new")
+    out(f"pr = ttl.math.exp(sc - ttl.block.broadcast(m_{j}, dims=[-1], shape={sk})) * keep")
+    out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
+    out("pv = pr @ v_blk")
+    out("if kb == 0:")
+    with out.indent():
+        out(f"l_{j}, o_{j} = ls, pv")
+    out("else:")
+    with out.indent():
+        out(f"l_{j} = l_{j} * alpha + ls")
+        out(f"o_{j} = o_{j} * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv")
 
 
 def _argmax(
@@ -398,7 +495,7 @@ def _argmax(
     idfb = _dfb(iname.lstrip("_"), (h, kw), pages)
     ndfb = _dfb(nname.lstrip("_"), (h, kw), pages)
     if key != "compute":
-        ccol = _expr(_load_of(sec, s.x).access.origin.data.results[1])
+        ccol = _expr(load_into(sec.stages, s.x).access.origin.data.results[1])
         for n, d in ((iname, idfb), (nname, ndfb)):
             out(f"with {d}.reserve() as blk:")
             with out.indent():

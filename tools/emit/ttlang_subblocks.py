@@ -36,7 +36,8 @@ class SubBlockSelectors:
         out.depth += 1
 
     def sub_compute(self, r: sp.SitesOp) -> bool:
-        """A range of a map / whole row_reduce / rope whose block holds several sub-blocks."""
+        """A range of a map / whole row_reduce / rope / attention whose block holds several
+        sub-blocks (its compute pushes slices of the whole block's result)."""
         return self.ranges.index(r) in self.sub_pages and not any(
             isinstance(m, sp.MatmulTilesOp) for m in self.stages
         )
@@ -60,8 +61,8 @@ class SubBlockSelectors:
             out("tx.wait()")
 
     def emit_sub_slices(self, out: Lines, r: sp.SitesOp, b: dict, full: str, o: str) -> None:
-        """Compute side of a sub-blocked map/row_reduce/rope: the whole block's result `full`
-        ([h, w]) pushed as one [sh, sw] slice per sub-block, R_ti @ full @ C_tj (one-hot f32
+        """Compute side of a sub-blocked map/row_reduce/rope/attention: the whole block's result
+        `full` ([h, w]) pushed as one [sh, sw] slice per sub-block, R_ti @ full @ C_tj (one-hot f32
         selectors: exact), in sp's row-major order."""
         rows, cols = self.sub_pages[self.ranges.index(r)]
         rsel, csel = self.sub_dfb(0, rows), self.sub_dfb(1, cols)
