@@ -21,7 +21,7 @@ In .npz files bf16 arrays are stored as f32 (numpy's format has no bf16; the wid
 and read back by rounding to the declared element type. A run saved with `--save` holds the
 inputs under their names and the outputs under `reference/NAME` and `simulated/NAME`; as
 `--inputs` it reproduces the run (keys with a `/` are not inputs and are skipped). Inputs missing
-from the file are drawn from the seed.
+from the file are drawn from `--seed`.
 """
 
 from __future__ import annotations
