@@ -161,25 +161,27 @@ def dram_layout(module: ModuleOp, target: Target) -> list[DramTensor]:
     own offset: no two share space, even where one is dead before the other is born (a
     conservative layout; docs/passes.md#link-dram-layout). A tensor's bytes are its tiles at its
     storage format's tile bytes. The DRAM is interleaved page by page over the target's channels,
-    so every tensor spans all of them; the layout is offsets only."""
-    seen: dict[str, DramTensor] = {}
-    offset = 0
+    so every tensor spans all of them; the layout is offsets only. In a module of several
+    functions (one deployment, link/deployment.py) a name two functions use is one tensor at the
+    largest size either declares: the functions run one at a time, so a name they do not share
+    (a prefill's activation and a decode's) is one space the later reuses."""
+    seen: dict[str, tuple[int, str]] = {}
     for program in module.walk():
         if not isinstance(program, sp.ProgramOp):
             continue
         for t in program.ops_of(sp.TensorOp):
-            name = t.sym_name.data
-            if name in seen:
-                continue
             tm, tn = t.tiles
             try:
                 tile = target.tile_bytes(t.storage)
             except TargetError:
                 tile = 0  # link refuses such a tensor by its op
-            size = tm * tn * tile
-            seen[name] = DramTensor(name, offset, size, t.storage)
-            offset += -(-size // DRAM_ALIGN) * DRAM_ALIGN
-    return list(seen.values())
+            size, storage = seen.get(t.sym_name.data, (0, t.storage))
+            seen[t.sym_name.data] = (max(size, tm * tn * tile), storage)
+    layout, offset = [], 0
+    for name, (size, storage) in seen.items():
+        layout.append(DramTensor(name, offset, size, storage))
+        offset += -(-size // DRAM_ALIGN) * DRAM_ALIGN
+    return layout
 
 
 def check_dram(module: ModuleOp, target: Target) -> None:

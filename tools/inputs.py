@@ -21,12 +21,12 @@ In .npz files bf16 arrays are stored as f32 (numpy's format has no bf16; the wid
 and read back by rounding to the declared element type. A run saved with `--save` holds the
 inputs under their names and the outputs under `reference/NAME` and `simulated/NAME`; as
 `--inputs` it reproduces the run (keys with a `/` are not inputs and are skipped). Inputs missing
-from the file are drawn from the seed.
+from the file are drawn from `--seed`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -145,9 +145,13 @@ def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
     return drawn
 
 
-def load_inputs(path: str | Path, fn: func.FuncOp) -> dict[str, np.ndarray]:
-    """The inputs an .npz file holds, each converted to its declared element type."""
+def load_inputs(
+    path: str | Path, fn: func.FuncOp, chain: Sequence[func.FuncOp] = ()
+) -> dict[str, np.ndarray]:
+    """The inputs of `fn` an .npz file holds, each converted to its declared element type. With
+    `chain` (spatial-run --chain) the file may also hold the other chained functions' inputs."""
     names = input_names(fn)
+    others = {n for f in chain for n in input_names(f)}
     loaded: dict[str, np.ndarray] = {}
     try:
         archive = np.load(path, allow_pickle=False)
@@ -163,10 +167,15 @@ def load_inputs(path: str | Path, fn: func.FuncOp) -> dict[str, np.ndarray]:
         for key in data.files:
             if "/" in key:
                 continue  # a saved output
+            if key not in names and key in others:
+                continue  # another chained function's
             if key not in names:
+                whose = ", ".join(f"@{f.sym_name.data}" for f in chain or [fn])
+                known = f"their inputs: {', '.join(sorted(others))}" if chain else (
+                    f"its inputs: {', '.join(names)}"
+                )
                 raise EvaluationError(
-                    f"{path} holds '{key}', which is no input of @{fn.sym_name.data} "
-                    f"(its inputs: {', '.join(names)})"
+                    f"{path} holds '{key}', which is no input of {whose} ({known})"
                 )
             arg = fn.body.block.args[names.index(key)]
             loaded[key] = _convert(key, data[key], *value_type(arg))

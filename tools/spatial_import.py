@@ -1,10 +1,11 @@
 """spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
 
-    spatial-import MODEL.gguf --step decode|prefill [--tokens T] [--cache S] [--layers N]
+    spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
                    [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
 
 reads only the GGUF header (metadata and tensor infos, tools/gguf_model.py; no tensor data) of a
-`llama` or `qwen3` model and writes one func.func: the embedding gather of the token ids; per
+`llama` or `qwen3` model and writes one func.func (`@ARCH_decode` or `@ARCH_prefill`; with
+`--step both`, one module of both, a deployment, below): the embedding gather of the token ids; per
 layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the model's
 rope.freq_base, the KV-cache writes at `pos` and attention over the updated cache, o, the
 residual, the ffn rms norm, the SwiGLU MLP and its residual; the final norm, the LM head (the
@@ -24,6 +25,14 @@ weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "
 (ggml quantizes the activation of every Q8_0 product); a Q8_0 embedding table is dequantized
 (`tg.dequantize_q8_0`) before the gather. --dequantize declares Q8_0 weights f32 instead (exact,
 twice the bytes of bf16).
+
+`--step both` writes the prefill (of --tokens T, default 8) and then the decode (1 token) as one
+module, one deployment: the weights and the KV caches keep their names in both functions, so link
+lays each out once for both (passes/link/deployment.py) and the cache the prefill writes is the
+one the decode reads, with no bridge between them; each step's own inputs (its tokens, position
+and rope tables) are prefixed by the step (`%prefill.ids`, `%decode.pos`), since the two steps'
+differ in shape and one name in a deployment is one tensor. `spatial-run OUT.mlir --chain
+ARCH_prefill,ARCH_decode` runs the prefill and then the decode on the caches it wrote.
 
 Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
 on stderr and exit status 1; usage errors exit 2.
@@ -70,10 +79,19 @@ def program_dtype_dequantized(types: set[str]) -> str:
 
 
 def step_program(
-    h: ModelHeader, t: int, cache: int, layers: int, elt: str, name: str, q8: bool = False
+    h: ModelHeader,
+    t: int,
+    cache: int,
+    layers: int,
+    elt: str,
+    name: str,
+    q8: bool = False,
+    own: str = "",
 ) -> str:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8`:
-    Q8_0 weights stay Q8_0 (else they are declared `elt`)."""
+    Q8_0 weights stay Q8_0 (else they are declared `elt`); `own`: the prefix of the step's own
+    inputs (its tokens, their position and rope tables), which in a deployment are no other
+    step's, while the weights and the caches keep their names and are shared."""
     ten = lambda *s: tensor(*s, elt=elt)  # noqa: E731
     d, hd, nh, nkv = h.d, h.head_dim, h.heads, h.kv_heads
     w = Writer()
@@ -102,14 +120,14 @@ def step_program(
         return w.arg(gname, ten(1, width), f'gguf.tensor = "{gname}", gguf.layout = "rows"')
 
     ids_t, pos_t = tensor(t, elt="i32"), tensor(1, elt="i32")
-    ids = w.arg("ids", ids_t)
-    pos = w.arg("pos", pos_t)
+    ids = w.arg(f"{own}ids", ids_t)
+    pos = w.arg(f"{own}pos", pos_t)
     rope_attrs = f"gguf.rope_freq_base = {h.rope_base:.8e} : f64"
     if "rope_freqs.weight" in h.tensors:
         rope_attrs += ', gguf.rope_freqs = "rope_freqs.weight"'
     cs = ten(t, hd // 2)
-    cos = w.arg("cos", cs, f'gguf.rope = "cos", {rope_attrs}')
-    sin = w.arg("sin", cs, f'gguf.rope = "sin", {rope_attrs}')
+    cos = w.arg(f"{own}cos", cs, f'gguf.rope = "cos", {rope_attrs}')
+    sin = w.arg(f"{own}sin", cs, f'gguf.rope = "sin", {rope_attrs}')
     table = weight("token_embd.weight", (h.vocab, d), "rows")
     if isinstance(table, tuple):  # a Q8_0 table: its rows are gathered from the float table
         v, sc = table
@@ -201,8 +219,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
     parser.add_argument("model", help="a GGUF file (llama or qwen3 architecture)")
-    parser.add_argument("--step", choices=("decode", "prefill"), required=True)
-    parser.add_argument("--tokens", type=int, help="tokens of the step (decode 1, prefill 8)")
+    parser.add_argument(
+        "--step",
+        choices=("decode", "prefill", "both"),
+        required=True,
+        help="both: one module of the prefill and the decode function (one deployment)",
+    )
+    parser.add_argument(
+        "--tokens", type=int, help="tokens of the step (decode 1, prefill 8; with both, prefill's)"
+    )
     parser.add_argument(
         "--cache", type=int, help="rows of the KV cache (default min(256, context_length))"
     )
@@ -230,13 +255,19 @@ def import_model(args: argparse.Namespace) -> str:
     cache = args.cache or min(256, h.context)
     if t <= 0 or cache < t:
         raise GGUFError(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
-    name = f"{h.arch}_{args.step}"
+    steps = {"prefill": t, "decode": 1} if args.step == "both" else {args.step: t}
     header = (
         f"// Imported by spatial-import from {Path(args.model).name}: {h.arch}, "
-        f"{layers}/{h.layers} layer(s), d={h.d}, {args.step} of {t} token(s) over a "
+        f"{layers}/{h.layers} layer(s), d={h.d}, "
+        f"{' and '.join(f'{step} of {n} token(s)' for step, n in steps.items())} over a "
         f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
     )
-    return header + step_program(h, t, cache, layers, elt, name, q8)
+    # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
+    own = (lambda step: f"{step}.") if args.step == "both" else (lambda step: "")
+    return header + "\n".join(
+        step_program(h, n, cache, layers, elt, f"{h.arch}_{step}", q8, own(step))
+        for step, n in steps.items()
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

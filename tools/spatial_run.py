@@ -1,8 +1,8 @@
 """spatial-run: compile a tg function, simulate the compiled program, compare with the reference.
 
-    spatial-run FILE.mlir --target NAME [--backend NAME] [--entry FN] [--seed N]
-                [--inputs in.npz] [--save out.npz] [--timing] [--reference-only]
-                [--accumulate f32|bf16]
+    spatial-run FILE.mlir --target NAME [--backend NAME] [--entry FN | --chain FN,FN...]
+                [--seed N] [--inputs in.npz] [--weights MODEL.gguf] [--save out.npz]
+                [--timing] [--reference-only] [--accumulate f32|bf16]
 
 compiles the entry function (default: the only or the first func.func) through
 `spatial-pipeline{target=NAME}`, draws seeded inputs (tools/inputs.py: ids and positions inside
@@ -18,6 +18,15 @@ Tolerances (tools/compare.py): an element passes when
 there is within that tolerance of the row's maximum. `--accumulate bf16` compiles with the 16-bit
 accumulator (`accumulate=bf16`), which breaks the f32 accumulation these assume, and checks
 bf16 at 2^-3 and f16 at 2^-6.
+
+`--chain prefill,decode` runs several functions of the file in that order as one deployment
+(docs/simulator.md#chained-entries): they are compiled together, so the tensors they share by
+argument name are laid out once for all of them (link/deployment.py), and each runs as its own
+program; an output feeds every later function's input of the same name (the name sp.entry gives
+it: a cache updated in place goes by its cache's name), in the reference from the reference's
+outputs and in the simulator from the simulator's. An input named like an earlier function's is
+that same tensor (the weights); the rest are drawn (or read from --inputs / --weights) as for one
+function. Every function's outputs are compared; one verdict ends the run.
 
 `--reference-only` needs no target: it evaluates the reference and prints each output's name,
 shape, element type and a checksum (CRC-32 of its bytes, sum, max |x|), then `PASS`.
@@ -43,7 +52,8 @@ import os
 import sys
 import traceback
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -51,12 +61,15 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp
+from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spatial_dialect import get_all_dialects, tg
 from spatial_dialect.passes import get_all_passes
 from spatial_dialect.passes.analysis import ACCUMULATE, parse_bytes
-from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
+from spatial_dialect.passes.link.context import carried_names, value_names
+from spatial_dialect.passes.link.prelude import tg_ops
+from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
@@ -74,6 +87,7 @@ from spatial_dialect.tools.diagnostics import (
     format_parse_error,
     parse_source,
 )
+from spatial_dialect.tools.emit.report import section_functions
 from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
 from spatial_dialect.tools.reference import (
     EvaluationError,
@@ -83,6 +97,7 @@ from spatial_dialect.tools.reference import (
     input_names,
     output_names,
     returned_values,
+    value_type,
 )
 from spatial_dialect.tools.simulator import NotSimulated, SimulationError
 
@@ -209,10 +224,21 @@ def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
     raise UsageError(f"no function @{name} (the file has {known})")
 
 
-def compile_function(fn: FuncOp, target: str, **options: str | int) -> ModuleOp:
-    """A module of the entry function alone, through `spatial-pipeline{target=...}` (with any
-    other option of the pipeline, e.g. grid="2x2")."""
-    module = ModuleOp([fn.clone()])
+def chained_functions(module: ModuleOp, args: argparse.Namespace) -> list[FuncOp]:
+    """The functions to run, in order: --chain's, else the entry function alone."""
+    if not args.chain:
+        return [entry_function(module, args.entry)]
+    twice = next((n for i, n in enumerate(args.chain) if n in args.chain[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--chain names @{twice} twice; each function of a chain runs once")
+    return [entry_function(module, n) for n in args.chain]
+
+
+def compile_function(fn: FuncOp | Sequence[FuncOp], target: str, **options: str | int) -> ModuleOp:
+    """A module of the entry function alone, or of a chain's functions together (one deployment:
+    the tensors they share are agreed, link/deployment.py), through
+    `spatial-pipeline{target=...}` (with any other option of the pipeline, e.g. grid="2x2")."""
+    module = ModuleOp([f.clone() for f in ([fn] if isinstance(fn, FuncOp) else fn)])
     passes = get_all_passes()
     if PIPELINE not in passes:
         raise UsageError(f"this installation has no {PIPELINE} pass to compile with")
@@ -223,6 +249,101 @@ def compile_function(fn: FuncOp, target: str, **options: str | int) -> ModuleOp:
     except DiagnosticException as e:
         raise CompileRefused(e) from None
     return module
+
+
+def entry_module(module: ModuleOp, function: str) -> ModuleOp:
+    """One function's program out of a compiled deployment: its sp.entry and the sections after
+    it (tools/emit/report.py: section_functions), under the module's target and options."""
+    owner = section_functions(module)
+    ops = [
+        op.clone()
+        for op in module.body.block.ops
+        if owner.get(op) == function  # type: ignore[call-overload]
+        or (isinstance(op, EntryOp) and op.function.data == function)
+    ]
+    program = ModuleOp(ops)
+    program.attributes.update(module.attributes)
+    return program
+
+
+def chain_names(fn: FuncOp) -> list[str]:
+    """The names `fn`'s outputs feed a chain by: those sp.entry gives them (link's names, so a
+    cache updated in place and its update are one tensor, named after the cache)."""
+    ops, results = tg_ops(fn), returned_values(fn)
+    names = value_names(fn, ops)
+    carried_names(ops, names, frozenset(results))
+    return [names[v] for v in results]
+
+
+@dataclass
+class EntryInputs:
+    """A chained function's own inputs (all but those an earlier function's outputs feed, which
+    `fed` names), and how many of them are an earlier function's (`shared`) or drawn."""
+
+    values: dict[str, np.ndarray]
+    fed: list[str]
+    shared: int
+    drawn: int
+
+    def line(self, fn: FuncOp, seed: int, chained: bool) -> str:
+        given = len(self.values) - self.shared - self.drawn
+        line = (
+            f"spatial-run: @{fn.sym_name.data}, {given} input(s) from file, "
+            f"{self.drawn} drawn with seed {seed}"
+        )
+        if chained:
+            line += f", {len(self.fed)} fed and {self.shared} shared by earlier entries"
+        return line
+
+
+def entry_inputs(
+    args: argparse.Namespace,
+    fn: FuncOp,
+    chain: Sequence[FuncOp],
+    earlier: Mapping[str, np.ndarray],
+    outputs: Collection[str],
+) -> EntryInputs:
+    """`fn`'s own inputs: an input named like one of an `earlier` function's is that tensor (one
+    deployment); the others come from --inputs, else --weights, else are drawn. Those named like
+    an earlier function's `outputs` are fed by the run, not here."""
+    fed = [n for n in input_names(fn) if n in outputs]
+    shared = {n: earlier[n] for n in input_names(fn) if n in earlier and n not in fed}
+    for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
+        if name in shared:
+            check_fits(fn, name, arg, shared[name], "an earlier entry's input")
+    loaded = load_inputs(args.inputs, fn, chain) if args.inputs else {}
+    inputs = {k: v for k, v in loaded.items() if k not in fed}
+    inputs.update(shared)
+    drawn = {
+        k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs and k not in fed
+    }
+    inputs.update(drawn)
+    if args.weights:
+        from spatial_dialect.tools.weights import checkpoint_inputs
+
+        checkpoint = checkpoint_inputs(args.weights, fn, inputs)
+        inputs.update(checkpoint)
+        drawn = {k: v for k, v in drawn.items() if k not in checkpoint}
+    return EntryInputs(inputs, fed, len(shared), len(drawn))
+
+
+def check_fits(fn: FuncOp, name: str, arg: SSAValue, array: np.ndarray, what: str) -> None:
+    """A value handed to `fn`'s input %name from elsewhere in a chain must be of its type."""
+    shape, dtype = value_type(arg)
+    if (array.shape, array.dtype) != (shape, dtype):
+        raise UsageError(
+            f"@{fn.sym_name.data} takes %{name} as {'x'.join(map(str, shape))}x"
+            f"{element_name(dtype)}, but {what} named so is "
+            f"{'x'.join(map(str, array.shape))}x{element_name(array.dtype)}"
+        )
+
+
+def fed_inputs(fn: FuncOp, fed: Sequence[str], outputs: Mapping[str, np.ndarray]) -> dict:
+    """The inputs of `fn` that earlier functions' outputs give, checked against their types."""
+    args = dict(zip(input_names(fn), fn.body.block.args, strict=True))
+    for name in fed:
+        check_fits(fn, name, args[name], outputs[name], "an earlier entry's output")
+    return {name: outputs[name] for name in fed}
 
 
 def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:
@@ -283,6 +404,14 @@ def compare_outputs(
     return results
 
 
+def function_list(text: str) -> list[str]:
+    """--chain's value: function names separated by commas (an @ before a name is allowed)."""
+    names = [n.strip().removeprefix("@") for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of function names (a,b)")
+    return names
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="spatial-run",
@@ -304,7 +433,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how GEMMs accumulate: f32, the tg contract (default), or bf16, the 16-bit "
         "accumulator where the chip has one, checked at that mode's tolerance",
     )
-    parser.add_argument("--entry", help="the function to run (default: the only or the first)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--entry", help="the function to run (default: the only or the first)")
+    which.add_argument(
+        "--chain",
+        type=function_list,
+        metavar="FN,FN...",
+        help="run these functions in order as one deployment: compiled together (shared tensors "
+        "in one layout), each output feeding the later functions' input of the same name",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn inputs (0)")
     parser.add_argument("--inputs", help="an .npz file of inputs (the rest are drawn)")
     parser.add_argument("--save", help="write inputs and outputs to this .npz file")
@@ -343,90 +480,118 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except OSError as e:
         raise UsageError(f"cannot read '{path}': {e.strerror}") from None
     module = parse_module(text, str(path))
-    fn = entry_function(module, args.entry)
-    if not any(isinstance(op, tg.TgOp) for op in fn.body.walk()):
-        raise UsageError(f"@{fn.sym_name.data} holds no tg op: there is nothing to compile or run")
+    chain = chained_functions(module, args)
     budget = parse_bytes(args.memory_budget, "--memory-budget")
-    check_budget("the reference", reference_bytes(fn), budget)
-    if not args.reference_only and (work := work_tiles(fn)) > args.work_budget:
-        raise OverBudget(
-            f"the simulator would run about {work} tile steps, over the work budget of "
-            f"{args.work_budget}; --work-budget=N raises it (or --reference-only)"
-        )
-    inputs = load_inputs(args.inputs, fn) if args.inputs else {}
-    drawn = {k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs}
-    inputs.update(drawn)
-    if getattr(args, "weights", None):
-        from spatial_dialect.tools.weights import checkpoint_inputs
-
-        checkpoint = checkpoint_inputs(args.weights, fn, inputs)
-        inputs.update(checkpoint)
-        drawn = {k: v for k, v in drawn.items() if k not in checkpoint}
-    reference, values = reference_outputs(fn, inputs)
-    print(
-        f"spatial-run: @{fn.sym_name.data}, {len(inputs) - len(drawn)} input(s) from file, "
-        f"{len(drawn)} drawn with seed {args.seed}",
-        file=out,
-    )
-    simulated: dict[str, np.ndarray] = {}
-    if args.reference_only:
-        for name, array in reference.items():
-            print(checksum_line(name, array), file=out)
-        status = 0
-        print(f"PASS reference only: {len(reference)} output(s) evaluated", file=out)
+    for fn in chain:
+        if not any(isinstance(op, tg.TgOp) for op in fn.body.walk()):
+            raise UsageError(
+                f"@{fn.sym_name.data} holds no tg op: there is nothing to compile or run"
+            )
+        check_budget("the reference", reference_bytes(fn), budget)
+        if not args.reference_only and (work := work_tiles(fn)) > args.work_budget:
+            raise OverBudget(
+                f"the simulator would run about {work} tile steps, over the work budget of "
+                f"{args.work_budget}; --work-budget=N raises it (or --reference-only)"
+            )
+    runner = None if args.reference_only else Compiled(args, chain, out)
+    own: dict[str, np.ndarray] = {}  # the chain's own inputs: one value per name
+    outputs: dict[str, dict[str, np.ndarray]] = {"reference": {}, "simulated": {}}
+    saved: dict[str, dict[str, np.ndarray]] = {}
+    evaluated, bad, status = 0, [], 0
+    for fn in chain:
+        name = fn.sym_name.data
+        given = entry_inputs(args, fn, chain, own, outputs["reference"])
+        own.update(given.values)
+        inputs = {**given.values, **fed_inputs(fn, given.fed, outputs["reference"])}
+        reference, values = reference_outputs(fn, inputs)
+        print(given.line(fn, args.seed, bool(args.chain)), file=out)
+        key = f"/{name}" if args.chain else ""
+        saved[f"reference{key}"] = reference
+        outputs["reference"].update(zip(chain_names(fn), reference.values(), strict=True))
+        evaluated += len(reference)
+        if runner is None:
+            for output, array in reference.items():
+                print(checksum_line(output, array), file=out)
+            continue
+        inputs = {**given.values, **fed_inputs(fn, given.fed, outputs["simulated"])}
+        simulated = runner.run(fn, inputs)
+        if simulated is None:  # the program is wrong: the runner said how
+            status = 1
+            break
+        saved[f"simulated{key}"] = simulated
+        outputs["simulated"].update(zip(chain_names(fn), simulated.values(), strict=True))
+        for c in compare_outputs(fn, reference, values, simulated, args.accumulate):
+            print(c.line(), file=out)
+            if not c.ok:
+                bad.append(f"{c.name} of @{name}" if args.chain else c.name)
+    if runner is None:
+        print(f"PASS reference only: {evaluated} output(s) evaluated", file=out)
+    elif status:
+        print(f"FAIL: the compiled program is wrong ({runner.failure}){runner.timing}", file=out)
+    elif bad:
+        print(f"FAIL: {', '.join(bad)} outside tolerance{runner.timing}", file=out)
+        status = 1
     else:
-        status = check_compiled(args, fn, inputs, reference, values, simulated, out)
+        print(f"PASS: {evaluated} output(s) within tolerance{runner.timing}", file=out)
     if args.save:
-        save_run(args.save, inputs, {"reference": reference, "simulated": simulated})
+        save_run(args.save, own, saved)
     return status
 
 
-def check_compiled(
-    args: argparse.Namespace,
-    fn: FuncOp,
-    inputs: dict[str, np.ndarray],
-    reference: dict[str, np.ndarray],
-    values: dict,
-    simulated: dict[str, np.ndarray],
-    out: TextIO,
-) -> int:
-    """Compiles, simulates (into `simulated`) and compares; prints one line per output and the
-    verdict last; returns the exit status."""
-    try:
-        target = load_target(args.target)
-    except TargetError as e:
-        raise UsageError(str(e)) from None
-    options, why = COMPILE_OPTIONS.get(args.backend, ({}, ""))
-    if options:
-        given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
-        print(f"spatial-run: {args.backend} compiles with {given}: {why}", file=out)
-    module = compile_function(fn, args.target, accumulate=args.accumulate, **options)
-    check_budget(
-        "the reference and the simulator",
-        reference_bytes(fn) + simulator_bytes(module, target),
-        parse_bytes(args.memory_budget, "--memory-budget"),
-    )
-    timing = ""
-    if args.timing:
-        sections = predicted_us(module, target)
-        for name, us in sections:
-            print(f"predicted @{name}: {us:.3f} us", file=out)
-        timing = f"; predicted {sum(us for _, us in sections):.3f} us on {target.name}"
-    try:
-        simulated.update(simulated_outputs(fn, module, inputs, args.backend))
-    except (SimulationError, BackendFailed) as e:
-        print(f"{args.backend}: {type(e).__name__}: {e}", file=out)
-        print(f"FAIL: the compiled program is wrong ({type(e).__name__}){timing}", file=out)
-        return 1
-    comparisons = compare_outputs(fn, reference, values, simulated, args.accumulate)
-    for c in comparisons:
-        print(c.line(), file=out)
-    bad = [c.name for c in comparisons if not c.ok]
-    if bad:
-        print(f"FAIL: {', '.join(bad)} outside tolerance{timing}", file=out)
-        return 1
-    print(f"PASS: {len(comparisons)} output(s) within tolerance{timing}", file=out)
-    return 0
+class Compiled:
+    """The chain's functions compiled together for the target (one module: one deployment), and
+    each function's program run on the backend. Compiled when the first function runs, after its
+    reference: an input the reference refuses is reported before any compile."""
+
+    def __init__(self, args: argparse.Namespace, chain: Sequence[FuncOp], out: TextIO):
+        self.args, self.chain, self.out = args, chain, out
+        self.module: ModuleOp | None = None
+        self.predicted = 0.0
+        self.failure = ""
+        try:
+            self.target = load_target(args.target)
+        except TargetError as e:
+            raise UsageError(str(e)) from None
+
+    @property
+    def timing(self) -> str:
+        if not self.args.timing:
+            return ""
+        return f"; predicted {self.predicted:.3f} us on {self.target.name}"
+
+    def compiled(self) -> ModuleOp:
+        if self.module is None:
+            options, why = COMPILE_OPTIONS.get(self.args.backend, ({}, ""))
+            if options:
+                given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
+                line = f"spatial-run: {self.args.backend} compiles with {given}: {why}"
+                print(line, file=self.out)
+            fns = self.chain if self.args.chain else self.chain[0]
+            accumulate = self.args.accumulate
+            self.module = compile_function(fns, self.args.target, accumulate=accumulate, **options)
+        return self.module
+
+    def run(self, fn: FuncOp, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """`fn`'s outputs as its program computes them; None where the program is found wrong
+        (what was wrong is printed, and kept in `failure`)."""
+        module = self.compiled()
+        if self.args.chain:
+            module = entry_module(module, fn.sym_name.data)
+        check_budget(
+            "the reference and the simulator",
+            reference_bytes(fn) + simulator_bytes(module, self.target),
+            parse_bytes(self.args.memory_budget, "--memory-budget"),
+        )
+        if self.args.timing:
+            for section, us in predicted_us(module, self.target):
+                print(f"predicted @{section}: {us:.3f} us", file=self.out)
+                self.predicted += us
+        try:
+            return simulated_outputs(fn, module, inputs, self.args.backend)
+        except (SimulationError, BackendFailed) as e:
+            print(f"{self.args.backend}: {type(e).__name__}: {e}", file=self.out)
+            self.failure = type(e).__name__
+            return None
 
 
 def _sources(args: argparse.Namespace) -> dict[str, str]:

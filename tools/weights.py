@@ -5,9 +5,10 @@ Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: tran
 ggml's out x in; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
 dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
 part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
-run's `pos`: row i, column j holds cos / sin of (pos + i) * base^(-2j/D) (divided by
-rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos, the caches)
-stay as drawn.
+run's position, the argument the step's rows are written at (`tg.set_rows`'s pos: `%pos`, or a
+deployment's `%decode.pos`): row i, column j holds cos / sin of (pos + i) * base^(-2j/D)
+(divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos,
+the caches) stay as drawn.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr
 
+from spatial_dialect import tg
 from spatial_dialect.tools.gguf_model import GGUFError, q8_0_parts, read_header, tensor_array
 from spatial_dialect.tools.reference import EvaluationError, input_names, value_type
 
@@ -35,6 +37,13 @@ def _attrs(fn: func.FuncOp, i: int) -> dict[str, object]:
 
 def _str(v: object) -> str:
     return v.data if isinstance(v, StringAttr) else str(v)
+
+
+def position(fn: func.FuncOp) -> str | None:
+    """The argument the step's rows sit at: the position its caches are written at."""
+    names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
+    writes = (op.pos for op in fn.body.walk() if isinstance(op, tg.SetRowsOp))
+    return next((names[p] for p in writes if p in names), None)
 
 
 def checkpoint_inputs(
@@ -91,7 +100,8 @@ def checkpoint_inputs(
             if "gguf.rope_freqs" in attrs:
                 fname = _str(attrs["gguf.rope_freqs"])
                 theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
-            pos = int(np.asarray(inputs.get("pos", np.zeros(1)))[0])
+            at = position(fn)
+            pos = int(np.asarray(inputs[at])[0]) if at in inputs else 0
             angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
             values = np.cos(angles) if _str(attrs["gguf.rope"]) == "cos" else np.sin(angles)
             out[name] = values.astype(np.float32).astype(dtype)

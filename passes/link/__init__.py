@@ -19,8 +19,11 @@ does not compute in (UnsupportedDatatype).
 
 The function is replaced by `sp.entry` (its interface, by tensor name) and its sections, in
 execution order: a section reads what an earlier one wrote, by tensor name, and the function's
-results are the entry's outputs. Before any op is linked the prelude decides each tensor's layout
-for the whole function (link/prelude.py); link applies it (link/context.py): where a section wants
+results are the entry's outputs. Before any function is linked, the tensors that several functions
+of the module share by argument name are agreed once for all of them (link/deployment.py: one
+deployment, one layout per shared tensor); before any op is linked the prelude decides each
+tensor's layout for the whole function, starting from that agreement (link/prelude.py); link
+applies it (link/context.py): where a section wants
 a tensor in the other layout, ONE bridge section (tilize or untilize) makes its twin, shared by
 every later reader. Running link again changes nothing: there is no tg op left to link.
 """
@@ -71,6 +74,7 @@ from spatial_dialect.passes.link.context import (
     carried_names,
     value_names,
 )
+from spatial_dialect.passes.link.deployment import agree
 from spatial_dialect.passes.link.prelude import Prelude
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
@@ -113,6 +117,9 @@ class LinkFunction(RewritePattern):
     target: Target
     fmt: str
     kv_splits: int | None = None
+    agreed: frozenset[str] = frozenset()
+    """The deployment's tensors laid out tiled in every function that takes them, by name
+    (link/deployment.py)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
@@ -133,9 +140,10 @@ class LinkFunction(RewritePattern):
             if module
             else set()
         )
+        agreed = [a for a in op.body.block.args if names[a] in self.agreed]
         ctx = LinkContext(
             names,
-            Prelude.of(op),
+            Prelude.of(op, agreed),
             results,
             self.target,
             self.fmt,
@@ -200,7 +208,9 @@ class LinkPass(ModulePass):
         target = recorded_target(op, self.name)
         if self.kv_splits is not None and self.kv_splits < 1:
             raise NotLowered(f"kv-splits={self.kv_splits}: a count of splits is at least 1")
-        PatternRewriteWalker(LinkFunction(target, self.format, self.kv_splits)).rewrite_module(op)
+        agreed = agree(op)  # before any function is linked: the deployment's tensors
+        link = LinkFunction(target, self.format, self.kv_splits, agreed)
+        PatternRewriteWalker(link).rewrite_module(op)
         try:
             check_dram(op, target)
         except DramExceeded as err:  # reported at the function the program came from

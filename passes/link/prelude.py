@@ -17,6 +17,8 @@ disagree on them:
   one piece of carried state, updated in place: they share a layout and are never bridged. Everything else is rows. A tensor of one row
   is the same bytes in both layouts (one tile row, read from its first row), so it is never
   bridged and is recorded as rows.
+  The decision starts from the deployment's (link/deployment.py): an argument that the module's
+  functions share by name and agree to lay out tiled is tiled here too, before the ties run.
 - **Value intervals of integer tensors.** An integer product's operand precision is the narrowest
   that holds its operands' interval, so the interval each integer tensor is proven to hold is
   computed from the function's arguments (their element type's range) through every op.
@@ -25,6 +27,7 @@ disagree on them:
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,16 +137,25 @@ class Prelude:
     intervals: dict[SSAValue, Interval]
 
     @staticmethod
-    def of(function: func.FuncOp) -> Prelude:
-        ops = [op for op in function.body.walk() if isinstance(op, tg.TgOp)]
-        return Prelude(decide_layouts(function, ops), value_intervals(function, ops))
+    def of(function: func.FuncOp, agreed: Collection[SSAValue] = ()) -> Prelude:
+        """`agreed`: the arguments the deployment lays out tiled (link/deployment.py)."""
+        ops = tg_ops(function)
+        return Prelude(decide_layouts(function, ops, agreed), value_intervals(function, ops))
 
     def layout(self, value: SSAValue) -> Layout:
         return self.layouts[value]
 
 
-def decide_layouts(function: func.FuncOp, ops: list[Operation]) -> dict[SSAValue, Layout]:
-    tiled: set[SSAValue] = set()
+def tg_ops(function: func.FuncOp) -> list[Operation]:
+    """The tg ops of `function`, in program order: what link lowers and the prelude decides for."""
+    return [op for op in function.body.walk() if isinstance(op, tg.TgOp)]
+
+
+def tiled_values(ops: list[Operation], seeds: Collection[SSAValue] = ()) -> set[SSAValue]:
+    """The tensors the ops lay out tiled: those an op wants tiled and `seeds` (what the
+    deployment agreed), with the ties run to a fixed point (a one-row tensor in it is still
+    recorded as rows)."""
+    tiled: set[SSAValue] = set(seeds)
     for op in ops:
         tiled.update(wanted_tiled(op))
     while True:
@@ -156,7 +168,13 @@ def decide_layouts(function: func.FuncOp, ops: list[Operation]) -> dict[SSAValue
             if any(v in tiled for v in tied):
                 tiled.update(tied)
         if len(tiled) == before:
-            break
+            return tiled
+
+
+def decide_layouts(
+    function: func.FuncOp, ops: list[Operation], agreed: Collection[SSAValue] = ()
+) -> dict[SSAValue, Layout]:
+    tiled = tiled_values(ops, agreed)
     values = [*function.body.block.args, *(r for op in ops for r in op.results)]
     return {
         v: Layout.TILED if v in tiled and rows_of(v) > 1 else Layout.ROWS

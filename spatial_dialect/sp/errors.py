@@ -161,6 +161,11 @@ class NotLowered(_Named):
     """An op the link has no section form for."""
 
 
+class Disagreement(_Named):
+    """Two functions of one module (one deployment) that declare the tensor they share by name
+    with different types (docs/passes.md#link-one-deployment-agreed-layouts)."""
+
+
 class UnsupportedDatatype(_Named):
     """An op whose element type (or storage format) the target does not compute in."""
 

@@ -1,5 +1,6 @@
 """Tiny llama- and qwen3-shaped GGUF files, written with llama.cpp's `gguf` writer (nothing is
-downloaded): 2 layers, d = 128, F16 or Q8_0 weights (norms F32, as llama.cpp writes them)."""
+downloaded): 2 layers, d = 128, F16 or Q8_0 weights (norms F32, as llama.cpp writes them), or
+any other type gguf.quants can write (Q4_0: one spatial-import refuses)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ D, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, LAYERS = 128, 4, 2, 32, 256, 256, 2
 
 
 def write_tiny(
-    path: str | Path, arch: str = "llama", wtype: str = "F16", tied: bool = False, seed: int = 0
+    path: str | Path,
+    arch: str = "llama",
+    wtype: str = "F16",
+    tied: bool = False,
+    seed: int = 0,
+    ffn: int = FFN,
 ) -> Path:
     import gguf
     from gguf.quants import quantize
@@ -21,7 +27,7 @@ def write_tiny(
     w.add_block_count(LAYERS)
     w.add_context_length(512)
     w.add_embedding_length(D)
-    w.add_feed_forward_length(FFN)
+    w.add_feed_forward_length(ffn)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
     w.add_key_length(HEAD_DIM)
@@ -30,23 +36,20 @@ def write_tiny(
     w.add_rope_freq_base(1e6 if arch == "qwen3" else 5e5)
     w.add_rope_dimension_count(HEAD_DIM)
 
-    def matrix(name: str, out: int, inp: int) -> None:
-        data = (rng.standard_normal((out, inp)) / np.sqrt(inp)).astype(np.float32)
-        if wtype == "Q8_0":
-            q = quantize(data, gguf.GGMLQuantizationType.Q8_0)
-            w.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-        else:
+    def add(name: str, data: np.ndarray) -> None:
+        if wtype == "F16":
             w.add_tensor(name, data.astype(np.float16))
+        else:
+            qtype = gguf.GGMLQuantizationType[wtype]
+            w.add_tensor(name, quantize(data, qtype), raw_dtype=qtype)
+
+    def matrix(name: str, out: int, inp: int) -> None:
+        add(name, (rng.standard_normal((out, inp)) / np.sqrt(inp)).astype(np.float32))
 
     def norm(name: str, n: int) -> None:
         w.add_tensor(name, (1 + 0.1 * rng.standard_normal(n)).astype(np.float32))
 
-    emb = rng.standard_normal((VOCAB, D)).astype(np.float32)
-    if wtype == "Q8_0":
-        q = quantize(emb, gguf.GGMLQuantizationType.Q8_0)
-        w.add_tensor("token_embd.weight", q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-    else:
-        w.add_tensor("token_embd.weight", emb.astype(np.float16))
+    add("token_embd.weight", rng.standard_normal((VOCAB, D)).astype(np.float32))
     q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
     for i in range(LAYERS):
         b = f"blk.{i}."
@@ -59,9 +62,9 @@ def write_tiny(
             norm(b + "attn_q_norm.weight", HEAD_DIM)
             norm(b + "attn_k_norm.weight", HEAD_DIM)
         norm(b + "ffn_norm.weight", D)
-        matrix(b + "ffn_gate.weight", FFN, D)
-        matrix(b + "ffn_up.weight", FFN, D)
-        matrix(b + "ffn_down.weight", D, FFN)
+        matrix(b + "ffn_gate.weight", ffn, D)
+        matrix(b + "ffn_up.weight", ffn, D)
+        matrix(b + "ffn_down.weight", D, ffn)
     norm("output_norm.weight", D)
     if not tied:
         matrix("output.weight", VOCAB, D)
