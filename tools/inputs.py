@@ -5,10 +5,14 @@ for the ops that read it (the first reader in program order decides a float's di
 
 - an integer read as an index is drawn uniformly inside the range every reader accepts:
   `tg.gather_rows` ids in [0, V); a `tg.set_rows` or `tg.attention` pos in [0, S - T], so that
-  pos + T <= S. Other integers are uniform in [-16, 16].
+  pos + T <= S. A Q8_0 weight's int8 values are uniform in [-127, 127], the range ggml's
+  quantizer fills. Other integers are uniform in [-16, 16].
 - a matmul's right operand (K x N) ~ N(0, 1/K), and each weight of a `tg.moe` likewise with K its
   product's inner dimension (the model width, or the FFN width for the down projections), so a product stays of the order of its inputs
-  through a chain of layers; a norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
+  through a chain of layers; a Q8_0 weight's f16 block scales ~ sqrt(3) / (127 sqrt(K)) (1 +
+  N(0, 0.1^2)), so that its dequantized values have that same spread (uniform int8 values have a
+  standard deviation of 127 / sqrt(3)) and the activations of a Q8_0 model do not blow up; a
+  norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
   the cos and sin tables of a rope are cos and sin of one uniform angle per entry;
   a `tg.gated_delta`'s q and k ~ N(0, 1/Dk) (about unit length per head, as after the model's
   l2_norm), its g (a log decay) uniform in [-1, 0] and its beta uniform in [0, 1], so the delta
@@ -46,7 +50,8 @@ INT_DATA_RANGE = (-16, 16)
 
 
 def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[str]]]:
-    """Inclusive [lo, hi] of each argument read as an index, with the readers that set it."""
+    """Inclusive [lo, hi] of each integer argument its readers bound (an index, Q8_0 values), with
+    the readers that set it."""
     ranges: dict[BlockArgument, tuple[int, int, list[str]]] = {}
 
     def limit(value: SSAValue | None, lo: int, hi: int, why: str) -> None:
@@ -63,13 +68,15 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
             cache, new = (op.cache, op.rows) if isinstance(op, tg.SetRowsOp) else (op.k, op.q)
             s, t = op.shape(cache)[0], op.shape(new)[0]
             limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
+        elif isinstance(op, tg.MatmulQ8_0Op | tg.DequantizeQ8_0Op):
+            limit(op.values, -127, 127, f"{op.name} values in [-127, 127]")
     return ranges
 
 
 def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
     """How each float argument is first read: ("matmul_b", K), ("norm_weight", 0),
-    ("norm_bias", 0), ("cos", id of the rope), ("sin", id of the rope), or as a delta rule's
-    ("delta_key", Dk), ("log_decay", 0), ("unit_gate", 0)."""
+    ("norm_bias", 0), ("cos", id of the rope), ("sin", id of the rope), ("q8_0_scale", K), or as
+    a delta rule's ("delta_key", Dk), ("log_decay", 0), ("unit_gate", 0)."""
     roles: dict[BlockArgument, tuple[str, int]] = {}
 
     def role(value: SSAValue | None, kind: str, detail: int = 0) -> None:
@@ -79,6 +86,11 @@ def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
     for op in fn.body.block.ops:
         if isinstance(op, tg.MatmulOp):
             role(op.b, "matmul_b", op.shape(op.b)[0])
+        elif isinstance(op, tg.MatmulQ8_0Op):
+            role(op.scales, "q8_0_scale", op.shape(op.values)[0])
+        elif isinstance(op, tg.DequantizeQ8_0Op):
+            # the fan-in of the product that reads it: its blocks run along K
+            role(op.scales, "q8_0_scale", op.shape(op.values)[op.block_axis()])
         elif isinstance(op, tg.RmsNormOp | tg.LayerNormOp):
             role(op.weight, "norm_weight")
             if isinstance(op, tg.LayerNormOp):
@@ -129,6 +141,9 @@ def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
             values = np.cos(angles[detail]) if kind == "cos" else np.sin(angles[detail])
         elif kind == "matmul_b":
             values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
+        elif kind == "q8_0_scale":
+            spread = np.float32(np.sqrt(3) / (127 * np.sqrt(detail)))
+            values = spread * (1 + np.float32(0.1) * rng.standard_normal(shape, np.float32))
         elif kind == "norm_weight":
             values = 1 + np.float32(0.1) * rng.standard_normal(shape, np.float32)
         elif kind == "norm_bias":
@@ -171,8 +186,10 @@ def load_inputs(
                 continue  # another chained function's
             if key not in names:
                 whose = ", ".join(f"@{f.sym_name.data}" for f in chain or [fn])
-                known = f"their inputs: {', '.join(sorted(others))}" if chain else (
-                    f"its inputs: {', '.join(names)}"
+                known = (
+                    f"their inputs: {', '.join(sorted(others))}"
+                    if chain
+                    else (f"its inputs: {', '.join(names)}")
                 )
                 raise EvaluationError(
                     f"{path} holds '{key}', which is no input of {whose} ({known})"

@@ -117,3 +117,25 @@ def test_npz_inputs_are_checked(tmp_path):
         np.savez(tmp_path / "in.npz", **arrays)
         with pytest.raises(EvaluationError, match=message):
             load_inputs(tmp_path / "in.npz", fn)
+
+
+def test_q8_0_weights_are_drawn_at_a_matmul_weights_spread():
+    # Uniform int8 values over the quantizer's range and block scales that give the dequantized
+    # weight a standard deviation of 1/sqrt(K): a product stays of the order of its input (values
+    # in [-16, 16] under N(0, 1) scales made each Q8_0 product about 9.5 sqrt(K) times its input).
+    fn = function(
+        "func.func @f(%x: tensor<64x512xf32>, %v: tensor<512x128xi8>, %s: tensor<16x128xf16>)"
+        " -> tensor<64x128xf32> {\n"
+        '  %y = tg.matmul_q8_0 %x, %v, %s activation "q8_0" : (tensor<64x512xf32>,'
+        " tensor<512x128xi8>, tensor<16x128xf16>) -> tensor<64x128xf32>\n"
+        "  func.return %y : tensor<64x128xf32>\n}"
+    )
+    ((lo, hi, why),) = index_ranges(fn).values()
+    assert (lo, hi, why) == (-127, 127, ["tg.matmul_q8_0 values in [-127, 127]"])
+    drawn = draw_inputs(fn, 3)
+    values, scales = drawn["v"], drawn["s"]
+    assert values.dtype == np.int8 and values.min() < -120 and values.max() > 120
+    weight = values.astype(np.float32) * np.repeat(scales.astype(np.float32), 32, axis=0)
+    assert abs(weight.std() * np.sqrt(512) - 1) < 0.1
+    (y,) = evaluate(fn, drawn)
+    assert 0.8 < y.std() / drawn["x"].std() < 1.25
