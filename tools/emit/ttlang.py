@@ -14,7 +14,8 @@ group family. Every number is READ from the sized IR (docs/backend-ttlang.md):
   since a TT-Lang dataflow buffer has one block shape per operation.
 
 What TT-Lang cannot express is refused at emission by name (`TTLangUnsupported`, a typed
-diagnostic that spatial-opt and spatial-run report in one line): see REFUSED below.
+diagnostic that spatial-opt and spatial-run report in one line): ttlang_checks.py holds the
+refusals run before a section prints.
 """
 
 from __future__ import annotations
@@ -28,14 +29,10 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
-from spatial_dialect.sp.kinds import Q8_0_FORMATS
 
-from .ttlang_compute import check_compute
-from .ttlang_delta import CausalConvPrinter, GatedDeltaPrinter
+from .ttlang_checks import PRINTERS, OperationChecks, printer_of
 from .ttlang_indexed import (
-    FLASH_DECODING_REFUSAL,
     INDEXED,
-    check_indexed,
     emit_indexed,
     emit_indexed_buffers,
     extra_engines,
@@ -44,21 +41,10 @@ from .ttlang_indexed import (
     in_k_loop,
     indexed_constants,
 )
-from .ttlang_moe import RoutePrinter, indexed_offset
+from .ttlang_moe import indexed_offset
 from .ttlang_prelude import HOST_MAIN, PRELUDE, Lines, TTLangUnsupported, coord_source
-from .ttlang_stage import StagePrinter, engine_key, load_into
+from .ttlang_stage import engine_key, load_into
 from .ttlang_subblocks import SubBlockSelectors
-
-# stages printed by a module of their own (ttlang_stage.py says what each one provides)
-PRINTERS: dict[type[sp.StageOp], StagePrinter] = {
-    sp.RouteOp: RoutePrinter(),
-    sp.CausalConvOp: CausalConvPrinter(),
-    sp.GatedDeltaOp: GatedDeltaPrinter(),
-}
-
-
-def _printer(s: sp.StageOp) -> StagePrinter | None:
-    return PRINTERS.get(type(s))
 
 
 def _expr(e: object, names: tuple[str, ...]) -> str:
@@ -68,7 +54,7 @@ def _expr(e: object, names: tuple[str, ...]) -> str:
 LOOP_NAMES = tuple(sp.LOOP_VARS)
 
 
-class OperationWriter(SubBlockSelectors):
+class OperationWriter(SubBlockSelectors, OperationChecks):
     """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
 
     def __init__(self, program: sp.ProgramOp, index: int):
@@ -85,7 +71,7 @@ class OperationWriter(SubBlockSelectors):
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
-        self._check()
+        self.check()
         # constant tensors the host allocates for this section (rope's permutation matrices):
         # name -> (shape in elements, numpy source); and the tiles each range reads of them
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
@@ -147,7 +133,7 @@ class OperationWriter(SubBlockSelectors):
         ):
             self._zero_page(*self._largest_page(spill))
         for st in self.stages:
-            if (pr := _printer(st)) is not None:
+            if (pr := printer_of(st)) is not None:
                 self.consts.update(pr.constants(self, st))
         # any other f32 state (the conv's window, ...) that no constant holds: a zero page too
         if all(str(t.element_type) != "f32" for t in self.tensors.values()):
@@ -169,115 +155,6 @@ class OperationWriter(SubBlockSelectors):
             (32 * rows, 32 * cols),
             f"np.zeros(({32 * rows}, {32 * cols}), dtype=np.float32)",
         )
-
-    # Refusals --------------------------------------------------------------------------------
-
-    def _check(self) -> None:
-        # storage formats first: a Q8_0 section's stages (quantize, dequantizing products) are
-        # refused for their storage, which is what TT-Lang lacks
-        for buf in self.p.buffers():
-            fmt = getattr(buf, "format", None)
-            if fmt is None:
-                continue
-            if fmt.data in Q8_0_FORMATS:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"buffer {buf.label.data} stores {fmt.data} (int8 values with an f16 scale "
-                    "per 32, 34-byte blocks): ttnn has no Q8_0 tile format (tt-lang-sim's ttnn "
-                    "has no int8 dtype at all); the bf16 and f32 layers print",
-                )
-            raise TTLangUnsupported(
-                self.name,
-                f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "
-                "(compile with format=bf16)",
-            )
-        if self.work.k_slices > 1:
-            raise TTLangUnsupported(
-                self.name,
-                f"K is split into {self.work.k_slices} slices whose partial sums pass between "
-                "cores: not emitted (compile with split-k=1)",
-            )
-        for stage in self.stages:
-            if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
-                continue
-            if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
-                check_compute(self.name, stage)
-                continue
-            if isinstance(stage, INDEXED):
-                check_indexed(self, stage)
-                continue
-            if (pr := _printer(stage)) is not None:
-                pr.check(self, stage)
-                continue
-            if isinstance(stage, sp.AttentionCombineOp):
-                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
-            raise TTLangUnsupported(
-                self.name,
-                f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
-                "printer yet (printed: sp.load, sp.store, sp.matmul_tiles, sp.map, "
-                "sp.row_reduce, sp.rope, sp.gather, sp.scatter, sp.attention, sp.argmax)",
-            )
-        # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
-        # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
-        gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
-        # a map, a whole row_reduce, a rope or an attention computes the whole block and pushes
-        # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
-        # sub_compute)
-        sliced = all(
-            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
-            or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
-            for st in self.stages
-        )
-        for r in self.ranges:
-            b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and not gemm and not sliced:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
-                    f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
-                    "block: TT-Lang blocks are whole units (no sub-block view of a block); "
-                    "a GEMM, map, whole row_reduce, rope or attention selects its sub-blocks with "
-                    "one-hot matmuls, this stage has no such form here "
-                    "(docs/backend-ttlang.md#sub-blocks)",
-                )
-        self._check_memory_map()
-        # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
-        # a TT-Lang DFB has one consumer order, and the writer would pop the partials. Its bytes
-        # are then counted twice against L1 (docs/backend-ttlang.md#memory).
-
-    def _check_memory_map(self) -> None:
-        """TT-Lang places DFBs itself, so the memory map size-buffers laid out is checked here
-        rather than ignored: buffers of a site overlapping or past the budget are refused."""
-        budget = self.mesh.local_mem
-        for r in self.ranges:
-            b = r.bindings(self.work.k_block)
-            offsets = r.offsets()
-            spans = []
-            for buf in self.p.buffers():
-                if (
-                    isinstance(buf, sp.AccOp)
-                    or buf.label.data not in offsets
-                    or buf.alias_of is not None
-                ):
-                    continue
-                lo = offsets[buf.label.data]
-                spans.append((lo, lo + r.bytes_of(buf, b), buf.label.data))
-            spans.sort()
-            for (lo0, hi0, n0), (lo1, hi1, n1) in zip(spans, spans[1:], strict=False):
-                if lo1 < hi0:
-                    raise TTLangUnsupported(
-                        self.name,
-                        f"OverlappingOffsets: buffers {n0} [{lo0}, {hi0}) and {n1} [{lo1}, {hi1}) "
-                        f"overlap on range {r.rect.bounds}: the program is not a valid sized "
-                        "program",
-                    )
-            for lo, hi, n in spans:
-                if hi > budget:
-                    raise TTLangUnsupported(
-                        self.name,
-                        f"LocalMemExceeded: buffer {n} [{lo}, {hi}) ends past the "
-                        f"{budget}-byte local memory",
-                    )
 
     # Buffers ---------------------------------------------------------------------------------
 
@@ -333,7 +210,7 @@ class OperationWriter(SubBlockSelectors):
             self.emit_sub_buffers(out)
             emit_indexed_buffers(self, out)
             for st in self.stages:
-                if (pr := _printer(st)) is not None:
+                if (pr := printer_of(st)) is not None:
                     pr.buffers(self, st, out)
             self.emit_pipes(out)
             engines = self.engine_stages()
@@ -409,7 +286,7 @@ class OperationWriter(SubBlockSelectors):
                     self.name, f"engine {text}: TT-Lang has two movement kernels"
                 )
             engines.setdefault(key, []).append(s)
-            pr = _printer(s)
+            pr = printer_of(s)
             if isinstance(s, INDEXED) or pr is not None:
                 for extra in pr.engines(self, s) if pr else extra_engines(self, s):
                     if s not in engines.setdefault(extra, []):
@@ -536,7 +413,7 @@ class OperationWriter(SubBlockSelectors):
             for s in stages
             if (isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars())
             or in_k_loop(s, self.cur_key)
-            or ((pr := _printer(s)) is not None and pr.in_k_loop(s, self.cur_key))
+            or ((pr := printer_of(s)) is not None and pr.in_k_loop(s, self.cur_key))
         ]
         first = stages.index(k_stages[0]) if k_stages else len(stages)
         before = [s for s in stages[:first] if s not in k_stages]
@@ -558,7 +435,7 @@ class OperationWriter(SubBlockSelectors):
         if isinstance(s, INDEXED):
             emit_indexed(self, out, s, self.cur_key, r, b)
             return
-        if (pr := _printer(s)) is not None:
+        if (pr := printer_of(s)) is not None:
             pr.emit(self, out, s, self.cur_key, r, b)
             return
         if isinstance(s, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
