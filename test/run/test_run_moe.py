@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
 from spatial_dialect.tools import reference as ref
@@ -178,11 +179,13 @@ def test_moe_simulates_to_the_reference(case, target, elt):
     assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
 
 
-def test_an_expert_id_out_of_range_is_reported_before_any_read():
-    """The router's id of slot 0 replaced by an entry input holding 4, of experts 0..3: the first
-    GEMM that loads by it reports the id and the range, and reads nothing."""
+def routed_by_an_out_of_range_id(**options: str | int) -> tuple[ModuleOp, list[np.ndarray]]:
+    """A one-row MoE of experts 0..3, top-2, compiled for wormhole_n150 (with `options`), whose
+    router section for slot 0 (`y__id0`) is replaced by an entry input; returns the module and its
+    inputs, that id holding 4. The simulator and the TT-Lang backend both must refuse it at the
+    first GEMM that loads by it, before any read."""
     fn = entry_function(parse_module(program(1, 64, 4, 32, 2)))
-    module = compile_function(fn, "wormhole_n150")
+    module = compile_function(fn, "wormhole_n150", **options)
     block = module.body.block
     route = next(
         op for op in block.ops if isinstance(op, sp.ProgramOp) and op.sym_name.data == "y__id0"
@@ -196,10 +199,15 @@ def test_an_expert_id_out_of_range_is_reported_before_any_read():
     block.erase_op(entry)
     block.erase_op(route)
     drawn = draw_inputs(fn, 0)
+    return module, [*(drawn[n] for n in names), np.array([[4]], np.int32)]
+
+
+def test_an_expert_id_out_of_range_is_reported_before_any_read():
+    module, inputs = routed_by_an_out_of_range_id()
     with pytest.raises(
         IndexOutOfRange, match=r"id 4 in @y__id0 outside \[0, 4\) blocks of 2 tile rows of @g"
     ):
-        simulate(module, [*(drawn[n] for n in names), np.array([[4]], np.int32)])
+        simulate(module, inputs)
 
 
 def test_the_report_counts_k_experts_in_decode_and_every_expert_in_prefill(tmp_path):

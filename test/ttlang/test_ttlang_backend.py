@@ -460,11 +460,16 @@ def test_a_moe_block_passes(tmp_path, capsys, t, e, k, scores, renormalize, shar
     assert code == 0 and out.out.strip().splitlines()[-1].startswith("PASS"), out.out + out.err
 
 
-def _moe_program(*args, **kw) -> str:
+def _moe_test(name: str):
+    """A helper of test/run/test_run_moe.py: its MoE programs and cases serve both backends."""
     sys.path.insert(0, str(ROOT / "test/run"))
-    from test_run_moe import program
+    import test_run_moe
 
-    return program(*args, **kw)
+    return getattr(test_run_moe, name)
+
+
+def _moe_program(*args, **kw) -> str:
+    return _moe_test("program")(*args, **kw)
 
 
 @needs_sim
@@ -498,30 +503,11 @@ def test_equal_logits_go_to_the_lower_expert():
 def test_an_expert_id_out_of_range_is_refused_before_any_read():
     """The router's id of slot 0 replaced by an entry input holding 4, of experts 0..3: the
     first GEMM that loads by it raises, naming the id and the range (the printed check)."""
-    import numpy as np
-
-    from spatial_dialect.tools.inputs import draw_inputs
-    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
-
-    fn = entry_function(parse_module(_moe_program(1, 64, 4, 32, 2)))
-    module = compile_function(fn, "wormhole_n150", split_k=1)
-    block = module.body.block
-    route = next(
-        op for op in block.ops if isinstance(op, sp.ProgramOp) and op.sym_name.data == "y__id0"
-    )
-    entry = next(op for op in block.ops if isinstance(op, sp.EntryOp))
-    names = [a.data for a in entry.inputs.data]
-    block.insert_op_before(
-        sp.EntryOp(entry.function.data, [*names, "y__id0"], [o.data for o in entry.outputs.data]),
-        entry,
-    )
-    block.erase_op(entry)
-    block.erase_op(route)
-    drawn = draw_inputs(fn, 0)
+    module, inputs = _moe_test("routed_by_an_out_of_range_id")(split_k=1)
     with pytest.raises(
         BackendFailed, match=r"id 4 in @y__id0 outside \[0, 4\) blocks of 2 tile rows of @g"
     ):
-        runner()(module, [*(drawn[n] for n in names), np.array([[4]], np.int32)])
+        runner()(module, inputs)
 
 
 @needs_sim
