@@ -70,8 +70,8 @@ def b_block(b_rows: AffineExpr = ZERO, transpose_b: bool = False) -> AccessAttr:
     K tiles k0 .. k0 + kw by the item's N tiles c0 .. c0 + w of a K x N B (whose K rows start at
     tile row `b_rows`, a block of a stacked B). With `transpose_b`, B is stored N x K and the
     same block is its rows c0 .. c0 + w and columns k0 .. k0 + kw: origin and extent swapped,
-    the page matmul_tiles transposes. The bytes are the same either way, so the cost model prices B
-    alike."""
+    the page matmul_tiles transposes. The bytes are the same either way, so the cost model
+    prices B alike."""
     origin, extent = (K0 + b_rows, C0), ("kw", "w")
     if transpose_b:
         origin, extent = origin[::-1], extent[::-1]
@@ -100,9 +100,7 @@ def gemm_section(
     dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
     s.load(a, AccessAttr.of(R0, K0, "h", "kw"), in0)
     s.load(b, b_block(b_rows, transpose_b), in1, b_index)
-    s.stage(
-        sp.MatmulTilesOp(in0, in1, out, dst, dequantize=dequantize, transpose_b=transpose_b)
-    )
+    s.stage(sp.MatmulTilesOp(in0, in1, out, dst, dequantize=dequantize, transpose_b=transpose_b))
     s.store(out, c, SUB_BLOCK)
     return s.build(c.sym_name.data, SectionKind.GEMM)
 

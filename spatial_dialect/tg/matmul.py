@@ -14,8 +14,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
-    opt_prop_def,
     operand_def,
+    opt_prop_def,
     result_def,
 )
 
