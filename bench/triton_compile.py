@@ -127,9 +127,7 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
     gpu = GPUTarget("cuda", ARCH[target], 32)
     for s in emitted.sections:
         fn = getattr(mod, f"{s.fn}_kernel")
-        signature = {
-            s.arg(t.sym_name.data): TRITON_TYPES[s.elt(t.sym_name.data)] for t in s.tensors
-        }
+        signature = {arg: TRITON_TYPES[elt] for _, arg, elt in s.params()}
         signature.update(SITES="*i32", ITEMS="*i32")
         start = time.perf_counter()
         compiled = triton.compile(

@@ -42,6 +42,8 @@ from spatial_dialect.tools.emit.triton_kernel import (
     TORCH_DTYPES,
     Kernel,
     TritonNotEmitted,
+    scales_of,
+    scales_shape,
     section_of,
 )
 
@@ -203,9 +205,13 @@ def emit_module(module: ModuleOp) -> Emitted:
             tensors.setdefault(name, (s.shape(name), str(t.type.get_element_type()), dims))
             if str(t.type.get_element_type()) not in TORCH_DTYPES:
                 raise s.refuse(f"tensor @{name} of {t.type} has no torch dtype")
+            scales = scales_of(t)
+            if scales is not None:  # a Q8_0 tensor's f16 scales: a tensor of their own
+                tensors.setdefault(scales, (scales_shape(t), "f16", scales_shape(t)))
         kernel_of(s)
         sections.append(s)
-        args = ", ".join(s.arg(t.sym_name.data) for t in s.tensors)
+        params = s.params()
+        args = ", ".join(arg for _, arg, _ in params)
         out.append("")
         out.append("")
         out.extend(_plan_comment(s, clock))
@@ -227,7 +233,7 @@ def emit_module(module: ModuleOp) -> Emitted:
         launch.extend(f"    {c}" for c in s.checks)
         launch.append(
             f"    {s.fn}_kernel[({len(s.sites)},)]("
-            + ", ".join(f"t[{t.sym_name.data!r}]" for t in s.tensors)
+            + ", ".join(f"t[{name!r}]" for name, _, _ in params)
             + f", torch.tensor({s.fn.upper()}_SITES, dtype=torch.int32, device=device)"
             + f", torch.tensor({s.fn.upper()}_ITEMS, dtype=torch.int32, device=device)"
             + f", num_warps={NUM_WARPS}, num_stages={s.num_stages})"

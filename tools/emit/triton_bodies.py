@@ -4,6 +4,7 @@ argmax, attention), written from a `Kernel`."""
 from __future__ import annotations
 
 from spatial_dialect import sp
+from spatial_dialect.sp.kinds import Q8_0_BLOCK
 from spatial_dialect.tools.emit.triton_kernel import (
     Kernel,
     access,
@@ -29,9 +30,17 @@ def _gemm(s: Kernel) -> None:
             f"[r0, k0] / [{', '.join(b_origin)}]"
         )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
+    for load, t in ((a_load, a_t), (b_load, b_t)):
+        fifo, tensor = sp.buffer_of(load.dst), s.program.tensor(t)
+        if fifo.storage != tensor.storage:
+            raise s.refuse(
+                f"@{t} stored {tensor.storage} is loaded into {fifo.label.data} of "
+                f"{fifo.storage}: a load that converts has no Triton form"
+            )
     ea, eb = s.elt(a_t), s.elt(b_t)
     acc_elt = str(sp.buffer_of(mm.acc).elt)
-    if ea != eb or ea in ("i32",) or (ea == "i8") != (acc_elt == "i32"):
+    q8 = s.q8(a_t) is not None or s.q8(b_t) is not None
+    if not q8 and (ea != eb or ea in ("i32",) or (ea == "i8") != (acc_elt == "i32")):
         raise s.refuse(f"matmul of {ea} x {eb} into a {acc_elt} accumulator has no tl.dot form")
     th, tw = s.tile
     M, K = s.shape(a_t)
@@ -42,7 +51,6 @@ def _gemm(s: Kernel) -> None:
     bm, bn, bk = s.block[0] * th, s.block[1] * tw, s.k_block * tw
     pm, pn, pk = pow2(bm), pow2(bn), pow2(bk)
     acc_ty = "tl.int32" if acc_elt == "i32" else "tl.float32"
-    prec = ', input_precision="ieee"' if ea == "f32" else ""
     b_first = f"{b_row0 * th}"
     if b_load.index is not None and b_load.stride is not None:
         # an indexed load: the block of `stride` tile rows the id names (range-checked on the
@@ -59,17 +67,70 @@ rn = c0 * {tw} + tl.arange(0, {pn})
 mm_ = (tl.arange(0, {pm}) < h * {th}) & (rm < {M})
 mn_ = (tl.arange(0, {pn}) < w * {tw}) & (rn < {N})
 acc = tl.zeros(({pm}, {pn}), dtype={acc_ty})
+""")
+    loads = f"""
+a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
+b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {k_stride} + rn[None, :] * {n_stride}, mask=mk_[:, None] & mn_[None, :], other=0)
+"""
+    if q8 and mm.dequantize is None:
+        # the int8 dot: both operands Q8_0 blocked along K (verified), an f32 accumulator
+        _int8_dot(s, a_t, b_t, loads, K, t_b)
+    else:
+        # the datatype tl.dot multiplies: a Q8_0 operand is widened to the `dequantize` type
+        dot_elt = str(mm.dequantize) if mm.dequantize is not None else ea
+        prec = ', input_precision="ieee"' if dot_elt == "f32" else ""
+        s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     rk = k0 * {tw} + tl.arange(0, {pk})
     mk_ = (tl.arange(0, {pk}) < {bk}) & (rk < {K})
-    a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
-    b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {k_stride} + rn[None, :] * {n_stride}, mask=mk_[:, None] & mn_[None, :], other=0)
-    if INTERPRETED:
-        a = a.to({acc_ty})
-        b = b.to({acc_ty})
-    acc += tl.dot(a, b, out_dtype={acc_ty}{prec})
 """)
+        s.emit(loads, 3)
+        b_at = ("rn[None, :]", "rk[:, None]") if t_b else ("(b0 + rk)[:, None]", "rn[None, :]")
+        for var, t, (row, col), mask in (
+            ("a", a_t, ("rm[:, None]", "rk[None, :]"), "mm_[:, None] & mk_[None, :]"),
+            ("b", b_t, b_at, "mk_[:, None] & mn_[None, :]"),
+        ):
+            if s.q8(t) is not None:  # `dequantize T`: f32(d) * q rounded once to T (docs/sp.md)
+                d = f"tl.load({s.scales_arg(t)} + {s.scale_at(t, row, col)}, mask={mask}, other=0)"
+                s.emit(f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})", 3)
+        s.emit(f"""
+if INTERPRETED:
+    a = a.to({acc_ty})
+    b = b.to({acc_ty})
+acc += tl.dot(a, b, out_dtype={acc_ty}{prec})
+""", 3)
     s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
+
+
+TL_TYPES = {"bf16": "tl.bfloat16", "f16": "tl.float16", "f32": "tl.float32"}
+"""The float types a Q8_0 block is widened to (`dequantize T`), as Triton names them."""
+
+
+def _int8_dot(s: Kernel, a_t: str, b_t: str, loads: str, K: int, t_b: bool) -> None:
+    """ggml's Q8_0 x Q8_0 dot (targets/quant.py INT8_DOT): per block of 32 along K, the exact
+    int32 dot of the view's and the weight's i8 values (tl.dot on int8 into int32, which the
+    interpreter computes exactly too; |sum| <= 32 * 127 * 128 is exact in f32 as well), times
+    f32(da) * f32(db), added to the f32 accumulator in K order, as tools/gguf_quant.py's
+    matmul_q8_0 sums it."""
+    tw, bk = s.tile[1], s.k_block * s.tile[1]
+    if bk % Q8_0_BLOCK:
+        raise s.refuse(f"a K block of {bk} columns is not whole Q8_0 blocks of {Q8_0_BLOCK}")
+    da = s.scale_at(a_t, "rm", "kq")
+    db = s.scale_at(b_t, "rn", "kq") if t_b else s.scale_at(b_t, "b0 + kq", "rn")
+    s.emit(f"""
+for k0 in range(0, {s.k_tiles}, {s.k_block}):
+    for kb in tl.static_range({bk // Q8_0_BLOCK}):
+        kq = k0 * {tw} + kb * {Q8_0_BLOCK}
+        rk = kq + tl.arange(0, {Q8_0_BLOCK})
+        mk_ = rk < {K}
+""")
+    s.emit(loads, 4)
+    s.emit(f"""
+da = tl.load({s.scales_arg(a_t)} + {da}, mask=mm_ & (kq + 0 * rm < {K}), other=0).to(tl.float32)
+db = tl.load({s.scales_arg(b_t)} + {db}, mask=mn_ & (kq + 0 * rn < {K}), other=0).to(tl.float32)
+isum = tl.dot(a, b, out_dtype=tl.int32)
+acc += isum.to(tl.float32) * (da[:, None] * db[None, :])
+""", 4)
 
 
 def _operand(s: Kernel, var: str, value, mode: str) -> list[str]:
@@ -120,7 +181,9 @@ def _map(s: Kernel) -> None:
         ops.append(_operand(s, f"x{i}", value, str(mode)))
     scalar = float(op.scalar.value.data) if op.scalar is not None else None
     x = [o[0] for o in ops]
-    if kind in ("copy", "tilize", "untilize", "transpose"):
+    # a Q8_0 operand is loaded dequantized and a store into a Q8_0 tensor quantizes, as the
+    # FIFOs do (docs/sp.md#q8_0-tensors): the two conversions are copies here
+    if kind in ("copy", "tilize", "untilize", "transpose", "quantize_q8_0", "dequantize_q8_0"):
         y = x[0]
     elif kind == "silu":
         y = f"{x[0]} / (1.0 + tl.exp(-{x[0]}))"
@@ -335,7 +398,22 @@ ids = tl.load({s.arg(idx)} + g_r, mask=g_rm, other=0)
 g_rm = g_rm & (ids >= 0) & (ids < {R})
 y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, None] & g_cm[None, :], other=0)
 """)
-    s.block_store("y", s.store_of(sp.buffer_of(op.dst)))
+    scales = None
+    if s.q8(table) is not None:  # Q8_0 rows: each row's scales travel with its values
+        dst = s.store_of(sp.buffer_of(op.dst)).tensor.root_reference.data
+        if s.q8(table) != 1 or s.q8(dst) != 1:
+            raise s.refuse(
+                f"rows of the Q8_0 table @{table} are gathered into @{dst}: both must be stored "
+                "q8_0 (blocks along rows)"
+            )
+        pq = pc // Q8_0_BLOCK
+        s.emit(f"""
+g_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
+g_qm = (tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (g_q < {C // Q8_0_BLOCK})
+ys = tl.load({s.scales_arg(table)} + ids[:, None] * {C // Q8_0_BLOCK} + g_q[None, :], mask=g_rm[:, None] & g_qm[None, :], other=0)
+""")
+        scales = "ys"
+    s.block_store("y", s.store_of(sp.buffer_of(op.dst)), scales=scales)
     s.checks.append(
         f"_check_range(t[{idx!r}].reshape(-1)[:{count}], 0, {R - 1}, 'gather ids of @{table} in section @{s.name}')"
     )
@@ -643,7 +721,7 @@ def kernel_of(s: Kernel) -> None:
     if body is None or (kind == "gemm" and not s.program.ops_of(sp.MatmulTilesOp)):
         raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")
     for t in s.tensors:
-        if t.format is not None:
+        if t.format is not None and t.q8_0_axis is None:
             raise s.refuse(
                 f"tensor @{t.sym_name.data} stored as {t.format.data} has no Triton form"
             )

@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import LOOP_VARS, SIZE_SYMBOLS
+from spatial_dialect.sp.kinds import Q8_0_BLOCK
 
 NUM_WARPS = 4
 
@@ -44,6 +45,23 @@ TORCH_DTYPES = {
     "i8": "torch.int8",
     "i32": "torch.int32",
 }
+
+
+def scales_of(t: sp.TensorOp) -> str | None:
+    """The DRAM tensor holding a Q8_0 tensor's f16 scales: the argument its `scales` names, or
+    (a view, gathered rows: no argument) one named after it; None for any other storage. The
+    values and the scales are two torch tensors, passed to a kernel side by side."""
+    if t.q8_0_axis is None:
+        return None
+    return t.scales_name or f"{t.sym_name.data}.scales"
+
+
+def scales_shape(t: sp.TensorOp) -> tuple[int, int]:
+    """The held shape of a Q8_0 tensor's scales: its own with the block axis divided by 32."""
+    dims = list(t.shape2d)
+    assert t.q8_0_axis is not None
+    dims[t.q8_0_axis] //= Q8_0_BLOCK
+    return dims[0], dims[1]
 
 
 def ident(name: str) -> str:
@@ -147,6 +165,33 @@ class Kernel:
     def arg(self, tensor: str) -> str:
         return "T_" + ident(tensor)
 
+    def q8(self, tensor: str) -> int | None:
+        """The axis a Q8_0 tensor's blocks of 32 run along; None for any other storage."""
+        return self.program.tensor(tensor).q8_0_axis
+
+    def scales_arg(self, tensor: str) -> str:
+        return "S_" + ident(tensor)
+
+    def params(self) -> list[tuple[str, str, str]]:
+        """(DRAM tensor, kernel parameter, element type) of every pointer the kernel takes, in
+        order: each tensor, a Q8_0 tensor's f16 scales right after its values."""
+        out = []
+        for t in self.tensors:
+            name = t.sym_name.data
+            out.append((name, self.arg(name), str(t.type.get_element_type())))
+            scales = scales_of(t)
+            if scales is not None:
+                out.append((scales, self.scales_arg(name), "f16"))
+        return out
+
+    def scale_at(self, tensor: str, row: str, col: str) -> str:
+        """The offset, in the scales of a Q8_0 tensor, of the scale of its element (row, col)
+        (expressions, broadcast as the caller writes them)."""
+        C = self.shape(tensor)[1]
+        if self.q8(tensor) == 1:
+            return f"({row}) * {C // Q8_0_BLOCK} + ({col}) // {Q8_0_BLOCK}"
+        return f"(({row}) // {Q8_0_BLOCK}) * {C} + ({col})"
+
     def load_of(self, buffer: sp.BufferOp) -> sp.LoadOp:
         for load in self.program.ops_of(sp.LoadOp):
             if sp.buffer_of(load.dst) is buffer:
@@ -165,42 +210,89 @@ class Kernel:
 
     # -- blocks of DRAM ------------------------------------------------------------------------
 
-    def block_load(
-        self, var: str, tensor: str, a: Access, indent: int = 2, dtype: str = "tl.float32"
-    ) -> None:
+    def block_load(self, var: str, tensor: str, a: Access, indent: int = 2) -> None:
         """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
-        the tensor, widened to f32."""
+        the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact)."""
         th, tw = self.tile
         R, C = self.shape(tensor)
         pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+        value = f"tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], mask={var}_m, other=0).to(tl.float32)"
+        if self.q8(tensor) is not None:
+            at = self.scale_at(tensor, f"{var}_r[:, None]", f"{var}_c[None, :]")
+            value += f" * tl.load({self.scales_arg(tensor)} + {at}, mask={var}_m, other=0).to(tl.float32)"
         self.emit(
             f"""
 {var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
 {var}_c = ({a.col}) * {tw} + tl.arange(0, {pc})
 {var}_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & ({var}_c < {C}))[None, :]
-{var} = tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], mask={var}_m, other=0).to({dtype})
+{var} = {value}
 """,
             indent,
         )
 
     def block_store(
-        self, value: str, store: sp.StoreOp, indent: int = 2, extra_mask: str = ""
+        self,
+        value: str,
+        store: sp.StoreOp,
+        indent: int = 2,
+        extra_mask: str = "",
+        scales: str | None = None,
     ) -> None:
+        """Stores `value` (the [rows x cols] block of the pattern) at the pattern's origin,
+        rounded once to the tensor's type. Into a Q8_0 tensor (blocks along rows), `scales` is
+        the block's f16 scales ([rows x cols / 32], a gather's rows) or, absent, the float
+        block is quantized here (pushing to a Q8_0 FIFO is what quantizes: docs/sp.md)."""
         th, tw = self.tile
         tensor = store.tensor.root_reference.data
         a = access(store.access, self.ranges)
         R, C = self.shape(tensor)
         pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
         extra = f" & ({extra_mask})" if extra_mask else ""
+        axis = self.q8(tensor)
+        if axis is not None and (axis != 1 or extra_mask or tw % Q8_0_BLOCK):
+            raise self.refuse(
+                f"a store into @{tensor} stored {self.program.tensor(tensor).storage} (blocks "
+                "of 32 down its columns, or under a mask) has no Triton form"
+            )
+        if axis is not None and scales is None:
+            value, scales = self.quantize(value, pr, pc, indent)
         self.emit(
             f"""
 o_r = ({a.row}) * {th} + tl.arange(0, {pr})
 o_c = ({a.col}) * {tw} + tl.arange(0, {pc})
-o_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & (o_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (o_c < {C}))[None, :]{extra}
+o_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (o_r < {R})
+o_m = o_rm[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (o_c < {C}))[None, :]{extra}
 tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({self.arg(tensor)}.dtype.element_ty), mask=o_m)
 """,
             indent,
         )
+        if axis is not None:
+            pq, nq = pc // Q8_0_BLOCK, C // Q8_0_BLOCK
+            self.emit(
+                f"""
+o_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
+o_qm = o_rm[:, None] & ((tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (o_q < {nq}))[None, :]
+tl.store({self.scales_arg(tensor)} + o_r[:, None] * {nq} + o_q[None, :], ({scales}).to(tl.float16), mask=o_qm)
+""",
+                indent,
+            )
+
+    def quantize(self, value: str, pr: int, pc: int, indent: int) -> tuple[str, str]:
+        """ggml's quantize_row_q8_0 of a [pr x pc] f32 block, per 32 along its rows, as
+        tools/gguf_quant.py computes it in f32: d = max|x| / 127, q = roundf(x * (1 / d)) (ties
+        away from zero; q = 0 where d = 0), d kept as f16. Returns (values, scales)."""
+        nb = pc // Q8_0_BLOCK
+        self.emit(
+            f"""
+q_x = tl.reshape({value}, ({pr}, {nb}, {Q8_0_BLOCK}))
+q_d = tl.max(tl.abs(q_x), axis=2) / 127.0
+q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
+q_s = q_x * q_i[:, :, None]
+q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), ({pr}, {pc}))
+""",
+            indent,
+        )
+        return "q_v", "q_d"
 
 
 def _sites_and_items(
