@@ -28,7 +28,7 @@ func.func @mm(%x: tensor<4x64xbf16>, %wv: tensor<64x96xi8>, %ws: tensor<2x96xf16
 // CHECK-NEXT: q_s = q_x * q_i[:, :, None]
 // CHECK-NEXT: q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), (32, 32))
 // CHECK:      tl.store(T_x__q8_0_0 + o_r[:, None] * 64 + o_c[None, :], (q_v).to(
-// CHECK:      tl.store(S_x__q8_0_0 + o_r[:, None] * 2 + o_q[None, :], (q_d).to(tl.float16), mask=o_qm)
+// CHECK:      tl.store(S_x__q8_0_0 + (o_r[:, None]) * 2 + (o_q[None, :] * 32) // 32, (q_d).to(tl.float16), mask=o_qm)
 
 // The int8 dot: K 2 tiles in one block, two Q8_0 blocks of 32 per K step.
 // CHECK-LABEL: def y_kernel(T_x__q8_0_0, S_x__q8_0_0, T_wv, S_wv, T_y, SITES, ITEMS):

@@ -410,7 +410,7 @@ y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, Non
         s.emit(f"""
 g_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
 g_qm = (tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (g_q < {C // Q8_0_BLOCK})
-ys = tl.load({s.scales_arg(table)} + ids[:, None] * {C // Q8_0_BLOCK} + g_q[None, :], mask=g_rm[:, None] & g_qm[None, :], other=0)
+ys = tl.load({s.scales_arg(table)} + {s.scale_at(table, "ids[:, None]", f"g_q[None, :] * {Q8_0_BLOCK}")}, mask=g_rm[:, None] & g_qm[None, :], other=0)
 """)
         scales = "ys"
     s.block_store("y", s.store_of(sp.buffer_of(op.dst)), scales=scales)

@@ -272,7 +272,7 @@ tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({s
                 f"""
 o_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
 o_qm = o_rm[:, None] & ((tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (o_q < {nq}))[None, :]
-tl.store({self.scales_arg(tensor)} + o_r[:, None] * {nq} + o_q[None, :], ({scales}).to(tl.float16), mask=o_qm)
+tl.store({self.scales_arg(tensor)} + {self.scale_at(tensor, "o_r[:, None]", f"o_q[None, :] * {Q8_0_BLOCK}")}, ({scales}).to(tl.float16), mask=o_qm)
 """,
                 indent,
             )
