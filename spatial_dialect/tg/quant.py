@@ -146,6 +146,11 @@ class MatmulQ8_0Op(TgOp):
         props = {"activation": str_property(self.name, "activation", activation)}
         self.init_tg([a, values, scales], props, result_type=result)
 
+    @property
+    def quantizes_activation(self) -> bool:
+        """Each row of `a` is rounded to Q8_0 levels before the product (ggml's CPU dot)."""
+        return self.activation.data == Q8_0_ACTIVATIONS[0]
+
     def verify_shapes(self) -> None:
         act = self.activation.data
         if act not in Q8_0_ACTIVATIONS:
