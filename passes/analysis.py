@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from spatial_dialect import sp
+from spatial_dialect import sp, tg
 from spatial_dialect.sp import COMPUTE_STAGES, EngineAttr, Phase, SectionKind
 from spatial_dialect.sp.errors import InvalidTarget, SpatialPassError, TooManyEngines, WrongPhase
 from spatial_dialect.targets import Target, TargetError, load_target
@@ -331,7 +331,8 @@ class GemmView:
 
     def shape(self) -> GemmShape:
         a, b, c = self.tensor(self.load_a), self.tensor(self.load_b), self.tensor(self.store)
-        (m, k), (_, n) = a.shape2d, b.shape2d
+        # A B read transposed (matmul_tiles transpose_b) is stored N x K: the same bytes.
+        (m, k), n = a.shape2d, tg.b_dims(b.shape2d, self.matmul.transposes_b)[1]
         # The datatype the chip computes in: the operand FIFO's (an integer operand may convert
         # on load to the precision link chose from its interval), or for Q8_0 operands the type
         # the compute stage widens them to (link/quant.py; without one, the int8 dot).

@@ -469,7 +469,7 @@ def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
 
 
 KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
-    tg.MatmulOp: lambda op, a, b: matmul(a, b),
+    tg.MatmulOp: lambda op, a, b: matmul(a, b.T if op.transposes_b else b),
     tg.AddOp: _binary(np.add),
     tg.SubOp: _binary(np.subtract),
     tg.MulOp: _binary(np.multiply),
@@ -499,7 +499,10 @@ KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
     tg.CausalConvOp: lambda op, x, w, state: causal_conv(x, w, state, op.act()),
     tg.GatedDeltaOp: _gated_delta,
     tg.DequantizeQ8_0Op: lambda op, v, s: gguf_quant.dequantize(v, s, op.block_axis()),
-    tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(a, v, s, op.activation.data),
+    # transpose_b: the N x K weight (blocks along its rows' K) is the K x N one's transpose.
+    tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(
+        a, *((v.T, s.T) if op.transposes_b else (v, s)), op.activation.data
+    ),
     tg.MoeOp: _moe,
 }
 """The reference meaning of each tg op, on operand arrays in their element types."""

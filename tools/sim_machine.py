@@ -65,6 +65,11 @@ class Q8Block:
             self.values[rows, cols], self.scales[scale_cut(self.axis, rows, cols)], self.axis
         )
 
+    @property
+    def T(self) -> Q8Block:  # noqa: N802 (numpy's name, so a page transposes alike)
+        """The transposed block: each block of 32 stays one block, now along the other axis."""
+        return Q8Block(self.values.T, self.scales.T, 1 - self.axis)
+
     def dequantized(self) -> np.ndarray:
         """f32(scale) * value (exact in f32)."""
         return gguf_quant.dequantize(self.values, self.scales, self.axis)

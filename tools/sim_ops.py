@@ -40,13 +40,16 @@ from spatial_dialect.sp import (
     RowReduceOp,
     ScatterOp,
 )
+from spatial_dialect.sp.kinds import Q8_0_BLOCK
 from spatial_dialect.targets.gemm import ceil_div
 from spatial_dialect.tools import reference as ref
 from spatial_dialect.tools.sim_machine import (
     AccessOutsideTensor,
     DramTensor,
     Fifo,
+    NotSimulated,
     Process,
+    Q8Block,
     SimulationError,
     SiteRun,
     UnwrittenRead,
@@ -637,6 +640,13 @@ def run_gather(sec: ProgramRun, op: GatherOp, run: SiteRun, item: int) -> Proces
     for who, table, r, c, er, ec in _blocks(sec, op, run, item):
         ids = _index(sec, op, who)
         page = np.zeros((er * th, ec * tw), table.dtype)
+        # A Q8_0 table blocked along its rows: each row's scales come with its values.
+        if table.scales is not None and table.q8_axis != 1:
+            raise NotSimulated(f"{who}: rows of a Q8_0 table blocked down its columns")
+        blocks = slice(c * tw // Q8_0_BLOCK, (c + ec) * tw // Q8_0_BLOCK)
+        scales = None
+        if table.scales is not None:
+            scales = np.zeros((er * th, blocks.stop - blocks.start), np.float16)
         for i in range(min(er * th, count - r * th)):
             row = r * th + i
             tid = int(ids[row])
@@ -647,7 +657,9 @@ def run_gather(sec: ProgramRun, op: GatherOp, run: SiteRun, item: int) -> Proces
             if not table.written[tid // th, c : c + ec].all():
                 raise UnwrittenRead(who, table.name, (tid, c * tw), 1)
             page[i] = table.data[tid, c * tw : (c + ec) * tw]
-        yield from give((out,), page, who)
+            if scales is not None:
+                scales[i] = table.scales[tid, blocks]  # type: ignore[index]
+        yield from give((out,), page if scales is None else Q8Block(page, scales, 1), who)
 
 
 def run_scatter(sec: ProgramRun, op: ScatterOp, run: SiteRun, item: int) -> Process:

@@ -247,15 +247,19 @@ class ProgramRun:
                 f"between K blocks without a spill, but it holds {acc_rows}x{acc_cols} tiles"
             )
         held: dict[tuple[int, int], np.ndarray] = {}
+        # transpose_b: B's page is the w x kw tiles of its block stored N x K, transposed here.
+        b_block = (w, kw) if op.transposes_b else (kw, w)
         a_pages = math.prod(in0.pages_of((h, kw), name))
-        b_pages = math.prod(in1.pages_of((kw, w), name))
+        b_pages = math.prod(in1.pages_of(b_block, name))
         for kb in range(k_blocks):
             who = f"{name} (item {item}, K block {kb})"
             for fifo, pages in ((in0, a_pages), (in1, b_pages)):
                 wait = Wait((fifo,), False, pages, who)
                 if wait.blocked():
                     yield wait
-            a, bb = in0.front((h, kw), who), in1.front((kw, w), who)
+            a, bb = in0.front((h, kw), who), in1.front(b_block, who)
+            if op.transposes_b:
+                bb = bb.T
             if op.dequantize is not None:  # Q8_0 blocks widened before the product
                 a, bb = (widened(x, numpy_dtype(op.dequantize)) for x in (a, bb))
             for ti, tj in subs:

@@ -22,9 +22,16 @@ matmul weights: f16, bf16 (also for Q8_0 weights), or f32 when they are F32 or m
 `spatial-run --weights` rounds each tensor to it (norm weights are F32 in GGUF files). Q8_0
 weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "values"`) and
 `%NAME.scales` (f16, `gguf.q8_0 = "scales"`), read by `tg.matmul_q8_0 ... activation "q8_0"`
-(ggml quantizes the activation of every Q8_0 product); a Q8_0 embedding table is dequantized
-(`tg.dequantize_q8_0`) before the gather. --dequantize declares Q8_0 weights f32 instead (exact,
-twice the bytes of bf16).
+(ggml quantizes the activation of every Q8_0 product); from a Q8_0 embedding table the gather
+takes the ids' rows of its values and of its scales and dequantizes only those
+(`tg.dequantize_q8_0` of T rows, never the whole table). --dequantize declares Q8_0 weights f32
+instead (exact, twice the bytes of bf16).
+
+Tied embeddings (no output.weight: Qwen3's small models, Llama 3.2 1B/3B): the LM head is the
+table itself, ONE argument `%token_embd.weight` of [vocab, d] as GGUF stores it, which the gather
+reads rows of and the head multiplies by transposed (`tg.matmul ... transpose_b true`, or
+`tg.matmul_q8_0 ... transpose_b true` over the Q8_0 table's values and scales, blocked along d as
+stored); no transposed copy.
 
 `--step both` writes the prefill (of --tokens T, default 8) and then the decode (1 token) as one
 module, one deployment: the weights and the KV caches keep their names in both functions, so link
@@ -99,22 +106,20 @@ def step_program(
     def is_q8(gname: str) -> bool:
         return q8 and h.tensors[gname].type == "Q8_0"
 
-    def q8_args(arg: str, gname: str, shape: tuple[int, int], layout: str) -> tuple[str, str]:
+    def q8_args(gname: str, shape: tuple[int, int], layout: str) -> tuple[str, str]:
         """The values and the scales of a Q8_0 weight (blocks along ggml's ne0: K for "kn")."""
         axis = 0 if layout == "kn" else 1
         scales = (shape[0] // 32, shape[1]) if axis == 0 else (shape[0], shape[1] // 32)
         attrs = f'gguf.tensor = "{gname}", gguf.layout = "{layout}", gguf.q8_0 ='
-        v = w.arg(arg, tensor(*shape, elt="i8"), f'{attrs} "values"')
-        sc = w.arg(f"{arg}.scales", tensor(*scales, elt="f16"), f'{attrs} "scales"')
+        v = w.arg(gname, tensor(*shape, elt="i8"), f'{attrs} "values"')
+        sc = w.arg(f"{gname}.scales", tensor(*scales, elt="f16"), f'{attrs} "scales"')
         return v, sc
 
-    def weight(gname: str, shape: tuple[int, ...], layout: str, arg: str | None = None):
+    def weight(gname: str, shape: tuple[int, ...], layout: str):
         """A weight argument: its name, or (values, scales) for a Q8_0 weight kept Q8_0."""
         if is_q8(gname):
-            return q8_args(arg or gname, gname, (shape[0], shape[1]), layout)
-        return w.arg(
-            arg or gname, ten(*shape), f'gguf.tensor = "{gname}", gguf.layout = "{layout}"'
-        )
+            return q8_args(gname, (shape[0], shape[1]), layout)
+        return w.arg(gname, ten(*shape), f'gguf.tensor = "{gname}", gguf.layout = "{layout}"')
 
     def norm_weight(gname: str, width: int) -> str:
         return w.arg(gname, ten(1, width), f'gguf.tensor = "{gname}", gguf.layout = "rows"')
@@ -129,27 +134,36 @@ def step_program(
     cos = w.arg(f"{own}cos", cs, f'gguf.rope = "cos", {rope_attrs}')
     sin = w.arg(f"{own}sin", cs, f'gguf.rope = "sin", {rope_attrs}')
     table = weight("token_embd.weight", (h.vocab, d), "rows")
-    if isinstance(table, tuple):  # a Q8_0 table: its rows are gathered from the float table
-        v, sc = table
-        qtypes = f"({tensor(h.vocab, d, elt='i8')}, {tensor(h.vocab, d // 32, elt='f16')})"
-        table = w.op(
-            "token_embd", f"tg.dequantize_q8_0 {v}, {sc} axis 1 : {qtypes} -> {ten(h.vocab, d)}"
-        )
     act, qt, kt = ten(t, d), ten(t, nh * hd), ten(t, nkv * hd)
     ct = ten(cache, nkv * hd)
-    x = w.op("x", f"tg.gather_rows {table}, {ids} : ({ten(h.vocab, d)}, {ids_t}) -> {act}")
+
+    def gather(r: str, tbl: str, elt_: str, cols: int) -> str:
+        row_t = f"({tensor(h.vocab, cols, elt=elt_)}, {ids_t}) -> {tensor(t, cols, elt=elt_)}"
+        return w.op(r, f"tg.gather_rows {tbl}, {ids} : {row_t}")
+
+    if isinstance(table, tuple):  # a Q8_0 table: the ids' rows of its values and scales, widened
+        gv, gs = gather("x.values", table[0], "i8", d), gather("x.scales", table[1], "f16", d // 32)
+        qtypes = f"({tensor(t, d, elt='i8')}, {tensor(t, d // 32, elt='f16')})"
+        x = w.op("x", f"tg.dequantize_q8_0 {gv}, {gs} axis 1 : {qtypes} -> {act}")
+    else:
+        x = gather("x", table, elt, d)
     eps = f"{h.eps:.6e}"
     caches: list[tuple[str, str]] = []
 
-    def mm(r: str, a: str, b, at: str, k: int, n: int) -> str:
+    def mm(r: str, a: str, b, at: str, k: int, n: int, transpose_b: bool = False) -> str:
+        """a @ b, b K x N; `transpose_b`: b is N x K (the tied head's table), a @ b^T."""
+        tb = " transpose_b true" if transpose_b else ""
+        bk, bn = (n, k) if transpose_b else (k, n)
         if isinstance(b, tuple):  # Q8_0: ggml quantizes the activation of every such product
-            vt, st = tensor(k, n, elt="i8"), tensor(k // 32, n, elt="f16")
+            # blocks along K: down b's columns when it is N x K (ggml's layout), else its rows
+            scales = (bk, bn // 32) if transpose_b else (bk // 32, bn)
+            vt, st = tensor(bk, bn, elt="i8"), tensor(*scales, elt="f16")
             return w.op(
                 r,
-                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0" : ({at}, {vt}, {st}) '
+                f'tg.matmul_q8_0 {a}, {b[0]}, {b[1]} activation "q8_0"{tb} : ({at}, {vt}, {st}) '
                 f"-> {ten(t, n)}",
             )
-        return w.op(r, f"tg.matmul {a}, {b} : ({at}, {ten(k, n)}) -> {ten(t, n)}")
+        return w.op(r, f"tg.matmul {a}, {b}{tb} : ({at}, {ten(bk, bn)}) -> {ten(t, n)}")
 
     for i in range(layers):
         b, p = f"blk.{i}.", f"l{i}_"
@@ -205,11 +219,10 @@ def step_program(
         caches += [(kc, ct), (vc, ct)]
     final_norm = norm_weight("output_norm.weight", d)
     n = w.op("final", f"tg.rms_norm {x}, {final_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}")
-    if h.tied:  # the LM head reuses the embedding table, transposed
-        head = weight("token_embd.weight", (d, h.vocab), "kn", arg="output.weight")
+    if h.tied:  # the LM head is the embedding table itself, [vocab, d], read transposed
+        logits = mm("logits", n, table, act, d, h.vocab, transpose_b=True)
     else:
-        head = weight("output.weight", (d, h.vocab), "kn")
-    logits = mm("logits", n, head, act, d, h.vocab)
+        logits = mm("logits", n, weight("output.weight", (d, h.vocab), "kn"), act, d, h.vocab)
     token = w.op("token", f"tg.argmax {logits} : ({ten(t, h.vocab)}) -> {ids_t}")
     return w.func(name, [(token, ids_t), *caches])
 

@@ -46,6 +46,7 @@ from spatial_dialect.sp import (
     loop_var,
 )
 from spatial_dialect.sp.errors import NotLowered, UnsupportedDatatype
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError
 from spatial_dialect.targets.gemm import ceil_div
 
@@ -109,8 +110,10 @@ def carried_names(
 Q8_0_VIEW = "q8_0"
 """The storage format of an activation's Q8_0 view: blocks of 32 along each row (along K)."""
 
-Q8_0_WEIGHT = "q8_0_kn"
-"""The storage format of a Q8_0 weight, the K x N right operand of a product: blocks along K."""
+
+def q8_0_format(axis: int) -> str:
+    """The Q8_0 storage format whose blocks run along `axis` of the values (sp/kinds.py)."""
+    return next(f for f, a in Q8_0_FORMATS.items() if a == axis)
 
 
 @dataclass(frozen=True)

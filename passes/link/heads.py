@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
+from spatial_dialect.passes.analysis import Numerics
 from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
@@ -36,6 +36,7 @@ from spatial_dialect.passes.link.context import (
     LinkContext,
     ProgramBuilder,
 )
+from spatial_dialect.passes.link.matmul import b_block, gemm_section
 from spatial_dialect.sp import AccessAttr, Layout, MapOp, Mode, SectionKind, TensorRole
 from spatial_dialect.sp.errors import NotLowered
 from spatial_dialect.sp.kinds import JOIN_ATTR
@@ -171,15 +172,8 @@ def gemm(
     s = ProgramBuilder(ctx, op)
     a, b, c = (s.declare(t if t.parent is None else t.clone()) for t in (a, b, c))
     in0 = s.fifo("in0", a, "h", "kw")
-    in1 = s.fifo("in1", b, "kw", "w")
-    out = s.fifo("out", c, "sh", "sw")
-    dst = s.acc("dst", ELEMENT_TYPES[acc_dtype], "sh", "sw")
-    k0 = sp.loop_var("k0")
-    s.load(a, AccessAttr.of(R0, k0, "h", "kw"), in0)
-    s.load(b, AccessAttr.of(k0, C0, "kw", "w"), in1)
-    s.stage(sp.MatmulTilesOp(in0, in1, out, dst))
-    s.store(out, c, SUB_BLOCK)
-    return s.build(c.sym_name.data, SectionKind.GEMM)
+    in1 = s.fifo("in1", b, *b_block().extent.exprs)
+    return gemm_section(s, a, b, c, in0, in1, acc_dtype)
 
 
 LINKERS = {

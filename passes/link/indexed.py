@@ -13,9 +13,17 @@ for it (docs/passes.md#link-a-gather-reads-a-tiled-table-directly): rows, unless
 lays it out tiled (the LM head of tied embeddings reads the table as a matrix), and then it reads
 the id's row straight from the tiles of the table's tile row, never through a whole-table
 untilize for the few rows it needs.
+
+A Q8_0 table (docs/passes.md#link-a-q8_0-table-gathers-its-rows): a tg.dequantize_q8_0 (blocks
+along rows) of a gather of the table's values and a gather of its scales by the same ids is one
+gather of Q8_0 rows. The values' gather reads the ids' rows of the ONE Q8_0 tensor (values with
+their scales, as stored) into a Q8_0 tensor of T rows named for its result; the scales' gather
+has no section (its rows travel with the values'); the dequantize widens those T rows only.
 """
 
 from __future__ import annotations
+
+from xdsl.ir import BlockArgument
 
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link.context import (
@@ -24,6 +32,7 @@ from spatial_dialect.passes.link.context import (
     R0,
     LinkContext,
     ProgramBuilder,
+    q8_0_format,
     valid,
 )
 from spatial_dialect.passes.link.maps import map_section
@@ -38,23 +47,68 @@ from spatial_dialect.sp import (
 )
 
 
-def link_gather(op: tg.GatherRowsOp, ctx: LinkContext) -> sp.ProgramOp:
+def q8_0_row_gather(op: tg.DequantizeQ8_0Op) -> tuple[tg.GatherRowsOp, tg.GatherRowsOp] | None:
+    """The gathers of a Q8_0 table's values and of its scales (function arguments) by one ids
+    vector, read by `op` alone, blocks along rows: one gather of Q8_0 rows (module docstring).
+    None where `op` dequantizes anything else."""
+    v, sc = op.values.owner, op.scales.owner
+    if not (isinstance(v, tg.GatherRowsOp) and isinstance(sc, tg.GatherRowsOp)):
+        return None
+    if op.block_axis() != 1 or v.ids != sc.ids:
+        return None
+    if not all(isinstance(g.table, BlockArgument) for g in (v, sc)):
+        return None  # a table's scales are named by argument (docs/sp.md#q8_0-tensors)
+    if any(len(list(g.res.uses)) != 1 for g in (v, sc)):
+        return None
+    return v, sc
+
+
+def _q8_0_half(op: tg.GatherRowsOp) -> tuple[tg.GatherRowsOp, tg.GatherRowsOp] | None:
+    """The Q8_0 row gather `op` is the values' or the scales' gather of, if any."""
+    use = next(iter(op.res.uses), None)
+    if use is None or not isinstance(use.operation, tg.DequantizeQ8_0Op):
+        return None
+    return q8_0_row_gather(use.operation)
+
+
+def link_gather(op: tg.GatherRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    pair = _q8_0_half(op)
+    if pair is not None and op is pair[1]:
+        return []  # the scales' rows: gathered with the values', as the Q8_0 table stores them
     s = ProgramBuilder(ctx, op)
-    table, ids = s.input(op.table), s.input(op.ids)
+    if pair is None:
+        table = s.input(op.table)
+        ids = s.input(op.ids)
+        y = s.output(op.res, Layout.ROWS)
+    else:
+        scales = ctx.names[pair[1].table]
+        table = s.declare(
+            ctx.q8_0_tensor(
+                op.table, ctx.names[op.table], TensorRole.INPUT, q8_0_format(1), scales=scales
+            )
+        )
+        ids = s.input(op.ids)
+        y = s.declare(
+            ctx.q8_0_tensor(op.res, ctx.names[op.res], TensorRole.SCRATCH, q8_0_format(1))
+        )
+        s.why(
+            "q8_0_rows",
+            f"the ids' rows of the Q8_0 @{table.sym_name.data} with their scales (@{scales}): "
+            f"{valid(op.res)[0]} row(s) to dequantize, not the table",
+        )
     if table.layout.data == Layout.TILED:
         s.why(
             "table_layout",
             f"rows read from the tiled @{table.sym_name.data} (row id % {ctx.tile[0]} of the "
             f"tiles of tile row id / {ctx.tile[0]}): no whole-table untilize",
         )
-    y = s.output(op.res, Layout.ROWS)
     out = s.fifo("out", y, 1, "w")
     count = valid(op.res)[0]
     s.stage(
         GatherOp(table.sym_name.data, ids.sym_name.data, AccessAttr.of(R0, C0, 1, "w"), count, out)
     )
     s.store(out, y, AccessAttr.of(R0, C0, 1, "w"))
-    return s.build(y.sym_name.data, SectionKind.GATHER)
+    return [s.build(y.sym_name.data, SectionKind.GATHER)]
 
 
 def link_set_rows(op: tg.SetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:

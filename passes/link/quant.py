@@ -9,6 +9,11 @@ argument that holds its scales. The product is a GEMM section like tg.matmul's (
     in1  FIFO of [kw, w] Q8_0 tiles of the weight
     out  FIFO of [sh, sw] tiles of C      matmul_tiles in0, in1 -> out [dequantize T]
 
+With `transpose_b` (a tied LM head over a Q8_0 embedding table) the weight is stored N x K,
+blocked along K as GGUF stores the table (`q8_0`, the format whose axis is the values' columns),
+and read transposed like tg.matmul's B (link/matmul.py `b_block`): in1 holds [w, kw] Q8_0 pages
+that matmul_tiles transposes, blocks along K either way.
+
 What the chip multiplies is `targets.quant.q8_0_compute`'s decision, made there once for every
 target and recorded on the section (`q8_0 = "<path>: <why>"`): the int8 dot (no `dequantize` on
 the stage, the accumulator f32) or the blocks widened to T in the compute stage.
@@ -28,16 +33,16 @@ from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
 from spatial_dialect.passes.link.context import (
     BLOCK,
     Q8_0_VIEW,
-    Q8_0_WEIGHT,
     LinkContext,
     ProgramBuilder,
     Q8View,
+    q8_0_format,
 )
+from spatial_dialect.passes.link.indexed import q8_0_row_gather
 from spatial_dialect.passes.link.maps import map_section
-from spatial_dialect.passes.link.matmul import gemm_section
+from spatial_dialect.passes.link.matmul import b_block, gemm_section
 from spatial_dialect.sp import Layout, Mode, TensorRole
 from spatial_dialect.sp.errors import UnsupportedDatatype
-from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import TargetError
 from spatial_dialect.targets.quant import INT8_DOT, Q8Compute, q8_0_compute
 
@@ -72,15 +77,21 @@ def link_matmul_q8_0(op: tg.MatmulQ8_0Op, ctx: LinkContext) -> sp.ProgramOp:
     values = ctx.names[op.values]
     w = s.declare(
         ctx.q8_0_tensor(
-            op.values, values, TensorRole.INPUT, Q8_0_WEIGHT, scales=ctx.names[op.scales]
+            op.values,
+            values,
+            TensorRole.INPUT,
+            q8_0_format(op.block_axis()),
+            scales=ctx.names[op.scales],
         )
     )
     in0 = s.fifo("in0", a, "h", "kw")
-    in1 = s.fifo("in1", w, "kw", "w")
+    in1 = s.fifo("in1", w, *b_block(transpose_b=op.transposes_b).extent.exprs)
     c = s.output(op.res, Layout.TILED)
     widen = None if int8 else ELEMENT_TYPES[choice.dtype]
     s.why("q8_0", f"{choice.path}: {choice.why}")
-    return gemm_section(s, a, w, c, in0, in1, acc_dtype, dequantize=widen)
+    return gemm_section(
+        s, a, w, c, in0, in1, acc_dtype, dequantize=widen, transpose_b=op.transposes_b
+    )
 
 
 def view_section(ctx: LinkContext, view: Q8View) -> sp.ProgramOp:
@@ -98,12 +109,18 @@ def view_section(ctx: LinkContext, view: Q8View) -> sp.ProgramOp:
 
 
 def link_dequantize_q8_0(op: tg.DequantizeQ8_0Op, ctx: LinkContext) -> sp.ProgramOp:
-    """A map over the Q8_0 tensor: each block widened to the result's type."""
-    fmt = next(f for f, axis in Q8_0_FORMATS.items() if axis == op.block_axis())
+    """A map over the Q8_0 tensor: each block widened to the result's type. Rows gathered
+    from a Q8_0 table are one Q8_0 tensor holding their scales (link/indexed.py), not an
+    argument that names its scales."""
     s = ProgramBuilder(ctx, op)
+    gathered = q8_0_row_gather(op) is not None
     x = s.declare(
         ctx.q8_0_tensor(
-            op.values, ctx.names[op.values], TensorRole.INPUT, fmt, scales=ctx.names[op.scales]
+            op.values,
+            ctx.names[op.values],
+            TensorRole.INPUT,
+            q8_0_format(op.block_axis()),
+            scales=None if gathered else ctx.names[op.scales],
         )
     )
     y = s.output(op.res, ctx.layout(op.values))

@@ -357,6 +357,7 @@ def apply_gemm_plan(
             kept,
             dequantize=m.dequantize,
             partials=partials.res if partials else None,
+            transpose_b=m.transposes_b,
         ),
     )
 

@@ -7,7 +7,7 @@ the package docstring states; its docstring says what it does per item.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr
+from xdsl.dialects.builtin import FlatSymbolRefAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -128,7 +128,8 @@ class StoreOp(StageOp):
 
 @irdl_op_definition
 class MatmulTilesOp(StageOp):
-    """`sp.matmul_tiles %in0, %in1 -> %out acc %dst [spill %spill] [fidelity hifi4] [on compute]`.
+    """`sp.matmul_tiles %in0, %in1 -> %out acc %dst [spill %spill] [transpose_b] [fidelity hifi4]
+    [on compute]`.
 
     Per item: for each K block k0, pop one page of A (h x kw tiles) and one of B (kw x w); for
     each sub-block (ti, tj), row-major: start the accumulator at zero on the first K block,
@@ -148,6 +149,11 @@ class MatmulTilesOp(StageOp):
     the exact int32 dot of the values times f32(da) * f32(db) into the f32 accumulator, the
     blocks in K order: ggml's Q8_0 x Q8_0 dot.
 
+    `transpose_b`: B is stored N x K and its page is the w x kw tiles of B^T's block (the load
+    reads B[c0, k0] x [w, kw]); the stage transposes it, every tile and the tiles' order, before
+    the product (tt-metal's matmul_tiles transpose flag on in1's tile). The bytes moved are the
+    same; a Q8_0 page blocked along its rows (`q8_0`) is then blocked along K as `q8_0_kn` is.
+
     `partials %p` (split-K, `sp.work ... split S`): an item walks only its K slice's blocks. On
     its last K block, an item of slice s > 0 adds to each sub-block's sums the partial sums it
     pops from its `%p` (what slice s - 1 computed for the same block); an item of slice
@@ -166,12 +172,13 @@ class MatmulTilesOp(StageOp):
     partials = opt_operand_def(BufferType)
     fidelity = opt_prop_def(FidelityAttr)
     dequantize = opt_prop_def(TypeAttribute)
+    transpose_b = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
         "$in0 `,` $in1 `->` $out `acc` $acc (`spill` $spill^)? (`partials` $partials^)?"
-        " (`dequantize` $dequantize^)?"
+        " (`dequantize` $dequantize^)? (`transpose_b` $transpose_b^)?"
         " (`fidelity` $fidelity^)? " + ON_ENGINE
     )
 
@@ -186,6 +193,7 @@ class MatmulTilesOp(StageOp):
         engine: EngineAttr | None = None,
         dequantize: TypeAttribute | None = None,
         partials: SSAValue | None = None,
+        transpose_b: bool = False,
     ):
         super().__init__(
             operands=[in0, in1, out, acc, spill, partials],
@@ -193,8 +201,14 @@ class MatmulTilesOp(StageOp):
                 "fidelity": FidelityAttr(Fidelity(fidelity)) if fidelity else None,
                 "engine": engine,
                 "dequantize": dequantize,
+                "transpose_b": UnitAttr() if transpose_b else None,
             },
         )
+
+    @property
+    def transposes_b(self) -> bool:
+        """B's pages are blocks of B^T (w x kw tiles), transposed by this stage."""
+        return self.transpose_b is not None
 
     def stage_name(self) -> str:
         return "matmul_tiles"

@@ -276,6 +276,13 @@ def _check_matmul(s: MatmulTilesOp) -> None:
     ):
         if not isinstance(b, kind):
             raise TypeMismatch(f"matmul_tiles: {role} is {b.name}, expected {kind.name}")
+    # B's page is its K x N block, or with transpose_b that block of the N x K tensor (stages.py)
+    b_page = SizesAttr.of("w", "kw") if s.transposes_b else SizesAttr.of("kw", "w")
+    if in1.page != b_page:
+        raise TypeMismatch(
+            f"matmul_tiles: in1's pages are {in1.page.text()}, but B's block is "
+            f"{b_page.text()}{' (transpose_b)' if s.transposes_b else ''}"
+        )
     q8 = [b.storage in Q8_0_FORMATS for b in (in0, in1)]
     if any(q8) or s.dequantize is not None:
         _check_q8_0_matmul(s, in0, in1, acc, q8)

@@ -57,9 +57,15 @@ def shape_str(shape: Sequence[int]) -> str:
 # verifiers compare the result against them. The operands' ranks are checked before either calls.
 
 
-def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, int]:
-    """a @ b is M x N for a of M x K and b of K x N."""
-    return (a[0], b[1])
+def b_dims(b: Sequence[int], transpose_b: bool = False) -> tuple[int, int]:
+    """(K, N) of a product's right operand: b is K x N, or with `transpose_b` N x K, read
+    transposed (a @ b^T: a tied LM head reads the [vocab, d] embedding table as it is stored)."""
+    return (b[1], b[0]) if transpose_b else (b[0], b[1])
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int], transpose_b: bool = False) -> tuple[int, int]:
+    """a @ b is M x N for a of M x K and b of K x N (a @ b^T for b of N x K)."""
+    return (a[0], b_dims(b, transpose_b)[1])
 
 
 def transpose_shape(x: Sequence[int]) -> tuple[int, int]:

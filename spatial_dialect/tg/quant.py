@@ -7,13 +7,16 @@ one scale per 32 values along the block axis (docs/tg.md#q8_0-weights).
 - tg.matmul_q8_0(a, values, scales) {activation}: a @ W for a Q8_0 weight W of K x N blocked
   along K; activation "q8_0" quantizes each row of a to Q8_0 along K and computes ggml's
   Q8_0 x Q8_0 dot (what ggml does for every Q8_0 weight product), "float" multiplies a by the
-  dequantized weight in f32.
+  dequantized weight in f32. With `transpose_b` the weight is stored N x K, still blocked along
+  K (values N x K, scales N x K/32: ggml's own layout of a [vocab, d] embedding table), and the
+  product is a @ W^T: a tied LM head reads the Q8_0 table its gather reads.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
     I64,
+    BoolAttr,
     Float16Type,
     Float32Type,
     IntegerAttr,
@@ -22,11 +25,13 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
 from spatial_dialect.tg.base import (
     TgOp,
     Value,
+    b_dims,
+    bool_property,
     i64_property,
     is_float,
     str_property,
@@ -116,7 +121,8 @@ class DequantizeQ8_0Op(TgOp):
 
 @irdl_op_definition
 class MatmulQ8_0Op(TgOp):
-    """a @ W for the Q8_0 weight W (values K x N i8, scales K/32 x N f16, blocks along K)."""
+    """a @ W for the Q8_0 weight W (values K x N i8, scales K/32 x N f16, blocks along K); with
+    `transpose_b`, a @ W^T for W stored N x K (values N x K, scales N x K/32, blocks along K)."""
 
     name = "tg.matmul_q8_0"
     a = operand_def(TensorType)
@@ -124,9 +130,10 @@ class MatmulQ8_0Op(TgOp):
     scales = operand_def(TensorType)
     res = result_def(TensorType)
     activation = prop_def(StringAttr)
+    transpose_b = opt_prop_def(BoolAttr)
     assembly_format = (
-        "$a `,` $values `,` $scales `activation` $activation attr-dict `:`"
-        " functional-type(operands, results)"
+        "$a `,` $values `,` $scales `activation` $activation (`transpose_b` $transpose_b^)?"
+        " attr-dict `:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -137,13 +144,19 @@ class MatmulQ8_0Op(TgOp):
         *,
         activation: str | StringAttr = "q8_0",
         element_type: Attribute | None = None,
+        transpose_b: bool | IntegerAttr | None = None,
     ):
-        """The result is M x N of `element_type`, by default a's element type."""
+        """The result is M x N of `element_type`, by default a's element type. `transpose_b` is
+        left out of the IR when not given."""
+        flag = None if transpose_b is None else bool_property(self.name, "transpose_b", transpose_b)
         ta = tensor_operand(self.name, "a", SSAValue.get(a), 2)
         tv = tensor_operand(self.name, "values", SSAValue.get(values), 2)
-        shape = (ta.get_shape()[0], tv.get_shape()[1])
-        result = TensorType(element_type or ta.element_type, shape)
-        props = {"activation": str_property(self.name, "activation", activation)}
+        n = b_dims(tv.get_shape(), flag is not None and bool(flag.value.data))[1]
+        result = TensorType(element_type or ta.element_type, (ta.get_shape()[0], n))
+        props = {
+            "activation": str_property(self.name, "activation", activation),
+            "transpose_b": flag,
+        }
         self.init_tg([a, values, scales], props, result_type=result)
 
     @property
@@ -151,19 +164,36 @@ class MatmulQ8_0Op(TgOp):
         """Each row of `a` is rounded to Q8_0 levels before the product (ggml's CPU dot)."""
         return self.activation.data == Q8_0_ACTIVATIONS[0]
 
+    @property
+    def transposes_b(self) -> bool:
+        """The weight is stored N x K (blocks along its rows' K), read transposed."""
+        return self.transpose_b is not None and bool(self.transpose_b.value.data)
+
+    def block_axis(self) -> int:
+        """The axis of `values` its blocks run along: K, its rows (0) or with transpose_b its
+        columns (1)."""
+        return 1 if self.transposes_b else 0
+
     def verify_shapes(self) -> None:
         act = self.activation.data
         if act not in Q8_0_ACTIVATIONS:
             raise self.err(f"activation must be one of {', '.join(Q8_0_ACTIVATIONS)}, got {act!r}")
         m, k = self.require_rank("a", 2)
         self.require_float("a")
-        k2, n = _check_q8_0(self, 0)
+        vr, vc = _check_q8_0(self, self.block_axis())
+        k2, n = b_dims((vr, vc), self.transposes_b)
         if k != k2:
+            if self.transposes_b:
+                raise self.err(
+                    f"a is {m}x{k} and values is {vr}x{vc} read transposed (transpose_b); a's "
+                    f"columns {k} and values' columns {vc} differ"
+                )
             raise self.err(
                 f"a is {m}x{k} and values is {k2}x{n}; the inner dimensions {k} and {k2} differ"
             )
         rr, rc = self.require_rank("res", 2)
         if (rr, rc) != (m, n):
-            raise self.err(f"the result is {rr}x{rc} but a @ W is {m}x{n}")
+            product = "a @ W^T" if self.transposes_b else "a @ W"
+            raise self.err(f"the result is {rr}x{rc} but {product} is {m}x{n}")
         if not is_float(self.elt(self.res)):
             raise self.err(f"the result must be a float type, got {self.elt(self.res)}")

@@ -87,8 +87,11 @@ def test_weights_are_the_checkpoint(models, tmp_path):
     t = next(t for t in reader.tensors if t.name == "blk.1.attn_q.weight")
     want = gguf.quants.dequantize(t.data, t.tensor_type).reshape(128, 128)
     np.testing.assert_array_equal(inputs["blk.1.attn_q.weight"], want.T)
-    # tied: the LM head is the embedding table transposed
-    np.testing.assert_array_equal(inputs["output.weight"], inputs["token_embd.weight"].T)
+    # tied: ONE table argument, [vocab, d] as the file stores it, read by the gather and the head
+    assert "output.weight" not in inputs
+    t = next(t for t in reader.tensors if t.name == "token_embd.weight")
+    table = gguf.quants.dequantize(t.data, t.tensor_type).reshape(256, 128)
+    np.testing.assert_array_equal(inputs["token_embd.weight"], table)
     theta = 1e6 ** (-2 * np.arange(16) / 32)
     np.testing.assert_allclose(inputs["cos"][0], np.cos(5 * theta), rtol=1e-6)
 
@@ -101,9 +104,23 @@ def test_q8_0_weights_stay_q8_0(models, tmp_path):
     text = out.read_text()
     assert text.count("tg.matmul_q8_0") == 2 * 7 + 1  # 7 per layer and the (tied) LM head
     assert "tg.matmul " not in text and "tensor<128x128xf32>" not in text
-    assert '%output.weight: tensor<128x256xi8> {gguf.tensor = "token_embd.weight"' in text
+    # tied: the head reads the one table, [vocab, d] blocked along d as stored, transposed
+    assert "%output.weight" not in text
+    assert (
+        "tg.matmul_q8_0 %final, %token_embd.weight, %token_embd.weight.scales "
+        'activation "q8_0" transpose_b true : (tensor<1x128xbf16>, tensor<256x128xi8>, '
+        "tensor<256x4xf16>) -> tensor<1x256xbf16>"
+    ) in text
+    # the gather takes the id's row of values and scales and dequantizes that row only
+    assert text.count("tg.dequantize_q8_0") == 1
+    assert (
+        "tg.dequantize_q8_0 %x.values, %x.scales axis 1 : (tensor<1x128xi8>, tensor<1x4xf16>) "
+        "-> tensor<1x128xbf16>"
+    ) in text
     assert _import(models["qwen3_q8_0"], out, "--step", "decode", "--dequantize") == 0
-    assert "tg.matmul_q8_0" not in out.read_text()
+    text = out.read_text()
+    assert "tg.matmul_q8_0" not in text
+    assert "tg.matmul %final, %token_embd.weight transpose_b true" in text
 
 
 def test_q8_0_parts_are_the_checkpoint(models, tmp_path):
@@ -225,7 +242,8 @@ def test_both_is_one_module_of_prefill_and_decode(models, tmp_path):
     assert (prefill.sym_name.data, decode.sym_name.data) == ("qwen3_prefill", "qwen3_decode")
     args = [{a.name_hint: a.type for a in f.body.block.args} for f in (prefill, decode)]
     shared = args[0].keys() & args[1].keys()
-    assert {"l0_k_cache", "l1_v_cache", "blk.1.ffn_down.weight", "output.weight"} <= shared
+    tied = {"token_embd.weight", "token_embd.weight.scales"}  # the gathers' and the head's
+    assert {"l0_k_cache", "l1_v_cache", "blk.1.ffn_down.weight", *tied} <= shared
     assert all(args[0][n] == args[1][n] for n in shared)
     own = {n for a in args for n in a} - shared
     assert own == {f"{s}.{n}" for s in ("prefill", "decode") for n in ("ids", "pos", "cos", "sin")}

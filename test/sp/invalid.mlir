@@ -1125,3 +1125,22 @@ sp.program @c op "tg.matmul" kind gemm phase fused tile 32x32 {
   sp.group @in0_rows %in0 rows [0, 2]x[0, 1] every 2 sender 0
 }
 // CHECK: sp.group @in0_rows: runs of 2 sites do not cut its rows [0, 2]
+
+// -----
+
+// transpose_b: B is stored N x K and its page is the [w, kw] block the load reads; a [kw, w]
+// FIFO would hand the stage a block it transposes to the wrong shape.
+sp.program @y op "tg.matmul" kind gemm phase linked tile 32x32 {
+  sp.tensor @x : tensor<4x64xf32> tiles 1x2 input tiled
+  sp.tensor @t : tensor<100x64xf32> tiles 4x2 input tiled
+  sp.tensor @y : tensor<4x100xf32> tiles 1x4 output tiled
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] f32 tile_bytes 4096
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [sh, sw] f32 tile_bytes 4096
+  %dst = sp.acc "dst" page [sh, sw] f32
+  sp.load @x[r0, k0] x [h, kw] -> %in0
+  sp.load @t[c0, k0] x [w, kw] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst transpose_b
+  sp.store %out -> @y[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK: matmul_tiles: in1's pages are [kw, w], but B's block is [w, kw] (transpose_b)

@@ -454,3 +454,52 @@ func.func @operand_count(%x: tensor<4x8xf32>) {
   func.return
 }
 // CHECK: Expected 2 operands, but got 1
+
+// -----
+
+func.func @matmul_transpose_b_inner(%a: tensor<4x64xf32>, %b: tensor<64x100xf32>) {
+  %r = "tg.matmul"(%a, %b) <{transpose_b = true}> : (tensor<4x64xf32>, tensor<64x100xf32>) -> tensor<4x64xf32>
+  func.return
+}
+// CHECK: tg.matmul: a is 4x64 and b is 64x100 read transposed (transpose_b); a's columns 64 and b's columns 100 differ
+
+// -----
+
+func.func @matmul_transpose_b_result(%a: tensor<4x64xf32>, %b: tensor<100x64xf32>) {
+  %r = "tg.matmul"(%a, %b) <{transpose_b = true}> : (tensor<4x64xf32>, tensor<100x64xf32>) -> tensor<4x64xf32>
+  func.return
+}
+// CHECK: tg.matmul: the result is 4x64 but a @ b^T is 4x100
+
+// -----
+
+func.func @matmul_transpose_b_kind(%a: tensor<4x64xf32>, %b: tensor<100x64xf32>) {
+  %r = "tg.matmul"(%a, %b) <{transpose_b = 1 : i64}> : (tensor<4x64xf32>, tensor<100x64xf32>) -> tensor<4x100xf32>
+  func.return
+}
+// CHECK: tg.matmul: property transpose_b must be a bool (true or false), got 1 : i64
+
+// -----
+
+func.func @matmul_q8_0_transpose_b_inner(%a: tensor<4x64xbf16>, %v: tensor<100x96xi8>, %s: tensor<100x3xf16>) {
+  %r = "tg.matmul_q8_0"(%a, %v, %s) <{activation = "q8_0", transpose_b = true}> : (tensor<4x64xbf16>, tensor<100x96xi8>, tensor<100x3xf16>) -> tensor<4x100xbf16>
+  func.return
+}
+// CHECK: tg.matmul_q8_0: a is 4x64 and values is 100x96 read transposed (transpose_b); a's columns 64 and values' columns 96 differ
+
+// -----
+
+// Transposed, the blocks still run along K: down the values' columns, one scale per 32 of a row.
+func.func @matmul_q8_0_transpose_b_scales(%a: tensor<4x64xbf16>, %v: tensor<100x64xi8>, %s: tensor<2x100xf16>) {
+  %r = "tg.matmul_q8_0"(%a, %v, %s) <{activation = "q8_0", transpose_b = true}> : (tensor<4x64xbf16>, tensor<100x64xi8>, tensor<2x100xf16>) -> tensor<4x100xbf16>
+  func.return
+}
+// CHECK: tg.matmul_q8_0: values is 100x64 in blocks of 32 along axis 1, so scales must be 100x2, got 2x100
+
+// -----
+
+func.func @matmul_q8_0_transpose_b_blocks(%a: tensor<4x48xbf16>, %v: tensor<64x48xi8>, %s: tensor<64x1xf16>) {
+  %r = "tg.matmul_q8_0"(%a, %v, %s) <{activation = "q8_0", transpose_b = true}> : (tensor<4x48xbf16>, tensor<64x48xi8>, tensor<64x1xf16>) -> tensor<4x64xbf16>
+  func.return
+}
+// CHECK: tg.matmul_q8_0: values is 64x48; its block axis 1 has 48 elements, not a multiple of the Q8_0 block of 32

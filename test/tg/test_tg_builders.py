@@ -59,6 +59,8 @@ ARGS = {
     "bi": t([32, 4], i8),
     "qv": t([64, 32], i8),
     "qs": t([2, 32], Float16Type()),
+    "tv": t([100, 64], i8),  # a Q8_0 table [vocab, d], blocks along d
+    "ts": t([100, 2], Float16Type()),
     "router": t([64, 4]),
     "experts_up": t([4 * 64, 32]),  # 4 experts of 64 x 32, stacked by rows
     "experts_down": t([4 * 32, 64]),
@@ -132,6 +134,9 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         keep("transpose", tg.TransposeOp(sw), "tensor<128x8xbf16>")
         table_t = keep("transpose_table", tg.TransposeOp(a["table"]), "tensor<64x100xbf16>")
         logits = keep("logits", tg.MatmulOp(n, table_t), "tensor<8x100xbf16>")
+        # the tied head: the table itself, read transposed
+        tied = tg.MatmulOp(n, a["table"], transpose_b=True)
+        keep("logits_tied", tied, "tensor<8x100xbf16>")
         ids = keep("argmax", tg.ArgmaxOp(logits), "tensor<8xi32>")
         ii = keep("matmul_i8", tg.MatmulOp(a["ai"], a["bi"], element_type=i32), "tensor<8x4xi32>")
         ii = keep("relu", tg.ReluOp(ii), "tensor<8x4xi32>")
@@ -144,6 +149,8 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         deq = tg.DequantizeQ8_0Op(a["qv"], a["qs"], axis=0)
         keep("dequantize_q8_0", deq, "tensor<64x32xf32>")
         keep("matmul_q8_0", tg.MatmulQ8_0Op(a["x"], a["qv"], a["qs"]), "tensor<8x32xbf16>")
+        tied_q8 = tg.MatmulQ8_0Op(a["x"], a["tv"], a["ts"], transpose_b=True)
+        keep("matmul_q8_0_tied", tied_q8, "tensor<8x100xbf16>")
         e = [a["router"], a["experts_up"], a["experts_up"], a["experts_down"]]
         keep("moe", tg.MoeOp(a["x"], *e, top_k=2, renormalize=True), "tensor<8x64xbf16>")
         shared = [a["wq"], a["wq"], a["wq"], a["shared_weight"]]  # a shared FFN of 64

@@ -71,6 +71,37 @@ def test_mlp_block_with_rope_passes(capsys, program, target):
 
 @needs_sim
 @pytest.mark.parametrize("target", TENSIX)
+def test_a_tied_head_reads_the_table_transposed(capsys, target):
+    """transpose_b: B's page is the table's [w, kw] block, ttl.block.transpose'd before the
+    product (one K block on blackhole, several with a spill on wormhole)."""
+    from spatial_dialect.tools.spatial_run import main
+
+    path = ROOT / "test/run/Inputs/tied_head.mlir"
+    assert main([str(path), "--target", target, "--backend", "tt-lang-sim"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
+
+
+@needs_sim
+def test_a_tied_gguf_model_passes(tmp_path, capsys):
+    """A Qwen3 model without output.weight: one table argument for the gather and the head."""
+    pytest.importorskip("gguf")
+    sys.path.insert(0, str(ROOT / "test" / "import"))
+    from tiny_gguf import write_tiny
+
+    from spatial_dialect.tools.spatial_import import main as spatial_import
+    from spatial_dialect.tools.spatial_run import main
+
+    model = write_tiny(tmp_path / "qwen3.gguf", "qwen3", "F16", True)
+    out = tmp_path / "decode.mlir"
+    argv = [str(model), "--step", "decode", "--dtype", "bf16", "-o", str(out)]
+    assert spatial_import(argv) == 0
+    run = [str(out), "--target", "wormhole_n150", "--backend", "tt-lang-sim"]
+    assert main([*run, "--weights", str(model)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
+
+
+@needs_sim
+@pytest.mark.parametrize("target", TENSIX)
 def test_gemm_small_example_passes(capsys, target):
     from spatial_dialect.tools.spatial_run import main
 

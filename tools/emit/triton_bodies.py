@@ -18,11 +18,15 @@ def _gemm(s: Kernel) -> None:
     mm = s.program.ops_of(sp.MatmulTilesOp)[0]
     a_load, b_load = s.load_of(sp.buffer_of(mm.in0)), s.load_of(sp.buffer_of(mm.in1))
     a_acc, b_acc = access(a_load.access, s.ranges), access(b_load.access, s.ranges)
-    # B may start at a fixed tile row (a stacked weight's block: tg.moe's experts)
-    b_row0 = eval(b_acc.row, {}, {"r0": 0, "c0": 0, "k0": 0})  # noqa: S307 - our own expression
-    if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, f"k0 + {b_row0}", "c0")):
+    # B may start at a fixed tile row (a stacked weight's block: tg.moe's experts); with
+    # transpose_b it is stored N x K and its block is read at [c0, k0]
+    t_b = mm.transposes_b
+    b_row0 = 0 if t_b else eval(b_acc.row, {}, {"r0": 0, "c0": 0, "k0": 0})  # noqa: S307 - our own expression
+    b_origin = ("c0", "k0") if t_b else (f"k0 + {b_row0}", "c0")
+    if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, *b_origin)):
         raise s.refuse(
-            f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not [r0, k0] / [k0 + row, c0]"
+            f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not "
+            f"[r0, k0] / [{', '.join(b_origin)}]"
         )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
     ea, eb = s.elt(a_t), s.elt(b_t)
@@ -31,7 +35,10 @@ def _gemm(s: Kernel) -> None:
         raise s.refuse(f"matmul of {ea} x {eb} into a {acc_elt} accumulator has no tl.dot form")
     th, tw = s.tile
     M, K = s.shape(a_t)
-    _, N = s.shape(b_t)
+    N = s.shape(b_t)[0 if t_b else 1]
+    # element (k, n) of B: row-major K x N, or of the stored N x K read transposed (the strides
+    # swapped: the block is loaded as B^T's, no copy)
+    k_stride, n_stride = (1, K) if t_b else (N, 1)
     bm, bn, bk = s.block[0] * th, s.block[1] * tw, s.k_block * tw
     pm, pn, pk = pow2(bm), pow2(bn), pow2(bk)
     acc_ty = "tl.int32" if acc_elt == "i32" else "tl.float32"
@@ -56,7 +63,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     rk = k0 * {tw} + tl.arange(0, {pk})
     mk_ = (tl.arange(0, {pk}) < {bk}) & (rk < {K})
     a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
-    b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {N} + rn[None, :], mask=mk_[:, None] & mn_[None, :], other=0)
+    b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {k_stride} + rn[None, :] * {n_stride}, mask=mk_[:, None] & mn_[None, :], other=0)
     if INTERPRETED:
         a = a.to({acc_ty})
         b = b.to({acc_ty})

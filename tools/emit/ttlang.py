@@ -175,7 +175,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             depths = len({d for _, d in shapes}) > 1
             for page, depth in shapes:
                 label = buf.label.data
-                name = f"{label}_dfb"
+                name = f"{_ident(label)}_dfb"  # a label may be a tensor name (dots)
                 if len(shapes) > 1:
                     name += f"_{page[0]}x{page[1]}" + (f"x{depth}" if depths else "")
                 out[(label, page, depth)] = name
@@ -555,13 +555,16 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         k_blocks = self.k_tiles // b["kw"]
         spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
         ri = self.ranges.index(r)
+        # transpose_b: B's page is B^T's block (w x kw tiles of the N x K tensor), transposed
+        # in the compute stage as tt-metal's matmul_tiles transposes in1's tile
+        bb = "ttl.block.transpose(b_blk)" if s.transposes_b else "b_blk"
         if ri in self.sub_pages:
-            self.emit_matmul_subs(out, (in0, in1, o, spill), k_blocks, ri, b)
+            self.emit_matmul_subs(out, (in0, in1, o, spill), k_blocks, ri, b, bb)
             return
         if k_blocks == 1:
             out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk, {o}.reserve() as o_blk:")
             with out.indent():
-                out("o_blk.store(a_blk @ b_blk)")
+                out(f"o_blk.store(a_blk @ {bb})")
             return
         out(f"for kb in range({k_blocks}):")
         with out.indent():
@@ -569,7 +572,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             with out.indent():
                 if spill is None:
                     # one sub-block: the partial stays in the accumulator (dest) between K blocks
-                    out("part = a_blk @ b_blk if kb == 0 else acc + a_blk @ b_blk")
+                    out(f"part = a_blk @ {bb} if kb == 0 else acc + a_blk @ {bb}")
                     out(f"if kb == {k_blocks - 1}:")
                     with out.indent():
                         out(f"with {o}.reserve() as o_blk:")
@@ -581,12 +584,12 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                 else:
                     out("if kb == 0:")
                     with out.indent():
-                        out("part = a_blk @ b_blk")
+                        out(f"part = a_blk @ {bb}")
                     out("else:")
                     with out.indent():
                         out(f"with {spill}.wait() as p_blk:")
                         with out.indent():
-                            out("part = p_blk + a_blk @ b_blk")
+                            out(f"part = p_blk + a_blk @ {bb}")
                     dst = f"{o}" + f" if kb == {k_blocks - 1} else {spill}"
                     out(f"with ({dst}).reserve() as o_blk:")
                     with out.indent():

@@ -99,11 +99,18 @@ class SubBlockSelectors:
         out.depth -= 2
 
     def emit_matmul_subs(
-        self, out: Lines, dfbs: tuple[str, str, str, str | None], k_blocks: int, ri: int, b: dict
+        self,
+        out: Lines,
+        dfbs: tuple[str, str, str, str | None],
+        k_blocks: int,
+        ri: int,
+        b: dict,
+        bb: str = "b_blk",
     ) -> None:
         """Per K block, per sub-block in row-major order: (R @ A) @ (B @ C), added to the
         sub-block's partial from the spill (K blocks after the first), pushed to the spill or,
-        on the last K block, to the output FIFO: sp.matmul_tiles' order exactly."""
+        on the last K block, to the output FIFO: sp.matmul_tiles' order exactly. `bb`: B's
+        block as the product reads it (transposed where matmul_tiles transposes it)."""
         in0, in1, o, spill = dfbs
         rows, cols = self.sub_pages[ri]
         rsel, csel = self.sub_dfb(0, rows), self.sub_dfb(1, cols)
@@ -114,7 +121,7 @@ class SubBlockSelectors:
                 self.sub_loops(out, b)
                 waits = [f"{d}.wait() as {n}" for d, n in ((rsel, "r_blk"), (csel, "c_blk")) if d]
                 lhs = "(r_blk @ a_blk)" if rsel else "a_blk"
-                rhs = "(b_blk @ c_blk)" if csel else "b_blk"
+                rhs = f"({bb} @ c_blk)" if csel else bb
                 out(f"with {', '.join(waits)}:")
                 with out.indent():
                     out(f"part = {lhs} @ {rhs}")
