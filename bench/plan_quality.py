@@ -152,7 +152,9 @@ class Search:
         t, s = self.target, self.shape
         self.acc_cap = t.acc_tiles(self.numerics.acc)
         self.engine = t.matmul_tile_cycles(s.in_dtype, self.fidelity)
-        self.tb, self.tbo = s.operand_tile_bytes(t), s.out_tile_bytes(t)
+        # DRAM bytes a tile moves (a one-row A and C move one row a tile: Target.dram_tile_bytes)
+        self.tba, self.tbb = s.a_dram_tile_bytes(t), s.b_tile_bytes(t)
+        self.tbo = s.out_dram_tile_bytes(t)
         self.rect = t.multicasts_rectangles
 
     # Legality, the tile pass's rules (module text).
@@ -192,7 +194,7 @@ class Search:
         eff = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
         compute = q.tile_matmuls_busiest * (self.engine * eff + t.matmul_handover_cycles)
         dram = (
-            (q.a_tiles_dram + q.b_tiles_dram) * self.tb + q.c_tiles_written * self.tbo
+            q.a_tiles_dram * self.tba + q.b_tiles_dram * self.tbb + q.c_tiles_written * self.tbo
         ) / t.dram_bytes_per_cycle
         return max(compute, dram)
 

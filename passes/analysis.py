@@ -444,6 +444,14 @@ def section_cost(program: sp.ProgramOp, target: Target, fidelity: str) -> GemmCo
     return Numerics.of_section(program).cost(target, shape, gemm_plan(program), fidelity)
 
 
+def dram_tile_bytes(target: Target, t: sp.TensorOp, storage: str | None = None) -> int:
+    """The DRAM bytes one tile of `t` moves (`Target.dram_tile_bytes`), in its storage or in the
+    `storage` a FIFO converts it to on load: a `rows` tensor of fewer rows than a tile moves its
+    rows (a decode step's vectors, the split partials of flash decoding)."""
+    rows = t.shape2d[0] if t.layout.data is sp.Layout.ROWS else None
+    return target.dram_tile_bytes(storage or t.storage, rows)
+
+
 # ── Footprints ────────────────────────────────────────────────────────────────────────────────
 
 

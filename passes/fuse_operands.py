@@ -48,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
     GemmView,
+    dram_tile_bytes,
     gemm_plan,
     module_target,
     refusals_at,
@@ -132,9 +133,11 @@ def operand_streams(
     a, b = gemm.tensor(gemm.load_a), gemm.tensor(gemm.load_b)
     a_stream, b_stream = gemm_operand_streams(
         (a.sym_name.data, b.sym_name.data),
-        # pages as the operand FIFOs hold them (an integer operand may convert on load)
-        tuple(
-            target.tile_bytes(sp.buffer_of(f).storage) for f in (gemm.matmul.in0, gemm.matmul.in1)
+        # DRAM pages in the storage the operand FIFOs hold them in (an integer operand may
+        # convert on load), as the cost model's sharing prices them
+        (
+            dram_tile_bytes(target, a, sp.buffer_of(gemm.matmul.in0).storage),
+            dram_tile_bytes(target, b, sp.buffer_of(gemm.matmul.in1).storage),
         ),
         (space.block_m, space.block_n),
         kt,

@@ -45,7 +45,7 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerType
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import buffer_bytes, memory_buffers
+from spatial_dialect.passes.analysis import buffer_bytes, dram_tile_bytes, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionCombineOp,
@@ -54,7 +54,6 @@ from spatial_dialect.sp import (
     GatedDeltaOp,
     GatherOp,
     IndexedStage,
-    Layout,
     MapOp,
     RowReduceOp,
     SectionKind,
@@ -268,18 +267,6 @@ def carried_space(program: sp.ProgramOp, stage: sp.StageOp | None) -> Space:
 # ── Quantities ────────────────────────────────────────────────────────────────────────────────
 
 
-def page_bytes(target: Target, t: sp.TensorOp) -> int:
-    """The DRAM bytes one tile of `t` moves: a whole tile, except a `rows` tensor of fewer rows
-    than a tile, whose rows are all a tile of it holds (row-major pages: a one-row tensor moves
-    one row per tile, not the padding a tiled tensor stores; a decode step's vectors and the
-    split partials of flash decoding are such tensors)."""
-    tile = target.tile_bytes(t.storage)
-    rows, tile_rows = t.shape2d[0], target.tile_rows
-    if t.layout.data is Layout.ROWS and rows < tile_rows:
-        return ceil_div(tile * rows, tile_rows)
-    return tile
-
-
 def cost_kind(program: sp.ProgramOp, stage: sp.StageOp | None) -> str:
     """What the cost model's stream table calls the section: a map's kind, a row reduction's kind
     or form, else the section's kind."""
@@ -352,7 +339,7 @@ class StreamPlanner:
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
                 t = _tensor(program, s)
-                tile = page_bytes(target, t)
+                tile = dram_tile_bytes(target, t)
                 whole = None if isinstance(s, IndexedStage) else t.tiles[0] * t.tiles[1] * tile
                 reads = isinstance(s, sp.LoadOp | GatherOp)
                 self.movements.append(

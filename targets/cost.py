@@ -297,7 +297,12 @@ def _movement(
     rate or the engine's transaction issue rate, whichever is slower. DRAM as a shared resource is
     not in this chain: all sites' reads and writes together are the program's DRAM time, which the
     steady state also respects."""
-    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    # A's reads move its DRAM pages (one row per tile for a one-row A); its sends pass whole tiles.
+    tba, tbb, pba = (
+        shape.operand_tile_bytes(target),
+        shape.b_tile_bytes(target),
+        shape.a_dram_tile_bytes(target),
+    )
     link = float(target.link_bytes_per_cycle)
     latency = float(target.dram_latency_cycles or 0)
     issue = float(target.noc_issue_cycles or 0)
@@ -321,13 +326,13 @@ def _movement(
         a_read = 0.0
         a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else n * a_tiles_step * tba / link
     else:
-        a_read = read(a_tiles_step, tba)
+        a_read = read(a_tiles_step, pba)
         a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else 0.0
     b_read = read(b_tiles_step, tbb)
     b_send = send(b_tiles_step, tbb, b_span) if q.mcast_b else 0.0
     # On a split-K plan a site of an earlier slice sends its partial sums where a last-slice site
     # stores its result: the writer carries the larger of the two.
-    c_write = q.busiest_c_tiles * max(shape.out_tile_bytes(target), partial_tb) / link
+    c_write = q.busiest_c_tiles * max(shape.out_dram_tile_bytes(target), partial_tb) / link
     paths = _engine_paths(target, (a_read, a_send), (b_read, b_send), c_write)
     return _Movement(a_read, a_send, b_read, b_send, *max(paths, key=sum))
 
@@ -350,12 +355,12 @@ def _engine_paths(
 def dram_bytes_by_operand(
     target: Target, shape: GemmShape, q: GemmQuantities
 ) -> tuple[int, int, int]:
-    """The DRAM bytes a plan reads of A and of B (at its own tile bytes) and writes of C."""
-    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    """The DRAM bytes a plan reads of A and of B and writes of C (each tile at its DRAM page
+    bytes: :meth:`~.gemm.GemmShape.a_dram_tile_bytes`)."""
     return (
-        q.a_tiles_dram * tba,
-        q.b_tiles_dram * tbb,
-        q.c_tiles_written * shape.out_tile_bytes(target),
+        q.a_tiles_dram * shape.a_dram_tile_bytes(target),
+        q.b_tiles_dram * shape.b_tile_bytes(target),
+        q.c_tiles_written * shape.out_dram_tile_bytes(target),
     )
 
 
@@ -378,7 +383,7 @@ def _reads_in_flight(
     latency = float(target.dram_latency_cycles or 0)
     if not latency:
         return ""
-    tba, tbb = shape.operand_tile_bytes(target), shape.b_tile_bytes(target)
+    tba, tbb = shape.a_dram_tile_bytes(target), shape.b_tile_bytes(target)
     issue = float(target.noc_issue_cycles or 0)
     link = float(target.link_bytes_per_cycle)
     a_tiles = 0 if shape.a_local else q.busiest_a_tiles / n
@@ -403,7 +408,7 @@ def _write_back_cycles(
     if not q.busiest_c_tiles:
         return 0.0
     last_block_tiles = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n)
-    tbo = shape.out_tile_bytes(target)
+    tbo = shape.out_dram_tile_bytes(target)
     burst = dram_transfer_cycles(
         target, last_block_tiles * tbo * q.c_writers, q.c_writers, last_block_tiles * q.c_writers
     )
@@ -550,9 +555,9 @@ def gemm_cost_floor(
 def compulsory_dram_bytes(target: Target, shape: GemmShape) -> int:
     """Bytes any plan must move through DRAM: each operand tile read once (unless A is already in
     local memory) and each result tile written once (unless it stays there)."""
-    a = 0 if shape.a_local else shape.mt * shape.kt * shape.operand_tile_bytes(target)
+    a = 0 if shape.a_local else shape.mt * shape.kt * shape.a_dram_tile_bytes(target)
     b = shape.kt * shape.nt * shape.b_tile_bytes(target)
-    c = 0 if shape.c_local else shape.mt * shape.nt * shape.out_tile_bytes(target)
+    c = 0 if shape.c_local else shape.mt * shape.nt * shape.out_dram_tile_bytes(target)
     return a + b + c
 
 

@@ -100,6 +100,22 @@ class GemmShape:
         """Bytes of one tile of A (and of B where B has no format of its own)."""
         return target.tile_bytes(self.operand_format)
 
+    @property
+    def one_row(self) -> bool:
+        """A one-row product (a decode GEMV). The prelude lays a one-row tensor out as rows
+        (docs/passes.md#link-layout-is-decided-once-per-tensor), so A's and C's tiles each move
+        one row through DRAM, while local memory, the unpackers and the multicasts still hold
+        and pass whole tiles."""
+        return self.m == 1
+
+    def a_dram_tile_bytes(self, target: Target) -> int:
+        """The DRAM bytes one tile of A moves (`Target.dram_tile_bytes`)."""
+        return target.dram_tile_bytes(self.operand_format, 1 if self.one_row else None)
+
+    def out_dram_tile_bytes(self, target: Target) -> int:
+        """The DRAM bytes one tile of C moves."""
+        return target.dram_tile_bytes(self.out_dtype, 1 if self.one_row else None)
+
     def b_tile_bytes(self, target: Target) -> int:
         return target.tile_bytes(self.b_format)
 

@@ -126,7 +126,7 @@ def operand_sharing(
     bm, bn = ceil_div(shape.mt, pm), ceil_div(shape.nt, pn)
     a, b = gemm_operand_streams(
         ("a", "b"),
-        (shape.operand_tile_bytes(target), shape.b_tile_bytes(target)),
+        (shape.a_dram_tile_bytes(target), shape.b_tile_bytes(target)),
         (pm, pn),
         shape.kt,
         (bm, bn),

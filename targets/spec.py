@@ -247,6 +247,16 @@ class Target:
             f"target {self.name} has no datatype {dtype!r}; it has {', '.join(self.datatypes)}"
         )
 
+    def dram_tile_bytes(self, dtype: str, rows: int | None = None) -> int:
+        """The DRAM bytes one tile of a tensor of ``dtype`` moves: a whole tile, except in a
+        row-major (`rows`) tensor of fewer ``rows`` than a tile, whose rows are all a tile of it
+        holds (a one-row tensor moves one row per tile, not the padding a tiled tensor stores).
+        ``rows`` None: a tiled tensor. The one rule the stream and the GEMM models both price."""
+        tile = self.tile_bytes(dtype)
+        if rows is not None and rows < self.tile_rows:
+            return -(-tile * rows // self.tile_rows)
+        return tile
+
     def matmul_tile_cycles(self, dtype: str, fidelity: str = "hifi4") -> int:
         """Cycles one site's matrix engine takes for a 32x32x32 tile-matmul of ``dtype`` operands at
         ``fidelity``. Targets without fidelity phases (GPUs, Plasticine) list the same number for

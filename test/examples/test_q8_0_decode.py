@@ -41,9 +41,10 @@ def test_q8_0_weights_cost_at_most_056_of_bf16(target):
     assert ratio <= 0.56, ratio
     for name in WEIGHTS:
         one = cycles["q8"][name] / cycles["bf16"][name]
-        # Never below the bytes' 34/64; the two small K x 1024 products pay a fill, a drain and a
-        # NoC transaction per tile that do not shrink with bytes, so they land a little above.
-        assert 34 / 64 <= one <= (0.58 if name in ("k", "v") else 0.56), (name, one)
+        # Never below the bytes' 34/64, and each product at most 0.56: the two small K x 1024
+        # ones pay a fill, a drain and a NoC transaction per tile that do not shrink with bytes,
+        # so they land closest to the bound (0.548 on wormhole_n150, 0.559 on blackhole_p150).
+        assert 34 / 64 <= one <= 0.56, (name, one)
     rows = {s["name"]: s for s in q8["sections"]}
     for name, (k, n) in WEIGHTS.items():
         assert rows[name]["q8_0"]["weight_bytes"] == k * n // 32 * 34

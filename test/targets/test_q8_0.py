@@ -30,7 +30,8 @@ def test_a_q8_0_weight_is_priced_at_its_own_tiles():
     t = PRESETS["wormhole_n150"]
     bf16 = GemmShape(1, 4096, 4096, "bf16", "bf16")
     q8 = GemmShape(1, 4096, 4096, "bf16", "bf16", b_fmt="q8_0_kn")
-    a_and_c = 128 * 2048 + 128 * 2048  # one tile row of A (128 K tiles) and of C
+    # A and C are one row (laid out as rows): each of their 128 tiles moves one row, 32 x 2 B
+    a_and_c = 128 * 64 + 128 * 64
     assert compulsory_dram_bytes(t, bf16) - a_and_c == 128 * 128 * 2048
     assert compulsory_dram_bytes(t, q8) - a_and_c == 128 * 128 * 1088
     plan = GemmPlan(8, 8, 1, 2, 1, 2, 4)
@@ -64,3 +65,14 @@ def test_a_chip_that_multiplies_no_float_is_refused_by_name():
     )
     with pytest.raises(TargetError, match="ints_only multiplies neither bf16 nor f32"):
         q8_0_compute(ints_only, "q8_0", "bf16")
+
+
+def test_a_q8_0_view_of_one_row_moves_34_bytes_a_tile():
+    """The activation's Q8_0 view of a decode GEMV is one row: a block of 32 values and its f16
+    scale per tile, 34 bytes, where a tile of a multi-row view (tiled) moves 32 such rows."""
+    t = PRESETS["blackhole_p150"]
+    one = GemmShape(1, 4096, 1024, "bf16", "bf16", fmt="q8_0", b_fmt="q8_0_kn")
+    two = dataclasses.replace(one, m=2)
+    b = 128 * 32 * 1088
+    assert compulsory_dram_bytes(t, one) == 128 * 34 + b + 32 * 64
+    assert compulsory_dram_bytes(t, two) == 128 * 1088 + b + 32 * 2048

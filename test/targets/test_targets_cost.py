@@ -279,6 +279,16 @@ def test_footprint_register_accumulator():
     )
 
 
+def test_a_tile_of_a_row_major_tensor_moves_its_rows():
+    """Target.dram_tile_bytes: whole tiles of a tiled tensor, and of a row-major one only the rows
+    it has (a bf16 row of a tile is 32 x 2 B; a bfp8_b tile of 1088 B holds 34 B a row)."""
+    assert WH.dram_tile_bytes("bf16") == 2048
+    assert WH.dram_tile_bytes("bf16", rows=1) == 64
+    assert WH.dram_tile_bytes("bf16", rows=8) == 512
+    assert WH.dram_tile_bytes("bfp8_b", rows=1) == 34
+    assert WH.dram_tile_bytes("f32", rows=32) == WH.dram_tile_bytes("f32", rows=100) == 4096
+
+
 def test_page_bytes_and_fit():
     assert page_bytes(WH, "bfp8_b", 3) == 3 * 1088
     shape, plan = GemmShape(2048, 2048, 2048), GemmPlan(8, 8, 8, 8, 4, 2, 2)

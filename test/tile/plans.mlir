@@ -66,27 +66,27 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   %y = tg.matmul %x, %w : (tensor<1x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1x4096xbf16>
   func.return %y : tensor<1x4096xbf16>
 }
-// The f32 dest holds 4 tiles and its partial sums spill as f32 tiles, twice the bytes of the
-// 16-bit mode's bf16 ones, so Wormhole's 16-bit plan (1x3 blocks over a line of 43, K in blocks of
-// 1) is the runner-up: 1x2 blocks over a line of 64, with K in blocks of 2 and f32 partial sums in
-// local memory.
+// The f32 dest holds 4 tiles and its partial sums spill as f32 tiles: on Wormhole, 1x2 blocks
+// over a line of 64, with K in blocks of 2 and f32 partial sums in local memory; 1x1 blocks with
+// K in blocks of 4 are 3 cycles behind. A and C are one row: each of their tiles moves one row
+// (64 B of bf16) through DRAM, so the DRAM time is B's 32 MiB and little else.
 // WH:      sp.work @y block 1x2 k 128 by 2{{$}}
-// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 129398 bound dram runner_up "blocked per_site 1x3 block 1x3 k_block 1 k_blocks 128 line 43x1" 129419
+// WH-NEXT: sp.plan blocked line grid 64x1 block 1x2 packing operand_with_store multicast a predicted 126544 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 64x1" 126547
 // WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
-// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 191252 cycles)"
+// WH-SAME: multicast_why = "A multicast over the line of 64 (unicast: 128477 cycles)"
 // WH:      %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 4096{{$}}
 // BH:      sp.work @y block 1x1 k 128 by 2{{$}}
-// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93486 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 93588
+// BH-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91429 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 line 128x1" 91531
 // The 16-bit mode's bf16 partial sums are half the bytes: 63 cycles less.
 // FAST:      sp.work @y block 1x1 k 128 by 2{{$}}
-// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 93423 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 93474
-// A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (4 tiles, 8 KiB
-// with K blocks of 2) in flight per 400-cycle DRAM round trip, 17.7 B/cycle, so it takes 11 SMs
-// to stream the 182 B/cycle the DRAM sustains; the chosen 22 stream 388, and 12 SMs with K
-// blocks of 4 are the runner-up, 15 cycles behind (both wait on the DRAM).
+// FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91366 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91417
+// A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (two tiles of B,
+// 4 KiB, and two one-row pages of A, 128 B, with K blocks of 2) in flight per 400-cycle DRAM
+// round trip, 9.1 B/cycle, so it takes 20 SMs to stream the 182 B/cycle the DRAM sustains; the
+// chosen 22 stream 201, and 26 are the runner-up, one cycle behind (both wait on the DRAM).
 // GPU:      sp.work @y block 1x1 k 128 by 2
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 187683 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 32 grid 12x1" 187698
-// GPU-SAME: reads 8192 B in flight a site per 400-cycle round trip = 17.7 B/cycle, x 22 sites = 388 of the DRAM's 182 B/cycle
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 184658 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 2 k_blocks 64 grid 26x1" 184659
+// GPU-SAME: reads 4224 B in flight a site per 400-cycle round trip = 9.1 B/cycle, x 22 sites = 201 of the DRAM's 182 B/cycle
 
 // -----
 

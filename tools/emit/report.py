@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from spatial_dialect import sp
 from spatial_dialect.passes.analysis import (
     GemmView,
+    dram_tile_bytes,
     module_target,
     options,
     programs,
@@ -74,7 +75,7 @@ def gemm_dram_bytes(
         s.tensor.root_reference.data: items // s.consumers * s.copies * s.bytes for s in shares
     }
     ct = gemm.tensor(gemm.store)
-    by_tensor[name[gemm.store]] = ct.tiles[0] * ct.tiles[1] * target.tile_bytes(ct.storage)
+    by_tensor[name[gemm.store]] = ct.tiles[0] * ct.tiles[1] * dram_tile_bytes(target, ct)
     return by_tensor
 
 
