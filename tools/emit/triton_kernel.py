@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import LOOP_VARS, SIZE_SYMBOLS
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.gguf_quant import LEVELS
 
 NUM_WARPS = 4
 
@@ -279,13 +280,13 @@ tl.store({self.scales_arg(tensor)} + {self.scale_at(tensor, "o_r[:, None]", f"o_
 
     def quantize(self, value: str, pr: int, pc: int, indent: int) -> tuple[str, str]:
         """ggml's quantize_row_q8_0 of a [pr x pc] f32 block, per 32 along its rows, as
-        tools/gguf_quant.py computes it in f32: d = max|x| / 127, q = roundf(x * (1 / d)) (ties
+        tools/gguf_quant.py computes it in f32: d = max|x| / LEVELS (127), q = roundf(x * (1 / d)) (ties
         away from zero; q = 0 where d = 0), d kept as f16. Returns (values, scales)."""
         nb = pc // Q8_0_BLOCK
         self.emit(
             f"""
 q_x = tl.reshape({value}, ({pr}, {nb}, {Q8_0_BLOCK}))
-q_d = tl.max(tl.abs(q_x), axis=2) / 127.0
+q_d = tl.max(tl.abs(q_x), axis=2) / {float(LEVELS)!r}
 q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
 q_s = q_x * q_i[:, :, None]
 q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), ({pr}, {pc}))
