@@ -4,7 +4,8 @@ file and parses the header; no tensor data is read until `tensor_array` asks for
 
 Every problem is a `GGUFError` with one message: a file that is not GGUF, a truncated or
 malformed one, an architecture or a weight type this project does not import, a missing key or
-tensor, shapes that disagree with the metadata.
+tensor, shapes or counts that disagree with the metadata, a rope scaling. Which keys are read,
+their defaults, and what is ignored: docs/tg.md#importing-gguf-checkpoints.
 """
 
 from __future__ import annotations
@@ -110,6 +111,12 @@ def _int(reader: Any, key: str, default: int | None = None) -> int:
     return int(v)
 
 
+def _length(reader: Any, key: str, default: int) -> int:
+    """The element count of an array key (not decoded: a tokenizer's list is long)."""
+    f = reader.fields.get(key)
+    return default if f is None else len(f.data)
+
+
 def _float(reader: Any, key: str, default: float | None = None) -> float:
     v = _field(reader, key, default)
     if not isinstance(v, float | int | np.floating | np.integer) or not v > 0:
@@ -134,6 +141,11 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
     a = arch
     d = _int(reader, f"{a}.embedding_length")
     heads = _int(reader, f"{a}.attention.head_count")
+    if f"{a}.attention.key_length" not in reader.fields and d % heads:
+        raise GGUFError(
+            f"the GGUF metadata has no '{a}.attention.key_length', and embedding_length {d} is "
+            f"not a multiple of head_count {heads} to imply it"
+        )
     head_dim = _int(reader, f"{a}.attention.key_length", d // heads)
     header = ModelHeader(
         path=str(path),
@@ -154,9 +166,22 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
     if "token_embd.weight" not in tensors:
         raise GGUFError("the file has no tensor 'token_embd.weight' (the embedding table)")
     header.vocab = tensors["token_embd.weight"].shape[0]
-    vl = _field(reader, f"{a}.value_length", head_dim)
+    # The vocabulary is the embedding table's rows; what the metadata says of it must agree.
+    stated = {
+        f"{a}.vocab_size": _int(reader, f"{a}.vocab_size", header.vocab),
+        "tokenizer.ggml.tokens": _length(reader, "tokenizer.ggml.tokens", header.vocab),
+    }
+    for key, n in stated.items():
+        if n != header.vocab:
+            raise GGUFError(f"'{key}' says {n} tokens; token_embd.weight has {header.vocab} rows")
+    vl = _int(reader, f"{a}.attention.value_length", head_dim)
     if vl != head_dim:
         raise GGUFError(f"value_length {vl} differs from key_length {head_dim}; not supported")
+    scaling = _field(reader, f"{a}.rope.scaling.type", "none")
+    if scaling != "none":
+        # The rope tables are base^(-2j/D) of the position (and rope_freqs.weight's divisors);
+        # a scaled rope (linear, yarn, longrope) computes other angles.
+        raise GGUFError(f"rope scaling '{scaling}' is not supported (only unscaled rope)")
     if header.heads % header.kv_heads:
         raise GGUFError(f"head_count {heads} is not a multiple of head_count_kv {header.kv_heads}")
     if header.rope_dims != head_dim:

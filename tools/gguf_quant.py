@@ -22,6 +22,9 @@ BLOCK = 32
 BLOCK_BYTES = 34
 """Bytes per Q8_0 block: 32 int8 values and one f16 scale."""
 
+LEVELS = 127
+"""The largest |value| the quantizer writes: a block's scale is max|x| / LEVELS."""
+
 F32 = np.float32
 
 
@@ -36,7 +39,7 @@ def quantize(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     moved = np.moveaxis(np.asarray(x, dtype=F32), axis, -1)
     lead, n = moved.shape[:-1], moved.shape[-1]
     blocks = moved.reshape(*lead, n // BLOCK, BLOCK)
-    d = np.abs(blocks).max(axis=-1, keepdims=True) / F32(127)
+    d = np.abs(blocks).max(axis=-1, keepdims=True) / F32(LEVELS)
     with np.errstate(divide="ignore"):
         inv = np.where(d == 0, F32(0), F32(1) / d).astype(F32)
     scaled = blocks * inv

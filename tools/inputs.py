@@ -11,8 +11,9 @@ for the ops that read it (the first reader in program order decides a float's di
   product's inner dimension (the model width, or the FFN width for the down projections), so a product stays of the order of its inputs
   through a chain of layers; a Q8_0 weight's f16 block scales ~ sqrt(3) / (127 sqrt(K)) (1 +
   N(0, 0.1^2)), so that its dequantized values have that same spread (uniform int8 values have a
-  standard deviation of 127 / sqrt(3)) and the activations of a Q8_0 model do not blow up; a
-  norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
+  standard deviation of 127 / sqrt(3)) and the activations of a Q8_0 model do not blow up (a
+  Q8_0 table whose rows are gathered before they are dequantized likewise, K its rows'
+  length: `stored`); a norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
   the cos and sin tables of a rope are cos and sin of one uniform angle per entry;
   a `tg.gated_delta`'s q and k ~ N(0, 1/Dk) (about unit length per head, as after the model's
   l2_norm), its g (a log decay) uniform in [-1, 0] and its beta uniform in [0, 1], so the delta
@@ -49,6 +50,13 @@ INT_DATA_RANGE = (-16, 16)
 """Inclusive range of an integer input that no op reads as an index."""
 
 
+def stored(value: SSAValue) -> SSAValue:
+    """The tensor a value's elements come from as they are: a gathered row's table (a Q8_0
+    table's rows are gathered, values and scales, before they are dequantized), else itself."""
+    owner = value.owner
+    return owner.table if isinstance(owner, tg.GatherRowsOp) else value
+
+
 def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[str]]]:
     """Inclusive [lo, hi] of each integer argument its readers bound (an index, Q8_0 values), with
     the readers that set it."""
@@ -69,7 +77,7 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
             s, t = op.shape(cache)[0], op.shape(new)[0]
             limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
         elif isinstance(op, tg.MatmulQ8_0Op | tg.DequantizeQ8_0Op):
-            limit(op.values, -127, 127, f"{op.name} values in [-127, 127]")
+            limit(stored(op.values), -127, 127, f"{op.name} values in [-127, 127]")
     return ranges
 
 
@@ -87,10 +95,10 @@ def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
         if isinstance(op, tg.MatmulOp):
             role(op.b, "matmul_b", op.shape(op.b)[0])
         elif isinstance(op, tg.MatmulQ8_0Op):
-            role(op.scales, "q8_0_scale", op.shape(op.values)[0])
+            role(op.scales, "q8_0_scale", op.shape(op.values)[op.block_axis()])
         elif isinstance(op, tg.DequantizeQ8_0Op):
             # the fan-in of the product that reads it: its blocks run along K
-            role(op.scales, "q8_0_scale", op.shape(op.values)[op.block_axis()])
+            role(stored(op.scales), "q8_0_scale", op.shape(op.values)[op.block_axis()])
         elif isinstance(op, tg.RmsNormOp | tg.LayerNormOp):
             role(op.weight, "norm_weight")
             if isinstance(op, tg.LayerNormOp):

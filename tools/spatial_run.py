@@ -80,7 +80,13 @@ from spatial_dialect.tools.backends import (
     BackendUnavailable,
     backend_runner,
 )
-from spatial_dialect.tools.compare import Comparison, compare, compare_argmax, rule_text
+from spatial_dialect.tools.compare import (
+    Comparison,
+    compare,
+    compare_argmax,
+    quantized_downstream,
+    rule_text,
+)
 from spatial_dialect.tools.diagnostics import (
     capture_diagnostic_ops,
     format_diagnostic,
@@ -391,16 +397,21 @@ def compare_outputs(
     values: dict,
     simulated: dict[str, np.ndarray],
     accumulate: str = ACCUMULATE[0],
+    quantized: Collection[str] = (),
 ) -> list[Comparison]:
     """Each output against the reference, at the tolerance of the accumulation it was compiled
-    with; an arg-max against its input's near ties."""
+    with and one Q8_0 level more downstream of a quantized activation (`quantized`: the inputs
+    an earlier chained function's such outputs feed); an arg-max against its input's near ties."""
     results = []
+    downstream = quantized_downstream(fn, quantized)
     for name, value in zip(output_names(fn), returned_values(fn), strict=True):
         ref, sim = reference[name], simulated[name]
         if isinstance(value.owner, tg.ArgmaxOp):
-            results.append(compare_argmax(name, ref, sim, values[value.owner.x], accumulate))
+            logits = value.owner.x
+            after = logits in downstream
+            results.append(compare_argmax(name, ref, sim, values[logits], accumulate, after))
         else:
-            results.append(compare(name, ref, sim, accumulate))
+            results.append(compare(name, ref, sim, accumulate, value in downstream))
     return results
 
 
@@ -498,6 +509,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     outputs: dict[str, dict[str, np.ndarray]] = {"reference": {}, "simulated": {}}
     saved: dict[str, dict[str, np.ndarray]] = {}
     evaluated, bad, status = 0, [], 0
+    quantized: set[str] = set()  # outputs downstream of a quantized activation, by chain name
     for fn in chain:
         name = fn.sym_name.data
         given = entry_inputs(args, fn, chain, own, outputs["reference"])
@@ -520,7 +532,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             break
         saved[f"simulated{key}"] = simulated
         outputs["simulated"].update(zip(chain_names(fn), simulated.values(), strict=True))
-        for c in compare_outputs(fn, reference, values, simulated, args.accumulate):
+        fed = quantized.intersection(given.fed)
+        downstream = quantized_downstream(fn, fed)
+        quantized.update(
+            n for n, v in zip(chain_names(fn), returned_values(fn), strict=True) if v in downstream
+        )
+        for c in compare_outputs(fn, reference, values, simulated, args.accumulate, fed):
             print(c.line(), file=out)
             if not c.ok:
                 bad.append(f"{c.name} of @{name}" if args.chain else c.name)

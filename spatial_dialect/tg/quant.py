@@ -160,6 +160,11 @@ class MatmulQ8_0Op(TgOp):
         self.init_tg([a, values, scales], props, result_type=result)
 
     @property
+    def quantizes_activation(self) -> bool:
+        """Each row of `a` is rounded to Q8_0 levels before the product (ggml's CPU dot)."""
+        return self.activation.data == Q8_0_ACTIVATIONS[0]
+
+    @property
     def transposes_b(self) -> bool:
         """The weight is stored N x K (blocks along its rows' K), read transposed."""
         return self.transpose_b is not None and bool(self.transpose_b.value.data)

@@ -139,3 +139,26 @@ def test_q8_0_weights_are_drawn_at_a_matmul_weights_spread():
     assert abs(weight.std() * np.sqrt(512) - 1) < 0.1
     (y,) = evaluate(fn, drawn)
     assert 0.8 < y.std() / drawn["x"].std() < 1.25
+
+
+def test_a_gathered_q8_0_table_is_drawn_as_its_dequantize_reads_it():
+    # A Q8_0 embedding table's rows are gathered (values and scales) before they are
+    # dequantized: the table is drawn as a Q8_0 weight of fan-in d, not as a gather's table
+    # (values in [-16, 16] under N(0, 1) scales made the embeddings ~9 and the residual stream
+    # drown what the layers add). The tied head reads it transposed, blocks along its columns.
+    fn = function(
+        "func.func @f(%t: tensor<256x128xi8>, %s: tensor<256x4xf16>, %ids: tensor<8xi32>)"
+        " -> (tensor<8x128xf32>, tensor<8x256xf32>) {\n"
+        "  %v = tg.gather_rows %t, %ids : (tensor<256x128xi8>, tensor<8xi32>) -> tensor<8x128xi8>\n"
+        "  %vs = tg.gather_rows %s, %ids : (tensor<256x4xf16>, tensor<8xi32>) -> tensor<8x4xf16>\n"
+        "  %x = tg.dequantize_q8_0 %v, %vs axis 1 : (tensor<8x128xi8>, tensor<8x4xf16>)"
+        " -> tensor<8x128xf32>\n"
+        '  %y = tg.matmul_q8_0 %x, %t, %s activation "q8_0" transpose_b true : '
+        "(tensor<8x128xf32>, tensor<256x128xi8>, tensor<256x4xf16>) -> tensor<8x256xf32>\n"
+        "  func.return %x, %y : tensor<8x128xf32>, tensor<8x256xf32>\n}"
+    )
+    ranges = {a.name_hint: r for a, r in index_ranges(fn).items()}
+    assert ranges["t"][:2] == (-127, 127)
+    drawn = draw_inputs(fn, 5)
+    table = drawn["t"].astype(np.float32) * np.repeat(drawn["s"].astype(np.float32), 32, axis=1)
+    assert (drawn["s"] > 0).all() and abs(table.std() * np.sqrt(128) - 1) < 0.1

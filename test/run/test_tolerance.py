@@ -11,7 +11,16 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from spatial_dialect.tools.compare import RTOL, RTOL_16BIT_ACCUMULATOR, compare
+from spatial_dialect.tools.compare import (
+    Q8_0_LEVEL,
+    RTOL,
+    RTOL_16BIT_ACCUMULATOR,
+    compare,
+    quantized_downstream,
+)
+from spatial_dialect.tools.gguf_quant import quantize
+from spatial_dialect.tools.reference import output_names, returned_values
+from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 BF16 = ml_dtypes.bfloat16
 N = 1024
@@ -68,13 +77,77 @@ def test_a_tile_that_drops_one_of_its_1024_products_fails(gemm):
     assert compare("c", ref, wrong, accumulate="bf16").ok
 
 
+@pytest.mark.parametrize("quantized", [False, True], ids=["", "after a Q8_0 activation"])
 @pytest.mark.parametrize("wrong", ["misplaced", "missing K tile"])
-def test_a_grossly_wrong_tile_fails(gemm, wrong):
+def test_a_grossly_wrong_tile_fails(gemm, wrong, quantized):
     a, b, ref, good = gemm
     rows, cols = rows_cols()
     if wrong == "misplaced":
         tile = good[rows, cols.start + TILE : cols.stop + TILE]
     else:
         tile = (a[rows, TILE:] @ b[TILE:, cols]).astype(BF16)
-    verdict = compare("c", ref, with_tile(good, tile))
+    verdict = compare("c", ref, with_tile(good, tile), quantized=quantized)
     assert not verdict.ok and verdict.bad <= TILE * TILE
+
+
+# ── Downstream of a quantized activation (docs/simulator.md#tolerances) ────────────────────────
+
+
+def test_one_q8_0_level_is_at_most_sqrt_32_over_127_of_the_block_rms():
+    """The term's bound, on the block that reaches it (all its energy in one element) and on
+    random ones."""
+    rng = np.random.default_rng(0)
+    blocks = np.vstack([np.eye(32, dtype=np.float32)[:1], rng.standard_normal((999, 32))])
+    _, scales = quantize(blocks.astype(np.float32), axis=1)
+    rms = np.sqrt(np.mean(blocks.astype(np.float64) ** 2, axis=1))
+    level = scales[:, 0].astype(np.float64) / rms
+    assert level.max() <= Q8_0_LEVEL * (1 + 2.0**-10)  # the f16 scale rounds up by < 2^-11
+    assert level[0] == pytest.approx(Q8_0_LEVEL, rel=2.0**-10)
+
+
+def test_a_level_more_passes_only_after_a_quantized_activation():
+    """rtol and one level of room: an element that far off passes downstream of a quantized
+    activation (the note says why), and nowhere else."""
+    rng = np.random.default_rng(1)
+    ref = rng.standard_normal((32, 64)).astype(BF16)
+    rms = float(np.sqrt(np.mean(ref.astype(np.float64) ** 2)))
+    off = ref.copy()
+    off[7, 9] = ref[7, 9] + 0.95 * (RTOL["bf16"] + Q8_0_LEVEL) * (abs(ref[7, 9]) + rms)
+    assert not compare("y", ref, off).ok
+    verdict = compare("y", ref, off, quantized=True)
+    assert verdict.ok and "Q8_0 level" in verdict.line()
+
+
+def test_a_wrong_value_after_a_quantized_activation_fails():
+    """Twice the term's room off, or a sign lost, is outside."""
+    rng = np.random.default_rng(2)
+    ref = rng.standard_normal((32, 64)).astype(BF16)
+    rms = float(np.sqrt(np.mean(ref.astype(np.float64) ** 2)))
+    for value in (ref[3, 4] + 2 * (RTOL["bf16"] + Q8_0_LEVEL) * (abs(ref[3, 4]) + rms), -ref[3, 4]):
+        wrong = ref.copy()
+        wrong[3, 4] = value
+        verdict = compare("y", ref, wrong, quantized=True)
+        assert not verdict.ok and verdict.first_bad == (3, 4)
+
+
+DOWNSTREAM = """
+func.func @f(%x: tensor<8x64xbf16>, %wv: tensor<64x64xi8>, %ws: tensor<2x64xf16>, %c: tensor<8x64xbf16>) -> (tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>) {
+  %q = tg.matmul_q8_0 %x, %wv, %ws activation "q8_0" : (tensor<8x64xbf16>, tensor<64x64xi8>, tensor<2x64xf16>) -> tensor<8x64xbf16>
+  %f = tg.matmul_q8_0 %x, %wv, %ws activation "float" : (tensor<8x64xbf16>, tensor<64x64xi8>, tensor<2x64xf16>) -> tensor<8x64xbf16>
+  %s = tg.add %q, %f : (tensor<8x64xbf16>, tensor<8x64xbf16>) -> tensor<8x64xbf16>
+  %e = tg.add %c, %x : (tensor<8x64xbf16>, tensor<8x64xbf16>) -> tensor<8x64xbf16>
+  func.return %q, %f, %s, %e : tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>, tensor<8x64xbf16>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "fed, want", [((), ["q", "s"]), (("c",), ["e", "q", "s"])], ids=["alone", "c fed"]
+)
+def test_the_program_says_which_outputs_are_downstream(fed, want):
+    """A product that quantizes its activation and what reads it, not a product that reads its
+    activation as it is; an input an earlier chained function's such output feeds."""
+    fn = entry_function(parse_module(DOWNSTREAM))
+    downstream = quantized_downstream(fn, fed)
+    names = {v: n for n, v in zip(output_names(fn), returned_values(fn), strict=True)}
+    assert sorted(names[v] for v in downstream if v in names) == want
