@@ -280,14 +280,16 @@ def cost_kind(program: sp.ProgramOp, stage: sp.StageOp | None) -> str:
 @dataclass(frozen=True)
 class Movement:
     """A stage that moves tiles between DRAM and a FIFO: its access pattern and loops, the bytes
-    of one of its tiles, whether it reads, and the bytes of its whole tensor (what a plan must
-    move at least once; a gather or scatter moves only the rows its work names)."""
+    of one of its tiles, whether it reads, the bytes of its whole tensor (what a plan must move
+    at least once; a gather or scatter moves only the rows its work names), and the real rows of
+    a tile of it (fewer than a tile's in a tensor of fewer rows: a decode step's vectors)."""
 
     access: sp.AccessAttr
     loops: frozenset[str]
     tile_bytes: int
     reads: bool
     tensor_bytes: int | None
+    real_rows: int
 
 
 @dataclass(frozen=True)
@@ -342,8 +344,9 @@ class StreamPlanner:
                 tile = dram_tile_bytes(target, t)
                 whole = None if isinstance(s, IndexedStage) else t.tiles[0] * t.tiles[1] * tile
                 reads = isinstance(s, sp.LoadOp | GatherOp)
+                rows = min(t.shape2d[0], target.tile_rows)
                 self.movements.append(
-                    Movement(s.access, frozenset(s.access.loop_vars()), tile, reads, whole)
+                    Movement(s.access, frozenset(s.access.loop_vars()), tile, reads, whole, rows)
                 )
 
     def key(self) -> tuple[object, ...]:
@@ -382,7 +385,7 @@ class StreamPlanner:
         extents = {"k0": self.space.k_tiles // c.kw, "ti": c.bm // c.sh, "tj": c.bn // c.sw}
         extents.update(u=c.sh, v=c.sw)
         read = write = moved = tiles = compulsory = 0
-        first = None
+        first, first_rows = None, self.tile[0]
         for m in self.movements:
             rows, cols = m.access.extent.resolve(b)
             n = math.prod(extents[v] for v in m.loops if v in extents) * rows * cols
@@ -391,11 +394,15 @@ class StreamPlanner:
             moved += nbytes
             if m.reads:
                 read += nbytes
-                first = n if first is None else first
+                if first is None:
+                    first, first_rows = n, m.real_rows
             else:
                 write += nbytes
             compulsory += m.tensor_bytes if m.tensor_bytes is not None else items * nbytes
-        elements = (first or 0) * self.tile_elems
+        # The compute stage works on the real rows of the tiles it reads, in row passes (the
+        # vector engine's row vector mode): a one-row tensor's tile is not 32 rows of work.
+        fraction = row_pass_fraction(self.target, first_rows, self.tile[0])
+        elements = (first or 0) * self.tile_elems * fraction
         matmuls, dtype = 0, "f32"
         f = self.facts
         if f.head_dim is not None:  # an attention
@@ -413,7 +420,9 @@ class StreamPlanner:
             dtype = f.dtype
         elif f.combine:
             # the partials hold two real rows a tile (the outputs, the statistics)
-            elements *= row_pass_fraction(self.target, 2, self.tile[0])
+            elements = (
+                (first or 0) * self.tile_elems * row_pass_fraction(self.target, 2, self.tile[0])
+            )
         elif f.delta:
             assert f.dtype
             elements, matmuls = self._delta_work(c)
@@ -421,7 +430,17 @@ class StreamPlanner:
         elif f.taps is not None:
             elements *= f.taps  # a multiply-add per tap
         return StreamQuantities(
-            self.kind, items, read, write, tiles, moved, elements, matmuls, dtype, compulsory
+            self.kind,
+            items,
+            read,
+            write,
+            tiles,
+            moved,
+            elements,
+            matmuls,
+            dtype,
+            compulsory,
+            steps=extents["k0"],
         )
 
     def _delta_work(self, c: Candidate) -> tuple[int, float]:

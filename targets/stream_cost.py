@@ -5,17 +5,21 @@ off the section's IR by `passes/stream_plans.py` (tile and link price with it), 
 fields, as for a GEMM (cost.py):
 
 * every item's tiles come from DRAM through a movement engine and leave through one: per site,
-  max(bytes / link bytes per cycle, tiles x NoC issue cycles) cycles of movement;
-* its compute engine runs the stage's vector instructions, `VECTOR_OPS[kind]` per element, at
-  the target's `vector_lanes` elements per cycle (a Tensix SFPU's 32 lanes, an SM's 128 FP32
+  max(bytes / link bytes per cycle, tiles x NoC issue cycles) cycles of movement, plus a DRAM
+  round trip for each K block after an item's first (the reader waits for a block before it
+  fetches the next, as in the GEMM model);
+* its compute engine runs the stage's vector instructions, `VECTOR_OPS[kind]` per element (of
+  the real rows of a tile, in row passes: `row_pass_fraction`), at the target's `vector_lanes`
+  elements per cycle (a Tensix SFPU's 32 lanes, an SM's 128 FP32
   lanes, a PCU's 16), plus the tile-matmuls of a flash attention at the target's tile-matmul
   cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the rate its traffic
   sustains (`dram.sustained_dram_bytes_per_cycle`, the one DRAM rate of every section kind);
 * the items are dealt out over the mesh (split_work_to_sites), so the busiest site runs
   ceil(items / sites) of them, movement and compute overlapping through the FIFOs:
-  total = max(compute, movement, DRAM) + fill, the fill being one DRAM round trip and one item's
-  compute (the first item's data arriving, the last item's result leaving).
+  total = max(compute, movement, DRAM) + fill, the fill being one DRAM round trip and one K
+  block's compute (the first block's data arriving, the last block's result leaving; an item
+  that walks no K loop is one block).
 
 The roofline is the same bound as a GEMM's: max(FLOPs / peak, compulsory bytes / bandwidth), the
 FLOPs counting the vector instructions at the mesh's vector rate and the tile-matmuls at its peak.
@@ -104,10 +108,11 @@ class StreamQuantities:
     write_bytes: int
     tiles_moved: int
     moved_bytes: int
-    elements: int
+    elements: float
     tile_matmuls: float = 0.0
     matmul_dtype: str = "f32"
     compulsory_bytes: int = 0
+    steps: int = 1  # the K blocks an item walks (its read-compute pipeline's stages)
 
     def sites_used(self, target: Target) -> int:
         return min(self.items, target.sites)
@@ -160,11 +165,18 @@ def stream_cost(target: Target, q: StreamQuantities, fidelity: str = "hifi4") ->
     item_move = q.moved_bytes / target.link_bytes_per_cycle
     if target.noc_issue_cycles:
         item_move = max(item_move, q.tiles_moved * target.noc_issue_cycles)
+    # A reader waits for a block before it fetches the next (as the GEMM model's movement
+    # chain): one DRAM round trip per K block after the first, which the fill holds.
+    item_move += (max(1, q.steps) - 1) * (target.dram_latency_cycles or 0)
     item_compute = _item_compute(target, q, fidelity)
     compute = busiest * item_compute
     movement = busiest * item_move
     dram = dram_transfer_cycles(target, q.dram_bytes, q.sites_used(target), q.items * q.tiles_moved)
-    fill = (target.dram_latency_cycles or 0) + item_compute
+    # An item's K blocks stream through double-buffered FIFOs, so what does not overlap is the
+    # first block's round trip and the last block's compute (as in the GEMM pipeline), not a
+    # whole item's compute: charging that made a one-item section (a decode step's arg-max over
+    # the vocabulary, its rms norms) pay its compute twice.
+    fill = (target.dram_latency_cycles or 0) + item_compute / max(1, q.steps)
     steady = max(compute, movement, dram)
     bound = "compute" if steady == compute else "noc" if steady == movement else "dram"
     total = math.ceil(steady + fill)

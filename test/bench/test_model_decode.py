@@ -1,21 +1,11 @@
 """bench/model_decode.py: a smoke run of the whole-step decode bench on a 2-layer tiny model (the
 Llama-3.1-8B rows take minutes and are recorded in bench/README.md)."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def load(name: str):
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_loader import load  # noqa: E402
 
 md = load("model_decode")
 

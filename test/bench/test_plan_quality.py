@@ -1,7 +1,6 @@
 """The plan-quality bench: a smoke run per target, the lattice search against brute force, and the
 ttnn default policy against configs worked out by hand from create_simple_matmul_program_config."""
 
-import importlib.util
 import itertools
 import sys
 from pathlib import Path
@@ -14,17 +13,8 @@ from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmPlan, GemmShape, roofline_cycles
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def load(name: str):
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(mod)
-    return mod
-
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_loader import load  # noqa: E402
 
 pq = load("plan_quality")
 td = sys.modules["ttnn_default"]

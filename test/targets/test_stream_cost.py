@@ -38,3 +38,29 @@ def test_presets_declare_their_vector_units():
         "h100": 128,
         "h200": 128,
     }
+
+
+def test_an_item_walking_k_pays_a_round_trip_a_block_and_one_blocks_fill():
+    # One item (a decode step's arg-max over a 1 x 32768 row: 1024 one-row tiles of 64 B) read in
+    # 4 K blocks on wormhole_n150 (500-cycle DRAM round trip, 49 cycles to issue a NoC
+    # transaction, 32 B/cycle links): movement max(65536 / 32, 1024 x 49) = 50176 plus 3 round
+    # trips after the first block = 51676; compute 32768 elements x 2 / 32 lanes = 2048; fill one round trip and one
+    # block's compute, 500 + 512. The whole item's compute in the fill would add 1536 more.
+    wormhole = PRESETS["wormhole_n150"]
+    assert (wormhole.dram_latency_cycles, wormhole.noc_issue_cycles) == (500, 49)
+    assert wormhole.link_bytes_per_cycle == 32
+    q = StreamQuantities(
+        kind="argmax",
+        items=1,
+        read_bytes=65536,
+        write_bytes=0,
+        tiles_moved=1024,
+        moved_bytes=65536,
+        elements=32768,
+        steps=4,
+    )
+    cost = stream_cost(wormhole, q)
+    assert cost.movement_cycles == 1024 * 49 + 3 * 500
+    assert cost.compute_cycles == 2048
+    assert cost.fill_cycles == 500 + 512
+    assert cost.total_cycles == 51676 + 1012

@@ -10,7 +10,7 @@
 // is pushed as it is, no reassembly and no sub-block selector.
 // @pre: 16 heads of 64 over 4 kv heads, 64 queries: 2 heads per item (a 4-tile page) stored
 // whole, so the page is reassembled as sum_j o_j @ transpose(C_j), C_j read again after the
-// last K block.
+// last of its two K blocks (k0 == 1).
 
 func.func @attn(%q: tensor<1x2048xbf16>, %k: tensor<256x256xbf16>, %v: tensor<256x256xbf16>, %pos: tensor<1xi32>, %qp: tensor<64x1024xbf16>, %kp: tensor<64x256xbf16>, %vp: tensor<64x256xbf16>) -> (tensor<1x2048xbf16>, tensor<64x1024xbf16>) {
   %dec = tg.attention %q, %k, %v, %pos heads 16 kv_heads 2 head_dim 128 causal true scale 8.838835e-02 : (tensor<1x2048xbf16>, tensor<256x256xbf16>, tensor<256x256xbf16>, tensor<1xi32>) -> tensor<1x2048xbf16>
@@ -66,7 +66,7 @@ func.func @attn(%q: tensor<1x2048xbf16>, %k: tensor<256x256xbf16>, %v: tensor<25
 // CHECK: if k0 == 0:
 // CHECK: tx = ttl.copy(_eye_128[0:4, j * 2:j * 2 + 2], blk)
 // CHECK: with attn_d_{{.*}}.reserve() as blk:
-// CHECK: if k0 == 0:
+// CHECK: if k0 == 1:
 // CHECK-NEXT: for j in range(2):
 // CHECK-NEXT: with heads_dfb.reserve() as blk:
 // CHECK-NEXT: tx = ttl.copy(_eye_128[0:4, j * 2:j * 2 + 2], blk)
