@@ -93,12 +93,15 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
             if s.q8(t) is not None:  # `dequantize T`: f32(d) * q rounded once to T (docs/sp.md)
                 d = f"tl.load({s.scales_arg(t)} + {s.scale_at(t, row, col)}, mask={mask}, other=0)"
                 s.emit(f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})", 3)
-        s.emit(f"""
+        if acc_ty == "tl.float32":
+            # the interpreter multiplies 16-bit floats through numpy, which has no bf16: widen
+            # them there (exact). Not i8: its int8 dot is exact, and it has no int32 dot at all.
+            s.emit("""
 if INTERPRETED:
-    a = a.to({acc_ty})
-    b = b.to({acc_ty})
-acc += tl.dot(a, b, out_dtype={acc_ty}{prec})
+    a = a.to(tl.float32)
+    b = b.to(tl.float32)
 """, 3)
+        s.emit(f"acc += tl.dot(a, b, out_dtype={acc_ty}{prec})", 3)
     s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
 
 
