@@ -573,23 +573,17 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                 if spill is None:
                     # one sub-block: the partial stays in the accumulator (dest) between K blocks
                     out(f"part = a_blk @ {bb} if kb == 0 else acc + a_blk @ {bb}")
-                    out(f"if kb == {k_blocks - 1}:")
-                    with out.indent():
-                        out(f"with {o}.reserve() as o_blk:")
-                        with out.indent():
-                            out("o_blk.store(part)")
-                    out("else:")
-                    with out.indent():
-                        out("acc = part")
+                    out.branch(
+                        f"kb == {k_blocks - 1}",
+                        [f"with {o}.reserve() as o_blk:", "    o_blk.store(part)"],
+                        ["acc = part"],
+                    )
                 else:
-                    out("if kb == 0:")
-                    with out.indent():
-                        out(f"part = a_blk @ {bb}")
-                    out("else:")
-                    with out.indent():
-                        out(f"with {spill}.wait() as p_blk:")
-                        with out.indent():
-                            out(f"part = p_blk + a_blk @ {bb}")
+                    out.branch(
+                        "kb == 0",
+                        [f"part = a_blk @ {bb}"],
+                        [f"with {spill}.wait() as p_blk:", f"    part = p_blk + a_blk @ {bb}"],
+                    )
                     dst = f"{o}" + f" if kb == {k_blocks - 1} else {spill}"
                     out(f"with ({dst}).reserve() as o_blk:")
                     with out.indent():

@@ -430,24 +430,26 @@ def _online_softmax(
     out(f"sc = ({qj} @ kt) * ttl.block.fill({s.scale.value.data!r}, {sk})")
     out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
     out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
-    out("if kb == 0:")
-    with out.indent():
-        out(f"m_{j} = mx")
-    out("else:")
-    with out.indent():
-        out(f"m_new = ttl.math.max(m_{j}, mx)")
-        out(f"alpha = ttl.math.exp(m_{j} - m_new)")
-        out(f"m_{j} = m_new")
+    out.branch(
+        "kb == 0",
+        [f"m_{j} = mx"],
+        [
+            f"m_new = ttl.math.max(m_{j}, mx)",
+            f"alpha = ttl.math.exp(m_{j} - m_new)",
+            f"m_{j} = m_new",
+        ],
+    )
     out(f"pr = ttl.math.exp(sc - ttl.block.broadcast(m_{j}, dims=[-1], shape={sk})) * keep")
     out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
     out("pv = pr @ v_blk")
-    out("if kb == 0:")
-    with out.indent():
-        out(f"l_{j}, o_{j} = ls, pv")
-    out("else:")
-    with out.indent():
-        out(f"l_{j} = l_{j} * alpha + ls")
-        out(f"o_{j} = o_{j} * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv")
+    out.branch(
+        "kb == 0",
+        [f"l_{j}, o_{j} = ls, pv"],
+        [
+            f"l_{j} = l_{j} * alpha + ls",
+            f"o_{j} = o_{j} * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv",
+        ],
+    )
 
 
 def _argmax(
@@ -485,14 +487,15 @@ def _argmax(
                 f"bi = ttl.block.fill(0.0, {col}) - ttl.math.reduce_max("
                 f"ttl.block.fill(0.0, {full}) - cand, dims=[-1], shape={col})"
             )
-            out("if kb == 0:")
-            with out.indent():
-                out("best_m, best_i = bm, bi")
-            out("else:")
-            with out.indent():
-                out("take = ttl.math.gt(bm, best_m)")
-                out(f"best_i = take * bi + (ttl.block.fill(1.0, {col}) - take) * best_i")
-                out("best_m = ttl.math.max(best_m, bm)")
+            out.branch(
+                "kb == 0",
+                ["best_m, best_i = bm, bi"],
+                [
+                    "take = ttl.math.gt(bm, best_m)",
+                    f"best_i = take * bi + (ttl.block.fill(1.0, {col}) - take) * best_i",
+                    "best_m = ttl.math.max(best_m, bm)",
+                ],
+            )
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
         out("o_blk.store(ttl.block.transpose(best_i))")

@@ -17,6 +17,15 @@ class Lines:
     def indent(self) -> _Indent:
         return _Indent(self)
 
+    def branch(self, cond: str, then: list[str], otherwise: list[str]) -> None:
+        """`if cond:` the lines `then`, `else:` the lines `otherwise` (a kernel's first K block
+        against the later ones, most often)."""
+        for head, body in ((f"if {cond}:", then), ("else:", otherwise)):
+            self(head)
+            with self.indent():
+                for line in body:
+                    self(line)
+
 
 class _Indent:
     def __init__(self, lines: Lines) -> None:
