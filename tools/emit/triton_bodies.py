@@ -92,15 +92,21 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
         ):
             if s.q8(t) is not None:  # `dequantize T`: f32(d) * q rounded once to T (docs/sp.md)
                 d = f"tl.load({s.scales_arg(t)} + {s.scale_at(t, row, col)}, mask={mask}, other=0)"
-                s.emit(f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})", 3)
+                s.emit(
+                    f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})",
+                    3,
+                )
         if acc_ty == "tl.float32":
             # the interpreter multiplies 16-bit floats through numpy, which has no bf16: widen
             # them there (exact). Not i8: its int8 dot is exact, and it has no int32 dot at all.
-            s.emit("""
+            s.emit(
+                """
 if INTERPRETED:
     a = a.to(tl.float32)
     b = b.to(tl.float32)
-""", 3)
+""",
+                3,
+            )
         s.emit(f"acc += tl.dot(a, b, out_dtype={acc_ty}{prec})", 3)
     s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
 
@@ -128,12 +134,15 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
         mk_ = rk < {K}
 """)
     s.emit(loads, 4)
-    s.emit(f"""
+    s.emit(
+        f"""
 da = tl.load({s.scales_arg(a_t)} + {da}, mask=mm_ & (kq + 0 * rm < {K}), other=0).to(tl.float32)
 db = tl.load({s.scales_arg(b_t)} + {db}, mask=mn_ & (kq + 0 * rn < {K}), other=0).to(tl.float32)
 isum = tl.dot(a, b, out_dtype=tl.int32)
 acc += isum.to(tl.float32) * (da[:, None] * db[None, :])
-""", 4)
+""",
+        4,
+    )
 
 
 def _operand(s: Kernel, var: str, value, mode: str) -> list[str]:
