@@ -1,4 +1,4 @@
-"""The GGUF header of a llama- or qwen3-architecture checkpoint: its dimensions (metadata) and
+"""The GGUF header of a llama-, qwen3- or qwen3moe-architecture checkpoint: its dimensions (metadata) and
 its tensors' names, shapes and types, read with llama.cpp's `gguf` package (GGUFReader maps the
 file and parses the header; no tensor data is read until `tensor_array` asks for one).
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-ARCHITECTURES = ("llama", "qwen3")
+ARCHITECTURES = ("llama", "qwen3", "qwen3moe")
 """The architectures spatial-import writes."""
 
 SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q8_0")
@@ -51,6 +51,10 @@ class ModelHeader:
     vocab: int
     context: int
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    # qwen3moe: every layer's FFN is a mixture of `experts` experts of `ffn` rows, `experts_used`
+    # of them a token (0: a dense FFN)
+    experts: int = 0
+    experts_used: int = 0
 
     @property
     def tied(self) -> bool:
@@ -59,7 +63,7 @@ class ModelHeader:
 
     @property
     def qk_norm(self) -> bool:
-        return self.arch == "qwen3"
+        return self.arch in ("qwen3", "qwen3moe")
 
     @property
     def rope_style(self) -> str:
@@ -147,6 +151,9 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
             f"not a multiple of head_count {heads} to imply it"
         )
     head_dim = _int(reader, f"{a}.attention.key_length", d // heads)
+    # A qwen3moe layer's FFN is its experts (expert_feed_forward_length rows each).
+    moe = arch == "qwen3moe"
+    ffn_key = f"{a}.expert_feed_forward_length" if moe else f"{a}.feed_forward_length"
     header = ModelHeader(
         path=str(path),
         arch=arch,
@@ -155,14 +162,20 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
         heads=heads,
         kv_heads=_int(reader, f"{a}.attention.head_count_kv", heads),
         head_dim=head_dim,
-        ffn=_int(reader, f"{a}.feed_forward_length"),
+        ffn=_int(reader, ffn_key),
         eps=_float(reader, f"{a}.attention.layer_norm_rms_epsilon", 1e-5),
         rope_base=_float(reader, f"{a}.rope.freq_base", 10000.0),
         rope_dims=_int(reader, f"{a}.rope.dimension_count", head_dim),
         vocab=0,
         context=_int(reader, f"{a}.context_length", 2048),
         tensors=tensors,
+        experts=_int(reader, f"{a}.expert_count") if moe else 0,
+        experts_used=_int(reader, f"{a}.expert_used_count") if moe else 0,
     )
+    if header.experts_used > header.experts:
+        raise GGUFError(
+            f"expert_used_count {header.experts_used} exceeds expert_count {header.experts}"
+        )
     if "token_embd.weight" not in tensors:
         raise GGUFError("the file has no tensor 'token_embd.weight' (the embedding table)")
     header.vocab = tensors["token_embd.weight"].shape[0]
@@ -208,11 +221,18 @@ def expected_shapes(h: ModelHeader, layers: int | None = None) -> dict[str, tupl
                 b + "attn_v.weight": (kv, d),
                 b + "attn_output.weight": (d, q),
                 b + "ffn_norm.weight": (d,),
-                b + "ffn_gate.weight": (h.ffn, d),
-                b + "ffn_up.weight": (h.ffn, d),
-                b + "ffn_down.weight": (d, h.ffn),
             }
         )
+        if h.experts:  # the router, then the experts stacked along ggml's last axis
+            e = h.experts
+            shapes[b + "ffn_gate_inp.weight"] = (e, d)
+            shapes[b + "ffn_gate_exps.weight"] = (e, h.ffn, d)
+            shapes[b + "ffn_up_exps.weight"] = (e, h.ffn, d)
+            shapes[b + "ffn_down_exps.weight"] = (e, d, h.ffn)
+        else:
+            shapes[b + "ffn_gate.weight"] = (h.ffn, d)
+            shapes[b + "ffn_up.weight"] = (h.ffn, d)
+            shapes[b + "ffn_down.weight"] = (d, h.ffn)
         if h.qk_norm:
             shapes[b + "attn_q_norm.weight"] = (hd,)
             shapes[b + "attn_k_norm.weight"] = (hd,)

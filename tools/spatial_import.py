@@ -4,11 +4,12 @@
                    [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
 
 reads only the GGUF header (metadata and tensor infos, tools/gguf_model.py; no tensor data) of a
-`llama` or `qwen3` model and writes one func.func (`@ARCH_decode` or `@ARCH_prefill`; with
-`--step both`, one module of both, a deployment, below): the embedding gather of the token ids; per
-layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the model's
-rope.freq_base, the KV-cache writes at `pos` and attention over the updated cache, o, the
-residual, the ffn rms norm, the SwiGLU MLP and its residual; the final norm, the LM head (the
+`llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or `@ARCH_prefill`;
+with `--step both`, one module of both, a deployment, below): the embedding gather of the token
+ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the
+model's rope.freq_base, the KV-cache writes at `pos` and attention over the updated cache, o, the
+residual, the ffn rms norm, the SwiGLU MLP (qwen3moe: a tg.moe over the router and the experts,
+"experts" layout: GGUF's E x out x in, each expert transposed, stacked along K) and its residual; the final norm, the LM head (the
 embedding table when the file has no output.weight) and the arg-max.
 
 Arguments are named as the GGUF tensors they hold (`%blk.0.attn_q.weight`) and carry
@@ -165,6 +166,28 @@ def step_program(
             )
         return w.op(r, f"tg.matmul {a}, {b}{tb} : ({at}, {ten(bk, bn)}) -> {ten(t, n)}")
 
+    def moe(b: str, p: str, x: str, at: str) -> str:
+        """A qwen3moe layer's FFN: tg.moe over the router and the experts, declared in the
+        program's float type (tg.moe has no Q8_0 form: --weights dequantizes a Q8_0 expert
+        exactly). llama.cpp's qwen3moe: softmax over every expert, the top experts_used,
+        their weights renormalized to sum to 1."""
+        e, f = h.experts, h.ffn
+
+        def arg(name: str, shape: tuple[int, int], layout: str) -> str:
+            attrs = f'gguf.tensor = "{b}{name}", gguf.layout = "{layout}"'
+            return w.arg(b + name, ten(*shape), attrs)
+
+        router = arg("ffn_gate_inp.weight", (d, e), "kn")
+        gate = arg("ffn_gate_exps.weight", (e * d, f), "experts")
+        up = arg("ffn_up_exps.weight", (e * d, f), "experts")
+        down = arg("ffn_down_exps.weight", (e * f, d), "experts")
+        types = f"({at}, {ten(d, e)}, {ten(e * d, f)}, {ten(e * d, f)}, {ten(e * f, d)})"
+        return w.op(
+            f"{p}moe",
+            f'tg.moe {x}, {router}, {gate}, {up}, {down} top_k {h.experts_used} scores "softmax" '
+            f"renormalize true : {types} -> {at}",
+        )
+
     for i in range(layers):
         b, p = f"blk.{i}.", f"l{i}_"
         attn_norm = norm_weight(b + "attn_norm.weight", d)
@@ -173,9 +196,6 @@ def step_program(
         wv = weight(b + "attn_v.weight", (d, nkv * hd), "kn")
         wo = weight(b + "attn_output.weight", (nh * hd, d), "kn")
         ffn_norm = norm_weight(b + "ffn_norm.weight", d)
-        wg = weight(b + "ffn_gate.weight", (d, h.ffn), "kn")
-        wu = weight(b + "ffn_up.weight", (d, h.ffn), "kn")
-        wd = weight(b + "ffn_down.weight", (h.ffn, d), "kn")
         kc0 = w.arg(f"{p}k_cache", ct)
         vc0 = w.arg(f"{p}v_cache", ct)
         hn = w.op(
@@ -210,11 +230,17 @@ def step_program(
         n2 = w.op(
             f"{p}n2", f"tg.rms_norm {h2}, {ffn_norm} eps {eps} : ({act}, {ten(1, d)}) -> {act}"
         )
-        ft = ten(t, h.ffn)
-        g = mm(f"{p}gate", n2, wg, act, d, h.ffn)
-        u = mm(f"{p}up", n2, wu, act, d, h.ffn)
-        s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
-        dn = mm(f"{p}down", s, wd, ft, h.ffn, d)
+        if h.experts:
+            dn = moe(b, p, n2, act)
+        else:
+            wg = weight(b + "ffn_gate.weight", (d, h.ffn), "kn")
+            wu = weight(b + "ffn_up.weight", (d, h.ffn), "kn")
+            wd = weight(b + "ffn_down.weight", (h.ffn, d), "kn")
+            ft = ten(t, h.ffn)
+            g = mm(f"{p}gate", n2, wg, act, d, h.ffn)
+            u = mm(f"{p}up", n2, wu, act, d, h.ffn)
+            s = w.op(f"{p}act", f"tg.swiglu {g}, {u} : ({ft}, {ft}) -> {ft}")
+            dn = mm(f"{p}down", s, wd, ft, h.ffn, d)
         x = w.op(f"{p}out", f"tg.add {h2}, {dn} : ({act}, {act}) -> {act}")
         caches += [(kc, ct), (vc, ct)]
     final_norm = norm_weight("output_norm.weight", d)
@@ -231,7 +257,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
-    parser.add_argument("model", help="a GGUF file (llama or qwen3 architecture)")
+    parser.add_argument("model", help="a GGUF file (llama, qwen3 or qwen3moe architecture)")
     parser.add_argument(
         "--step",
         choices=("decode", "prefill", "both"),

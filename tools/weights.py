@@ -2,7 +2,8 @@
 spatial-import wrote.
 
 Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: transposed from
-ggml's out x in; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
+ggml's out x in; "experts": an E x out x in stack of experts, each transposed, stacked along
+K; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
 dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
 part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
 run's position, the argument the step's rows are written at (`tg.set_rows`'s pos: `%pos`, or a
@@ -80,8 +81,11 @@ def checkpoint_inputs(
                 array = q8_0_parts(np.asarray(reader.tensors[info.index].data), info.shape)[
                     part == "scales"
                 ]
-            if _str(attrs.get("gguf.layout", StringAttr("rows"))) == "kn":
+            layout = _str(attrs.get("gguf.layout", StringAttr("rows")))
+            if layout == "kn":
                 array = array.T
+            elif layout == "experts":  # E x out x in -> each expert's in x out, stacked
+                array = array.transpose(0, 2, 1).reshape(-1, array.shape[1])
             if array.ndim == 1:
                 array = array.reshape(1, -1)
             if array.shape != shape:

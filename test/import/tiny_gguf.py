@@ -43,6 +43,8 @@ class Tiny:
     keys: tuple[tuple[str, int | float | str], ...] = ()  # keys written with these values
     drop: tuple[str, ...] = ()  # tensors not written
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # tensors written of these shapes
+    experts: int = 8  # qwen3moe: experts a layer (of ffn rows each), experts_used a token
+    experts_used: int = 2
 
 
 def write_tiny(
@@ -80,14 +82,20 @@ def write_gguf(path: str | Path, m: Tiny) -> Path:
     key("block_count", w.add_block_count, LAYERS)
     key("context_length", w.add_context_length, 512)
     key("embedding_length", w.add_embedding_length, m.d)
-    key("feed_forward_length", w.add_feed_forward_length, m.ffn)
+    moe = m.arch == "qwen3moe"
+    if moe:
+        key("expert_feed_forward_length", w.add_expert_feed_forward_length, m.ffn)
+        key("expert_count", w.add_expert_count, m.experts)
+        key("expert_used_count", w.add_expert_used_count, m.experts_used)
+    else:
+        key("feed_forward_length", w.add_feed_forward_length, m.ffn)
     key("attention.head_count", w.add_head_count, m.heads)
     key("attention.head_count_kv", w.add_head_count_kv, m.kv_heads)
     key("attention.key_length", w.add_key_length, m.head_dim)
     key("attention.value_length", w.add_value_length, m.head_dim)
     key("attention.layer_norm_rms_epsilon", w.add_layer_norm_rms_eps,
-        1e-6 if m.arch == "qwen3" else 1e-5)  # fmt: skip
-    key("rope.freq_base", w.add_rope_freq_base, 1e6 if m.arch == "qwen3" else 5e5)
+        1e-5 if m.arch == "llama" else 1e-6)  # fmt: skip
+    key("rope.freq_base", w.add_rope_freq_base, 5e5 if m.arch == "llama" else 1e6)
     key("rope.dimension_count", w.add_rope_dimension_count, m.head_dim)
     if m.converter:
         key("vocab_size", w.add_vocab_size, m.vocab)
@@ -109,8 +117,8 @@ def write_gguf(path: str | Path, m: Tiny) -> Path:
 
     tensors: list[tuple[str, np.ndarray, str]] = []  # name, f32 data, type
 
-    def matrix(name: str, out: int, inp: int, wtype: str | None = None) -> None:
-        data = rng.standard_normal((out, inp)) / np.sqrt(inp)
+    def matrix(name: str, out: int, inp: int, wtype: str | None = None, experts: int = 0) -> None:
+        data = rng.standard_normal((experts, out, inp) if experts else (out, inp)) / np.sqrt(inp)
         tensors.append((name, data.astype(np.float32), wtype or m.wtype))
 
     def norm(name: str, n: int) -> None:
@@ -129,13 +137,19 @@ def write_gguf(path: str | Path, m: Tiny) -> Path:
         matrix(b + "attn_k.weight", kv, m.d)
         matrix(b + "attn_v.weight", kv, m.d)
         matrix(b + "attn_output.weight", m.d, q)
-        if m.arch == "qwen3":
+        if m.arch != "llama":
             norm(b + "attn_q_norm.weight", m.head_dim)
             norm(b + "attn_k_norm.weight", m.head_dim)
         norm(b + "ffn_norm.weight", m.d)
-        matrix(b + "ffn_gate.weight", m.ffn, m.d)
-        matrix(b + "ffn_up.weight", m.ffn, m.d)
-        matrix(b + "ffn_down.weight", m.d, m.ffn)
+        if moe:  # the router, and the experts stacked along ggml's last axis (E x out x in)
+            matrix(b + "ffn_gate_inp.weight", m.experts, m.d)
+            matrix(b + "ffn_gate_exps.weight", m.ffn, m.d, experts=m.experts)
+            matrix(b + "ffn_up_exps.weight", m.ffn, m.d, experts=m.experts)
+            matrix(b + "ffn_down_exps.weight", m.d, m.ffn, experts=m.experts)
+        else:
+            matrix(b + "ffn_gate.weight", m.ffn, m.d)
+            matrix(b + "ffn_up.weight", m.ffn, m.d)
+            matrix(b + "ffn_down.weight", m.d, m.ffn)
     norm("output_norm.weight", m.d)
     if not m.tied:
         matrix("output.weight", m.vocab, m.d, m.output_type)
