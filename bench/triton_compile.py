@@ -59,7 +59,7 @@ def sized(path: Path, target: str):
     for dialect in (builtin.Builtin, func.Func, arith.Arith, TG, SP):
         ctx.load_dialect(dialect)
     module = Parser(ctx, path.read_text()).parse_module()
-    # kv-splits=1: the Triton printer has no flash-decoding form (tools/backends.py)
+    # kv-splits=1: the Triton printer has no flash-decoding form (tools/backend/executors.py)
     spec = f"spatial-pipeline{{target={target} kv-splits=1 split-k=1}}"
     PassPipeline.parse_spec(get_all_passes(), spec).apply(ctx, module)
     return module
@@ -115,8 +115,8 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
 
     from spatial_dialect import sp
     from spatial_dialect.passes.analysis import recorded_target, site_bytes
-    from spatial_dialect.tools.emit.triton import emit_module
-    from spatial_dialect.tools.run_triton import load_emitted
+    from spatial_dialect.tools.backend.triton.printer import emit_module
+    from spatial_dialect.tools.backend.triton.runner import load_emitted
 
     module = sized(path, target)
     budget = recorded_target(module, "triton").local_mem_max_bytes

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from spatial_dialect.tools.tg_writer import Writer, tensor
+from spatial_dialect.tools.frontend.tg_writer import Writer, tensor
 
 
 @dataclass(frozen=True)

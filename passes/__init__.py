@@ -2,7 +2,7 @@
 
 `get_all_passes()` is the one registry of passes (spatial-opt and the xdsl.universe entry point
 both read it); `get_all_output_targets()` the one registry of spatial-opt `-t` printers (they
-live in spatial_dialect.tools.emit; this registry names them, so no pass imports tools). Both
+live in spatial_dialect.tools.emit and .backend; this registry names them, so no pass imports tools). Both
 import lazily, so listing the passes costs no import of the compiler.
 """
 
@@ -25,13 +25,14 @@ PASSES = {
 """Pass name -> (module under spatial_dialect.passes, class)."""
 
 OUTPUT_TARGETS = {
-    "report": ("report", "print_report"),
-    "memory-map": ("memory_map", "print_memory_map"),
-    "heatmap": ("heatmap", "print_heatmap"),
-    "ttlang": ("ttlang", "print_ttlang"),
-    "triton": ("triton", "print_triton"),
+    "report": ("emit.report", "print_report"),
+    "memory-map": ("emit.memory_map", "print_memory_map"),
+    "heatmap": ("emit.heatmap", "print_heatmap"),
+    "ttlang": ("backend.ttlang.printer", "print_ttlang"),
+    "triton": ("backend.triton.printer", "print_triton"),
 }
-"""spatial-opt `-t` name -> (module under spatial_dialect.tools.emit, printer)."""
+"""spatial-opt `-t` name -> (module under spatial_dialect.tools, printer): the views of the IR in
+tools/emit, the programs of other languages in tools/backend."""
 
 
 def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
@@ -44,7 +45,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 def _printer(module_name: str, name: str) -> Callable[[ModuleOp, IO[str]], None]:
     def emit(module: ModuleOp, stream: IO[str]) -> None:
-        getattr(import_module(f"spatial_dialect.tools.emit.{module_name}"), name)(module, stream)
+        getattr(import_module(f"spatial_dialect.tools.{module_name}"), name)(module, stream)
 
     return emit
 

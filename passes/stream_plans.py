@@ -445,7 +445,7 @@ class StreamPlanner:
 
     def _delta_work(self, c: Candidate) -> tuple[int, float]:
         """(vector elements, tile-matmuls) of one item of a chunked delta rule with chunks of
-        C = kw tile rows (tools/reference.py: delta_chunk), per chunk, in tiles (dk = the head's
+        C = kw tile rows (tools/interpreters/reference.py: delta_chunk), per chunk, in tiles (dk = the head's
         tiles, w = the item's state columns):
           tile-matmuls  beta k k^T, q k^T: 2 C C dk; the triangular solve: C C C; T (beta v) and
                         the intra-chunk attention times v': 2 C C w; T (beta exp(G) k): C C dk;

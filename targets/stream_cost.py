@@ -86,7 +86,7 @@ VECTOR_OPS: dict[str, float] = {
     "attention_combine": 3.0,
     # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;
     # a convolution's multiply-add per tap (its elements count the taps); the delta rule's
-    # decay masks, gates and state decay (its elements: tools/reference.py's delta_chunk)
+    # decay masks, gates and state decay (its elements: tools/interpreters/reference.py's delta_chunk)
     "decay": 6.0,
     "l2_norm": 4.0,
     "l2_apply": 1.0,

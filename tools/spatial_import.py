@@ -3,7 +3,7 @@
     spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
                    [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
 
-reads only the GGUF header (metadata and tensor infos, tools/gguf_model.py; no tensor data) of a
+reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor data) of a
 `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or `@ARCH_prefill`;
 with `--step both`, one module of both, a deployment, below): the embedding gather of the token
 ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the
@@ -54,14 +54,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from spatial_dialect.tools.gguf_model import (
+from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
     GGUFError,
     ModelHeader,
     check_tensors,
     read_header,
 )
-from spatial_dialect.tools.tg_writer import Writer, tensor
+from spatial_dialect.tools.frontend.tg_writer import Writer, tensor
 
 
 def weight_types(h: ModelHeader, layers: int) -> set[str]:

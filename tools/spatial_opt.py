@@ -40,7 +40,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spatial_dialect import get_all_dialects
 from spatial_dialect.passes import get_all_output_targets, get_all_passes
-from spatial_dialect.tools.diagnostics import (
+from spatial_dialect.tools.frontend.diagnostics import (
     capture_diagnostic_ops,
     diagnostic_location,
     format_diagnostic,

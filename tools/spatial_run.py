@@ -5,14 +5,14 @@
                 [--timing] [--reference-only] [--accumulate f32|bf16]
 
 compiles the entry function (default: the only or the first func.func) through
-`spatial-pipeline{target=NAME}`, draws seeded inputs (tools/inputs.py: ids and positions inside
-the range the ops that read them accept), evaluates the reference semantics (tools/reference.py),
-runs the sized program on a backend (tools/backends.py: by default our functional simulator,
-tools/simulator.py; or a vendor's executor of the program we emit), prints one line per
+`spatial-pipeline{target=NAME}`, draws seeded inputs (tools/interpreters/inputs.py: ids and positions inside
+the range the ops that read them accept), evaluates the reference semantics (tools/interpreters/reference.py),
+runs the sized program on a backend (tools/backend/executors.py: by default our functional simulator,
+tools/simulator/program.py; or a vendor's executor of the program we emit), prints one line per
 output (name, shape, element type, max absolute error, max relative error, tolerance) and ends
 with a line that begins `PASS` or `FAIL`. Exit status 0 on PASS, 1 on FAIL.
 
-Tolerances (tools/compare.py): an element passes when
+Tolerances (tools/interpreters/compare.py): an element passes when
 |sim - ref| <= rtol * (|ref| + rms(ref)), rtol = 2^-4 for bf16, 2^-7 for f16, 2^-14 for f32, and
 0 (exact) for i8 and i32; an arg-max may pick another index only where the reference's value
 there is within that tolerance of the row's maximum. `--accumulate bf16` compiles with the 16-bit
@@ -73,29 +73,29 @@ from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
-from spatial_dialect.tools.backends import (
+from spatial_dialect.tools.backend.executors import (
     BACKENDS,
     COMPILE_OPTIONS,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
 )
-from spatial_dialect.tools.compare import (
+from spatial_dialect.tools.emit.report import section_functions
+from spatial_dialect.tools.frontend.diagnostics import (
+    capture_diagnostic_ops,
+    format_diagnostic,
+    format_parse_error,
+    parse_source,
+)
+from spatial_dialect.tools.interpreters.compare import (
     Comparison,
     compare,
     compare_argmax,
     quantized_downstream,
     rule_text,
 )
-from spatial_dialect.tools.diagnostics import (
-    capture_diagnostic_ops,
-    format_diagnostic,
-    format_parse_error,
-    parse_source,
-)
-from spatial_dialect.tools.emit.report import section_functions
-from spatial_dialect.tools.inputs import draw_inputs, load_inputs, save_run
-from spatial_dialect.tools.reference import (
+from spatial_dialect.tools.interpreters.inputs import draw_inputs, load_inputs, save_run
+from spatial_dialect.tools.interpreters.reference import (
     EvaluationError,
     OutOfRange,
     element_name,
@@ -105,7 +105,7 @@ from spatial_dialect.tools.reference import (
     returned_values,
     value_type,
 )
-from spatial_dialect.tools.simulator import NotSimulated, SimulationError
+from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
 
 PIPELINE = "spatial-pipeline"
 
@@ -133,7 +133,7 @@ def make_context() -> Context:
 
 
 def parse_module(text: str, filename: str = "<input>") -> ModuleOp:
-    """Parse with op locations and the nesting limit (tools/diagnostics.py), and verify."""
+    """Parse with op locations and the nesting limit (tools/frontend/diagnostics.py), and verify."""
     module = parse_source(make_context(), text, filename)
     module.verify()
     return module
@@ -325,7 +325,7 @@ def entry_inputs(
     }
     inputs.update(drawn)
     if args.weights:
-        from spatial_dialect.tools.weights import checkpoint_inputs
+        from spatial_dialect.tools.frontend.weights import checkpoint_inputs
 
         checkpoint = checkpoint_inputs(args.weights, fn, inputs)
         inputs.update(checkpoint)
@@ -457,7 +457,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--inputs", help="an .npz file of inputs (the rest are drawn)")
     parser.add_argument("--save", help="write inputs and outputs to this .npz file")
     parser.add_argument(
-        "--weights", help="a GGUF checkpoint whose tensors feed the inputs (tools/weights.py)"
+        "--weights",
+        help="a GGUF checkpoint whose tensors feed the inputs (tools/frontend/weights.py)",
     )
     parser.add_argument("--timing", action="store_true", help="print the predicted time")
     parser.add_argument(

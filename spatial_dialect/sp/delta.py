@@ -134,7 +134,7 @@ class GatedDeltaOp(StageOp):
     v columns ([kw, w]), and the tile column of g and of beta that holds the head's column
     ([kw, 1] each, column j % tile); rows at or past `rows` are taken as zero (k = v = g = beta
     = 0 changes nothing). Compute in f32, q scaled by `scale`, the chunk step of
-    `tools/reference.py: delta_chunk` (the WY form: the chunk's C x C products, C = kw tile rows,
+    `tools/interpreters/reference.py: delta_chunk` (the WY form: the chunk's C x C products, C = kw tile rows,
     live in the f32 accumulator `dst`, [kw, kw] tiles); push the chunk's output as one [kw, w]
     page of `out` (rows at or past `rows` zero) and keep the new state in `s`. After the last
     chunk push `s` to `new_state` ([h, w]).

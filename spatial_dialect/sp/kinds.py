@@ -112,7 +112,7 @@ MAP_KINDS: dict[str, MapKind] = {
     # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
     "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
 }
-"""Every map kind. The math of each is the tg op's reference semantics (tools/reference.py)."""
+"""Every map kind. The math of each is the tg op's reference semantics (tools/interpreters/reference.py)."""
 
 
 JOIN_ATTR = "join"

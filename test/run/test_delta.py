@@ -1,4 +1,4 @@
-"""The reference semantics of the Gated DeltaNet ops (tools/reference.py) against independent
+"""The reference semantics of the Gated DeltaNet ops (tools/interpreters/reference.py) against independent
 statements of them, and the chunked delta rule the sections compute against the recurrent one
 it must equal, over shapes and chunk sizes."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatial_dialect.tools import reference as ref
+from spatial_dialect.tools.interpreters import reference as ref
 from spatial_dialect.tools.spatial_run import main
 
 F32 = np.float32

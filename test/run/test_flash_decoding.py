@@ -17,8 +17,8 @@ from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.targets.gemm import ceil_div, divisors
-from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.sim_ops import merge_partials, split_partials
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.stages import merge_partials, split_partials
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     compile_function,
@@ -152,10 +152,10 @@ def test_decode_attention_is_within_1_3x_of_its_dram_roofline(target):
 
 def test_the_printers_refuse_the_split_form_by_name():
     """-t ttlang and -t triton do not print flash decoding; they say which option avoids it
-    (the backends' own runs compile with it: tools/backends.py)."""
-    from spatial_dialect.tools.emit.triton import emit_module
-    from spatial_dialect.tools.emit.triton_kernel import TritonNotEmitted
-    from spatial_dialect.tools.emit.ttlang import TTLangUnsupported, print_ttlang
+    (the backends' own runs compile with it: tools/backend/executors.py)."""
+    from spatial_dialect.tools.backend.triton.kernel import TritonNotEmitted
+    from spatial_dialect.tools.backend.triton.printer import emit_module
+    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
 
     tensix = compile_module(attention(128, 4, 2, 32), target="wormhole_n150", kv_splits=2)
     with pytest.raises(TTLangUnsupported, match="flash decoding .* compile with kv-splits=1"):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from spatial_dialect.tools import spatial_run
-from spatial_dialect.tools.compare import RTOL
+from spatial_dialect.tools.interpreters.compare import RTOL
 from spatial_dialect.tools.spatial_run import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from spatial_dialect.sp import LOOP_VARS, AccessAttr, loop_var
 from spatial_dialect.sp.errors import SpatialPassError, SpatialVerifyError
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools import spatial_run
-from spatial_dialect.tools.compare import compare
-from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.sim_machine import (
+from spatial_dialect.tools.interpreters.compare import compare
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.machine import (
     AccessOutsideTensor,
     BufferOutsideMemory,
     FifoDeadlock,
@@ -371,9 +371,7 @@ def test_i8_gemm_on_plasticine_computes_in_i32_and_passes():
 
 def compiled(m, k, n, elt, target, grid, accumulate="f32"):
     fn = gemm(m, k, n, elt)
-    module = compile_function(
-        fn, target, accumulate=accumulate, **({"grid": grid} if grid else {})
-    )
+    module = compile_function(fn, target, accumulate=accumulate, **({"grid": grid} if grid else {}))
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return fn, module, section
 
@@ -393,9 +391,7 @@ def compiled(m, k, n, elt, target, grid, accumulate="f32"):
         (384, 512, 384, "bf16", "4x4", "f32", 2, "y", (4, 2)),
     ],
 )
-def test_split_k_programs_equal_the_reference(
-    m, k, n, elt, grid, accumulate, slices, along, over
-):
+def test_split_k_programs_equal_the_reference(m, k, n, elt, grid, accumulate, slices, along, over):
     fn, module, section = compiled(m, k, n, elt, "wormhole_n150", grid, accumulate)
     work = section.one(sp.WorkOp)
     assert (work.k_slices, work.split_axis, work.over) == (slices, along, over)

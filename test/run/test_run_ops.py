@@ -18,9 +18,9 @@ from spatial_dialect import sp
 from spatial_dialect.sp import Layout, LayoutAttr
 from spatial_dialect.sp.errors import SpatialPassError, SpatialVerifyError
 from spatial_dialect.targets import PRESETS
-from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.sim_ops import IndexOutOfRange
-from spatial_dialect.tools.simulator import SimulationError, simulate
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.program import SimulationError, simulate
+from spatial_dialect.tools.simulator.stages import IndexOutOfRange
 from spatial_dialect.tools.spatial_run import (
     CompileRefused,
     compare_outputs,

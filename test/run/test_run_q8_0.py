@@ -1,5 +1,5 @@
 """Q8_0 products compiled for every preset and simulated: equal to the reference (ggml's
-numerics, tools/gguf_quant.py); the int8 dot of a GPU bit for bit."""
+numerics, tools/interpreters/q8_0.py); the int8 dot of a GPU bit for bit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from spatial_dialect import sp
 from spatial_dialect.targets import PRESETS
-from spatial_dialect.tools.inputs import draw_inputs
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     compile_function,

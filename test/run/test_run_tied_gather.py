@@ -11,9 +11,9 @@ import pytest
 
 from spatial_dialect import sp
 from spatial_dialect.targets import PRESETS
-from spatial_dialect.tools import gguf_quant
-from spatial_dialect.tools.inputs import draw_inputs
-from spatial_dialect.tools.reference import evaluate
+from spatial_dialect.tools.interpreters import q8_0 as gguf_quant
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     compile_function,

@@ -16,9 +16,9 @@ from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmShape, footprint_parts
-from spatial_dialect.tools.compare import compare
-from spatial_dialect.tools.reference import matmul
-from spatial_dialect.tools.simulator import simulate
+from spatial_dialect.tools.interpreters.compare import compare
+from spatial_dialect.tools.interpreters.reference import matmul
+from spatial_dialect.tools.simulator.program import simulate
 
 BF16 = ml_dtypes.bfloat16
 

@@ -1,0 +1,78 @@
+"""The executors `spatial-run --backend NAME` checks a compiled program with.
+
+Every backend runs the sized sp module that spatial-pipeline produced (with the backend's
+`COMPILE_OPTIONS`) and returns the entry function's outputs; spatial-run then compares them with the numpy reference under one
+tolerance table (tools/interpreters/compare.py), whichever executor ran them:
+
+    sim               our functional simulator (tools/simulator/program.py), the default
+    tt-lang-sim       the TT-Lang program `-t ttlang` prints, run by Tenstorrent's simulator
+    triton-interpret  the Triton module `-t triton` prints, run by Triton's CPU interpreter
+    triton            the same module, compiled and run on an NVIDIA GPU
+
+A runner is `run(module, inputs) -> outputs`: `inputs` are the arrays of the entry's DRAM
+inputs in `sp.entry` order, the outputs come back in `sp.entry` order. The target is the one the
+module records (link wrote it; `passes.analysis.recorded_target` reads it, sub-grid and budget
+included), so a runner cannot run a program for another chip than it was compiled for. Runners
+are imported lazily, so a backend's heavy dependencies (torch) load only when it is chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+
+class BackendUnavailable(Exception):
+    """The executor cannot run here (not installed, no GPU): one line that says what to
+    install. Not a FAIL: nothing ran."""
+
+
+class BackendFailed(Exception):
+    """The executor ran the program and rejected it (a deadlock, a local-memory overflow, a
+    bad copy): the executor's own message. A FAIL."""
+
+
+Runner = Callable[[ModuleOp, list[np.ndarray]], list[np.ndarray]]
+
+BACKENDS: dict[str, tuple[str, str]] = {
+    "sim": ("spatial_dialect.tools.simulator.program", "simulate"),
+    "tt-lang-sim": ("spatial_dialect.tools.backend.ttlang.runner", "run_tt_lang_sim"),
+    "triton-interpret": ("spatial_dialect.tools.backend.triton.runner", "run_interpreted"),
+    "triton": ("spatial_dialect.tools.backend.triton.runner", "run_native"),
+}
+"""Backend name -> (module, runner function)."""
+
+
+COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
+    name: ({"split_k": 1, "kv_splits": 1}, why)
+    for name, why in (
+        (
+            "tt-lang-sim",
+            "the TT-Lang printer has no form for partial sums passed between cores, nor for "
+            "flash decoding's split attention and combine",
+        ),
+        (
+            "triton-interpret",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
+        (
+            "triton",
+            "a Triton program of this printer has no cross-program reduction, nor flash "
+            "decoding's split attention and combine",
+        ),
+    )
+}
+"""Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
+emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill;
+flash decoding's splits, docs/passes.md#link-flash-decoding-splits-the-keys), so it runs the
+best plan it can print; spatial-run says so, and a decode program's `kv_splits` reason says the
+count was forced."""
+
+
+def backend_runner(name: str) -> Runner:
+    module, function = BACKENDS[name]
+    return getattr(import_module(module), function)

@@ -1,0 +1,367 @@
+"""A section as the Triton printer sees it (`Kernel`): its tensors, access patterns, per-program
+site and item tables and block sizes, all read off the sized IR; the refusal and small helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+from xdsl.utils.exceptions import DiagnosticException
+
+from spatial_dialect import sp
+from spatial_dialect.sp.attrs import LOOP_VARS, SIZE_SYMBOLS
+from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.interpreters.q8_0 import LEVELS
+
+NUM_WARPS = 4
+
+
+class TritonNotEmitted(DiagnosticException):
+    """A section, stage or datatype the Triton backend has no kernel for: named, with why."""
+
+    def __init__(self, section: str, what: str):
+        self.section, self.what = section, what
+        super().__init__(f"TritonNotEmitted: section @{section}: {what}")
+
+
+# ── Small helpers ─────────────────────────────────────────────────────────────────────────────
+
+
+def pow2(n: int) -> int:
+    return 1 << max(0, (max(1, n) - 1).bit_length())
+
+
+TORCH_DTYPES = {
+    "bf16": "torch.bfloat16",
+    "f16": "torch.float16",
+    "f32": "torch.float32",
+    "i8": "torch.int8",
+    "i32": "torch.int32",
+}
+
+
+def scales_of(t: sp.TensorOp) -> str | None:
+    """The DRAM tensor holding a Q8_0 tensor's f16 scales: the argument its `scales` names, or
+    (a view, gathered rows: no argument) one named after it; None for any other storage. The
+    values and the scales are two torch tensors, passed to a kernel side by side."""
+    if t.q8_0_axis is None:
+        return None
+    return t.scales_name or f"{t.sym_name.data}.scales"
+
+
+def scales_shape(t: sp.TensorOp) -> tuple[int, int]:
+    """The held shape of a Q8_0 tensor's scales: its own with the block axis divided by 32."""
+    dims = list(t.shape2d)
+    assert t.q8_0_axis is not None
+    dims[t.q8_0_axis] //= Q8_0_BLOCK
+    return dims[0], dims[1]
+
+
+def ident(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else f"t_{out}"
+
+
+def expr_py(e: AffineExpr, dims: Sequence[str], syms: Sequence[str] = ()) -> str:
+    """An affine expression as a Python (and Triton) integer expression."""
+    if isinstance(e, AffineConstantExpr):
+        return str(e.value)
+    if isinstance(e, AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, AffineSymExpr):
+        return syms[e.position]
+    assert isinstance(e, AffineBinaryOpExpr)
+    a, b = expr_py(e.lhs, dims, syms), expr_py(e.rhs, dims, syms)
+    if e.kind == AffineBinaryOpKind.Add:
+        return f"({a} + {b})"
+    if e.kind == AffineBinaryOpKind.Mul:
+        return f"({a} * {b})"
+    if e.kind == AffineBinaryOpKind.FloorDiv:
+        return f"({a} // {b})"
+    if e.kind == AffineBinaryOpKind.Mod:
+        return f"({a} % {b})"
+    return f"(({a} + {b} - 1) // {b})"
+
+
+@dataclass
+class Access:
+    """An access pattern read for one item: origin tile expressions (in r0, c0, k0; the
+    sub-block variables at 0, which covers the whole block when the extent is the sub-block)
+    and the extent in tiles, as expressions of h, w, kw and as its largest value over ranges."""
+
+    row: str
+    col: str
+    rows: str
+    cols: str
+    max_rows: int
+    max_cols: int
+    vars: set[str]
+
+
+def access(acc: sp.AccessAttr, ranges: list[dict[str, int]]) -> Access:
+    dims = [v if v in ("r0", "c0", "k0") else "0" for v in LOOP_VARS]
+    row, col = (expr_py(e, dims) for e in acc.origin.data.results)
+    vars_ = acc.loop_vars()
+    exprs = list(acc.extent.exprs)
+    if vars_ & {"ti", "tj"}:  # the store of sub-blocks covers the item's whole block
+        rows, cols = "h", "w"
+        max_rows = max(b["h"] for b in ranges)
+        max_cols = max(b["w"] for b in ranges)
+    else:
+        rows, cols = (expr_py(e, (), SIZE_SYMBOLS) for e in exprs)
+        max_rows = max(acc.extent.resolve(b)[0] for b in ranges)
+        max_cols = max(acc.extent.resolve(b)[1] for b in ranges)
+    return Access(row, col, rows, cols, max_rows, max_cols, vars_)
+
+
+def is_origin(a: Access, row: str, col: str) -> bool:
+    """Whether the pattern's origin is exactly (row, col), loop variables by name."""
+    env = {"r0": 7, "c0": 11, "k0": 13}
+    return (eval(a.row, {}, env), eval(a.col, {}, env)) == (eval(row, {}, env), eval(col, {}, env))  # noqa: S307 - our own integer expressions
+
+
+# ── One section ───────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Kernel:
+    """One section as a Triton kernel: its program, tensors, per-program item tables and
+    block sizes, all read off the sized IR."""
+
+    program: sp.ProgramOp
+    name: str
+    fn: str
+    tile: tuple[int, int]
+    tensors: list[sp.TensorOp]
+    ranges: list[dict[str, int]]
+    sites: list[tuple[int, int]]
+    items: list[tuple[int, int, int, int]]
+    k_tiles: int
+    k_block: int
+    block: tuple[int, int]
+    num_stages: int
+    lines: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    """Host-side range checks of runtime indices, run before the launch."""
+
+    def refuse(self, what: str) -> TritonNotEmitted:
+        return TritonNotEmitted(self.name, what)
+
+    def shape(self, tensor: str) -> tuple[int, int]:
+        t = self.program.tensor(tensor)
+        dims = t.type.get_shape()
+        return (1, dims[0]) if len(dims) == 1 else (dims[0], dims[1])
+
+    def elt(self, tensor: str) -> str:
+        return str(self.program.tensor(tensor).type.get_element_type())
+
+    def arg(self, tensor: str) -> str:
+        return "T_" + ident(tensor)
+
+    def q8(self, tensor: str) -> int | None:
+        """The axis a Q8_0 tensor's blocks of 32 run along; None for any other storage."""
+        return self.program.tensor(tensor).q8_0_axis
+
+    def scales_arg(self, tensor: str) -> str:
+        return "S_" + ident(tensor)
+
+    def params(self) -> list[tuple[str, str, str]]:
+        """(DRAM tensor, kernel parameter, element type) of every pointer the kernel takes, in
+        order: each tensor, a Q8_0 tensor's f16 scales right after its values."""
+        out = []
+        for t in self.tensors:
+            name = t.sym_name.data
+            out.append((name, self.arg(name), str(t.type.get_element_type())))
+            scales = scales_of(t)
+            if scales is not None:
+                out.append((scales, self.scales_arg(name), "f16"))
+        return out
+
+    def scale_at(self, tensor: str, row: str, col: str) -> str:
+        """The offset, in the scales of a Q8_0 tensor, of the scale of its element (row, col)
+        (expressions, broadcast as the caller writes them)."""
+        C = self.shape(tensor)[1]
+        if self.q8(tensor) == 1:
+            return f"({row}) * {C // Q8_0_BLOCK} + ({col}) // {Q8_0_BLOCK}"
+        return f"(({row}) // {Q8_0_BLOCK}) * {C} + ({col})"
+
+    def load_of(self, buffer: sp.BufferOp) -> sp.LoadOp:
+        for load in self.program.ops_of(sp.LoadOp):
+            if sp.buffer_of(load.dst) is buffer:
+                return load
+        raise self.refuse(f"buffer {buffer.label.data} is filled by no sp.load")
+
+    def store_of(self, buffer: sp.BufferOp) -> sp.StoreOp:
+        for store in self.program.ops_of(sp.StoreOp):
+            if sp.buffer_of(store.src) is buffer:
+                return store
+        raise self.refuse(f"buffer {buffer.label.data} is drained by no sp.store")
+
+    def emit(self, text: str, indent: int = 2) -> None:
+        for line in text.strip("\n").split("\n"):
+            self.lines.append("    " * indent + line if line else "")
+
+    # -- blocks of DRAM ------------------------------------------------------------------------
+
+    def block_load(self, var: str, tensor: str, a: Access, indent: int = 2) -> None:
+        """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
+        the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact)."""
+        th, tw = self.tile
+        R, C = self.shape(tensor)
+        pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+        value = f"tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], mask={var}_m, other=0).to(tl.float32)"
+        if self.q8(tensor) is not None:
+            at = self.scale_at(tensor, f"{var}_r[:, None]", f"{var}_c[None, :]")
+            value += f" * tl.load({self.scales_arg(tensor)} + {at}, mask={var}_m, other=0).to(tl.float32)"
+        self.emit(
+            f"""
+{var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
+{var}_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+{var}_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & ({var}_c < {C}))[None, :]
+{var} = {value}
+""",
+            indent,
+        )
+
+    def block_store(
+        self,
+        value: str,
+        store: sp.StoreOp,
+        indent: int = 2,
+        extra_mask: str = "",
+        scales: str | None = None,
+    ) -> None:
+        """Stores `value` (the [rows x cols] block of the pattern) at the pattern's origin,
+        rounded once to the tensor's type. Into a Q8_0 tensor (blocks along rows), `scales` is
+        the block's f16 scales ([rows x cols / 32], a gather's rows) or, absent, the float
+        block is quantized here (pushing to a Q8_0 FIFO is what quantizes: docs/sp.md)."""
+        th, tw = self.tile
+        tensor = store.tensor.root_reference.data
+        a = access(store.access, self.ranges)
+        R, C = self.shape(tensor)
+        pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+        extra = f" & ({extra_mask})" if extra_mask else ""
+        axis = self.q8(tensor)
+        if axis is not None and (axis != 1 or extra_mask or tw % Q8_0_BLOCK):
+            raise self.refuse(
+                f"a store into @{tensor} stored {self.program.tensor(tensor).storage} (blocks "
+                "of 32 down its columns, or under a mask) has no Triton form"
+            )
+        if axis is not None and scales is None:
+            value, scales = self.quantize(value, pr, pc, indent)
+        self.emit(
+            f"""
+o_r = ({a.row}) * {th} + tl.arange(0, {pr})
+o_c = ({a.col}) * {tw} + tl.arange(0, {pc})
+o_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (o_r < {R})
+o_m = o_rm[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (o_c < {C}))[None, :]{extra}
+tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({self.arg(tensor)}.dtype.element_ty), mask=o_m)
+""",
+            indent,
+        )
+        if axis is not None:
+            pq, nq = pc // Q8_0_BLOCK, C // Q8_0_BLOCK
+            self.emit(
+                f"""
+o_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
+o_qm = o_rm[:, None] & ((tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (o_q < {nq}))[None, :]
+tl.store({self.scales_arg(tensor)} + {self.scale_at(tensor, "o_r[:, None]", f"o_q[None, :] * {Q8_0_BLOCK}")}, ({scales}).to(tl.float16), mask=o_qm)
+""",
+                indent,
+            )
+
+    def quantize(self, value: str, pr: int, pc: int, indent: int) -> tuple[str, str]:
+        """ggml's quantize_row_q8_0 of a [pr x pc] f32 block, per 32 along its rows, as
+        tools/interpreters/q8_0.py computes it in f32: d = max|x| / LEVELS (127), q = roundf(x * (1 / d)) (ties
+        away from zero; q = 0 where d = 0), d kept as f16. Returns (values, scales)."""
+        nb = pc // Q8_0_BLOCK
+        self.emit(
+            f"""
+q_x = tl.reshape({value}, ({pr}, {nb}, {Q8_0_BLOCK}))
+q_d = tl.max(tl.abs(q_x), axis=2) / {float(LEVELS)!r}
+q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
+q_s = q_x * q_i[:, :, None]
+q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), ({pr}, {pc}))
+""",
+            indent,
+        )
+        return "q_v", "q_d"
+
+
+def _sites_and_items(
+    program: sp.ProgramOp,
+) -> tuple[list[dict[str, int]], list[tuple[int, int]], list[tuple[int, int, int, int]]]:
+    work = program.one(sp.WorkOp)
+    assert work is not None
+    space = program.item_space()
+    ranges, sites = [], []
+    for rng in program.ops_of(sp.SitesOp):
+        ranges.append(rng.bindings(work.k_block))
+        for x, y in rng.rect.sites():
+            items = rng.items(x, y)
+            sites.append((items.start, len(items)))
+    items = []
+    for i in range(space.count):
+        r = space.rect(i)
+        items.append((r.r0, r.c0, r.h, r.w))
+    return ranges, sites, items
+
+
+def section_of(program: sp.ProgramOp) -> Kernel:
+    name = program.sym_name.data
+    if program.phase_value != sp.Phase.SIZED:
+        raise TritonNotEmitted(
+            name, f"phase {program.phase_value.value}: run spatial-pipeline first"
+        )
+    work = program.one(sp.WorkOp)
+    assert work is not None
+    if work.k_slices > 1:
+        raise TritonNotEmitted(
+            name,
+            f"K is split into {work.k_slices} slices whose partial sums pass between sites: "
+            "not emitted (compile with split-k=1)",
+        )
+    ranges, sites, items = _sites_and_items(program)
+    # One launch has one num_stages: per operand FIFO the smallest depth any range's memory map
+    # gives it (every range affords that many pages).
+    site_ranges = program.ops_of(sp.SitesOp)
+    depths = [
+        min(r.depth_of(f, b) for r, b in zip(site_ranges, ranges, strict=True))
+        for f in program.ops_of(sp.FifoOp)
+        if any(sp.buffer_of(ld.dst) is f for ld in program.ops_of(sp.LoadOp))
+    ]
+    return Kernel(
+        program=program,
+        name=name,
+        fn=ident(name),
+        tile=program.tile,
+        tensors=program.tensors(),
+        ranges=ranges,
+        sites=sites,
+        items=items,
+        k_tiles=work.k_tiles,
+        k_block=work.k_block,
+        block=work.block,
+        num_stages=max(depths) if depths else 1,
+    )
+
+
+PREAMBLE = """
+pid = tl.program_id(0)
+first = tl.load(SITES + 2 * pid)
+count = tl.load(SITES + 2 * pid + 1)
+for t in range(0, count):
+    item = first + t
+    r0 = tl.load(ITEMS + 4 * item)
+    c0 = tl.load(ITEMS + 4 * item + 1)
+    h = tl.load(ITEMS + 4 * item + 2)
+    w = tl.load(ITEMS + 4 * item + 3)
+"""

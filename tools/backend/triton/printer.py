@@ -1,0 +1,279 @@
+"""`spatial-opt -t triton`: the sized sp program as a self-contained Python module of Triton
+kernels (docs/backend-triton.md).
+
+One `@triton.jit` kernel per section; a host function `run` launches them in program order over
+DRAM tensors held as torch tensors; `__main__` reads an .npz (or draws seeded inputs) and writes
+the outputs to an .npz. Everything the kernels need is READ from the sized IR, never decided
+again:
+
+- the block sizes: BLOCK_M x BLOCK_N = the `sp.work` block times the tile, BLOCK_K = its K block
+  (kw) times the tile (an `tl.arange` extent is that block rounded up to a power of two, masked
+  back to the block);
+- the launch grid: one program per site of the section's `sp.sites` ranges, in range order;
+- which blocks each program covers: the per-site table (first item, count) of `sp.sites` and
+  the item table (origin and clipped extent, in tiles) of the item space, so rounds and boundary
+  blocks are exactly the IR's;
+- `num_stages`: the depth of the operand FIFOs; `num_warps` is 4 (a site's threads, which the
+  IR does not model).
+
+DRAM tensors are row-major torch tensors of their logical shape (a rank-1 tensor is one row):
+`tiled` and `rows` layouts hold the same elements, and the zero padding of a partial tile is a
+load mask (`other=0`), so padding never leaks. A construct with no Triton form is refused by
+name (`TritonNotEmitted`, a diagnostic: spatial-opt reports it as one line, exit 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO
+
+from xdsl.dialects.builtin import (
+    ModuleOp,
+    StringAttr,
+)
+
+from spatial_dialect import sp
+from spatial_dialect.tools.backend.triton.bodies import (
+    kernel_of,
+)
+from spatial_dialect.tools.backend.triton.kernel import (
+    NUM_WARPS,
+    PREAMBLE,
+    TORCH_DTYPES,
+    Kernel,
+    TritonNotEmitted,
+    scales_of,
+    scales_shape,
+    section_of,
+)
+
+# ── The module ────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class Emitted:
+    """The printed module and what it holds, for the runner and the bench."""
+
+    source: str
+    entry: str
+    inputs: list[str]
+    outputs: list[str]
+    sections: list[Kernel]
+    numpy_dtypes: dict[str, str] = field(default_factory=dict)
+    """Output name -> its numpy dtype name (bfloat16 through ml_dtypes)."""
+
+
+HEADER = '''"""Triton program for @{entry}, printed by spatial-dialect (`spatial-opt -t triton`) for
+target {target}: {n} kernel(s), one per section of the sized sp program, launched in program order.
+
+Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`
+(TRITON_INTERPRET=1 runs it on the CPU). Block sizes, grids, the blocks each program covers and
+num_stages are the sized IR's, never decided here.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+TARGET = {target!r}
+ENTRY = {entry!r}
+INPUTS = {inputs!r}
+OUTPUTS = {outputs!r}
+TENSORS = {{
+{tensors}
+}}
+"""DRAM tensor -> (rows x cols held, torch dtype, declared shape)."""
+
+INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+"""Triton's CPU interpreter multiplies 16-bit floats wrongly in tl.dot: there the operands are
+widened to f32 first (the products of bf16/f16 values are exact in f32, so the sums are those a
+tensor core accumulates in f32)."""
+
+
+def _check_range(values, lo, hi, what):
+    bad = values[(values < lo) | (values > hi)]
+    if bad.numel():
+        raise IndexError(f"{{what}}: {{int(bad[0])}} outside [{{lo}}, {{hi}}]")
+
+'''
+
+FOOTER = '''
+
+def run(inputs, device="cuda", every=False):
+    """The entry's outputs (torch tensors, declared shapes) from its inputs (by name); with
+    every=True, every DRAM tensor (held shape) instead."""
+    t = {{}}
+    for name, (shape, dtype, _) in TENSORS.items():
+        if name in inputs:
+            t[name] = torch.as_tensor(inputs[name]).to(device=device, dtype=dtype).reshape(shape).contiguous().clone()
+        else:
+            t[name] = torch.zeros(shape, dtype=dtype, device=device)
+{launches}
+    if every:
+        return t
+    return {{name: t[name].reshape(TENSORS[name][2]) for name in OUTPUTS}}
+
+
+def _draw(seed):
+    rng = np.random.default_rng(seed)
+    out = {{}}
+    for name in INPUTS:
+        shape, dtype, declared = TENSORS[name]
+        if dtype.is_floating_point:
+            out[name] = rng.standard_normal(declared).astype(np.float32)
+        else:
+            out[name] = np.zeros(declared, np.int32)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", help=".npz of the inputs by name (bf16 stored as f32); missing ones are drawn")
+    ap.add_argument("--out", default="outputs.npz")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda")
+    args = ap.parse_args(argv)
+    inputs = _draw(args.seed)
+    if args.inputs:
+        with np.load(args.inputs) as f:
+            inputs.update({{k: f[k] for k in f.files if k in INPUTS}})
+    outs = run({{k: torch.from_numpy(np.asarray(v, np.float32) if np.asarray(v).dtype.kind == "f" else np.asarray(v)) for k, v in inputs.items()}}, args.device)
+    np.savez(args.out, **{{k: (v.float() if v.is_floating_point() else v).cpu().numpy() for k, v in outs.items()}})
+    print(f"wrote {{', '.join(outs)}} to {{args.out}}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _plan_comment(s: Kernel, clock_ghz: float | None) -> list[str]:
+    lines = [f"# section @{s.name}: {s.program.source_op.data} (kind {s.program.kind.value})"]
+    plan = s.program.one(sp.PlanOp)
+    if plan is not None:
+        text = str(plan).strip()
+        lines.append(f"# plan: {text}")
+        us = f" = {plan.predicted_cycles / clock_ghz / 1000:.3f} us" if clock_ghz else ""
+        lines.append(
+            f"# predicted: {plan.predicted_cycles} cycles{us} ({plan.bound.data.value}-bound)"
+        )
+    else:
+        lines.append("# plan: none recorded")
+    th, tw = s.tile
+    lines.append(
+        f"# block {s.block[0]}x{s.block[1]} tiles (BLOCK_M={s.block[0] * th}, BLOCK_N={s.block[1] * tw}),"
+        f" K {s.k_tiles} tiles by {s.k_block} (BLOCK_K={s.k_block * tw}); grid {len(s.sites)} program(s),"
+        f" {len(s.items)} item(s); num_stages {s.num_stages} (FIFO depth)"
+    )
+    return lines
+
+
+def emit_module(module: ModuleOp) -> Emitted:
+    entries = [op for op in module.body.block.ops if isinstance(op, sp.EntryOp)]
+    if len(entries) != 1:
+        raise TritonNotEmitted("<module>", f"expected one sp.entry, found {len(entries)}")
+    entry = entries[0]
+    target_attr = module.attributes.get("sp.target")
+    target = target_attr.data if isinstance(target_attr, StringAttr) else "?"
+    clock = None
+    try:
+        from spatial_dialect.passes.analysis import recorded_target
+
+        clock = recorded_target(module, "triton").clock_ghz
+    except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it
+        clock = None
+    programs = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp)]
+    sections = []
+    tensors: dict[str, tuple[tuple[int, int], str, tuple[int, ...]]] = {}
+    out: list[str] = []
+    launches: list[str] = []
+    used_fns: set[str] = set()
+    for program in programs:
+        s = section_of(program)
+        while s.fn in used_fns:
+            s.fn += "_"
+        used_fns.add(s.fn)
+        for t in s.tensors:
+            name = t.sym_name.data
+            dims = tuple(t.type.get_shape())
+            tensors.setdefault(name, (s.shape(name), str(t.type.get_element_type()), dims))
+            if str(t.type.get_element_type()) not in TORCH_DTYPES:
+                raise s.refuse(f"tensor @{name} of {t.type} has no torch dtype")
+            scales = scales_of(t)
+            if scales is not None:  # a Q8_0 tensor's f16 scales: a tensor of their own
+                tensors.setdefault(scales, (scales_shape(t), "f16", scales_shape(t)))
+        kernel_of(s)
+        sections.append(s)
+        params = s.params()
+        args = ", ".join(arg for _, arg, _ in params)
+        out.append("")
+        out.append("")
+        out.extend(_plan_comment(s, clock))
+        out.append("@triton.jit")
+        out.append(f"def {s.fn}_kernel({args}, SITES, ITEMS):")
+        out.extend("    " + line for line in PREAMBLE.strip("\n").split("\n"))
+        out.extend(s.lines)
+        out.append("")
+        out.append("")
+        out.append(f"{s.fn.upper()}_SITES = {s.sites!r}")
+        out.append(
+            '"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""'
+        )
+        out.append(f"{s.fn.upper()}_ITEMS = {s.items!r}")
+        out.append(
+            '"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""'
+        )
+        launch = [f"    # @{s.name}"]
+        launch.extend(f"    {c}" for c in s.checks)
+        launch.append(
+            f"    {s.fn}_kernel[({len(s.sites)},)]("
+            + ", ".join(f"t[{name!r}]" for name, _, _ in params)
+            + f", torch.tensor({s.fn.upper()}_SITES, dtype=torch.int32, device=device)"
+            + f", torch.tensor({s.fn.upper()}_ITEMS, dtype=torch.int32, device=device)"
+            + f", num_warps={NUM_WARPS}, num_stages={s.num_stages})"
+        )
+        launches.extend(launch)
+    inputs = [a.data for a in entry.inputs.data]
+    outputs = [a.data for a in entry.outputs.data]
+    for name in (*inputs, *outputs):
+        if name not in tensors:
+            raise TritonNotEmitted("<entry>", f"entry tensor @{name} is in no section")
+    tensor_lines = "\n".join(
+        f"    {n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),"
+        for n, (shape, dt, dims) in tensors.items()
+    )
+    header = HEADER.format(
+        entry=entry.function.data,
+        target=target,
+        n=len(sections),
+        inputs=inputs,
+        outputs=outputs,
+        tensors=tensor_lines,
+    )
+    source = header + "\n".join(out) + "\n" + FOOTER.format(launches="\n".join(launches))
+    np_names = {
+        "bf16": "bfloat16",
+        "f16": "float16",
+        "f32": "float32",
+        "i8": "int8",
+        "i32": "int32",
+    }
+    return Emitted(
+        source,
+        entry.function.data,
+        inputs,
+        outputs,
+        sections,
+        {n: np_names[tensors[n][1]] for n in outputs},
+    )
+
+
+def print_triton(module: ModuleOp, stream: IO[str]) -> None:
+    """spatial-opt `-t triton`: the Python module of Triton kernels of a sized sp program."""
+    stream.write(emit_module(module).source)

@@ -1,0 +1,146 @@
+"""What `-t ttlang` refuses, by name, before it prints a section: storage formats TT-Lang has no
+tile for, split forms, stages without a printer, sub-blocks a stage cannot select, and a memory
+map that is not a valid sized program (docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of
+OperationWriter (ttlang.py), like the sub-block selectors."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spatial_dialect import sp
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.tools.backend.ttlang.compute import check_compute
+from spatial_dialect.tools.backend.ttlang.delta import CausalConvPrinter, GatedDeltaPrinter
+from spatial_dialect.tools.backend.ttlang.indexed import (
+    FLASH_DECODING_REFUSAL,
+    INDEXED,
+    check_indexed,
+)
+from spatial_dialect.tools.backend.ttlang.moe import RoutePrinter
+from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.tools.backend.ttlang.stage import StagePrinter
+
+if TYPE_CHECKING:
+    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+
+# stages printed by a module of their own (ttlang_stage.py says what each one provides)
+PRINTERS: dict[type[sp.StageOp], StagePrinter] = {
+    sp.RouteOp: RoutePrinter(),
+    sp.CausalConvOp: CausalConvPrinter(),
+    sp.GatedDeltaOp: GatedDeltaPrinter(),
+}
+
+
+def printer_of(s: sp.StageOp) -> StagePrinter | None:
+    return PRINTERS.get(type(s))
+
+
+class OperationChecks:
+    """The refusals of one section (`check`), run before anything is printed."""
+
+    def check(self: OperationWriter) -> None:
+        # storage formats first: a Q8_0 section's stages (quantize, dequantizing products) are
+        # refused for their storage, which is what TT-Lang lacks
+        for buf in self.p.buffers():
+            fmt = getattr(buf, "format", None)
+            if fmt is None:
+                continue
+            if fmt.data in Q8_0_FORMATS:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"buffer {buf.label.data} stores {fmt.data} (int8 values with an f16 scale "
+                    "per 32, 34-byte blocks): ttnn has no Q8_0 tile format (tt-lang-sim's ttnn "
+                    "has no int8 dtype at all); the bf16 and f32 layers print",
+                )
+            raise TTLangUnsupported(
+                self.name,
+                f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "
+                "(compile with format=bf16)",
+            )
+        if self.work.k_slices > 1:
+            raise TTLangUnsupported(
+                self.name,
+                f"K is split into {self.work.k_slices} slices whose partial sums pass between "
+                "cores: not emitted (compile with split-k=1)",
+            )
+        for stage in self.stages:
+            if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
+                continue
+            if isinstance(stage, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
+                check_compute(self.name, stage)
+                continue
+            if isinstance(stage, INDEXED):
+                check_indexed(self, stage)
+                continue
+            if (pr := printer_of(stage)) is not None:
+                pr.check(self, stage)
+                continue
+            if isinstance(stage, sp.AttentionCombineOp):
+                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
+            raise TTLangUnsupported(
+                self.name,
+                f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
+                "printer yet (printed: sp.load, sp.store, sp.matmul_tiles, sp.map, "
+                "sp.row_reduce, sp.rope, sp.gather, sp.scatter, sp.attention, sp.argmax)",
+            )
+        # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
+        # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
+        gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
+        # a map, a whole row_reduce, a rope or an attention computes the whole block and pushes
+        # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
+        # sub_compute)
+        sliced = all(
+            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
+            or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
+            for st in self.stages
+        )
+        for r in self.ranges:
+            b = r.bindings(self.work.k_block)
+            if b["subs"] != 1 and not gemm and not sliced:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
+                    f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
+                    "block: TT-Lang blocks are whole units (no sub-block view of a block); "
+                    "a GEMM, map, whole row_reduce, rope or attention selects its sub-blocks with "
+                    "one-hot matmuls, this stage has no such form here "
+                    "(docs/backend-ttlang.md#sub-blocks)",
+                )
+        self.check_memory_map()
+        # A spill that aliases the output FIFO (accumulated in place) gets a DFB of its own:
+        # a TT-Lang DFB has one consumer order, and the writer would pop the partials. Its bytes
+        # are then counted twice against L1 (docs/backend-ttlang.md#memory).
+
+    def check_memory_map(self: OperationWriter) -> None:
+        """TT-Lang places DFBs itself, so the memory map size-buffers laid out is checked here
+        rather than ignored: buffers of a site overlapping or past the budget are refused."""
+        budget = self.mesh.local_mem
+        for r in self.ranges:
+            b = r.bindings(self.work.k_block)
+            offsets = r.offsets()
+            spans = []
+            for buf in self.p.buffers():
+                if (
+                    isinstance(buf, sp.AccOp)
+                    or buf.label.data not in offsets
+                    or buf.alias_of is not None
+                ):
+                    continue
+                lo = offsets[buf.label.data]
+                spans.append((lo, lo + r.bytes_of(buf, b), buf.label.data))
+            spans.sort()
+            for (lo0, hi0, n0), (lo1, hi1, n1) in zip(spans, spans[1:], strict=False):
+                if lo1 < hi0:
+                    raise TTLangUnsupported(
+                        self.name,
+                        f"OverlappingOffsets: buffers {n0} [{lo0}, {hi0}) and {n1} [{lo1}, {hi1}) "
+                        f"overlap on range {r.rect.bounds}: the program is not a valid sized "
+                        "program",
+                    )
+            for lo, hi, n in spans:
+                if hi > budget:
+                    raise TTLangUnsupported(
+                        self.name,
+                        f"LocalMemExceeded: buffer {n} [{lo}, {hi}) ends past the "
+                        f"{budget}-byte local memory",
+                    )

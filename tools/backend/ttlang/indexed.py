@@ -1,0 +1,500 @@
+"""The stages that use a value read at run time or produce an index (`-t ttlang`): sp.gather,
+sp.scatter, sp.attention, sp.argmax (docs/backend-ttlang.md#indexed).
+
+TT-Lang copies are tile granular and its blocks are whole units, so a row moved to or from a
+runtime row is a tile read plus block math with one-hot tiles:
+
+- **gather**: per real row i of the page, the movement kernel reads id = ids[row] (a scalar read
+  of the index tensor: SIMULATOR-ONLY, TT-Lang has no scalar read in a datamovement kernel),
+  copies the table's tile row holding id ([1, w] tiles) and the one-hot tile E(i, id % 32) of
+  the constant `_onehot`; compute sums E @ T over the rows and pushes the page.
+- **scatter**: p = pos[0] read the same way (SIMULATOR-ONLY); per real row i, a read-modify-write
+  of the cache tile row holding p + r: new = old - E(j, j) @ old + E(j, i) @ src, j = (p + r) % 32.
+- **attention**: block math only (no runtime scalar in a kernel): the position page the IR loads
+  is broadcast from element (0, 0); a constant mask tensor `_attn_d_*` (j - i for real query i,
+  key j, else 1e9) read per K block gives the causal mask as gt(d, pos); online softmax in
+  temporaries (the dest registers). An item holding g > 1 query heads (of one kv head) selects
+  head j's queries as q @ C_j, C_j a one-hot column selector of the identity streamed through
+  one DFB, and pushes each head's output as its sub-block where the IR's sub-blocks are the
+  heads, else puts it back as o_j @ transpose(C_j). Compilable constructs throughout.
+- **argmax**: block math only: per K block the row maximum, eq against it, the least column
+  index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
+  combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
+
+The DFBs and DRAM reads these add (the one-hot, head selector and mask tiles, a cache tile row
+per scattered row) are not in the sized IR; the docs list them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spatial_dialect import sp
+from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.tools.backend.ttlang.stage import dfb_name as _dfb
+from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
+from spatial_dialect.tools.backend.ttlang.stage import expr as _expr
+from spatial_dialect.tools.backend.ttlang.stage import pad as _pad
+from spatial_dialect.tools.backend.ttlang.stage import page as _page
+from spatial_dialect.tools.backend.ttlang.stage import pages as _pages
+from spatial_dialect.tools.backend.ttlang.stage import tname as _tname
+
+if TYPE_CHECKING:
+    from spatial_dialect.tools.backend.ttlang.prelude import Lines
+    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+
+TILE = 32
+BIG = 1e30
+ONEHOT = "_onehot"
+
+INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
+
+
+FLASH_DECODING_REFUSAL = (
+    "flash decoding (sp.attention splits, sp.attention_combine) is not printed: compile with "
+    "kv-splits=1, as spatial-run --backend tt-lang-sim does"
+)
+
+
+def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
+    """Refusals of the indexed stages, by name."""
+    for r in sec.ranges:
+        b = r.bindings(sec.work.k_block)
+        if isinstance(s, sp.GatherOp | sp.ScatterOp):
+            eh, _ = s.access.extent.resolve(b)
+            if eh != 1:
+                raise TTLangUnsupported(
+                    sec.name, f"{s.name} over {eh} tile rows per page (printed: one tile row)"
+                )
+        elif isinstance(s, sp.AttentionOp):
+            h, w = _page(s.q, b)
+            if s.splits is not None:
+                raise TTLangUnsupported(sec.name, FLASH_DECODING_REFUSAL)
+            if s.head_dim % TILE or s.v_head_dim != s.head_dim:
+                raise TTLangUnsupported(
+                    sec.name,
+                    f"sp.attention head_dim {s.head_dim} / v_head_dim {s.v_head_dim}: printed "
+                    "for equal head dims of whole tiles",
+                )
+            if (w * TILE) % s.head_dim:
+                raise TTLangUnsupported(
+                    sec.name,
+                    f"sp.attention: a {w}-tile query page is not whole heads of "
+                    f"{s.head_dim // TILE} tiles",
+                )
+        elif isinstance(s, sp.ArgmaxOp):
+            h, _ = _page(s.x, b)
+            if h != 1:
+                raise TTLangUnsupported(sec.name, f"sp.argmax over {h}-tile-row pages")
+
+
+def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], str]]:
+    out: dict[str, tuple[tuple[int, int], str]] = {}
+    for s in sec.stages:
+        if isinstance(s, sp.GatherOp | sp.ScatterOp):
+            out[ONEHOT] = ((TILE, TILE * TILE * TILE), "_onehot()")
+        elif isinstance(s, sp.AttentionOp):
+            q = sec.tensors[load_into(sec.stages, s.q).tensor.root_reference.data]
+            k = sec.tensors[load_into(sec.stages, s.k).tensor.root_reference.data]
+            qp, kp = _pad(q.type.get_shape()[0]), _pad(k.type.get_shape()[0])
+            causal = s.causal is not None
+            name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
+            out[name] = ((qp, kp), f"_attn_d({s.queries}, {s.keys}, {qp}, {kp}, {causal})")
+        elif isinstance(s, sp.ArgmaxOp):
+            cp = _pad(s.cols)
+            out[f"_argmax_idx_{s.cols}_{cp}"] = ((TILE, cp), f"_argmax_idx({s.cols}, {cp})")
+            out[f"_argmax_neg_{s.cols}_{cp}"] = ((TILE, cp), f"_argmax_neg({s.cols}, {cp})")
+    return out
+
+
+def heads_per_item(s: sp.AttentionOp, b: dict) -> int:
+    """g: the query heads side by side in an item's query page (all of one kv head's group:
+    the IR's item space, sp.AttentionOp), read off the page width."""
+    return _page(s.q, b)[1] * TILE // s.head_dim
+
+
+def _attention_of(sec: OperationWriter) -> sp.AttentionOp | None:
+    return next((s for s in sec.stages if isinstance(s, sp.AttentionOp)), None)
+
+
+def head_selector_pages(sec: OperationWriter) -> list[tuple[int, int]]:
+    """The page of an attention's head selector, per range whose items hold g > 1 query heads:
+    C_j is the [w, D] tiles of an identity from column j * D (w = g * D, D = head_dim in tiles),
+    so q_j = q @ C_j and head j's output goes back as o_j @ transpose(C_j)."""
+    s = _attention_of(sec)
+    if s is None:
+        return []
+    pages = []
+    for r in sec.ranges:
+        b = r.bindings(sec.work.k_block)
+        page = (_page(s.q, b)[1], s.head_dim // TILE)
+        if heads_per_item(s, b) > 1 and page not in pages:
+            pages.append(page)
+    return pages
+
+
+def head_sub_blocks(sec: OperationWriter, b: dict) -> bool:
+    """Whether an attention's output sub-blocks are its heads (sh = h, sw = one head's tiles):
+    each head's output is then pushed as it is, with no selector and no reassembly."""
+    s = _attention_of(sec)
+    return s is not None and b["sh"] == b["h"] and b["sw"] * TILE == s.v_head_dim
+
+
+def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
+    """The kernels an indexed stage is printed in besides its own engine's."""
+    if isinstance(s, sp.GatherOp | sp.ScatterOp):
+        return ["compute"]
+    if isinstance(s, sp.AttentionOp):
+        return [engine_key(load_into(sec.stages, s.k))]
+    if isinstance(s, sp.ArgmaxOp):
+        return [engine_key(load_into(sec.stages, s.x))]
+    return []
+
+
+def in_k_loop(s: sp.StageOp, key: str) -> bool:
+    """Whether the stage's part in kernel `key` runs inside the K loop of the loads."""
+    return isinstance(s, sp.AttentionOp | sp.ArgmaxOp) and key != "compute"
+
+
+def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
+    """The DFBs the indexed stages add (not in the sized IR)."""
+    for s in sec.stages:
+        if isinstance(s, sp.GatherOp | sp.ScatterOp):
+            table = _tname(s.tensor.root_reference.data)
+            pages = _pages(sec, lambda b, s=s: (1, s.access.extent.resolve(b)[1]))
+            names = ("g_tab", "g_sel") if isinstance(s, sp.GatherOp) else ("s_old", "s_sel")
+            for p in pages:
+                out(
+                    f"{_dfb(names[0], p, pages)} = ttl.make_dataflow_buffer_like({table}, "
+                    f"shape={p}, block_count=2)"
+                )
+                if isinstance(s, sp.ScatterOp):
+                    out(
+                        f"{_dfb('s_new', p, pages)} = ttl.make_dataflow_buffer_like({table}, "
+                        f"shape={p}, block_count=2)"
+                    )
+            out(
+                f"{names[1]}_dfb = ttl.make_dataflow_buffer_like({ONEHOT}, shape=(1, 1), "
+                "block_count=2)"
+            )
+            if isinstance(s, sp.ScatterOp):
+                out(
+                    f"s_drop_dfb = ttl.make_dataflow_buffer_like({ONEHOT}, shape=(1, 1), "
+                    "block_count=2)"
+                )
+        elif isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
+            heads = head_selector_pages(sec) if isinstance(s, sp.AttentionOp) else []
+            for p in heads:  # streamed one at a time: g selectors per item, not held
+                out(
+                    f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
+                    f"shape={p}, block_count=1)"
+                )
+            consts = [n for n in sec.consts if n.startswith(("_attn_d", "_argmax"))]
+            src = s.q if isinstance(s, sp.AttentionOp) else s.x
+            pages = _pages(
+                sec,
+                lambda b, s=s, src=src: (
+                    _page(src, b)[0],
+                    _page(s.k, b)[0] if isinstance(s, sp.AttentionOp) else _page(s.x, b)[1],
+                ),
+            )
+            for n in consts:
+                for p in pages:
+                    out(
+                        f"{_dfb(n.lstrip('_'), p, pages)} = ttl.make_dataflow_buffer_like({n}, "
+                        f"shape={p}, block_count=2)"
+                    )
+
+
+def emit_indexed(
+    sec: OperationWriter, out: Lines, s: sp.StageOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
+    if isinstance(s, sp.GatherOp):
+        _gather(sec, out, s, key, r, b)
+    elif isinstance(s, sp.ScatterOp):
+        _scatter(sec, out, s, key, r, b)
+    elif isinstance(s, sp.AttentionOp):
+        _attention(sec, out, s, key, r, b)
+    else:
+        assert isinstance(s, sp.ArgmaxOp)
+        _argmax(sec, out, s, key, r, b)
+
+
+def _rows_line(out: Lines, s: sp.GatherOp | sp.ScatterOp) -> tuple[str, str]:
+    row, col = (_expr(e) for e in s.access.origin.data.results)
+    out(f"n_rows = max(0, min({TILE}, {s.count} - ({row}) * {TILE}))")
+    return row, col
+
+
+def _gather(
+    sec: OperationWriter, out: Lines, s: sp.GatherOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
+    _, w = s.access.extent.resolve(b)
+    pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
+    tab, sel = _dfb("g_tab", (1, w), pages), "g_sel_dfb"
+    table = _tname(s.tensor.root_reference.data)
+    ids = _tname(s.index.root_reference.data)
+    n_table = sec.tensors[s.tensor.root_reference.data].type.get_shape()[0]
+    row, col = _rows_line(out, s)
+    if key == "compute":
+        o = sec.dfb(sp.buffer_of(s.dst), r)
+        out("acc = None")
+        out("for i in range(n_rows):")
+        with out.indent():
+            out(f"with {sel}.wait() as e_blk, {tab}.wait() as t_blk:")
+            with out.indent():
+                out("part = e_blk @ t_blk")
+                out("acc = part if acc is None else acc + part")
+        out(f"with {o}.reserve() as o_blk:")
+        with out.indent():
+            out(f"o_blk.store(acc if acc is not None else ttl.block.fill(0.0, (1, {w})))")
+        return
+    out("for i in range(n_rows):")
+    with out.indent():
+        out(f"rid = _index({ids}, ({row}) * {TILE} + i)  # simulator-only: a scalar read")
+        out(f"if not 0 <= rid < {n_table}:")
+        with out.indent():
+            out(f"raise RuntimeError(f'gather: id {{rid}} outside [0, {n_table})')")
+        out(f"with {tab}.reserve() as blk:")
+        with out.indent():
+            out(f"tx = ttl.copy({table}[rid // {TILE}:rid // {TILE} + 1, {col}:{col} + {w}], blk)")
+            out("tx.wait()")
+        out(f"with {sel}.reserve() as blk:")
+        with out.indent():
+            out(f"e = i * {TILE} + rid % {TILE}")
+            out(f"tx = ttl.copy({ONEHOT}[0:1, e:e + 1], blk)")
+            out("tx.wait()")
+
+
+def _scatter(
+    sec: OperationWriter, out: Lines, s: sp.ScatterOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
+    _, w = s.access.extent.resolve(b)
+    pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
+    old, new = _dfb("s_old", (1, w), pages), _dfb("s_new", (1, w), pages)
+    cache = _tname(s.tensor.root_reference.data)
+    pos = _tname(s.index.root_reference.data)
+    n_cache = sec.tensors[s.tensor.root_reference.data].type.get_shape()[0]
+    row, col = _rows_line(out, s)
+    if key == "compute":
+        src = sec.dfb(sp.buffer_of(s.src), r)
+        out(f"with {src}.wait() as src_blk:")
+        with out.indent():
+            out("for i in range(n_rows):")
+            with out.indent():
+                out(
+                    f"with {old}.wait() as old_blk, s_sel_dfb.wait() as e_blk, "
+                    f"s_drop_dfb.wait() as d_blk, {new}.reserve() as o_blk:"
+                )
+                with out.indent():
+                    out("o_blk.store(old_blk - d_blk @ old_blk + e_blk @ src_blk)")
+        return
+    out(f"p = _index({pos}, 0)  # simulator-only: a scalar read")
+    out(f"if p < 0 or p + {s.count} > {n_cache}:")
+    with out.indent():
+        out(f"raise RuntimeError(f'scatter: rows {{p}}..{{p + {s.count}}} outside [0, {n_cache})')")
+    out("for i in range(n_rows):")
+    with out.indent():
+        out(f"dst = p + ({row}) * {TILE} + i")
+        out(f"j = dst % {TILE}")
+        view = f"{cache}[dst // {TILE}:dst // {TILE} + 1, {col}:{col} + {w}]"
+        out(f"with {old}.reserve() as blk:")
+        with out.indent():
+            out(f"tx = ttl.copy({view}, blk)")
+            out("tx.wait()")
+        for dfb, tile in (("s_sel_dfb", f"j * {TILE} + i"), ("s_drop_dfb", f"j * {TILE} + j")):
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                out(f"e = {tile}")
+                out(f"tx = ttl.copy({ONEHOT}[0:1, e:e + 1], blk)")
+                out("tx.wait()")
+        out(f"with {new}.wait() as blk:")
+        with out.indent():
+            out(f"tx = ttl.copy(blk, {view})")
+            out("tx.wait()")
+
+
+def _const_name(sec: OperationWriter, prefix: str) -> str:
+    return next(n for n in sec.consts if n.startswith(prefix))
+
+
+def _attention(
+    sec: OperationWriter, out: Lines, s: sp.AttentionOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
+    h, w = _page(s.q, b)
+    kw = _page(s.k, b)[0]
+    dname = _const_name(sec, "_attn_d")
+    pages = _pages(sec, lambda bb: (_page(s.q, bb)[0], _page(s.k, bb)[0]))
+    ddfb = _dfb(dname.lstrip("_"), (h, kw), pages)
+    g, dt = heads_per_item(s, b), s.head_dim // TILE
+    heads = _dfb("heads", (w, dt), head_selector_pages(sec)) if g > 1 else None
+    reassemble = g > 1 and not head_sub_blocks(sec, b)
+    if key != "compute":  # inside the K loop of the K/V loads
+        qrow = _expr(load_into(sec.stages, s.q).access.origin.data.results[0])
+        krow = _expr(load_into(sec.stages, s.k).access.origin.data.results[0])
+        if heads:  # the queries' selectors, popped by compute before its first K block
+            _head_selector_reads(out, sec, heads, "k0 == 0", g, w, dt)
+        out(f"with {ddfb}.reserve() as blk:")
+        with out.indent():
+            out(f"tx = ttl.copy({dname}[{qrow}:{qrow} + {h}, {krow}:{krow} + {kw}], blk)")
+            out("tx.wait()")
+        if heads and reassemble:  # the output's, popped after the last K block
+            last = sec.k_tiles - b["kw"]
+            _head_selector_reads(out, sec, heads, f"k0 == {last}", g, w, dt)
+        return
+    q = sec.dfb(sp.buffer_of(s.q), r)
+    k = sec.dfb(sp.buffer_of(s.k), r)
+    v = sec.dfb(sp.buffer_of(s.v), r)
+    o = sec.dfb(sp.buffer_of(s.out), r)
+    k_blocks = sec.k_tiles // b["kw"]
+    sk, so, col = f"({h}, {kw})", f"({h}, {s.v_head_dim // TILE})", f"({h}, 1)"
+    causal = s.causal is not None
+    withs = [f"{q}.wait() as q_blk"]
+    if s.pos is not None:
+        withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
+    out("with " + ", ".join(withs) + ":")
+    with out.indent():
+        if causal and s.pos is not None:
+            out(f"thr = ttl.block.broadcast(pos_blk, dims=[0, -1], shape={sk})")
+        elif causal:
+            out(f"thr = ttl.block.fill({float(s.keys - s.queries)!r}, {sk})")
+        else:
+            out(f"thr = ttl.block.fill(0.5, {sk})")
+        if heads:
+            out(f"# {g} heads of one kv head: head j's queries are q @ C_j")
+            for j in range(g):
+                out(f"with {heads}.wait() as c_blk:")
+                with out.indent():
+                    out(f"q_{j} = q_blk @ c_blk")
+        queries = [f"q_{j}" if g > 1 else "q_blk" for j in range(g)]
+        out(f"for kb in range({k_blocks}):")
+        with out.indent():
+            out(f"with {k}.wait() as k_blk, {v}.wait() as v_blk, {ddfb}.wait() as d_blk:")
+            with out.indent():
+                out("kt = ttl.block.transpose(k_blk)")
+                out("off = ttl.math.gt(d_blk, thr)")
+                out(f"keep = ttl.block.fill(1.0, {sk}) - off")
+                for j, qj in enumerate(queries):
+                    _online_softmax(out, j, qj, s, sk, so, col)
+        heads_out = [
+            f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), dims=[-1], "
+            f"shape={so})"
+            for j in range(g)
+        ]
+        if g > 1 and not reassemble:  # the IR's sub-blocks are the heads, in order
+            for part in heads_out:
+                out(f"with {o}.reserve() as o_blk:")
+                with out.indent():
+                    out(f"o_blk.store({part})")
+            return
+        if heads:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
+            for j, part in enumerate(heads_out):
+                out(f"with {heads}.wait() as c_blk:")
+                with out.indent():
+                    term = f"({part}) @ ttl.block.transpose(c_blk)"
+                    out(f"full = {term}" if j == 0 else f"full = full + {term}")
+            result = "full"
+        else:
+            result = heads_out[0]
+        if sec.sub_compute(r):
+            if result != "full":
+                out(f"full = {result}")
+            sec.emit_sub_slices(out, r, b, "full", o)
+        else:
+            out(f"with {o}.reserve() as o_blk:")
+            with out.indent():
+                out(f"o_blk.store({result})")
+
+
+def _head_selector_reads(
+    out: Lines, sec: OperationWriter, dfb: str, when: str, g: int, w: int, dt: int
+) -> None:
+    """The g head selectors C_j (columns j * dt.. of the identity), one at a time through a
+    DFB of one block: the compute pops each as it is read."""
+    out(f"if {when}:")
+    with out.indent():
+        out(f"for j in range({g}):")
+        with out.indent():
+            out(f"with {dfb}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({sec.eye}[0:{w}, j * {dt}:j * {dt} + {dt}], blk)")
+                out("tx.wait()")
+
+
+def _online_softmax(
+    out: Lines, j: int, qj: str, s: sp.AttentionOp, sk: str, so: str, col: str
+) -> None:
+    """Head j's step of the online softmax over one K block: its running maximum m_j, sum l_j
+    and output o_j are temporaries (the dest registers) carried between K blocks."""
+    out(f"sc = ({qj} @ kt) * ttl.block.fill({s.scale.value.data!r}, {sk})")
+    out(f"sc = sc - off * ttl.block.fill({BIG!r}, {sk})")
+    out(f"mx = ttl.math.reduce_max(sc, dims=[-1], shape={col})")
+    out.branch(
+        "kb == 0",
+        [f"m_{j} = mx"],
+        [
+            f"m_new = ttl.math.max(m_{j}, mx)",
+            f"alpha = ttl.math.exp(m_{j} - m_new)",
+            f"m_{j} = m_new",
+        ],
+    )
+    out(f"pr = ttl.math.exp(sc - ttl.block.broadcast(m_{j}, dims=[-1], shape={sk})) * keep")
+    out(f"ls = ttl.math.reduce_sum(pr, dims=[-1], shape={col})")
+    out("pv = pr @ v_blk")
+    out.branch(
+        "kb == 0",
+        [f"l_{j}, o_{j} = ls, pv"],
+        [
+            f"l_{j} = l_{j} * alpha + ls",
+            f"o_{j} = o_{j} * ttl.block.broadcast(alpha, dims=[-1], shape={so}) + pv",
+        ],
+    )
+
+
+def _argmax(
+    sec: OperationWriter, out: Lines, s: sp.ArgmaxOp, key: str, r: sp.SitesOp, b: dict
+) -> None:
+    h, kw = _page(s.x, b)
+    iname, nname = _const_name(sec, "_argmax_idx"), _const_name(sec, "_argmax_neg")
+    pages = _pages(sec, lambda bb: _page(s.x, bb))
+    idfb = _dfb(iname.lstrip("_"), (h, kw), pages)
+    ndfb = _dfb(nname.lstrip("_"), (h, kw), pages)
+    if key != "compute":
+        ccol = _expr(load_into(sec.stages, s.x).access.origin.data.results[1])
+        for n, d in ((iname, idfb), (nname, ndfb)):
+            out(f"with {d}.reserve() as blk:")
+            with out.indent():
+                out(f"tx = ttl.copy({n}[0:{h}, {ccol}:{ccol} + {kw}], blk)")
+                out("tx.wait()")
+        return
+    x = sec.dfb(sp.buffer_of(s.x), r)
+    o = sec.dfb(sp.buffer_of(s.out), r)
+    k_blocks = sec.k_tiles // b["kw"]
+    full, col = f"({h}, {kw})", f"({h}, 1)"
+    out(f"for kb in range({k_blocks}):")
+    with out.indent():
+        out(f"with {x}.wait() as x_blk, {idfb}.wait() as i_blk, {ndfb}.wait() as n_blk:")
+        with out.indent():
+            out("xm = x_blk + n_blk")
+            out(f"bm = ttl.math.reduce_max(xm, dims=[-1], shape={col})")
+            out(f"hit = ttl.math.eq(xm, ttl.block.broadcast(bm, dims=[-1], shape={full}))")
+            out(
+                f"cand = hit * i_blk + (ttl.block.fill(1.0, {full}) - hit) * "
+                f"ttl.block.fill(1e9, {full})"
+            )
+            out(
+                f"bi = ttl.block.fill(0.0, {col}) - ttl.math.reduce_max("
+                f"ttl.block.fill(0.0, {full}) - cand, dims=[-1], shape={col})"
+            )
+            out.branch(
+                "kb == 0",
+                ["best_m, best_i = bm, bi"],
+                [
+                    "take = ttl.math.gt(bm, best_m)",
+                    f"best_i = take * bi + (ttl.block.fill(1.0, {col}) - take) * best_i",
+                    "best_m = ttl.math.max(best_m, bm)",
+                ],
+            )
+    out(f"with {o}.reserve() as o_blk:")
+    with out.indent():
+        out("o_blk.store(ttl.block.transpose(best_i))")

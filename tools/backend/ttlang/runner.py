@@ -1,0 +1,198 @@
+"""`spatial-run --backend tt-lang-sim`: run the program `-t ttlang` prints under Tenstorrent's
+functional simulator (tt-lang-sim), in a subprocess, and return its outputs.
+
+The simulator's grid is the target's mesh and `--max-l1` the target's local memory (both as the
+module records them). A program the simulator rejects (a deadlock, an L1 overflow, a bad copy)
+is `BackendFailed` with the simulator's own message: the sim-only wheel crashes while printing
+its diagnostic (a FileNotFoundError on ttl/ttl/diagnostics.py), so the message is the exception
+raised before that one, which is what `simulator_message` extracts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from spatial_dialect import sp
+from spatial_dialect.tools.backend.executors import BackendFailed, BackendUnavailable
+
+INSTALL = "tt-lang-sim is not installed: pip install -e '.[ttlang]' (it pulls torch, about 5 GB)"
+TIMEOUT_S = 600
+
+
+def emit(module: ModuleOp) -> str:
+    from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
+
+    text = io.StringIO()
+    print_ttlang(module, text)
+    return text.getvalue()
+
+
+# For the counting tests (run_traced): before the simulator's main, give every DataflowBuffer a
+# unique trace name (the simulator's own is id(self) & 0xFFFF, which can collide) and record, at
+# exit, each one's bytes, page, block count and the node it was made for (None: the operation's
+# template, made by ttl.make_dataflow_buffer_like; a node's own copy is made by the simulator's
+# _build_node_context). `op` counts operations: templates after node copies start a new one.
+DFB_HOOK = """
+import atexit, json, os, sys
+from ttl.sim import dfb as _d
+_rec, _op = [], [0, False]
+_init = _d.DataflowBuffer.__init__
+def _made(self, *a, **k):
+    _init(self, *a, **k)
+    f = sys._getframe(1)
+    node = f.f_locals.get("node") if f.f_code.co_name == "_build_node_context" else None
+    if node is None and _op[1]:
+        _op[0] += 1
+        _op[1] = False
+    _op[1] = _op[1] or node is not None
+    self._trace_name = "dfb_%d" % len(_rec)
+    _rec.append(dict(dfb=self._trace_name, node=node, op=_op[0], bytes=int(self.capacity_bytes),
+                     page=[int(v) for v in self.shape], block_count=int(self.block_count)))
+_d.DataflowBuffer.__init__ = _made
+_path = os.environ["SPATIAL_TTLANG_DFBS"]
+atexit.register(lambda: json.dump(_rec, open(_path, "w")))
+"""
+
+
+def simulator_command(
+    module: ModuleOp, program: Path, *extra: str, dfbs: bool = False
+) -> list[str]:
+    """`tt-lang-sim PROGRAM --grid X,Y --max-l1 BYTES ...` for the module's recorded target;
+    with `dfbs`, the hook DFB_HOOK is run first (the caller sets SPATIAL_TTLANG_DFBS)."""
+    from spatial_dialect.passes.analysis import recorded_target
+
+    target = recorded_target(module, "tt-lang-sim")
+    gx, gy = target.mesh_x, target.mesh_y
+    meshes = [p.one(sp.MeshOp) for p in module.walk() if isinstance(p, sp.ProgramOp)]
+    local = min((m.local_mem for m in meshes if m is not None), default=None)
+    main = "from ttl.sim.ttlang_sim import main; main()"
+    if dfbs:
+        main = DFB_HOOK + main
+    cmd = [sys.executable, "-c", main, str(program)]
+    cmd += ["--grid", f"{gx},{gy}"]
+    if local:
+        cmd += ["--max-l1", str(local)]
+    return cmd + list(extra)
+
+
+def simulator_message(output: str) -> str:
+    """The simulator's own diagnostic in `output`: the exception before the crash in its
+    diagnostics printer, else the last exception line, else the tail of the output."""
+    chunks = re.split(
+        r"\nDuring handling of the above exception, another exception occurred:\n", output
+    )
+    for chunk in chunks:
+        if "diagnostics.py" in chunk and "FileNotFoundError" in chunk:
+            continue
+        lines = [ln for ln in chunk.strip().splitlines() if ln.strip()]
+        errors = [
+            ln for ln in lines if re.match(r"^[\w.]*(Error|Exception|Deadlock)\w*:", ln.strip())
+        ]
+        if errors:
+            return errors[-1].strip()
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.match(r"^[\w.]*(Error|Exception)\w*:", ln.strip())]
+    if errors:
+        return errors[-1].strip()
+    return " / ".join(lines[-3:]) if lines else "no output"
+
+
+def run_program(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    workdir: Path,
+    extra: Sequence[str] = (),
+    dfbs: bool = False,
+) -> list[np.ndarray]:
+    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
+        raise BackendUnavailable(INSTALL)
+    entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
+    names = [s.data for s in entry.inputs.data]
+    outputs = [s.data for s in entry.outputs.data]
+    program = workdir / "program.py"
+    program.write_text(emit(module))
+    arrays = {}
+    for n, a in zip(names, inputs, strict=True):
+        a = np.asarray(a)
+        arrays[n] = a.astype(np.float32) if a.dtype.kind == "V" or str(a.dtype) == "bfloat16" else a
+    np.savez(workdir / "inputs.npz", **arrays)
+    out = workdir / "outputs.npz"
+    cmd = simulator_command(
+        module, program, *extra, "--", str(workdir / "inputs.npz"), str(out), dfbs=dfbs
+    )
+    env = dict(os.environ, PYTHONUNBUFFERED="1", SPATIAL_TTLANG_DFBS=str(workdir / "dfbs.json"))
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=workdir, env=env
+        )
+    except subprocess.TimeoutExpired:
+        raise BackendFailed(f"tt-lang-sim did not finish in {TIMEOUT_S} s") from None
+    text = proc.stdout + proc.stderr
+    if proc.returncode != 0 or not out.exists():
+        raise BackendFailed(simulator_message(text))
+    got = np.load(out)
+    result = []
+    for n, a in zip(outputs, _dtypes(module, outputs), strict=True):
+        result.append(_as(got[n], a))
+    return result
+
+
+def _dtypes(module: ModuleOp, names: list[str]) -> list[str]:
+
+    found: dict[str, str] = {}
+    for p in module.walk():
+        if isinstance(p, sp.ProgramOp):
+            for t in p.ops_of(sp.TensorOp):
+                found.setdefault(t.sym_name.data, str(t.element_type))
+    return [found.get(n, "f32") for n in names]
+
+
+def _as(value: np.ndarray, dt: str) -> np.ndarray:
+    if dt == "bf16":
+        import ml_dtypes
+
+        return value.astype(np.float32).astype(ml_dtypes.bfloat16)
+    if dt == "f16":
+        return value.astype(np.float16)
+    if dt.startswith("i"):
+        return value.astype(np.int32 if dt == "i32" else np.int8)
+    return value.astype(np.float32)
+
+
+@dataclass
+class Traced:
+    """What one traced run did: its outputs, the simulator's trace events (JSON lines of
+    `--trace`) and the DataflowBuffers it made (DFB_HOOK's records)."""
+
+    outputs: list[np.ndarray]
+    events: list[dict]
+    dfbs: list[dict]
+
+
+def run_traced(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Traced:
+    """Run under tt-lang-sim with `--trace` and the DFB record (the counting tests)."""
+    with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
+        work = Path(d)
+        trace = work / "trace.jsonl"
+        outs = run_program(module, inputs, work, ["--trace", str(trace)], dfbs=True)
+        events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
+        return Traced(outs, events, json.loads((work / "dfbs.json").read_text()))
+
+
+def run_tt_lang_sim(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The backend runner (tools/backend/executors.py): emit, simulate, read back the outputs."""
+    with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
+        return run_program(module, inputs, Path(d))

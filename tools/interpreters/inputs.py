@@ -1,0 +1,241 @@
+"""The inputs of a run: drawn from a seed, or read from an .npz file; and saving a run.
+
+Drawn inputs must make the program meaningful, not merely well-typed, so each input is drawn
+for the ops that read it (the first reader in program order decides a float's distribution):
+
+- an integer read as an index is drawn uniformly inside the range every reader accepts:
+  `tg.gather_rows` ids in [0, V); a `tg.set_rows` or `tg.attention` pos in [0, S - T], so that
+  pos + T <= S. A Q8_0 weight's int8 values are uniform in [-127, 127], the range ggml's
+  quantizer fills. Other integers are uniform in [-16, 16].
+- a matmul's right operand (K x N) ~ N(0, 1/K), and each weight of a `tg.moe` likewise with K its
+  product's inner dimension (the model width, or the FFN width for the down projections), so a product stays of the order of its inputs
+  through a chain of layers; a Q8_0 weight's f16 block scales ~ sqrt(3) / (127 sqrt(K)) (1 +
+  N(0, 0.1^2)), so that its dequantized values have that same spread (uniform int8 values have a
+  standard deviation of 127 / sqrt(3)) and the activations of a Q8_0 model do not blow up (a
+  Q8_0 table whose rows are gathered before they are dequantized likewise, K its rows'
+  length: `stored`); a norm's weight ~ 1 + N(0, 0.1^2), a layer norm's bias ~ N(0, 0.1^2);
+  the cos and sin tables of a rope are cos and sin of one uniform angle per entry;
+  a `tg.gated_delta`'s q and k ~ N(0, 1/Dk) (about unit length per head, as after the model's
+  l2_norm), its g (a log decay) uniform in [-1, 0] and its beta uniform in [0, 1], so the delta
+  rule contracts as the model's does instead of growing without bound over the rows;
+  everything else ~ N(0, 1).
+
+Floats are drawn in f32 and rounded to the element type. The same seed gives the same inputs.
+
+In .npz files bf16 arrays are stored as f32 (numpy's format has no bf16; the widening is exact)
+and read back by rounding to the declared element type. A run saved with `--save` holds the
+inputs under their names and the outputs under `reference/NAME` and `simulated/NAME`; as
+`--inputs` it reproduces the run (keys with a `/` are not inputs and are skipped). Inputs missing
+from the file are drawn from `--seed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import BlockArgument, SSAValue
+
+from spatial_dialect import tg
+from spatial_dialect.tools.interpreters.reference import (
+    EvaluationError,
+    input_names,
+    is_float_dtype,
+    value_type,
+)
+
+INT_DATA_RANGE = (-16, 16)
+"""Inclusive range of an integer input that no op reads as an index."""
+
+
+def stored(value: SSAValue) -> SSAValue:
+    """The tensor a value's elements come from as they are: a gathered row's table (a Q8_0
+    table's rows are gathered, values and scales, before they are dequantized), else itself."""
+    owner = value.owner
+    return owner.table if isinstance(owner, tg.GatherRowsOp) else value
+
+
+def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[str]]]:
+    """Inclusive [lo, hi] of each integer argument its readers bound (an index, Q8_0 values), with
+    the readers that set it."""
+    ranges: dict[BlockArgument, tuple[int, int, list[str]]] = {}
+
+    def limit(value: SSAValue | None, lo: int, hi: int, why: str) -> None:
+        if not isinstance(value, BlockArgument):
+            return  # computed at runtime: the reference checks it when it is used
+        old_lo, old_hi, whys = ranges.get(value, (lo, hi, []))
+        ranges[value] = (max(lo, old_lo), min(hi, old_hi), [*whys, why])
+
+    for op in fn.body.block.ops:
+        if isinstance(op, tg.GatherRowsOp):
+            rows = op.shape(op.table)[0]
+            limit(op.ids, 0, rows - 1, f"{op.name} ids in [0, {rows})")
+        elif isinstance(op, tg.SetRowsOp | tg.AttentionOp):
+            cache, new = (op.cache, op.rows) if isinstance(op, tg.SetRowsOp) else (op.k, op.q)
+            s, t = op.shape(cache)[0], op.shape(new)[0]
+            limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
+        elif isinstance(op, tg.MatmulQ8_0Op | tg.DequantizeQ8_0Op):
+            limit(stored(op.values), -127, 127, f"{op.name} values in [-127, 127]")
+    return ranges
+
+
+def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
+    """How each float argument is first read: ("matmul_b", K), ("norm_weight", 0),
+    ("norm_bias", 0), ("cos", id of the rope), ("sin", id of the rope), ("q8_0_scale", K), or as
+    a delta rule's ("delta_key", Dk), ("log_decay", 0), ("unit_gate", 0)."""
+    roles: dict[BlockArgument, tuple[str, int]] = {}
+
+    def role(value: SSAValue | None, kind: str, detail: int = 0) -> None:
+        if isinstance(value, BlockArgument) and value not in roles:
+            roles[value] = (kind, detail)
+
+    for op in fn.body.block.ops:
+        if isinstance(op, tg.MatmulOp):
+            role(op.b, "matmul_b", op.shape(op.b)[0])
+        elif isinstance(op, tg.MatmulQ8_0Op):
+            role(op.scales, "q8_0_scale", op.shape(op.values)[op.block_axis()])
+        elif isinstance(op, tg.DequantizeQ8_0Op):
+            # the fan-in of the product that reads it: its blocks run along K
+            role(stored(op.scales), "q8_0_scale", op.shape(op.values)[op.block_axis()])
+        elif isinstance(op, tg.RmsNormOp | tg.LayerNormOp):
+            role(op.weight, "norm_weight")
+            if isinstance(op, tg.LayerNormOp):
+                role(op.bias, "norm_bias")
+        elif isinstance(op, tg.MoeOp):
+            _, d, _, f = op.sizes()
+            inner_d = ("shared_gate", "shared_up", "shared_weight")
+            for value in (op.router, op.w_gate, op.w_up, *map(op.shared_operand, inner_d)):
+                role(value, "matmul_b", d)
+            role(op.w_down, "matmul_b", f)
+            shared_down = op.shared_operand("shared_down")
+            if shared_down is not None:
+                role(shared_down, "matmul_b", op.shape(shared_down)[0])
+        elif isinstance(op, tg.RopeOp):
+            role(op.cos, "cos", id(op))
+            role(op.sin, "sin", id(op))
+        elif isinstance(op, tg.GatedDeltaOp):
+            head_dim = op.head_dim.value.data
+            role(op.q, "delta_key", head_dim)
+            role(op.k, "delta_key", head_dim)
+            role(op.g, "log_decay")
+            role(op.beta, "unit_gate")
+    return roles
+
+
+def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
+    """Every input of `fn`, drawn from `seed` as the module docstring says."""
+    rng = np.random.default_rng(seed)
+    ranges, roles = index_ranges(fn), float_roles(fn)
+    angles: dict[int, np.ndarray] = {}  # one angle table per rope, shared by its cos and sin
+    drawn: dict[str, np.ndarray] = {}
+    for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
+        shape, dtype = value_type(arg)
+        if not is_float_dtype(dtype):
+            lo, hi = INT_DATA_RANGE
+            if arg in ranges:
+                lo, hi, whys = ranges[arg]
+                if lo > hi:
+                    raise EvaluationError(
+                        f"no value of %{name} suits every op that reads it: {'; '.join(whys)}"
+                    )
+            drawn[name] = rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+            continue
+        kind, detail = roles.get(arg, ("data", 0))
+        if kind in ("cos", "sin"):
+            if detail not in angles:
+                angles[detail] = rng.uniform(0, 2 * np.pi, size=shape)
+            values = np.cos(angles[detail]) if kind == "cos" else np.sin(angles[detail])
+        elif kind == "matmul_b":
+            values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
+        elif kind == "q8_0_scale":
+            spread = np.float32(np.sqrt(3) / (127 * np.sqrt(detail)))
+            values = spread * (1 + np.float32(0.1) * rng.standard_normal(shape, np.float32))
+        elif kind == "norm_weight":
+            values = 1 + np.float32(0.1) * rng.standard_normal(shape, np.float32)
+        elif kind == "norm_bias":
+            values = np.float32(0.1) * rng.standard_normal(shape, np.float32)
+        elif kind == "delta_key":
+            values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
+        elif kind == "log_decay":
+            values = -rng.uniform(0, 1, size=shape)
+        elif kind == "unit_gate":
+            values = rng.uniform(0, 1, size=shape)
+        else:
+            values = rng.standard_normal(shape, np.float32)
+        drawn[name] = values.astype(np.float32).astype(dtype)
+    return drawn
+
+
+def load_inputs(
+    path: str | Path, fn: func.FuncOp, chain: Sequence[func.FuncOp] = ()
+) -> dict[str, np.ndarray]:
+    """The inputs of `fn` an .npz file holds, each converted to its declared element type. With
+    `chain` (spatial-run --chain) the file may also hold the other chained functions' inputs."""
+    names = input_names(fn)
+    others = {n for f in chain for n in input_names(f)}
+    loaded: dict[str, np.ndarray] = {}
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise EvaluationError(f"cannot open '{path}': no such file") from None
+    except (OSError, ValueError) as e:
+        raise EvaluationError(
+            f"cannot read inputs from '{path}' (an .npz of arrays): {e}"
+        ) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise EvaluationError(f"'{path}' holds one array, not an .npz of named inputs")
+    with archive as data:
+        for key in data.files:
+            if "/" in key:
+                continue  # a saved output
+            if key not in names and key in others:
+                continue  # another chained function's
+            if key not in names:
+                whose = ", ".join(f"@{f.sym_name.data}" for f in chain or [fn])
+                known = (
+                    f"their inputs: {', '.join(sorted(others))}"
+                    if chain
+                    else (f"its inputs: {', '.join(names)}")
+                )
+                raise EvaluationError(
+                    f"{path} holds '{key}', which is no input of {whose} ({known})"
+                )
+            arg = fn.body.block.args[names.index(key)]
+            loaded[key] = _convert(key, data[key], *value_type(arg))
+    return loaded
+
+
+def _convert(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if array.shape != shape:
+        raise EvaluationError(
+            f"input '{name}' has shape {array.shape}; the function declares {shape}"
+        )
+    if is_float_dtype(dtype):
+        if not (is_float_dtype(array.dtype) or array.dtype.kind in "iu"):
+            raise EvaluationError(f"input '{name}' holds {array.dtype}; it must be numbers")
+        return array.astype(np.float32).astype(dtype)
+    if array.dtype.kind not in "iu":
+        raise EvaluationError(f"input '{name}' holds {array.dtype}; it must hold integers")
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise EvaluationError(f"input '{name}' has values outside {dtype}")
+    return array.astype(dtype)
+
+
+def storable(array: np.ndarray) -> np.ndarray:
+    """The array as .npz can hold it: bf16 widened (exactly) to f32."""
+    return array.astype(np.float32) if array.dtype.kind == "V" else array
+
+
+def save_run(
+    path: str | Path,
+    inputs: Mapping[str, np.ndarray],
+    outputs: Mapping[str, Mapping[str, np.ndarray]],
+) -> None:
+    """Inputs under their names, each output under `<kind>/<name>` (kind: reference, simulated)."""
+    arrays = {name: storable(a) for name, a in inputs.items()}
+    for kind, values in outputs.items():
+        arrays.update({f"{kind}/{name}": storable(a) for name, a in values.items()})
+    np.savez(path, **arrays)  # type: ignore[arg-type]

@@ -1,0 +1,420 @@
+"""The functional simulator of sized sp programs: it executes what the IR says.
+
+A compiled program is right only if executing exactly what it says gives the reference's
+numbers, so this simulator trusts nothing the passes know and reads everything from the IR:
+
+- **Sites.** Each `sp.sites` range is expanded to its sites when the section runs; a site gets
+  the range's size symbols (`SitesOp.bindings`) and runs the work items `first(x, y) ..` of it.
+- **Local memory.** Every site owns a byte array of the section's local-memory size
+  (`sp.mesh ... local`). Each buffer instance is a window of it at the offset the memory map
+  gives (`sp.sites ... memory {...}`, an `alias` at its target's offset), and every page pushed
+  is written into those bytes, tile after tile, and decoded from them when it is read. Two
+  buffers laid over each other therefore corrupt each other's data as they would on the chip;
+  a buffer that does not fit is `BufferOutsideMemory`.
+- **Stages** are coroutines that wait on FIFOs, one page at a time: a push waits for a free
+  page (for a multicast, a free page on every member), a pop for a full one. Stages on
+  different engines run concurrently; stages sharing an engine are one kernel, which per work
+  item runs, in program order, the stages before its first stage with a K loop, the K loop (each
+  K block: its stages' iterations in program order) and then the other stages. When every unfinished stage waits and none can move, the
+  program deadlocks: `FifoDeadlock` names each waiting stage and the FIFO it waits on.
+- **Access patterns** are evaluated per iteration; a page is one numpy block of the padded
+  DRAM tensor, so the work is vectorized over pages, never per element. A block that leaves
+  its tensor is `AccessOutsideTensor` (stage, site, tile); a read of a tile no stage and no
+  input ever wrote is `UnwrittenRead`; an output tile nothing wrote is `UnwrittenOutput`.
+- **Compute** (`sp.matmul_tiles`) adds tile products into the accumulator in its declared
+  precision, parks partials in the spill buffer between K blocks, and rounds the finished
+  sub-block to the output FIFO's element type, with the same arithmetic as the reference
+  (`reference.matmul`, `reference.round_to`).
+- **The other stages** (maps, row reductions, rope, flash attention, arg-max, gather, scatter)
+  run as tools/simulator/stages.py says, one item at a time, with the same arithmetic as the reference;
+  a runtime index outside its tensor is `IndexOutOfRange`, never a read or a write.
+- **DRAM** tensors are padded to whole tiles; inputs are zero-padded (the tilize contract),
+  everything else holds what the program wrote there. Sections run one after the other and
+  share DRAM tensors by name.
+
+`simulate(module, inputs)` returns the outputs named by `sp.entry`. Everything it can find wrong
+with a program is a `SimulationError` with the stage, site and numbers; a construct it does not
+execute is `NotSimulated`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from spatial_dialect import sp
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.targets.spec import q8_0_bytes
+from spatial_dialect.tools.interpreters.reference import numpy_dtype, round_to
+from spatial_dialect.tools.simulator.machine import (
+    DramTensor,
+    Fifo,
+    LocalMemory,
+    NotSimulated,
+    Pattern,
+    Process,
+    Q8Block,
+    SimulationError,
+    Site,
+    SiteRun,
+    UnwrittenRead,
+    Wait,
+    accumulate,
+    give,
+    run_processes,
+    take,
+)
+from spatial_dialect.tools.simulator.stages import RUNNERS, IndexOutOfRange
+
+# ── One section ───────────────────────────────────────────────────────────────────────────────
+
+
+class ProgramRun:
+    """The sites, buffers and stage processes of one sized sp.program."""
+
+    def __init__(self, program: sp.ProgramOp, dram: dict[str, DramTensor]):
+        self.program = program
+        self.name = program.sym_name.data
+        self.tile = program.tile
+        self.dram = dram
+        work, mesh = program.one(sp.WorkOp), program.one(sp.MeshOp)
+        if work is None or mesh is None or not program.ops_of(sp.SitesOp):
+            raise NotSimulated(
+                f"section @{self.name} is not placed and sized (phase {program.phase_value.value})"
+            )
+        self.work = work
+        self.k_tiles = work.k_tiles
+        # Split-K: an item walks only its slice's K tiles (ItemSpace.k_slice).
+        self.slice_tiles = work.k_slice_tiles
+        self.space = program.item_space()
+        self.memory = LocalMemory(mesh.local_mem)
+        self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
+        self.runs: dict[Site, SiteRun] = {}
+        for sites in program.ops_of(sp.SitesOp):
+            for site in sites.rect.sites():
+                self.runs[site] = SiteRun(
+                    site, sites, sites.bindings(work.k_block), sites.items(*site)
+                )
+        for run in self.runs.values():
+            self._lay_out(run)
+        self._patterns: dict[tuple[sp.StageOp, sp.SitesOp], Pattern] = {}
+        self._runs_of_items: dict[int, SiteRun] | None = None
+
+    def run_of(self, item: int) -> SiteRun:
+        """The site that runs item `item` (read off the placed ranges)."""
+        if self._runs_of_items is None:
+            self._runs_of_items = {i: r for r in self.runs.values() for i in r.items}
+        if item not in self._runs_of_items:
+            raise SimulationError(f"section @{self.name}: no site runs item {item}")
+        return self._runs_of_items[item]
+
+    def stores(self, item: int) -> bool:
+        """Whether item `item` stores its result: every item, but under split-K only the last
+        slice's (the others pass their partial sums on)."""
+        return self.space.k_slice(item) == self.space.k_slices - 1
+
+    def _lay_out(self, run: SiteRun) -> None:
+        offsets = run.sites.offsets()
+        for buf in self.program.buffers():
+            if isinstance(buf, sp.AccOp):
+                continue
+            assert isinstance(buf, sp.MemoryBufferOp)
+            label = buf.label.data
+            home = buf if label in offsets or buf.alias_of is None else buf.alias_of
+            if home.label.data not in offsets:
+                raise NotSimulated(
+                    f"section @{self.name}: buffer {label} has no offset "
+                    f"at {run.site} (the program is not sized)"
+                )
+            dtype = numpy_dtype(buf.elt)
+            q8_axis = Q8_0_FORMATS.get(buf.storage)
+            elements = self.tile[0] * self.tile[1]
+            plain = q8_0_bytes(elements) if q8_axis is not None else elements * dtype.itemsize
+            if (buf.format is not None and q8_axis is None) or buf.tile_bytes != plain:
+                raise NotSimulated(
+                    f"buffer {label}: storage {buf.storage} with "
+                    f"{buf.tile_bytes}-byte tiles is not simulated"
+                )
+            window = self.memory.window(
+                run.site,
+                run.name(label),
+                offsets[home.label.data],
+                run.sites.bytes_of(buf, run.bindings),
+            )
+            page = buf.page.resolve(run.bindings)
+            depth = run.sites.depth_of(buf, run.bindings)
+            run.buffers[buf] = Fifo(
+                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile, q8_axis
+            )
+
+    def pattern(self, stage: sp.LoadOp | sp.StoreOp, run: SiteRun) -> Pattern:
+        key = (stage, run.sites)
+        if key not in self._patterns:
+            self._patterns[key] = Pattern(stage.access, run.bindings, self.k_tiles)
+        return self._patterns[key]
+
+    # Stage processes ---------------------------------------------------------------------------
+
+    def _load(self, op: sp.LoadOp, run: SiteRun, item: int, k0: int | None) -> Process:
+        dst = self._load_targets(op, run, item - run.items.start)
+        if not dst:
+            return  # a member of a multicast group: the sender fills its FIFO
+        tensor = self.dram[op.tensor.root_reference.data]
+        pattern = self.pattern(op, run)
+        rect = self.space.rect(item)
+        offset = self._block_offset(op, run, item)
+        for env in pattern.iterations(rect.r0, rect.c0, k0):
+            who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
+            row, col = pattern.tile(env)
+            block = tensor.read(who, row + offset, col, *pattern.extent)
+            yield from give(dst, block, who)
+
+    def _block_offset(self, op: sp.LoadOp, run: SiteRun, item: int) -> int:
+        """The first tile row of an indexed load's block (sp.LoadOp): id * stride, the id read
+        from DRAM and range-checked before anything is read; 0 for a plain load."""
+        if op.index is None or op.stride is None:
+            return 0
+        who = f"{run.where(op.stage_name())} (item {item})"
+        index = self.dram[op.index.root_reference.data]
+        if not index.written[0, 0]:
+            raise UnwrittenRead(who, index.name, (0, 0), 1)
+        blocks = self.dram[op.tensor.root_reference.data].tiles[0] // op.stride
+        e = int(index.data[0, 0])
+        if not 0 <= e < blocks:
+            raise IndexOutOfRange(
+                f"{who}: id {e} in @{index.name} outside [0, {blocks}) blocks of {op.stride} "
+                f"tile rows of @{op.tensor.root_reference.data}"
+            )
+        return e * op.stride
+
+    def _load_targets(self, op: sp.LoadOp, run: SiteRun, t: int) -> tuple[Fifo, ...]:
+        """The FIFOs this site's instance of a load pushes to for the site's t-th item: its own;
+        for a multicast group's sender, those of every member that runs a t-th item (sp.group);
+        none for a member that is not the sender. A site outside every group of the family loads
+        for itself."""
+        dst = sp.buffer_of(op.dst)
+        if op.group is None:
+            return (run.buffers[dst],)
+        name = op.group.root_reference.data
+        if name not in self.groups:
+            raise SimulationError(f"section @{self.name}: no multicast group @{name}")
+        for sender, members in self.groups[name].groups():
+            if run.site not in members:
+                continue
+            if sender != run.site:
+                return ()
+            absent = [m for m in members if m not in self.runs]
+            if absent:
+                raise SimulationError(
+                    f"{run.where(op.stage_name())} multicasts to site "
+                    f"{absent[0]}, which runs no instance of {dst.label.data}"
+                )
+            return tuple(self.runs[m].buffers[dst] for m in members if len(self.runs[m].items) > t)
+        return (run.buffers[dst],)
+
+    def _store(self, op: sp.StoreOp, run: SiteRun, item: int, k0: int | None) -> Process:
+        if not self.stores(item):
+            return
+        tensor = self.dram[op.tensor.root_reference.data]
+        src = run.buffers[sp.buffer_of(op.src)]
+        pattern = self.pattern(op, run)
+        rect = self.space.rect(item)
+        for env in pattern.iterations(rect.r0, rect.c0, k0):
+            who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
+            block = yield from take(src, pattern.extent, who)
+            tensor.write(who, *pattern.tile(env), *pattern.extent, block)
+
+    def _matmul(self, op: sp.MatmulTilesOp, run: SiteRun, item: int) -> Process:
+        b = run.bindings
+        h, w, sh, sw, kw = b["h"], b["w"], b["sh"], b["sw"], b["kw"]
+        th, tw = self.tile
+        in0, in1 = run.buffers[sp.buffer_of(op.in0)], run.buffers[sp.buffer_of(op.in1)]
+        out = run.buffers[sp.buffer_of(op.out)]
+        spill = run.buffers[sp.buffer_of(op.spill)] if op.spill is not None else None
+        partials = self._partials(op, run, item)
+        acc_op = sp.buffer_of(op.acc)
+        acc_dtype = numpy_dtype(acc_op.elt)
+        acc_rows, acc_cols = acc_op.page.resolve(b)
+        subs = [(ti, tj) for ti in range(0, h, sh) for tj in range(0, w, sw)]
+        k_blocks = self.slice_tiles // kw
+        name = run.where(op.stage_name())
+        if spill is None and k_blocks > 1 and len(subs) * sh * sw > acc_rows * acc_cols:
+            raise SimulationError(
+                f"{name}: {len(subs)} sub-blocks of {sh}x{sw} tiles stay in the accumulator "
+                f"between K blocks without a spill, but it holds {acc_rows}x{acc_cols} tiles"
+            )
+        held: dict[tuple[int, int], np.ndarray] = {}
+        # transpose_b: B's page is the w x kw tiles of its block stored N x K, transposed here.
+        b_block = (w, kw) if op.transposes_b else (kw, w)
+        a_pages = math.prod(in0.pages_of((h, kw), name))
+        b_pages = math.prod(in1.pages_of(b_block, name))
+        for kb in range(k_blocks):
+            who = f"{name} (item {item}, K block {kb})"
+            for fifo, pages in ((in0, a_pages), (in1, b_pages)):
+                wait = Wait((fifo,), False, pages, who)
+                if wait.blocked():
+                    yield wait
+            a, bb = in0.front((h, kw), who), in1.front(b_block, who)
+            if op.transposes_b:
+                bb = bb.T
+            if op.dequantize is not None:  # Q8_0 blocks widened before the product
+                a, bb = (widened(x, numpy_dtype(op.dequantize)) for x in (a, bb))
+            for ti, tj in subs:
+                if kb == 0:
+                    acc = np.zeros((sh * th, sw * tw), acc_dtype)
+                elif spill is not None:
+                    acc = yield from take(spill, (sh, sw), who)
+                else:
+                    acc = held[(ti, tj)]
+                rows, cols = a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw]
+                if isinstance(rows, Q8Block):  # the int8 dot (both operands Q8_0: verified)
+                    acc = acc + rows.dot(cols)  # type: ignore[arg-type]
+                else:
+                    acc = accumulate(acc, rows, cols, tw)
+                if kb == k_blocks - 1 and partials is not None:
+                    own, onward = partials
+                    if own is not None:  # the slice before's sums for this sub-block
+                        acc = acc + (yield from take(own, (sh, sw), who))
+                    if onward is not None:  # to the next slice, unrounded
+                        yield from give((onward,), acc, who)
+                        continue
+                if kb == k_blocks - 1:
+                    yield from give((out,), acc, who)
+                elif spill is not None:
+                    yield from give((spill,), acc, who)
+                else:
+                    held[(ti, tj)] = acc
+            in0.pop(a_pages)
+            in1.pop(b_pages)
+
+    def _partials(
+        self, op: sp.MatmulTilesOp, run: SiteRun, item: int
+    ) -> tuple[Fifo | None, Fifo | None] | None:
+        """Split-K's partial sums of an item: (this site's FIFO it adds from, in slice s > 0;
+        the FIFO of the site running the same block in the next slice, in slice s < S - 1)."""
+        if op.partials is None:
+            if self.space.k_slices > 1:
+                raise SimulationError(
+                    f"{run.where(op.stage_name())}: {self.space.k_slices} K slices and no "
+                    "partials FIFO to add them through"
+                )
+            return None
+        fifo = sp.buffer_of(op.partials)
+        s, last = self.space.k_slice(item), self.space.k_slices - 1
+        own = run.buffers[fifo] if s > 0 else None
+        onward = self.run_of(item + self.space.blocks).buffers[fifo] if s < last else None
+        return own, onward
+
+    # Engines -----------------------------------------------------------------------------------
+
+    def processes(self) -> list[Process]:
+        """One process per (site, engine): the stages placed there, run as one kernel."""
+        engines: dict[str, list[sp.StageOp]] = {}
+        for stage in self.program.stages():
+            if stage.engine is None:
+                raise NotSimulated(f"section @{self.name}: {stage.stage_name()} has no engine")
+            engines.setdefault(stage.engine.text(), []).append(stage)
+        return [
+            self._kernel(stages, run) for run in self.runs.values() for stages in engines.values()
+        ]
+
+    def _kernel(self, stages: list[sp.StageOp], run: SiteRun) -> Process:
+        """Per item, in program order: the stages before the first one with a K loop, the K
+        loop of the stages that have one (each K block: each stage's iterations, in program
+        order), then the other stages' iterations."""
+        k_stages = [
+            s
+            for s in stages
+            if isinstance(s, sp.LoadOp | sp.StoreOp) and self.pattern(s, run).has_k_loop
+        ]
+        first = stages.index(k_stages[0]) if k_stages else len(stages)
+        before = [s for s in stages[:first] if s not in k_stages]
+        after = [s for s in stages[first:] if s not in k_stages]
+        for item in run.items:
+            for s in before:
+                yield from self._iterations(s, run, item, None)
+            k_first = self.space.k_slice(item) * self.slice_tiles
+            k_range = range(k_first, k_first + self.slice_tiles, run.bindings["kw"])
+            for k0 in k_range if k_stages else ():
+                for s in k_stages:
+                    yield from self._iterations(s, run, item, k0)
+            for s in after:
+                yield from self._iterations(s, run, item, None)
+
+    def _iterations(self, stage: sp.StageOp, run: SiteRun, item: int, k0: int | None) -> Process:
+        if isinstance(stage, sp.LoadOp):
+            return self._load(stage, run, item, k0)
+        if isinstance(stage, sp.StoreOp):
+            return self._store(stage, run, item, k0)
+        if isinstance(stage, sp.MatmulTilesOp):
+            return self._matmul(stage, run, item)
+        if type(stage) in STAGE_RUNNERS:
+            return STAGE_RUNNERS[type(stage)](self, stage, run, item)
+        raise NotSimulated(f"section @{self.name}: stage {stage.name} is not simulated")
+
+    def run(self) -> None:
+        run_processes(self.name, self.processes())
+
+
+def widened(x: np.ndarray | Q8Block, dtype: np.dtype) -> np.ndarray:
+    """A Q8_0 operand dequantized and rounded to `dtype` (matmul_tiles' `dequantize`); a float
+    operand as it is."""
+    return round_to(x.dequantized(), dtype) if isinstance(x, Q8Block) else x
+
+
+STAGE_RUNNERS: dict[type, Callable[..., Process]] = RUNNERS
+"""The stages besides the GEMM's and how one item of each runs (tools/simulator/stages.py)."""
+
+
+# ── Whole modules ─────────────────────────────────────────────────────────────────────────────
+
+
+def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Runs every section of a sized module in order on the entry's inputs (in argument order)
+    and returns the entry's outputs (in result order)."""
+    entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
+    if len(entries) != 1:
+        raise NotSimulated(f"the module has {len(entries)} sp.entry ops; it needs one")
+    entry = entries[0]
+    dram: dict[str, DramTensor] = {}
+    programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
+    for program in programs:
+        for t in program.ops_of(sp.TensorOp):
+            name, shape = t.sym_name.data, tuple(t.type.get_shape())
+            if name not in dram:
+                dram[name] = DramTensor(t, program.tile)
+            elif (dram[name].shape, dram[name].dtype) != (shape, numpy_dtype(t.element_type)):
+                raise SimulationError(
+                    f"section @{program.sym_name.data} declares @{name} as "
+                    f"{t.type}, an earlier section otherwise"
+                )
+            elif dram[name].layout != t.layout.data:
+                # one layout per tensor for the whole program (the prelude); the other is a twin
+                raise SimulationError(
+                    f"section @{program.sym_name.data} declares @{name} in {t.layout.data.value} "
+                    f"layout, an earlier section in {dram[name].layout.value}"
+                )
+    names = [s.data for s in entry.inputs.data]
+    if len(names) != len(inputs):
+        raise NotSimulated(f"sp.entry takes {len(names)} inputs, {len(inputs)} given")
+    given = dict(zip(names, inputs, strict=True))
+    scales = {t.scales_name: t for t in dram.values() if t.scales_name is not None}
+    for name, array in given.items():
+        if name in dram:  # an input no section reads needs no DRAM
+            dram[name].fill(array)
+        elif name in scales:  # the scales of a Q8_0 input, stored beside its values
+            scales[name].fill_scales(array)
+    for program in programs:
+        ProgramRun(program, dram).run()
+    outputs = []
+    for out in (s.data for s in entry.outputs.data):
+        if out in dram:
+            outputs.append(dram[out].result())
+        elif out in given:  # the function returns one of its arguments untouched
+            outputs.append(given[out].copy())
+        else:
+            raise SimulationError(f"output @{out} is a tensor of no section")
+    return outputs
