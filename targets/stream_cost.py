@@ -30,70 +30,48 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from spatial_dialect.sp.kinds import MAP_KINDS
+
 from .dram import dram_transfer_cycles
 from .gemm import ceil_div
 from .spec import Target
 
-VECTOR_OPS: dict[str, float] = {
+STAGE_VECTOR_OPS: dict[str, float] = {
     # data movement only
-    "copy": 0.0,
-    "tilize": 1.0,
-    "untilize": 1.0,
-    "transpose": 1.0,
     "gather": 0.0,
     "scatter": 0.0,
-    # one instruction per element
-    "relu": 1.0,
-    "scale": 1.0,
-    "add": 1.0,
-    "sub": 1.0,
-    "mul": 1.0,
-    "add_row": 1.0,
-    "sub_row": 1.0,
-    "mul_row": 1.0,
-    # integer maps: max and min; multiply, round, add, saturate
-    "clamp": 2.0,
-    "requant": 4.0,
-    # Q8_0: the block maximum, a reciprocal, multiply and round; dequantize: convert and multiply
-    "quantize_q8_0": 4.0,
-    "dequantize_q8_0": 2.0,
-    # exp, add, reciprocal, multiply
-    "silu": 4.0,
-    "sigmoid": 4.0,
-    "softcap": 4.0,
-    "swiglu": 5.0,
-    "gelu_tanh": 6.0,
-    "gelu": 8.0,
     # rotate: two products and a sum per element
     "rope": 3.0,
-    # statistics and their application
+    # statistics (their application is a map kind)
     "rms_norm": 4.0,
     "layer_norm": 6.0,
     "softmax": 5.0,
-    "rms_apply": 2.0,
-    "layer_apply": 3.0,
-    "softmax_apply": 3.0,
     "partial": 2.0,
     "combine": 2.0,
     "argmax": 2.0,
-    # tg.moe: the combine's multiply-add; a router's score (exp or sigmoid), its k-way ranking
-    # (a compare and select per chosen expert, k <= 16 in the models we link) and normalization
-    "moe_combine": 2.0,
+    # tg.moe's router: a score (exp or sigmoid), its k-way ranking (a compare and select per
+    # chosen expert, k <= 16 in the models we link) and normalization
     "route": 16.0,
     # per score: scale, mask, exp and the running maximum and sum
     "attention": 6.0,
     # per partial output: rescale the running output and the split's, add (the exps are per row)
     "attention_combine": 3.0,
-    # the Gated DeltaNet: softplus, exp and two products; the l2 norm's statistics and apply;
-    # a convolution's multiply-add per tap (its elements count the taps); the delta rule's
-    # decay masks, gates and state decay (its elements: tools/interpreters/reference.py's delta_chunk)
-    "decay": 6.0,
+    # the Gated DeltaNet: the l2 norm's statistics; a convolution's multiply-add per tap (its
+    # elements count the taps); the delta rule's decay masks, gates and state decay (its
+    # elements: tools/interpreters/reference.py's delta_chunk)
     "l2_norm": 4.0,
-    "l2_apply": 1.0,
     "causal_conv": 2.0,
     "gated_delta": 2.0,
 }
-"""Vector instructions per element of each kind of stage (the compute stages: `COMPUTE_STAGES`, sp/compute.py)."""
+"""Vector instructions per element of each compute stage that is not a map (a map kind states
+its own: `MapKind.vector_ops`, sp/kinds.py)."""
+
+VECTOR_OPS: dict[str, float] = {
+    **{kind: spec.vector_ops for kind, spec in MAP_KINDS.items()},
+    **STAGE_VECTOR_OPS,
+}
+"""Vector instructions per element of each kind of stage (the compute stages: `COMPUTE_STAGES`,
+sp/compute.py)."""
 
 
 @dataclass(frozen=True)

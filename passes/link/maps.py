@@ -36,6 +36,8 @@ from spatial_dialect.passes.link.context import (
     valid,
 )
 from spatial_dialect.sp import AccessAttr, Layout, MapOp, Mode, SectionKind, TensorRole
+from spatial_dialect.sp.errors import NotLowered
+from spatial_dialect.sp.kinds import MAP_KINDS
 
 BRIDGE_KINDS = {"tilize": SectionKind.TILIZE, "untilize": SectionKind.UNTILIZE}
 
@@ -72,25 +74,24 @@ def map_section(
 
 # ── Pointwise ─────────────────────────────────────────────────────────────────────────────────
 
-UNARY_KINDS: dict[type[Operation], str] = {
-    tg.SiluOp: "silu",
-    tg.ReluOp: "relu",
-    tg.SigmoidOp: "sigmoid",
-    tg.ScaleOp: "scale",
-    tg.SoftcapOp: "softcap",
-}
+UNARY_OPS = tuple(op for op in tg.TG.operations if issubclass(op, tg.UnaryOp))
+"""Every pointwise tg op of one operand. Each is the map kind of its own name (`tg.silu` is kind
+`silu`), its scalar the property its kind names (`MapKind.scalar`: scale's `factor`), so a new
+unary op links with no entry here; gelu alone picks between two kinds."""
+
+
+def unary_kind(op: tg.UnaryOp) -> str:
+    if isinstance(op, tg.GeluOp):
+        return "gelu_tanh" if op.approximate.data == "tanh" else "gelu"
+    return op.name.removeprefix("tg.")
 
 
 def link_unary(op: tg.UnaryOp, ctx: LinkContext) -> sp.ProgramOp:
-    if isinstance(op, tg.GeluOp):
-        kind = "gelu_tanh" if op.approximate.data == "tanh" else "gelu"
-    else:
-        kind = UNARY_KINDS[type(op)]
-    scalar = None
-    if isinstance(op, tg.ScaleOp):
-        scalar = op.factor.value.data
-    elif isinstance(op, tg.SoftcapOp):
-        scalar = op.cap.value.data
+    kind = unary_kind(op)
+    if kind not in MAP_KINDS:
+        raise NotLowered(f"{op.name}: no sp.map kind {kind!r} computes it (sp/kinds.py)")
+    prop = MAP_KINDS[kind].scalar
+    scalar = getattr(op, prop).value.data if prop is not None else None
     s = ProgramBuilder(ctx, op)
     x, y = s.input(op.x, Layout.TILED), s.output(op.res, Layout.TILED)
     return map_section(ctx, op, kind, [(x, Mode.FULL, BLOCK)], y, s, scalar=scalar)
@@ -155,12 +156,7 @@ def bridge(ctx: LinkContext, relayout: Relayout) -> sp.ProgramOp:
 
 
 LINKERS = {
-    tg.SiluOp: link_unary,
-    tg.ReluOp: link_unary,
-    tg.SigmoidOp: link_unary,
-    tg.GeluOp: link_unary,
-    tg.ScaleOp: link_unary,
-    tg.SoftcapOp: link_unary,
+    **dict.fromkeys(UNARY_OPS, link_unary),
     tg.AddOp: link_binary,
     tg.SubOp: link_binary,
     tg.MulOp: link_binary,

@@ -3,7 +3,7 @@ what operands each takes. Plain tables, no IR: the tg dialect reads the rope sty
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.utils.str_enum import StrEnum
 
@@ -39,6 +39,9 @@ class MapKind:
     ints_only: bool = False
     # inputs of other element types than the output (f32 statistics or weights beside x)
     mixed: bool = False
+    # the vector instructions the kind costs per element (targets/stream_cost.py prices a map's
+    # compute with it): stated with the kind, so a new kind cannot be left unpriced
+    vector_ops: float = field(kw_only=True)
 
     def arities(self) -> set[int]:
         return {len(self.roles) - n for n in range(len(self.optional) + 1)}
@@ -56,25 +59,25 @@ _AB = (("a", Mode.FULL), ("b", Mode.FULL))
 MAP_KINDS: dict[str, MapKind] = {
     # Layout bridges and copies: the identity on the data (tilize / untilize change the layout
     # of the DRAM tensors the section's movement stages read and write).
-    "copy": MapKind(_X, ints=True),
-    "tilize": MapKind(_X, ints=True),
-    "untilize": MapKind(_X, ints=True),
-    "transpose": MapKind((("x", Mode.TRANSPOSED),), ints=True),
-    "silu": MapKind(_X),
-    "relu": MapKind(_X, ints=True),
-    "sigmoid": MapKind(_X),
-    "gelu": MapKind(_X),
-    "gelu_tanh": MapKind(_X),
-    "scale": MapKind(_X, scalar="factor"),
-    "softcap": MapKind(_X, scalar="cap"),
-    "add": MapKind(_AB, ints=True),
-    "sub": MapKind(_AB, ints=True),
-    "mul": MapKind(_AB, ints=True),
+    "copy": MapKind(_X, ints=True, vector_ops=0.0),
+    "tilize": MapKind(_X, ints=True, vector_ops=1.0),
+    "untilize": MapKind(_X, ints=True, vector_ops=1.0),
+    "transpose": MapKind((("x", Mode.TRANSPOSED),), ints=True, vector_ops=1.0),
+    "silu": MapKind(_X, vector_ops=4.0),
+    "relu": MapKind(_X, ints=True, vector_ops=1.0),
+    "sigmoid": MapKind(_X, vector_ops=4.0),
+    "gelu": MapKind(_X, vector_ops=8.0),
+    "gelu_tanh": MapKind(_X, vector_ops=6.0),
+    "scale": MapKind(_X, scalar="factor", vector_ops=1.0),
+    "softcap": MapKind(_X, scalar="cap", vector_ops=4.0),
+    "add": MapKind(_AB, ints=True, vector_ops=1.0),
+    "sub": MapKind(_AB, ints=True, vector_ops=1.0),
+    "mul": MapKind(_AB, ints=True, vector_ops=1.0),
     # a op b with b a 1 x C row broadcast over the rows of a
-    "add_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
-    "sub_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
-    "mul_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True),
-    "swiglu": MapKind((("gate", Mode.FULL), ("up", Mode.FULL))),
+    "add_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True, vector_ops=1.0),
+    "sub_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True, vector_ops=1.0),
+    "mul_row": MapKind((("a", Mode.FULL), ("b", Mode.ROWS)), ints=True, vector_ops=1.0),
+    "swiglu": MapKind((("gate", Mode.FULL), ("up", Mode.FULL)), vector_ops=5.0),
     # The last section of a blocked row reduction (row_reduce partial / combine before it):
     # rms: (x [+ residual]) * stats[:, 0] * weight; layer: (x - stats[:, 1]) * stats[:, 0] *
     # weight + bias; softmax: exp(x - stats[:, 0]) * stats[:, 1].
@@ -82,12 +85,14 @@ MAP_KINDS: dict[str, MapKind] = {
         (("x", Mode.FULL), ("residual", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS)),
         optional=("residual",),
         mixed=True,
+        vector_ops=2.0,
     ),
     "layer_apply": MapKind(
         (("x", Mode.FULL), ("stats", Mode.COLS), ("weight", Mode.ROWS), ("bias", Mode.ROWS)),
         mixed=True,
+        vector_ops=3.0,
     ),
-    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
+    "softmax_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True, vector_ops=3.0),
     # tg.moe's combine: acc + x * weight[:, 0], one expert's f32 FFN output scaled by its
     # per-row routing weight (an R x 1 f32 column) and added to the running sum (absent for the
     # first expert).
@@ -95,22 +100,31 @@ MAP_KINDS: dict[str, MapKind] = {
         (("x", Mode.FULL), ("weight", Mode.COLS), ("acc", Mode.FULL)),
         optional=("acc",),
         mixed=True,
+        vector_ops=2.0,
     ),
     # tg.int_requant: round_half_even(x * scale) + offset, saturated to the output's range
     # (i32 in, i8 out); tg.int_clamp: min(max(x, lo), hi). Exact integer maps.
     "requant": MapKind(
-        _X, scalar="scale", ints=True, int_props=("offset",), converts=True, ints_only=True
+        _X,
+        scalar="scale",
+        ints=True,
+        int_props=("offset",),
+        converts=True,
+        ints_only=True,
+        vector_ops=4.0,
     ),
-    "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True),
+    "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True, vector_ops=2.0),
     # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 (each row's
     # blocks of 32: d = max|x| / 127, q = roundf(x / d), d kept as f16; ggml's quantize_row_q8_0),
     # and dequantize one (f32(d) * q, rounded once to the output's type).
-    "quantize_q8_0": MapKind(_X, ints=True, converts=True),
-    "dequantize_q8_0": MapKind(_X, ints=True, converts=True),
+    "quantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=4.0),
+    "dequantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=2.0),
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
-    "decay": MapKind((("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS))),
+    "decay": MapKind(
+        (("a", Mode.FULL), ("a_log", Mode.ROWS), ("dt_bias", Mode.ROWS)), vector_ops=6.0
+    ),
     # the apply step of a blocked tg.l2_norm: x * stats[:, 0] (1 / sqrt(sum(x^2) + eps))
-    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True),
+    "l2_apply": MapKind((("x", Mode.FULL), ("stats", Mode.COLS)), mixed=True, vector_ops=1.0),
 }
 """Every map kind. The math of each is the tg op's reference semantics (tools/interpreters/reference.py)."""
 

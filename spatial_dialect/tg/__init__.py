@@ -168,41 +168,16 @@ __all__ = [
 ]
 
 
-TG = Dialect(
-    "tg",
-    [
-        MatmulOp,
-        AddOp,
-        SubOp,
-        MulOp,
-        SiluOp,
-        ReluOp,
-        SigmoidOp,
-        GeluOp,
-        ScaleOp,
-        SoftcapOp,
-        SwigluOp,
-        RmsNormOp,
-        LayerNormOp,
-        RopeOp,
-        AttentionOp,
-        SoftmaxOp,
-        TransposeOp,
-        GatherRowsOp,
-        SetRowsOp,
-        ArgmaxOp,
-        HeadSliceOp,
-        JoinOp,
-        HeadMatmulOp,
-        IntRequantOp,
-        IntClampOp,
-        L2NormOp,
-        DecayOp,
-        CausalConvOp,
-        GatedDeltaOp,
-        DequantizeQ8_0Op,
-        MatmulQ8_0Op,
-        MoeOp,
-    ],
-    [],
-)
+def _operations(names: list[str]) -> list[type[TgOp]]:
+    """The op definitions among `names` (the abstract families, TgOp, UnaryOp, BinaryOp, are no
+    ops), in their order."""
+    exported = [globals().get(name) for name in names]  # TG itself is not defined yet
+    return [
+        op
+        for op in exported
+        if isinstance(op, type) and issubclass(op, TgOp) and "get_irdl_definition" in vars(op)
+    ]
+
+
+TG = Dialect("tg", _operations(__all__), [])
+"""The tg dialect: every op this package exports, so an op is registered by exporting it."""
