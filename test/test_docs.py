@@ -35,3 +35,12 @@ def test_the_sized_section_in_docs_is_the_tools_output():
             assert any(p.startswith(prefix + " attributes {why = ") for p in printed), line
         else:
             assert line in printed, line
+
+
+def test_the_api_page_counts_the_tg_ops():
+    from spatial_dialect.tg import TG
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    stated = re.search(r"the tg dialect \((\d+) ops", text)
+    assert stated is not None, "docs/api.md lost the tg op count"
+    assert int(stated.group(1)) == len(list(TG.operations))
