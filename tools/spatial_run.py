@@ -66,9 +66,10 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spatial_dialect import get_all_dialects, tg
 from spatial_dialect.passes import get_all_passes
-from spatial_dialect.passes.analysis import ACCUMULATE, parse_bytes
 from spatial_dialect.passes.link.context import carried_names, value_names
 from spatial_dialect.passes.link.prelude import tg_ops
+from spatial_dialect.passes.numerics import ACCUMULATE
+from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
@@ -162,7 +163,7 @@ def reference_bytes(fn: FuncOp) -> int:
 def simulator_bytes(module: ModuleOp, target: Target) -> int:
     """An upper bound of what the simulator holds: every DRAM tensor of the compiled program at
     8 bytes an element (its tiles padded), and every site's local memory."""
-    from spatial_dialect.passes.analysis import dram_layout
+    from spatial_dialect.passes.dram_layout import dram_layout
 
     tensors = sum(
         8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target)
