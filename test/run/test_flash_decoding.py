@@ -21,7 +21,6 @@ from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.simulator.stages import merge_partials, split_partials
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -79,7 +78,7 @@ def test_merge_of_split_partials_is_the_softmax_over_every_key():
 
 def run_split(text: str, target: str, splits: int, seed: int):
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target, kv_splits=splits)
+    module = compile_module(fn, target, kv_splits=splits)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     simulated = simulated_outputs(fn, module, inputs)
