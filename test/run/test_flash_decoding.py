@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.targets import PRESETS
-from spatial_dialect.targets.gemm import ceil_div, divisors
+from spatial_dialect.targets.gemm import TILE, ceil_div, divisors
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.simulator.stages import merge_partials, split_partials
 from spatial_dialect.tools.spatial_run import (
@@ -26,8 +26,6 @@ from spatial_dialect.tools.spatial_run import (
     reference_outputs,
     simulated_outputs,
 )
-
-TILE = 32
 
 
 def attention(keys: int, heads: int, kv: int, d: int, elt: str = "bf16") -> str:
