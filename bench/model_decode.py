@@ -101,7 +101,7 @@ def compile_step(tool, program: str, options: str):
 
 def measure(program: str, target: str, weights: str, cache: int, layers: int) -> Row:
     """Compile ``program`` (written with ``weights``) through the pipeline and total its report."""
-    from spatial_dialect.passes.analysis import DramExceeded
+    from spatial_dialect.passes.dram_layout import DramExceeded
     from spatial_dialect.tools.emit.report import report
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 

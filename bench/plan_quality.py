@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ttnn_default import NotApplicable, TtnnConfig, ttnn_default  # noqa: E402
 
 from spatial_dialect.passes import tile  # noqa: E402
-from spatial_dialect.passes.analysis import Numerics  # noqa: E402
+from spatial_dialect.passes.numerics import Numerics  # noqa: E402
 from spatial_dialect.passes.tile import gemm as tile_gemm  # noqa: E402
 from spatial_dialect.targets import Target, load_target  # noqa: E402
 from spatial_dialect.targets.cost import (  # noqa: E402

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plan_quality import FIDELITY, Case, plan_text, suite  # noqa: E402
 
-from spatial_dialect.passes.analysis import ACCUMULATE, Numerics  # noqa: E402
+from spatial_dialect.passes.numerics import ACCUMULATE, Numerics  # noqa: E402
 from spatial_dialect.passes.tile import gemm as tile_gemm  # noqa: E402
 from spatial_dialect.targets import load_target  # noqa: E402
 from spatial_dialect.targets.cost import GemmShape, roofline_cycles  # noqa: E402

@@ -114,7 +114,8 @@ def compile_program(path: Path, target: str) -> tuple[list[dict], float]:
     from triton.compiler import ASTSource
 
     from spatial_dialect import sp
-    from spatial_dialect.passes.analysis import recorded_target, site_bytes
+    from spatial_dialect.passes.site_footprint import site_bytes
+    from spatial_dialect.passes.target_choice import recorded_target
     from spatial_dialect.tools.backend.triton.printer import emit_module
     from spatial_dialect.tools.backend.triton.runner import load_emitted
 

@@ -26,13 +26,14 @@ def main() -> None:
 
     from spatial_dialect import sp
     from spatial_dialect.passes import get_all_passes
+    from spatial_dialect.passes.pipeline import default_context
     from spatial_dialect.tools.backend.ttlang.printer import (
         Lines,
         OperationWriter,
         TTLangUnsupported,
         print_ttlang,
     )
-    from spatial_dialect.tools.spatial_run import make_context, parse_module
+    from spatial_dialect.tools.spatial_run import parse_module
 
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 32
     target = sys.argv[2] if len(sys.argv) > 2 else "wormhole_n150"
@@ -43,7 +44,7 @@ def main() -> None:
     spec = f"spatial-pipeline{{target={target} split-k=1 kv-splits=1 dram-mem=400GB}}"
     pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
     t0 = time.process_time()
-    pipeline.apply(make_context(), module)
+    pipeline.apply(default_context(), module)
     pipeline_s = time.process_time() - t0
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     printed, refused = 0, {}

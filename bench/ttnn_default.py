@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 from calibration import SUBBLOCKS
 
-from spatial_dialect.passes.analysis import Numerics
+from spatial_dialect.passes.numerics import Numerics
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape
 from spatial_dialect.targets.gemm import TILE, ceil_div

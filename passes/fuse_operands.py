@@ -46,14 +46,10 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    GemmView,
-    dram_tile_bytes,
-    gemm_plan,
-    module_target,
-    refusals_at,
-    sections_taken,
-)
+from spatial_dialect.passes.dram_layout import dram_tile_bytes
+from spatial_dialect.passes.gemm_view import GemmView, gemm_plan
+from spatial_dialect.passes.phases import refusals_at, sections_taken
+from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.sp import GroupAxis, Phase, RectAttr
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.cost import (

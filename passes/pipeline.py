@@ -6,14 +6,26 @@ module) it compiles for wormhole_n150. The options go to the pass that decides w
 format, grid, the budget and kv-splits to link, which records them on the module for every later
 pass; fidelity, accumulate and split-k to tile) and are recorded on the module, where the report
 reads them back.
+
+It also holds the one context builder (`default_context`) and the one compile function
+(`compile_module`) that the CLIs, the tests and the benchmarks call, so that a program compiles
+the same way wherever it is compiled. `compile_module` takes program text (parsed here, without
+source locations: passes import no tools) or functions already parsed (spatial-run parses with
+locations through tools/frontend/diagnostics.py and hands the functions over, which are cloned into
+a fresh module so the caller's module is left as it was). A refusal is the pass's own typed
+diagnostic, as from any xDSL pass; spatial-run, which must tell a refused program apart from a
+verifier error in its input, wraps it in its CompileRefused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 
 from spatial_dialect.passes.fuse_operands import FuseOperandsPass
@@ -69,12 +81,25 @@ def default_context() -> Context:
     return ctx
 
 
-def compile_module(source: str, ctx: Context | None = None, **options: object) -> ModuleOp:
-    """Parse `source` and run the pipeline on it with `options` (those of SpatialPipelinePass)."""
-    from xdsl.parser import Parser
-
+def compile_module(
+    program: str | FuncOp | Sequence[FuncOp],
+    target: str | None = None,
+    *,
+    ctx: Context | None = None,
+    **options: str | int,
+) -> ModuleOp:
+    """`program` through `spatial-pipeline{target=...}` with `options` (those of
+    SpatialPipelinePass, e.g. grid="2x2"), verified: what the compiler produced must pass its own
+    verifier. `program` is module text, or a function, or a chain's functions compiled together
+    as one deployment (the tensors they share are agreed, link/deployment.py), cloned into a new
+    module. A pass that refuses the program raises its typed diagnostic (sp/errors.py), as the
+    verifier does for what it finds wrong after the pipeline."""
     ctx = ctx or default_context()
-    module = Parser(ctx, source).parse_module()
-    SpatialPipelinePass(**options).apply(ctx, module)  # type: ignore[arg-type]
-    module.verify()
+    if isinstance(program, str):
+        module = Parser(ctx, program).parse_module()
+    else:
+        functions = [program] if isinstance(program, FuncOp) else program
+        module = ModuleOp([f.clone() for f in functions])
+    SpatialPipelinePass(target=target, **options).apply(ctx, module)  # type: ignore[arg-type]
+    module.verify()  # what the compiler produced must pass its own verifier
     return module

@@ -28,7 +28,7 @@ Engines. The compute stage on the compute engine. Movement as the plan's packing
 by the target's rule: loads on movement engine 1 with the receiver NoC, the store on engine 0
 with the writer NoC; under operand-with-store packing B's loader (a flash attention's query and
 position loaders) joins the store's engine; with one engine everything moves on it
-(`analysis.engines`, the one assignment). A section that moves data on a target without
+(`engine_assignment.engines`, the one assignment). A section that moves data on a target without
 movement engines is refused (TooManyEngines).
 
 A stream section (not a GEMM) shares no operand along rows or columns of sites: its items are
@@ -47,17 +47,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    engines,
-    largest_divisor,
-    module_target,
-    refusals_at,
-    sections_taken,
-)
+from spatial_dialect.passes.engine_assignment import engines
+from spatial_dialect.passes.phases import refusals_at, sections_taken
+from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.sp import Phase, RectAttr, linear_site_map
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets import Target
-from spatial_dialect.targets.gemm import split_work_ranges
+from spatial_dialect.targets.gemm import largest_divisor, split_work_ranges
 
 Rect = tuple[int, int, int, int]
 """x0, x1, y0, y1, both ends included."""

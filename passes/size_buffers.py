@@ -46,15 +46,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    k_block,
-    memory_buffers,
-    module_target,
-    operand_fifos,
-    refusals_at,
-    sections_taken,
-    site_bytes,
-)
+from spatial_dialect.passes.phases import refusals_at, sections_taken
+from spatial_dialect.passes.site_footprint import k_block, memory_buffers, operand_fifos, site_bytes
+from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
 from spatial_dialect.targets import Target

@@ -26,7 +26,7 @@ section kind allows (`space`):
                        kw | the time tiles, with kw * kw <= the f32 accumulator (the chunk's
                        C x C products): the CHUNK SIZE of the chunked delta rule, kw tile rows
 
-Every candidate whose buffers fit a site's configurable budget (`analysis.buffer_bytes`, THE
+Every candidate whose buffers fit a site's configurable budget (`site_footprint.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
 the IR under the candidate's bindings; the cheapest wins, ties going to fewer items, then the
 larger sub-block, then the wider K block, so the choice is deterministic. The items are dealt
@@ -45,7 +45,8 @@ from typing import Any
 from xdsl.dialects.builtin import IntegerType
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import buffer_bytes, dram_tile_bytes, memory_buffers
+from spatial_dialect.passes.dram_layout import dram_tile_bytes
+from spatial_dialect.passes.site_footprint import buffer_bytes, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionCombineOp,

@@ -37,6 +37,13 @@ def divisors(n: int) -> list[int]:
     return small + large[::-1]
 
 
+def largest_divisor(n: int, at_most: int) -> int:
+    """The largest d <= at_most that divides n."""
+    if at_most * at_most > n:  # through the divisors: O(sqrt n)
+        return max(d for d in divisors(n) if d <= at_most)
+    return next(d for d in range(min(n, at_most), 0, -1) if n % d == 0)
+
+
 @dataclass(frozen=True)
 class GemmShape:
     """C[m, n] = A[m, k] @ B[k, n], sizes in elements.

@@ -58,17 +58,17 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from spatial_dialect import get_all_dialects, tg
-from spatial_dialect.passes import get_all_passes
-from spatial_dialect.passes.analysis import ACCUMULATE, parse_bytes
+from spatial_dialect import tg
 from spatial_dialect.passes.link.context import carried_names, value_names
 from spatial_dialect.passes.link.prelude import tg_ops
+from spatial_dialect.passes.numerics import ACCUMULATE
+from spatial_dialect.passes.pipeline import compile_module, default_context
+from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
@@ -107,8 +107,6 @@ from spatial_dialect.tools.interpreters.reference import (
 )
 from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
 
-PIPELINE = "spatial-pipeline"
-
 
 class UsageError(Exception):
     """The user's input cannot be run: a missing file, a parse error, no such function."""
@@ -123,18 +121,9 @@ class CompileRefused(Exception):
         super().__init__(str(diagnostic).strip())
 
 
-def make_context() -> Context:
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    ctx.load_dialect(Func)
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def parse_module(text: str, filename: str = "<input>") -> ModuleOp:
     """Parse with op locations and the nesting limit (tools/frontend/diagnostics.py), and verify."""
-    module = parse_source(make_context(), text, filename)
+    module = parse_source(default_context(), text, filename)
     module.verify()
     return module
 
@@ -162,7 +151,7 @@ def reference_bytes(fn: FuncOp) -> int:
 def simulator_bytes(module: ModuleOp, target: Target) -> int:
     """An upper bound of what the simulator holds: every DRAM tensor of the compiled program at
     8 bytes an element (its tiles padded), and every site's local memory."""
-    from spatial_dialect.passes.analysis import dram_layout
+    from spatial_dialect.passes.dram_layout import dram_layout
 
     tensors = sum(
         8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target)
@@ -238,23 +227,6 @@ def chained_functions(module: ModuleOp, args: argparse.Namespace) -> list[FuncOp
     if twice is not None:
         raise UsageError(f"--chain names @{twice} twice; each function of a chain runs once")
     return [entry_function(module, n) for n in args.chain]
-
-
-def compile_function(fn: FuncOp | Sequence[FuncOp], target: str, **options: str | int) -> ModuleOp:
-    """A module of the entry function alone, or of a chain's functions together (one deployment:
-    the tensors they share are agreed, link/deployment.py), through
-    `spatial-pipeline{target=...}` (with any other option of the pipeline, e.g. grid="2x2")."""
-    module = ModuleOp([f.clone() for f in ([fn] if isinstance(fn, FuncOp) else fn)])
-    passes = get_all_passes()
-    if PIPELINE not in passes:
-        raise UsageError(f"this installation has no {PIPELINE} pass to compile with")
-    pipeline = passes[PIPELINE]()(target=target, **options)  # type: ignore[call-arg]
-    try:
-        pipeline.apply(make_context(), module)
-        module.verify()  # what the compiler produced must pass its own verifier
-    except DiagnosticException as e:
-        raise CompileRefused(e) from None
-    return module
 
 
 def entry_module(module: ModuleOp, function: str) -> ModuleOp:
@@ -586,7 +558,12 @@ class Compiled:
                 print(line, file=self.out)
             fns = self.chain if self.args.chain else self.chain[0]
             accumulate = self.args.accumulate
-            self.module = compile_function(fns, self.args.target, accumulate=accumulate, **options)
+            try:
+                self.module = compile_module(
+                    fns, self.args.target, accumulate=accumulate, **options
+                )
+            except DiagnosticException as e:
+                raise CompileRefused(e) from None
         return self.module
 
     def run(self, fn: FuncOp, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:

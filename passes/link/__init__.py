@@ -46,14 +46,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import (
-    TARGET_ATTR,
-    DramExceeded,
-    check_dram,
-    choose_target,
-    record,
-    recorded_target,
-)
+from spatial_dialect.passes.dram_layout import DramExceeded, check_dram
 from spatial_dialect.passes.link import (
     attention,
     delta,
@@ -76,6 +69,7 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.link.deployment import agree
 from spatial_dialect.passes.link.prelude import Prelude
+from spatial_dialect.passes.target_choice import TARGET_ATTR, choose_target, record, recorded_target
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
 

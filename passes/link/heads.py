@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import Numerics
 from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
@@ -37,6 +36,7 @@ from spatial_dialect.passes.link.context import (
     ProgramBuilder,
 )
 from spatial_dialect.passes.link.matmul import b_block, gemm_section
+from spatial_dialect.passes.numerics import Numerics
 from spatial_dialect.sp import AccessAttr, Layout, MapOp, Mode, SectionKind, TensorRole
 from spatial_dialect.sp.errors import NotLowered
 from spatial_dialect.sp.kinds import JOIN_ATTR

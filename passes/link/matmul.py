@@ -13,7 +13,7 @@ section, no copy of B.
 
 Partial tiles at the edges are padded: a tensor of 100x70 elements is 4x3 tiles in DRAM, the
 padding is zero, and the product over it adds nothing. The accumulator's precision follows
-`analysis.Numerics`. An integer matmul computes in the narrowest integer datatype the target has
+`numerics.Numerics`. An integer matmul computes in the narrowest integer datatype the target has
 that holds its operands' proven interval (`operand_precision`); its loads convert to it.
 """
 
@@ -24,7 +24,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
 from spatial_dialect.passes.link.context import (
     C0,
     K0,
@@ -35,6 +34,7 @@ from spatial_dialect.passes.link.context import (
     ProgramBuilder,
     operand_precision,
 )
+from spatial_dialect.passes.numerics import ELEMENT_TYPES, Numerics
 from spatial_dialect.sp import AccessAttr, Layout, SectionKind
 
 

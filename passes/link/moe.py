@@ -35,7 +35,6 @@ from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import Numerics
 from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
@@ -48,6 +47,7 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.link.maps import map_section
 from spatial_dialect.passes.link.matmul import gemm_section
+from spatial_dialect.passes.numerics import Numerics
 from spatial_dialect.sp import AccessAttr, Layout, Mode, RouteOp, SectionKind, TensorRole
 from spatial_dialect.sp.errors import NotLowered
 

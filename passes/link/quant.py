@@ -29,7 +29,6 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import ELEMENT_TYPES, Numerics
 from spatial_dialect.passes.link.context import (
     BLOCK,
     Q8_0_VIEW,
@@ -41,6 +40,7 @@ from spatial_dialect.passes.link.context import (
 from spatial_dialect.passes.link.indexed import q8_0_row_gather
 from spatial_dialect.passes.link.maps import map_section
 from spatial_dialect.passes.link.matmul import b_block, gemm_section
+from spatial_dialect.passes.numerics import ELEMENT_TYPES, Numerics
 from spatial_dialect.sp import Layout, Mode, TensorRole
 from spatial_dialect.sp.errors import UnsupportedDatatype
 from spatial_dialect.targets import TargetError

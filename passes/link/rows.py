@@ -36,7 +36,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.analysis import buffer_bytes, memory_buffers
 from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
@@ -50,6 +49,7 @@ from spatial_dialect.passes.link.context import (
     valid,
 )
 from spatial_dialect.passes.link.maps import map_section
+from spatial_dialect.passes.site_footprint import buffer_bytes, memory_buffers
 from spatial_dialect.sp import (
     AccessAttr,
     ArgmaxOp,

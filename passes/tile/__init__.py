@@ -3,7 +3,7 @@ cost model (docs/passes.md#tile), with the prediction and the runner-up recorded
 
 A plan is legal when
   * its output sub-block fits the accumulator: osh x osw <= the target's accumulator tiles at the
-    section's accumulation precision (`analysis.Numerics`);
+    section's accumulation precision (`numerics.Numerics`);
   * its footprint fits a site's configurable budget, priced by `footprint_bytes_for_plan`, THE
     function size-buffers lays out (docs/passes.md#tile-one-footprint-function: the planner must price exactly what the allocator
     lays out, or it picks plans the allocator refuses);
@@ -74,18 +74,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    ACCUMULATE,
-    ELEMENT_TYPES,
-    GemmView,
-    Numerics,
-    module_target,
-    options,
-    record,
-    refusals_at,
-    sections_taken,
-)
+from spatial_dialect.passes.gemm_view import GemmView
+from spatial_dialect.passes.numerics import ACCUMULATE, ELEMENT_TYPES, Numerics
+from spatial_dialect.passes.phases import refusals_at, sections_taken
 from spatial_dialect.passes.stream_plans import StreamRanked, choose_stream_plan
+from spatial_dialect.passes.target_choice import module_target, options, record
 from spatial_dialect.passes.tile.gemm import (
     MAX_K_SLICES,
     Ranking,

@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from spatial_dialect.passes.analysis import Numerics, largest_divisor
+from spatial_dialect.passes.numerics import Numerics
 from spatial_dialect.targets import FIDELITIES, Target
 from spatial_dialect.targets.cost import (
     GemmCost,
@@ -18,7 +18,7 @@ from spatial_dialect.targets.cost import (
     GemmShape,
     gemm_cost_floor,
 )
-from spatial_dialect.targets.gemm import ceil_div, divisors
+from spatial_dialect.targets.gemm import ceil_div, divisors, largest_divisor
 
 
 def gemm_packing(target: Target) -> str:

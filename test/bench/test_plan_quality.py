@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spatial_dialect.passes import tile
-from spatial_dialect.passes.analysis import Numerics
+from spatial_dialect.passes.numerics import Numerics
 from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmPlan, GemmShape, roofline_cycles

@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.interpreters.compare import (
     Q8_0_LEVEL,
     RTOL,
@@ -24,7 +25,6 @@ from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 BF16 = ml_dtypes.bfloat16
 N = 1024
-TILE = 32
 WRONG = (20, 9)  # the wrong tile's row and column, in tiles
 
 

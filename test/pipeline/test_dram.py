@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from xdsl.parser import Parser
 
-from spatial_dialect.passes.analysis import DramExceeded, parse_bytes
+from spatial_dialect.passes.dram_layout import DramExceeded
 from spatial_dialect.passes.link import LinkPass
 from spatial_dialect.passes.pipeline import default_context
+from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.presets import PRESETS
 

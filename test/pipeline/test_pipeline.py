@@ -100,7 +100,7 @@ def test_every_pass_is_the_identity_on_its_own_output(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_report_contract(target: str) -> None:
     dtype = "f32" if target == "plasticine" else "bf16"
-    module = compile_module(MIXED.replace("bf16", dtype), mixed_context(), target=target)
+    module = compile_module(MIXED.replace("bf16", dtype), target, ctx=mixed_context())
     r = json.loads(json.dumps(report(module)))
     assert r["target"] == target
     (section,) = r["sections"]

@@ -16,19 +16,16 @@ from hypothesis import strategies as st
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.targets import PRESETS
-from spatial_dialect.targets.gemm import ceil_div, divisors
+from spatial_dialect.targets.gemm import TILE, ceil_div, divisors
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.simulator.stages import merge_partials, split_partials
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
     simulated_outputs,
 )
-
-TILE = 32
 
 
 def attention(keys: int, heads: int, kv: int, d: int, elt: str = "bf16") -> str:
@@ -79,7 +76,7 @@ def test_merge_of_split_partials_is_the_softmax_over_every_key():
 
 def run_split(text: str, target: str, splits: int, seed: int):
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target, kv_splits=splits)
+    module = compile_module(fn, target, kv_splits=splits)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     simulated = simulated_outputs(fn, module, inputs)

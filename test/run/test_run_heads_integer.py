@@ -15,10 +15,10 @@ from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import Float32Type, TensorType, i8, i32
 
 from spatial_dialect import tg
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -83,7 +83,7 @@ def requant(scale: float, zp: int) -> str:
 
 def run(text: str, target: str, seed: int = 0):
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target)
+    module = compile_module(fn, target)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     return reference, compare_outputs(fn, reference, values, simulated_outputs(fn, module, inputs))
@@ -143,7 +143,7 @@ def test_int_requant_rounds_half_to_even_and_saturates():
 def test_int_requant_is_refused_by_name_where_the_chip_has_no_i8():
     fn = entry_function(parse_module(requant(0.5, 0)))
     with pytest.raises(Exception, match="no datatype 'i8'"):
-        compile_function(fn, "plasticine")
+        compile_module(fn, "plasticine")
 
 
 def test_builders_infer_the_result_types():

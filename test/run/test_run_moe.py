@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.interpreters import reference as ref
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.simulator.program import simulate
 from spatial_dialect.tools.simulator.stages import IndexOutOfRange
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -153,7 +153,7 @@ def test_routing_weights_sum_to_one_when_renormalized():
 
 def run(text: str, target: str, seed: int = 0):
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target)
+    module = compile_module(fn, target)
     inputs = draw_inputs(fn, seed)
     reference_values, values = reference_outputs(fn, inputs)
     simulated = simulated_outputs(fn, module, inputs)
@@ -185,7 +185,7 @@ def routed_by_an_out_of_range_id(**options: str | int) -> tuple[ModuleOp, list[n
     inputs, that id holding 4. The simulator and the TT-Lang backend both must refuse it at the
     first GEMM that loads by it, before any read."""
     fn = entry_function(parse_module(program(1, 64, 4, 32, 2)))
-    module = compile_function(fn, "wormhole_n150", **options)
+    module = compile_module(fn, "wormhole_n150", **options)
     block = module.body.block
     route = next(
         op for op in block.ops if isinstance(op, sp.ProgramOp) and op.sym_name.data == "y__id0"

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from spatial_dialect import sp
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -30,7 +30,7 @@ func.func @mm(%x: tensor<40x256xELT>, %wv: tensor<256x96xi8>, %ws: tensor<8x96xf
 
 def run(target: str, elt: str):
     fn = entry_function(parse_module(PROGRAM.replace("ELT", elt)))
-    module = compile_function(fn, target)
+    module = compile_module(fn, target)
     inputs = draw_inputs(fn, 0)
     reference, values = reference_outputs(fn, inputs)
     simulated = simulated_outputs(fn, module, inputs)

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from spatial_dialect import sp
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools.interpreters import q8_0 as gguf_quant
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -45,7 +45,7 @@ func.func @tied(%v: tensor<300x256xi8>, %s: tensor<300x8xf16>, %ids: tensor<5xi3
 
 def simulate(text: str, target: str, seed: int):
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, target)
+    module = compile_module(fn, target)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     report = compare_outputs(fn, reference, values, simulated_outputs(fn, module, inputs))
@@ -126,7 +126,7 @@ def test_b_read_transposed_is_priced_as_the_same_bytes(target):
     [d, vocab] transposed copy: a block of B is the same bytes either way."""
 
     def gemm_plan(text: str) -> str:
-        module = compile_function(entry_function(parse_module(text)), target)
+        module = compile_module(entry_function(parse_module(text)), target)
         (gemm,) = (
             p
             for p in module.walk()

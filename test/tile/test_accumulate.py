@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import Numerics, section_cost
+from spatial_dialect.passes.numerics import Numerics, section_cost
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target

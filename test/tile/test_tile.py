@@ -8,16 +8,11 @@ import itertools
 import pytest
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    GemmView,
-    Numerics,
-    gemm_plan,
-    module_target,
-    operand_fifos,
-    section_cost,
-    site_bytes,
-)
+from spatial_dialect.passes.gemm_view import GemmView, gemm_plan
+from spatial_dialect.passes.numerics import Numerics, section_cost
 from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.passes.site_footprint import operand_fifos, site_bytes
+from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import (

@@ -11,7 +11,7 @@ tolerance table (tools/interpreters/compare.py), whichever executor ran them:
 
 A runner is `run(module, inputs) -> outputs`: `inputs` are the arrays of the entry's DRAM
 inputs in `sp.entry` order, the outputs come back in `sp.entry` order. The target is the one the
-module records (link wrote it; `passes.analysis.recorded_target` reads it, sub-grid and budget
+module records (link wrote it; `passes.target_choice.recorded_target` reads it, sub-grid and budget
 included), so a runner cannot run a program for another chip than it was compiled for. Runners
 are imported lazily, so a backend's heavy dependencies (torch) load only when it is chosen.
 """

@@ -12,7 +12,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import site_bytes
+from spatial_dialect.passes.site_footprint import site_bytes
 from spatial_dialect.tools.emit.report import sized_sections
 
 

@@ -8,7 +8,9 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import dram_layout, memory_buffers, module_target, site_bytes
+from spatial_dialect.passes.dram_layout import dram_layout
+from spatial_dialect.passes.site_footprint import memory_buffers, site_bytes
+from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.tools.emit.report import sized_sections
 
 
@@ -49,7 +51,7 @@ def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
 
 
 def print_dram_map(module: ModuleOp, target, stream: IO[str]) -> None:
-    """The DRAM layout link checked (passes.analysis.dram_layout): every tensor's offset and
+    """The DRAM layout link checked (passes.dram_layout.dram_layout): every tensor's offset and
     bytes, against the device memory (the target's, or dram-mem's)."""
     layout = dram_layout(module, target)
     used = layout[-1].offset + layout[-1].bytes if layout else 0

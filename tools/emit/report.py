@@ -28,16 +28,12 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from spatial_dialect import sp
-from spatial_dialect.passes.analysis import (
-    GemmView,
-    dram_tile_bytes,
-    module_target,
-    options,
-    programs,
-    recorded_target_name,
-    section_cost,
-    site_bytes,
-)
+from spatial_dialect.passes.dram_layout import dram_tile_bytes
+from spatial_dialect.passes.gemm_view import GemmView
+from spatial_dialect.passes.numerics import section_cost
+from spatial_dialect.passes.phases import programs
+from spatial_dialect.passes.site_footprint import site_bytes
+from spatial_dialect.passes.target_choice import module_target, options, recorded_target_name
 from spatial_dialect.passes.tile import DEFAULT_FIDELITY
 from spatial_dialect.passes.tile.stream import report_row as stream_report_row
 from spatial_dialect.sp import Phase

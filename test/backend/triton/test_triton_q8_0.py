@@ -14,11 +14,11 @@ import pytest
 pytest.importorskip("triton")
 pytest.importorskip("torch")
 
+from spatial_dialect.passes.pipeline import compile_module  # noqa: E402
 from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS  # noqa: E402
 from spatial_dialect.tools.interpreters.inputs import draw_inputs  # noqa: E402
 from spatial_dialect.tools.spatial_run import (  # noqa: E402
     compare_outputs,
-    compile_function,
     entry_function,
     parse_module,
     reference_outputs,
@@ -44,7 +44,7 @@ def interpreted(text: str, target: str = "h100", given: dict | None = None):
     """(reference, reference values, Triton's outputs, comparison) of the entry of `text`."""
     fn = entry_function(parse_module(text))
     options, _ = COMPILE_OPTIONS["triton-interpret"]
-    module = compile_function(fn, target, **options)
+    module = compile_module(fn, target, **options)
     inputs = {**draw_inputs(fn, 0), **(given or {})}
     reference, values = reference_outputs(fn, inputs)
     got = simulated_outputs(fn, module, inputs, "triton-interpret")

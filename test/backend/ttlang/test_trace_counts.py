@@ -59,12 +59,13 @@ def _selector_bytes(sec: sp.ProgramOp, r: sp.SitesOp) -> int:
 
 
 def _compile(m: int, k: int, n: int, grid: str):
-    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, "bf16")))
     # The 16-bit dest's unsplit plans (accumulate=bf16, split-k=1): the cases were chosen for
     # their kinds.
-    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate="bf16", split_k=1)
+    module = compile_module(fn, "wormhole_n150", grid=grid, accumulate="bf16", split_k=1)
     return fn, module, next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
 
 

@@ -153,10 +153,11 @@ def test_gemm_sweep_passes_or_is_refused_by_name(m, k, n, dt, target):
 
 
 def _program():
-    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(256, 256, 256, "bf16")))
-    module = compile_function(fn, "wormhole_n150", grid="4x4", split_k=1)
+    module = compile_module(fn, "wormhole_n150", grid="4x4", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     return module, section
 
@@ -269,10 +270,11 @@ SUB_BLOCK_GEMMS = [
 @needs_sim
 @pytest.mark.parametrize("m, k, n, dt, grid, accumulate", SUB_BLOCK_GEMMS)
 def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumulate):
-    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, dt)))
-    module = compile_function(fn, "wormhole_n150", grid=grid, accumulate=accumulate, split_k=1)
+    module = compile_module(fn, "wormhole_n150", grid=grid, accumulate=accumulate, split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
@@ -517,6 +519,7 @@ def test_equal_logits_go_to_the_lower_expert():
     would give another result); the route's least-index-of-a-hit picks it."""
     import numpy as np
 
+    from spatial_dialect.passes.pipeline import compile_module
     from spatial_dialect.tools.interpreters.compare import compare
     from spatial_dialect.tools.interpreters.inputs import draw_inputs
     from spatial_dialect.tools.interpreters.reference import (
@@ -524,7 +527,7 @@ def test_equal_logits_go_to_the_lower_expert():
         input_names,
         returned_values,
     )
-    from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(_moe_program(1, 64, 4, 32, 1, "sigmoid", False)))
     inputs = draw_inputs(fn, 0)
@@ -532,7 +535,7 @@ def test_equal_logits_go_to_the_lower_expert():
     r = np.zeros((64, 4), np.float32)
     r[:, 1] = r[:, 3] = 0.0625
     inputs["r"] = r
-    module = compile_function(fn, "wormhole_n150", split_k=1)
+    module = compile_module(fn, "wormhole_n150", split_k=1)
     (got,) = runner()(module, [inputs[n] for n in input_names(fn)])
     want = evaluate_values(fn, inputs)[returned_values(fn)[0]]
     result = compare("y", want, got)

@@ -4,7 +4,7 @@ model counts it, and what the cost model prices for the same sized GEMM section.
 - `moved(traced)`: tiles read from DRAM per tensor (`copy_start` from a Tensor: its `dram`),
   tiles written per tensor, tiles sent into pipes (`pipe_send`) and received from them
   (`pipe_recv`).
-- `priced(section, target)`: the section's plan as the cost model's GemmPlan (passes/analysis.py
+- `priced(section, target)`: the section's plan as the cost model's GemmPlan (passes/gemm_view.py
   gemm_plan) and shape, through targets/quantities.py gemm_quantities and targets/cost.py.
 - `node_buffers(traced, section)`: per node of the grid, the DataflowBuffers it declares and the
   ones its kernels use (their bytes), beside the bytes size-buffers laid out for its site.
@@ -55,7 +55,9 @@ class Priced:
 
 def priced(module, section: sp.ProgramOp) -> Priced:  # noqa: ANN001
     """The target is the module's recorded one (its sub-grid and budget), as tile priced it."""
-    from spatial_dialect.passes.analysis import GemmView, Numerics, gemm_plan, recorded_target
+    from spatial_dialect.passes.gemm_view import GemmView, gemm_plan
+    from spatial_dialect.passes.numerics import Numerics
+    from spatial_dialect.passes.target_choice import recorded_target
     from spatial_dialect.targets.quantities import gemm_quantities
 
     target = recorded_target(module, "trace counts")

@@ -183,7 +183,7 @@ def emit_module(module: ModuleOp) -> Emitted:
     target = target_attr.data if isinstance(target_attr, StringAttr) else "?"
     clock = None
     try:
-        from spatial_dialect.passes.analysis import recorded_target
+        from spatial_dialect.passes.target_choice import recorded_target
 
         clock = recorded_target(module, "triton").clock_ghz
     except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it

@@ -615,7 +615,7 @@ def _plan_lines(plan: sp.PlanOp) -> Iterator[str]:
 
 def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     """The module's entry function as one TT-Lang program (see the module docstring)."""
-    from spatial_dialect.passes.analysis import recorded_target
+    from spatial_dialect.passes.target_choice import recorded_target
 
     entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
     if len(entries) != 1:

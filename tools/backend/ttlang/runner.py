@@ -72,7 +72,7 @@ def simulator_command(
 ) -> list[str]:
     """`tt-lang-sim PROGRAM --grid X,Y --max-l1 BYTES ...` for the module's recorded target;
     with `dfbs`, the hook DFB_HOOK is run first (the caller sets SPATIAL_TTLANG_DFBS)."""
-    from spatial_dialect.passes.analysis import recorded_target
+    from spatial_dialect.passes.target_choice import recorded_target
 
     target = recorded_target(module, "tt-lang-sim")
     gx, gy = target.mesh_x, target.mesh_y
