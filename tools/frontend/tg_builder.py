@@ -62,12 +62,9 @@ class FunctionBuilder:
         self, name: str, type: Attribute, attributes: Mapping[str, Attribute] | None = None
     ) -> SSAValue:
         """A new argument `%name`; a name is one tensor, so a second declaration is a bug."""
-        if name in self._by_name:
-            raise ValueError(f"argument %{name} is declared twice")
         value = self.block.insert_arg(type, len(self.block.args))
-        value.name_hint = name
+        self._name(value, name)
         self._attributes.append(dict(attributes or {}))
-        self._by_name[name] = value
         return value
 
     def shared_argument(
@@ -90,8 +87,20 @@ class FunctionBuilder:
             raise ValueError(f"{op.name} has {len(op.results)} result(s), named {list(names)}")
         self.block.add_op(op)
         for result, name in zip(op.results, names, strict=True):
-            result.name_hint = name
+            self._name(result, name)
         return tuple(op.results)
+
+    def _name(self, value: SSAValue, name: str) -> None:
+        """Name `value` `%name`, which must be the name it is printed with: the printer would
+        rename a second value of the name (`%q_1`), and xDSL drops a `_N` suffix from a name
+        hint (it stands for the printer's own numbering), so either would silently print
+        another name than the one a plan, a report and --weights look for."""
+        if name in self._by_name:
+            raise ValueError(f"%{name} names two values; a name is one tensor")
+        value.name_hint = name
+        if value.name_hint != name:
+            raise ValueError(f"%{name}: xDSL would print it as %{value.name_hint}_N")
+        self._by_name[name] = value
 
     def function(self, name: str, results: Sequence[SSAValue]) -> func.FuncOp:
         """The finished `func.func @name` returning `results`."""
