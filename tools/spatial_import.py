@@ -3,14 +3,16 @@
     spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
                    [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
 
-reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor data) of a
-`llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or `@ARCH_prefill`;
-with `--step both`, one module of both, a deployment, below): the embedding gather of the token
-ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms norms), rope with the
-model's rope.freq_base, the KV-cache writes at `pos` and attention over the updated cache, o, the
-residual, the ffn rms norm, the SwiGLU MLP (qwen3moe: a tg.moe over the router and the experts,
-"experts" layout: GGUF's E x out x in, each expert transposed, stacked along K) and its residual; the final norm, the LM head (the
-embedding table when the file has no output.weight) and the arg-max.
+reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
+data) of a `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or
+`@ARCH_prefill`; with `--step both`, one module of both, a deployment, below): the embedding
+gather of the token ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms
+norms), rope with the model's rope.freq_base, the KV-cache writes at `pos` and attention over the
+updated cache, o, the residual, the ffn rms norm, the SwiGLU MLP (qwen3moe: a tg.moe over the
+router and the experts, "experts" layout: GGUF's E x out x in, each expert transposed, stacked
+along K) and its residual; the final norm, the LM head (the embedding table when the file has no
+output.weight) and the arg-max. The program is the examples' step (tools/frontend/layers.py,
+built once for both); tools/frontend/gguf_program.py names its arguments after the checkpoint.
 
 Arguments are named as the GGUF tensors they hold (`%blk.0.attn_q.weight`) and carry
 `gguf.tensor` (the tensor's name) and `gguf.layout` ("kn": the transpose of ggml's out x in, the
