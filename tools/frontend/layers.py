@@ -1,0 +1,459 @@
+"""The model programs, written once: a decoder layer (pre-norm GQA attention with rope and a
+KV-cache write at the runtime position, then a SwiGLU or a mixture-of-experts feed-forward
+block; Qwen3's per-head q/k norms), Qwen3-Next's Gated DeltaNet layer, and the whole greedy step
+around them (embedding gather, layers, final norm, LM head, arg-max) for prefill and decode.
+
+The shipped examples (examples/generate.py, from published dimensions) and `spatial-import`
+(from a GGUF checkpoint's header) are the same programs: they differ only in what the arguments
+are called and what they carry, so that is the one thing each supplies, a `Naming`. A layer asks
+the naming for each weight by its `Role` (its place in the layer) and its layer; the examples
+call a layer's query projection `%l0_wq`, a checkpoint `%blk.0.attn_q.weight` with the GGUF
+tensor's name and layout attached. The naming also says which weights stay Q8_0 (i8 values and
+f16 scales per 32 along K, read by tg.matmul_q8_0 with the activation quantized as ggml does).
+
+Every op is built with its tg builder (spatial_dialect/tg), so the result types are the ones the
+op infers. The op results are named as the examples always named them (`%l0_q`, `%l0_attn`,
+`%final`, `%token`): a plan and a report name their sections after them.
+
+Decimal constants are rounded as the programs have always spelled them (attention's scale
+1/sqrt(head_dim) to 7 significant digits): the f32 a property holds is the f32 of that decimal,
+and the shipped plans were computed with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from xdsl.dialects import func
+from xdsl.ir import Attribute, SSAValue
+
+from spatial_dialect import tg
+from spatial_dialect.tools.frontend.tg_builder import ELEMENT_TYPES, FunctionBuilder, tensor
+
+
+class Role(Enum):
+    """A tensor's place in the program; the value is the examples' name for it (after the
+    layer's prefix)."""
+
+    # the step's own inputs
+    X = "x"  # a lone layer's input activation
+    IDS = "ids"
+    POS = "pos"
+    COS = "cos"
+    SIN = "sin"
+    # the embedding and the head
+    TABLE = "embedding"
+    FINAL_NORM = "final_norm"
+    LM_HEAD = "lm_head"
+    # an attention layer
+    ATTN_NORM = "attn_norm"
+    Q = "wq"
+    K = "wk"
+    V = "wv"
+    O = "wo"  # noqa: E741  (the output projection's usual name)
+    Q_NORM = "q_norm"
+    K_NORM = "k_norm"
+    K_CACHE = "k_cache"
+    V_CACHE = "v_cache"
+    FFN_NORM = "ffn_norm"
+    GATE = "w_gate"
+    UP = "w_up"
+    DOWN = "w_down"
+    # a mixture-of-experts block
+    ROUTER = "router"
+    EXPERTS_GATE = "experts_gate"
+    EXPERTS_UP = "experts_up"
+    EXPERTS_DOWN = "experts_down"
+    SHARED_GATE = "shared_gate"
+    SHARED_UP = "shared_up"
+    SHARED_DOWN = "shared_down"
+    SHARED_GATE_WEIGHT = "shared_gate_weight"
+    # a Gated DeltaNet layer
+    W_QKV = "w_qkv"
+    W_Z = "w_z"
+    W_B = "w_b"
+    W_A = "w_a"
+    CONV_WEIGHT = "conv_weight"
+    A_LOG = "A_log"
+    DT_BIAS = "dt_bias"
+    DELTA_NORM = "delta_norm"
+    W_OUT = "w_out"
+    CONV_STATE = "conv_state"
+    RECURRENT_STATE = "recurrent_state"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Which layer a tensor belongs to: its index (a checkpoint's `blk.N.`) and the prefix of the
+    program's own names (`l0_`; "" for a program of one layer)."""
+
+    index: int
+    prefix: str
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    attributes: dict[str, Attribute]
+
+
+class Naming(Protocol):
+    """What a program's arguments are called and carry: the one thing the examples and an
+    imported checkpoint do not share."""
+
+    def argument(self, role: Role, layer: Layer | None) -> Argument:
+        """The argument of `role` (of `layer`, or of the step when None)."""
+        ...
+
+    def q8_0(self, role: Role, layer: Layer | None) -> tuple[Argument, Argument] | None:
+        """The values and scales arguments when the weight stays Q8_0, else None."""
+        ...
+
+
+class ExampleNames:
+    """The examples' names: the layer's prefix and the role (`%l0_wq`, `%cos`), no attributes;
+    with `q8_0`, every projection and the LM head stay Q8_0 (`%l0_wq`, `%l0_wq_scales`)."""
+
+    Q8_0_ROLES = frozenset({Role.Q, Role.K, Role.V, Role.O, Role.GATE, Role.UP, Role.DOWN})
+
+    def __init__(self, q8_0: bool = False) -> None:
+        self.quantized = q8_0
+
+    def argument(self, role: Role, layer: Layer | None) -> Argument:
+        return Argument((layer.prefix if layer else "") + role.value, {})
+
+    def q8_0(self, role: Role, layer: Layer | None) -> tuple[Argument, Argument] | None:
+        if not self.quantized or role not in self.Q8_0_ROLES | {Role.LM_HEAD}:
+            return None
+        values = self.argument(role, layer)
+        return values, Argument(f"{values.name}_scales", {})
+
+
+@dataclass(frozen=True)
+class MoeBlock:
+    """A mixture-of-experts FFN block (tg.moe, docs/tg.md#tgmoe)."""
+
+    experts: int
+    top_k: int
+    ffn: int  # one expert's FFN width (moe_intermediate_size)
+    shared_ffn: int = 0  # the shared expert's FFN width; 0: no shared expert
+    shared_gate: bool = False  # the shared expert's sigmoid gate (Qwen3-Next)
+    scores: str = "softmax"
+    renormalize: bool = True  # norm_topk_prob
+
+
+@dataclass(frozen=True)
+class Model:
+    """An attention decoder's dimensions."""
+
+    name: str
+    d: int  # hidden size
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    eps: float
+    qk_norm: bool  # Qwen3's per-head rms_norm of q and k
+    vocab: int = 0  # only the whole step uses the embedding and the LM head
+    elt: str = "bf16"  # the element type of weights and activations
+    q8_0: bool = False  # the projections' weights stored Q8_0 (i8 values and f16 scales)
+    moe: MoeBlock | None = None  # the FFN is a mixture of experts (`ffn` is then unused)
+    rope_style: str = "neox"  # "interleaved": llama.cpp's llama ropes adjacent pairs
+    tied: bool = False  # the LM head is the embedding table, read transposed
+
+
+@dataclass(frozen=True)
+class NextModel:
+    """A Qwen3-Next linear-attention (Gated DeltaNet) decoder layer's dimensions."""
+
+    name: str
+    d: int  # hidden size
+    k_heads: int  # linear_num_key_heads
+    v_heads: int  # linear_num_value_heads
+    head_dim: int  # linear_key_head_dim
+    v_head_dim: int  # linear_value_head_dim
+    conv_kernel: int  # linear_conv_kernel_dim
+    moe: MoeBlock  # the feed-forward block (Qwen3NextSparseMoeBlock)
+    eps: float
+    elt: str = "bf16"
+
+
+Weight = SSAValue | tuple[SSAValue, SSAValue]
+"""A weight operand: one tensor, or a Q8_0 weight's values and scales."""
+
+
+def decimal(value: float) -> float:
+    """`value` to the 7 significant digits the programs spell constants with."""
+    return float(f"{value:.6e}")
+
+
+class Program:
+    """A function being built for one model (its element type, its eps) under one naming."""
+
+    def __init__(self, elt: str, eps: float, names: Naming) -> None:
+        self.f = FunctionBuilder()
+        self.elt = elt
+        self.eps = decimal(eps)
+        self.names = names
+
+    def ten(self, *shape: int) -> Attribute:
+        return tensor(*shape, elt=self.elt)
+
+    def arg(self, role: Role, layer: Layer | None, type: Attribute) -> SSAValue:
+        a = self.names.argument(role, layer)
+        return self.f.argument(a.name, type, a.attributes)
+
+    def shared(self, role: Role, type: Attribute) -> SSAValue:
+        a = self.names.argument(role, None)
+        return self.f.shared_argument(a.name, type, a.attributes)
+
+    def weight(self, role: Role, layer: Layer | None, k: int, n: int) -> Weight:
+        """A K x N weight (`role` LM_HEAD of a tied model: the N x K table), or a Q8_0 weight's
+        values and scales, blocked along K."""
+        q8 = self.names.q8_0(role, layer)
+        if q8 is None:
+            return self.arg(role, layer, self.ten(k, n))
+        (values, scales), rows = q8, role is Role.TABLE
+        # blocks along ggml's ne0: down the columns of a table stored [vocab, d], else the rows
+        scales_shape = (k, n // 32) if rows else (k // 32, n)
+        v = self.f.argument(values.name, tensor(k, n, elt="i8"), values.attributes)
+        s = self.f.argument(scales.name, tensor(*scales_shape, elt="f16"), scales.attributes)
+        return v, s
+
+    def op(self, name: str, op) -> SSAValue:
+        return self.f.op(name, op)
+
+    def rms_norm(self, name: str, x: SSAValue, w: SSAValue, width: int | None = None):
+        return self.op(name, tg.RmsNormOp(x, w, eps=self.eps, width=width))
+
+    def matmul(self, name: str, a: SSAValue, b: Weight, transpose_b: bool = False, elt=None):
+        """a @ b (a @ b^T with `transpose_b`): tg.matmul, or tg.matmul_q8_0 for a Q8_0 weight
+        (ggml quantizes the activation of every such product)."""
+        flag = True if transpose_b else None
+        result_elt = ELEMENT_TYPES[elt or self.elt]
+        if isinstance(b, tuple):
+            op = tg.MatmulQ8_0Op(a, *b, element_type=result_elt, transpose_b=flag)
+        else:
+            op = tg.MatmulOp(a, b, element_type=result_elt, transpose_b=flag)
+        return self.op(name, op)
+
+    def function(self, name: str, results: list[SSAValue]) -> func.FuncOp:
+        return self.f.function(name, results)
+
+
+def attention_layer(
+    p: Program, m: Model, x: SSAValue, t: int, cache: int, layer: Layer
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """One decoder layer on x (t x d); returns (out, k_cache', v_cache')."""
+    d, h, kv, hd, pre = m.d, m.heads, m.kv_heads, m.head_dim, layer.prefix
+    attn_norm = p.arg(Role.ATTN_NORM, layer, p.ten(1, d))
+    wq = p.weight(Role.Q, layer, d, h * hd)
+    wk = p.weight(Role.K, layer, d, kv * hd)
+    wv = p.weight(Role.V, layer, d, kv * hd)
+    wo = p.weight(Role.O, layer, h * hd, d)
+    ffn_norm = p.arg(Role.FFN_NORM, layer, p.ten(1, d))
+    if m.moe is None:
+        w_gate = p.weight(Role.GATE, layer, d, m.ffn)
+        w_up = p.weight(Role.UP, layer, d, m.ffn)
+        w_down = p.weight(Role.DOWN, layer, m.ffn, d)
+    k_cache = p.arg(Role.K_CACHE, layer, p.ten(cache, kv * hd))
+    v_cache = p.arg(Role.V_CACHE, layer, p.ten(cache, kv * hd))
+    cos = p.shared(Role.COS, p.ten(t, hd // 2))
+    sin = p.shared(Role.SIN, p.ten(t, hd // 2))
+    pos = p.shared(Role.POS, tensor(1, elt="i32"))
+
+    hn = p.rms_norm(f"{pre}h", x, attn_norm)
+    q = p.matmul(f"{pre}q", hn, wq)
+    k = p.matmul(f"{pre}k", hn, wk)
+    v = p.matmul(f"{pre}v", hn, wv)
+    if m.qk_norm:
+        q_norm = p.arg(Role.Q_NORM, layer, p.ten(1, hd))
+        k_norm = p.arg(Role.K_NORM, layer, p.ten(1, hd))
+        q = p.rms_norm(f"{pre}qn", q, q_norm, width=hd)
+        k = p.rms_norm(f"{pre}kn", k, k_norm, width=hd)
+    q = p.op(f"{pre}qr", tg.RopeOp(q, cos, sin, head_dim=hd, style=m.rope_style))
+    k = p.op(f"{pre}kr", tg.RopeOp(k, cos, sin, head_dim=hd, style=m.rope_style))
+    kc = p.op(f"{pre}kc", tg.SetRowsOp(k_cache, k, pos))
+    vc = p.op(f"{pre}vc", tg.SetRowsOp(v_cache, v, pos))
+    # Attention reads the updated cache: the rows before pos are the past, the T new rows sit at
+    # pos .. pos + T - 1, and causal masking hides everything after each query's own position.
+    scale = decimal(1 / math.sqrt(hd))
+    attention = tg.AttentionOp(
+        q, kc, vc, pos, heads=h, kv_heads=kv, head_dim=hd, causal=True, scale=scale
+    )
+    a = p.op(f"{pre}attn", attention)
+    o = p.matmul(f"{pre}o", a, wo)
+    h2 = p.op(f"{pre}h2", tg.AddOp(x, o))
+    n2 = p.rms_norm(f"{pre}n2", h2, ffn_norm)
+    if m.moe is not None:
+        ff = moe_block(p, m.d, m.moe, n2, layer)
+    else:
+        g = p.matmul(f"{pre}gate", n2, w_gate)
+        u = p.matmul(f"{pre}up", n2, w_up)
+        s = p.op(f"{pre}act", tg.SwigluOp(g, u))
+        ff = p.matmul(f"{pre}down", s, w_down)
+    out = p.op(f"{pre}out", tg.AddOp(h2, ff))
+    return out, kc, vc
+
+
+def moe_block(p: Program, d: int, moe: MoeBlock, x: SSAValue, layer: Layer) -> SSAValue:
+    """A mixture-of-experts FFN on x (t x d): its weights as arguments (the router, the experts'
+    gate, up and down stacked along K, the shared expert's), one tg.moe; returns its result.
+    The experts are declared in the program's float type: tg.moe has no Q8_0 form."""
+    e, f = moe.experts, moe.ffn
+    router = p.arg(Role.ROUTER, layer, p.ten(d, e))
+    gate = p.arg(Role.EXPERTS_GATE, layer, p.ten(e * d, f))
+    up = p.arg(Role.EXPERTS_UP, layer, p.ten(e * d, f))
+    down = p.arg(Role.EXPERTS_DOWN, layer, p.ten(e * f, d))
+    shared: list[SSAValue] = []
+    if moe.shared_ffn:
+        fs = moe.shared_ffn
+        roles = [(Role.SHARED_GATE, d, fs), (Role.SHARED_UP, d, fs), (Role.SHARED_DOWN, fs, d)]
+        if moe.shared_gate:
+            roles.append((Role.SHARED_GATE_WEIGHT, d, 1))
+        shared = [p.arg(role, layer, p.ten(k, n)) for role, k, n in roles]
+    op = tg.MoeOp(
+        x,
+        router,
+        gate,
+        up,
+        down,
+        shared,
+        top_k=moe.top_k,
+        scores=moe.scores,
+        renormalize=True if moe.renormalize else None,
+    )
+    return p.op(f"{layer.prefix}moe", op)
+
+
+def step_function(
+    m: Model, names: Naming, t: int, cache: int, layers: int, name: str
+) -> func.FuncOp:
+    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache:
+    the embedding gather of the ids, the layers (each with its own weights and cache), the final
+    norm, the LM head (the table itself, transposed, for a tied model) and the arg-max. Returns
+    the token and every layer's updated caches."""
+    p = Program(m.elt, m.eps, names)
+    ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
+    table = p.weight(Role.TABLE, None, m.vocab, m.d)
+    if isinstance(table, tuple):  # a Q8_0 table: the ids' rows of its values and scales, widened
+        rows = p.op("x.values", tg.GatherRowsOp(table[0], ids))
+        scales = p.op("x.scales", tg.GatherRowsOp(table[1], ids))
+        dequantize = tg.DequantizeQ8_0Op(rows, scales, axis=1, element_type=ELEMENT_TYPES[m.elt])
+        x = p.op("x", dequantize)
+    else:
+        x = p.op("x", tg.GatherRowsOp(table, ids))
+    caches: list[SSAValue] = []
+    for i in range(layers):
+        x, kc, vc = attention_layer(p, m, x, t, cache, Layer(i, f"l{i}_"))
+        caches += [kc, vc]
+    final_norm = p.arg(Role.FINAL_NORM, None, p.ten(1, m.d))
+    if m.tied:  # the LM head is the embedding table itself, [vocab, d], read transposed
+        n = p.rms_norm("final", x, final_norm)
+        logits = p.matmul("logits", n, table, transpose_b=True)
+    else:
+        # A Q8_0 checkpoint quantizes the LM head too (llama.cpp's Q8_0 covers output.weight).
+        lm_head = p.weight(Role.LM_HEAD, None, m.d, m.vocab)
+        n = p.rms_norm("final", x, final_norm)
+        logits = p.matmul("logits", n, lm_head)
+    token = p.op("token", tg.ArgmaxOp(logits))
+    return p.function(name, [token, *caches])
+
+
+def layer_function(m: Model, t: int, cache: int) -> func.FuncOp:
+    """One decoder layer of its own: `%x` in, (out, k_cache', v_cache') out."""
+    p = Program(m.elt, m.eps, ExampleNames(m.q8_0))
+    x = p.arg(Role.X, None, p.ten(t, m.d))
+    return p.function(f"{m.name}_layer", list(attention_layer(p, m, x, t, cache, Layer(0, ""))))
+
+
+def stacked_layers_function(m: Model, t: int, cache: int, layers: int) -> func.FuncOp:
+    """`layers` decoder layers in a row, each with its own weights and cache (the compile-speed
+    bench)."""
+    p = Program(m.elt, m.eps, ExampleNames(m.q8_0))
+    x = p.arg(Role.X, None, p.ten(t, m.d))
+    caches: list[SSAValue] = []
+    for i in range(layers):
+        x, kc, vc = attention_layer(p, m, x, t, cache, Layer(i, f"l{i}_"))
+        caches += [kc, vc]
+    return p.function(f"{m.name}_{layers}_layers", [x, *caches])
+
+
+def delta_layer(
+    p: Program, m: NextModel, x: SSAValue, layer: Layer
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """One Qwen3-Next linear-attention decoder layer on x (t x d) (transformers'
+    Qwen3NextGatedDeltaNet and Qwen3NextDecoderLayer): returns (out, conv_state', state').
+
+    The projections are laid out as [q | k | v] (the convolution's channels), z, b and a
+    (transformers interleaves them per key head; a permutation of the weight's columns). The
+    zero-centred norms' weights are the effective ones (1 + w)."""
+    d, hk, hv, dk, dv, pre = m.d, m.k_heads, m.v_heads, m.head_dim, m.v_head_dim, layer.prefix
+    conv_dim = 2 * hk * dk + hv * dv
+    taps = m.conv_kernel
+    # The recurrent state in the layer's element type: spatial-run holds a result to its own
+    # type's tolerance, and an f32 state fed by bf16 projections carries their bf16 rounding
+    # (about 2^-8, over f32's 2^-14); the f32 twins carry it in f32 as the model does.
+    attn_norm = p.arg(Role.ATTN_NORM, layer, p.ten(1, d))
+    w_qkv = p.arg(Role.W_QKV, layer, p.ten(d, conv_dim))
+    w_z = p.arg(Role.W_Z, layer, p.ten(d, hv * dv))
+    w_b = p.arg(Role.W_B, layer, p.ten(d, hv))
+    w_a = p.arg(Role.W_A, layer, p.ten(d, hv))
+    conv_w = p.arg(Role.CONV_WEIGHT, layer, p.ten(taps, conv_dim))
+    a_log = p.arg(Role.A_LOG, layer, tensor(1, hv, elt="f32"))
+    dt_bias = p.arg(Role.DT_BIAS, layer, tensor(1, hv, elt="f32"))
+    norm_w = p.arg(Role.DELTA_NORM, layer, p.ten(1, dv))
+    w_out = p.arg(Role.W_OUT, layer, p.ten(hv * dv, d))
+    ffn_norm = p.arg(Role.FFN_NORM, layer, p.ten(1, d))
+    conv_state = p.arg(Role.CONV_STATE, layer, p.ten(taps - 1, conv_dim))
+    state = p.arg(Role.RECURRENT_STATE, layer, p.ten(hv * dk, dv))
+
+    h = p.rms_norm(f"{pre}h", x, attn_norm)
+    qkv = p.matmul(f"{pre}qkv", h, w_qkv)
+    z = p.matmul(f"{pre}z", h, w_z)
+    b = p.matmul(f"{pre}b", h, w_b, elt="f32")  # the gates in f32, as the model computes them
+    a = p.matmul(f"{pre}a", h, w_a, elt="f32")
+    conv_op = tg.CausalConvOp(qkv, conv_w, conv_state, activation="silu")
+    conv, conv_state2 = p.f.ops([f"{pre}conv", f"{pre}conv_state_next"], conv_op)
+
+    def heads(name: str, first: int, n: int) -> SSAValue:
+        return p.op(f"{pre}{name}", tg.HeadSliceOp(conv, head_dim=dk, first=first, heads=n))
+
+    q = heads("q", 0, hk)
+    k = heads("k", hk, hk)
+    v = heads("v", 2 * hk, hv * dv // dk)
+    q = p.op(f"{pre}qn", tg.L2NormOp(q, eps=1e-6, width=dk))
+    k = p.op(f"{pre}kn", tg.L2NormOp(k, eps=1e-6, width=dk))
+    g = p.op(f"{pre}g", tg.DecayOp(a, a_log, dt_bias))
+    beta = p.op(f"{pre}beta", tg.SigmoidOp(b))
+    scale = decimal(1 / math.sqrt(dk))
+    delta = tg.GatedDeltaOp(q, k, v, g, beta, state, heads=hv, k_heads=hk, head_dim=dk, scale=scale)
+    o, state2 = p.f.ops([f"{pre}core", f"{pre}recurrent_state_next"], delta)
+    # the gated RMS norm: norm(o) per value head, times silu(z)
+    on = p.rms_norm(f"{pre}core_norm", o, norm_w, width=dv)
+    zs = p.op(f"{pre}z_act", tg.SiluOp(z))
+    og = p.op(f"{pre}gated", tg.MulOp(on, zs))
+    out = p.matmul(f"{pre}attn_out", og, w_out)
+    h2 = p.op(f"{pre}h2", tg.AddOp(x, out))
+    n2 = p.rms_norm(f"{pre}n2", h2, ffn_norm)
+    ffn = moe_block(p, m.d, m.moe, n2, layer)
+    y = p.op(f"{pre}out", tg.AddOp(h2, ffn))
+    return y, conv_state2, state2
+
+
+def delta_layer_function(m: NextModel, t: int) -> func.FuncOp:
+    """One Gated DeltaNet layer of its own: `%x` in, (out, conv_state', state') out."""
+    p = Program(m.elt, m.eps, ExampleNames())
+    x = p.arg(Role.X, None, p.ten(t, m.d))
+    return p.function(f"{m.name}_layer", list(delta_layer(p, m, x, Layer(0, ""))))
+
+
+def gemm_function(name: str, m: int, k: int, n: int, elt: str = "bf16") -> func.FuncOp:
+    """`%c = %a @ %b`, a m x k and b k x n."""
+    f = FunctionBuilder()
+    a = f.argument("a", tensor(m, k, elt=elt))
+    b = f.argument("b", tensor(k, n, elt=elt))
+    return f.function(name, [f.op("c", tg.MatmulOp(a, b))])
