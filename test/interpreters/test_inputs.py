@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from spatial_dialect.tools.interpreters.inputs import (
+    DRAWERS,
+    Role,
     draw_inputs,
+    float_roles,
     index_ranges,
     load_inputs,
     save_run,
@@ -91,6 +94,25 @@ def test_float_inputs_are_drawn_for_their_role():
     assert 0.05 < w_down.std() < 0.075
     norm = drawn["l0_attn_norm"].astype(np.float32)
     assert 0.9 < norm.mean() < 1.1 and norm.std() < 0.2
+
+
+def test_every_role_has_one_drawer():
+    assert set(DRAWERS) == set(Role)
+
+
+def test_a_role_is_decided_by_the_first_reader():
+    t = "tensor<2x4xf32>"
+    fn = function(
+        f"""func.func @f(%x: {t}, %w: tensor<4x4xf32>, %g: tensor<1x4xf32>, %c: tensor<2x1xf32>)
+    -> {t} {{
+  %h = tg.matmul %x, %w : ({t}, tensor<4x4xf32>) -> {t}
+  %n = tg.rms_norm %h, %g eps 1.0e-06 : ({t}, tensor<1x4xf32>) -> {t}
+  %y = tg.matmul %c, %g : (tensor<2x1xf32>, tensor<1x4xf32>) -> {t}
+  func.return %y : {t}
+}}"""
+    )
+    roles = {arg.name_hint: role for arg, role in float_roles(fn).items()}
+    assert roles == {"w": (Role.MATMUL_B, 4), "g": (Role.NORM_WEIGHT, 0)}  # %c: data
 
 
 def test_npz_round_trip_keeps_bf16_exact(tmp_path):

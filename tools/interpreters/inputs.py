@@ -21,6 +21,9 @@ for the ops that read it (the first reader in program order decides a float's di
   everything else ~ N(0, 1).
 
 Floats are drawn in f32 and rounded to the element type. The same seed gives the same inputs.
+A float's first reader gives it a `Role` (`float_roles`); each role has one drawer, registered
+with `@draws(Role.X)` next to its code, so adding a distribution is one enum member and one
+function, with no chain of name tests to extend.
 
 In .npz files bf16 arrays are stored as f32 (numpy's format has no bf16; the widening is exact)
 and read back by rounding to the declared element type. A run saved with `--save` holds the
@@ -31,9 +34,12 @@ from the file are drawn from `--seed`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import BlockArgument, SSAValue
@@ -81,54 +87,146 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
     return ranges
 
 
-def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[str, int]]:
-    """How each float argument is first read: ("matmul_b", K), ("norm_weight", 0),
-    ("norm_bias", 0), ("cos", id of the rope), ("sin", id of the rope), ("q8_0_scale", K), or as
-    a delta rule's ("delta_key", Dk), ("log_decay", 0), ("unit_gate", 0)."""
-    roles: dict[BlockArgument, tuple[str, int]] = {}
+class Role(Enum):
+    """How a float input is first read, which decides how it is drawn (the module docstring),
+    with the detail its drawer needs."""
 
-    def role(value: SSAValue | None, kind: str, detail: int = 0) -> None:
+    DATA = "data"
+    MATMUL_B = "matmul_b"  # detail: K, the product's inner dimension
+    Q8_0_SCALE = "q8_0_scale"  # detail: K, the fan-in of the product that reads the weight
+    NORM_WEIGHT = "norm_weight"
+    NORM_BIAS = "norm_bias"
+    COS = "cos"  # detail: the rope (its cos and sin share one angle table)
+    SIN = "sin"  # detail: the rope
+    DELTA_KEY = "delta_key"  # detail: Dk, the delta rule's head dimension
+    LOG_DECAY = "log_decay"
+    UNIT_GATE = "unit_gate"
+
+
+def float_roles(fn: func.FuncOp) -> dict[BlockArgument, tuple[Role, int]]:
+    """How each float argument is first read, with its role's detail (`Role`)."""
+    roles: dict[BlockArgument, tuple[Role, int]] = {}
+
+    def role(value: SSAValue | None, kind: Role, detail: int = 0) -> None:
         if isinstance(value, BlockArgument) and value not in roles:
             roles[value] = (kind, detail)
 
     for op in fn.body.block.ops:
         if isinstance(op, tg.MatmulOp):
-            role(op.b, "matmul_b", op.shape(op.b)[0])
+            role(op.b, Role.MATMUL_B, op.shape(op.b)[0])
         elif isinstance(op, tg.MatmulQ8_0Op):
-            role(op.scales, "q8_0_scale", op.shape(op.values)[op.block_axis()])
+            role(op.scales, Role.Q8_0_SCALE, op.shape(op.values)[op.block_axis()])
         elif isinstance(op, tg.DequantizeQ8_0Op):
             # the fan-in of the product that reads it: its blocks run along K
-            role(stored(op.scales), "q8_0_scale", op.shape(op.values)[op.block_axis()])
+            role(stored(op.scales), Role.Q8_0_SCALE, op.shape(op.values)[op.block_axis()])
         elif isinstance(op, tg.RmsNormOp | tg.LayerNormOp):
-            role(op.weight, "norm_weight")
+            role(op.weight, Role.NORM_WEIGHT)
             if isinstance(op, tg.LayerNormOp):
-                role(op.bias, "norm_bias")
+                role(op.bias, Role.NORM_BIAS)
         elif isinstance(op, tg.MoeOp):
             _, d, _, f = op.sizes()
             inner_d = ("shared_gate", "shared_up", "shared_weight")
             for value in (op.router, op.w_gate, op.w_up, *map(op.shared_operand, inner_d)):
-                role(value, "matmul_b", d)
-            role(op.w_down, "matmul_b", f)
+                role(value, Role.MATMUL_B, d)
+            role(op.w_down, Role.MATMUL_B, f)
             shared_down = op.shared_operand("shared_down")
             if shared_down is not None:
-                role(shared_down, "matmul_b", op.shape(shared_down)[0])
+                role(shared_down, Role.MATMUL_B, op.shape(shared_down)[0])
         elif isinstance(op, tg.RopeOp):
-            role(op.cos, "cos", id(op))
-            role(op.sin, "sin", id(op))
+            role(op.cos, Role.COS, id(op))
+            role(op.sin, Role.SIN, id(op))
         elif isinstance(op, tg.GatedDeltaOp):
             head_dim = op.head_dim.value.data
-            role(op.q, "delta_key", head_dim)
-            role(op.k, "delta_key", head_dim)
-            role(op.g, "log_decay")
-            role(op.beta, "unit_gate")
+            role(op.q, Role.DELTA_KEY, head_dim)
+            role(op.k, Role.DELTA_KEY, head_dim)
+            role(op.g, Role.LOG_DECAY)
+            role(op.beta, Role.UNIT_GATE)
     return roles
+
+
+@dataclass
+class Drawing:
+    """The state of one `draw_inputs`: the generator, and each rope's angle table, drawn when
+    its cos or its sin is drawn first and read by both."""
+
+    rng: np.random.Generator
+    angles: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def rope_angles(self, rope: int, shape: tuple[int, ...]) -> np.ndarray:
+        if rope not in self.angles:
+            self.angles[rope] = self.rng.uniform(0, 2 * np.pi, size=shape)
+        return self.angles[rope]
+
+
+Drawer = Callable[[Drawing, tuple[int, ...], int], np.ndarray]
+"""(drawing, shape, the role's detail) -> the values in f32 or f64, before rounding."""
+
+DRAWERS: dict[Role, Drawer] = {}
+"""How each role is drawn, filled by `@draws` (test/interpreters/test_inputs.py checks that every
+role has one). The order of the generator's calls is part of what a seed means: a drawer draws
+exactly what it did when the seed's runs were recorded (bench/results/snapshot.json)."""
+
+
+def draws(role: Role) -> Callable[[Drawer], Drawer]:
+    def register(drawer: Drawer) -> Drawer:
+        DRAWERS[role] = drawer
+        return drawer
+
+    return register
+
+
+@draws(Role.DATA)
+def _standard_normal(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
+    return d.rng.standard_normal(shape, np.float32)
+
+
+@draws(Role.MATMUL_B)
+@draws(Role.DELTA_KEY)
+def _unit_fan_in(d: Drawing, shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    """N(0, 1/K): a product's output, or a delta key's length, stays of the order of one."""
+    return d.rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(fan_in))
+
+
+@draws(Role.Q8_0_SCALE)
+def _q8_0_scale(d: Drawing, shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    spread = np.float32(np.sqrt(3) / (127 * np.sqrt(fan_in)))
+    return spread * (1 + np.float32(0.1) * d.rng.standard_normal(shape, np.float32))
+
+
+@draws(Role.NORM_WEIGHT)
+def _norm_weight(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
+    return 1 + np.float32(0.1) * d.rng.standard_normal(shape, np.float32)
+
+
+@draws(Role.NORM_BIAS)
+def _norm_bias(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
+    return np.float32(0.1) * d.rng.standard_normal(shape, np.float32)
+
+
+@draws(Role.COS)
+def _cos(d: Drawing, shape: tuple[int, ...], rope: int) -> np.ndarray:
+    return np.cos(d.rope_angles(rope, shape))
+
+
+@draws(Role.SIN)
+def _sin(d: Drawing, shape: tuple[int, ...], rope: int) -> np.ndarray:
+    return np.sin(d.rope_angles(rope, shape))
+
+
+@draws(Role.LOG_DECAY)
+def _log_decay(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
+    return -d.rng.uniform(0, 1, size=shape)
+
+
+@draws(Role.UNIT_GATE)
+def _unit_gate(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
+    return d.rng.uniform(0, 1, size=shape)
 
 
 def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
     """Every input of `fn`, drawn from `seed` as the module docstring says."""
-    rng = np.random.default_rng(seed)
+    drawing = Drawing(np.random.default_rng(seed))
     ranges, roles = index_ranges(fn), float_roles(fn)
-    angles: dict[int, np.ndarray] = {}  # one angle table per rope, shared by its cos and sin
     drawn: dict[str, np.ndarray] = {}
     for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
         shape, dtype = value_type(arg)
@@ -140,30 +238,10 @@ def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
                     raise EvaluationError(
                         f"no value of %{name} suits every op that reads it: {'; '.join(whys)}"
                     )
-            drawn[name] = rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+            drawn[name] = drawing.rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
             continue
-        kind, detail = roles.get(arg, ("data", 0))
-        if kind in ("cos", "sin"):
-            if detail not in angles:
-                angles[detail] = rng.uniform(0, 2 * np.pi, size=shape)
-            values = np.cos(angles[detail]) if kind == "cos" else np.sin(angles[detail])
-        elif kind == "matmul_b":
-            values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
-        elif kind == "q8_0_scale":
-            spread = np.float32(np.sqrt(3) / (127 * np.sqrt(detail)))
-            values = spread * (1 + np.float32(0.1) * rng.standard_normal(shape, np.float32))
-        elif kind == "norm_weight":
-            values = 1 + np.float32(0.1) * rng.standard_normal(shape, np.float32)
-        elif kind == "norm_bias":
-            values = np.float32(0.1) * rng.standard_normal(shape, np.float32)
-        elif kind == "delta_key":
-            values = rng.standard_normal(shape, np.float32) / np.float32(np.sqrt(detail))
-        elif kind == "log_decay":
-            values = -rng.uniform(0, 1, size=shape)
-        elif kind == "unit_gate":
-            values = rng.uniform(0, 1, size=shape)
-        else:
-            values = rng.standard_normal(shape, np.float32)
+        role, detail = roles.get(arg, (Role.DATA, 0))
+        values = DRAWERS[role](drawing, shape, detail)
         drawn[name] = values.astype(np.float32).astype(dtype)
     return drawn
 
@@ -226,7 +304,7 @@ def _convert(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: np.dty
 
 def storable(array: np.ndarray) -> np.ndarray:
     """The array as .npz can hold it: bf16 widened (exactly) to f32."""
-    return array.astype(np.float32) if array.dtype.kind == "V" else array
+    return array.astype(np.float32) if array.dtype == ml_dtypes.bfloat16 else array
 
 
 def save_run(

@@ -1,526 +1,70 @@
-"""Reference semantics of tg: every op of docs/tg.md in numpy, and an evaluator of a
-`func.func` of tg ops.
+"""Reference semantics of tg: an evaluator of a `func.func` of tg ops, the meaning the compiler
+must preserve (spatial-run compares what the simulator computes from a compiled program against
+it).
 
-This is the meaning the compiler must preserve: spatial-run compares what the simulator computes
-from a compiled program against it. So it is written for clarity, one function per op, in the
-precision the design states and nothing finer or coarser:
-
-- Arrays hold their element type exactly: bf16 as `ml_dtypes.bfloat16`, f16, f32, i8, i32.
-- Float ops compute in f32 (operands widened exactly) and the result is rounded once, to nearest
-  even, to the result element type. A matmul accumulates in f32.
-- Integer ops compute exactly and wrap to i32 (a matmul of i8 or i32 operands accumulates in
-  i32); an i8 result saturates to [-128, 127].
-- A runtime index out of range (an id of `tg.gather_rows`, a position of `tg.set_rows` or
-  `tg.attention`) raises `OutOfRange`, naming the op, the value and the valid range; it never
-  reads or writes outside a tensor.
-
-The per-op math (the functions below, `round_to`) is public so the simulator computes pages with
-the very same functions (today `matmul` and `round_to`): a difference between the two is then a
-difference in data movement or in a precision the compiled program chose, never in arithmetic.
+The function runs on xDSL's interpreter (`xdsl.interpreter.Interpreter`) with xDSL's func
+implementations and ours of every tg op (`TgFunctions`, tg_functions.py), so the evaluator adds
+nothing of its own but the checks a run needs in words: inputs of the declared shape and
+element type, and an op without semantics named before anything runs. The precision rules and
+the per-op math are numerics.py's; its public names are re-exported here, where the simulator
+and the tests have always imported them.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    IntegerType,
-    TensorType,
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter, PythonValues
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Operation, SSAValue
+
+from spatial_dialect.tools.interpreters.numerics import (  # noqa: F401 (re-exported)
+    F32,
+    EvaluationError,
+    OutOfRange,
+    argmax_rows,
+    attention,
+    causal_conv,
+    check_ids,
+    check_pos,
+    decay,
+    delta_chunk,
+    element_name,
+    gated_delta,
+    gated_delta_chunked,
+    gelu,
+    int_requant,
+    is_float_dtype,
+    l2_norm,
+    layer_norm,
+    matmul,
+    moe_expert,
+    moe_route,
+    numpy_dtype,
+    relu,
+    rms_norm,
+    rope,
+    round_to,
+    sigmoid,
+    silu,
+    softmax_rows,
+    softplus,
+    value_type,
+    widen,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from spatial_dialect import tg
-from spatial_dialect.tools.interpreters import q8_0 as gguf_quant
-
-F32 = np.float32
-
-
-class OutOfRange(Exception):
-    """A runtime index outside its tensor: the message names the op, the value and the range."""
-
-
-class EvaluationError(Exception):
-    """The function cannot be evaluated: a missing or ill-typed input, an op that is not tg."""
-
-
-def numpy_dtype(elt: Attribute) -> np.dtype:
-    """The numpy dtype that holds a tg element type exactly."""
-    if isinstance(elt, BFloat16Type):
-        return np.dtype(ml_dtypes.bfloat16)
-    if isinstance(elt, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(elt, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(elt, IntegerType) and elt.width.data in (8, 32):
-        return np.dtype(np.int8 if elt.width.data == 8 else np.int32)
-    raise EvaluationError(f"element type {elt} is not one of bf16, f16, f32, i8, i32")
-
-
-_NAMES = {
-    np.dtype(ml_dtypes.bfloat16): "bf16",
-    np.dtype(np.float16): "f16",
-    np.dtype(np.float32): "f32",
-    np.dtype(np.int8): "i8",
-    np.dtype(np.int32): "i32",
-}
-
-
-def element_name(dtype: np.dtype) -> str:
-    """The tg name of a numpy dtype that holds an element type: bf16, f16, f32, i8, i32."""
-    return _NAMES[np.dtype(dtype)]
-
-
-def value_type(value: SSAValue) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and numpy dtype of a tensor value."""
-    t = value.type
-    if not isinstance(t, TensorType):
-        raise EvaluationError(f"%{value.name_hint} is {t}, not a tensor")
-    return tuple(t.get_shape()), numpy_dtype(t.element_type)
-
-
-def is_float_dtype(dtype: np.dtype) -> bool:
-    """f16/f32 (kind "f") or ml_dtypes' bf16 (kind "V")."""
-    return dtype.kind in "fV"
-
-
-def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The one rounding of a result to its element type: floats to nearest even; integers wrap
-    to i32 (the accumulator) and then saturate to the result's range (i8)."""
-    if is_float_dtype(dtype):
-        return np.asarray(x).astype(dtype)
-    wide = np.asarray(x).astype(np.int64).astype(np.int32)  # i32 wrap-around
-    info = np.iinfo(dtype)
-    return np.clip(wide, info.min, info.max).astype(dtype)
-
-
-def widen(x: np.ndarray) -> np.ndarray:
-    """An operand in its compute type: f32 for floats, i64 for integers (wrapped later)."""
-    return x.astype(F32) if is_float_dtype(x.dtype) else x.astype(np.int64)
-
-
-# The math of each op, on widened operands. Each returns the unrounded result.
-
-
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return widen(a) @ widen(b)
-
-
-def silu(x: np.ndarray) -> np.ndarray:
-    x = widen(x)
-    return x / (F32(1) + np.exp(-x))
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    return F32(1) / (F32(1) + np.exp(-widen(x)))
-
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    x = widen(x)
-    if approximate == "tanh":
-        inner = F32(math.sqrt(2 / math.pi)) * (x + F32(0.044715) * x * x * x)
-        return F32(0.5) * x * (F32(1) + np.tanh(inner))
-    # erf in f64 (numpy has none), then back to the f32 compute type.
-    return (F32(0.5) * x * (F32(1) + _erf(x / math.sqrt(2)).astype(F32))).astype(F32)
-
-
-def relu(x: np.ndarray) -> np.ndarray:
-    x = widen(x)
-    return np.maximum(x, x.dtype.type(0))
-
-
-def softmax_rows(x: np.ndarray) -> np.ndarray:
-    """Row softmax in f32; -inf entries (masked keys) get probability 0."""
-    x = widen(x)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def rms_norm(
-    x: np.ndarray, weight: np.ndarray, residual: np.ndarray | None, eps: float, width: int
-) -> np.ndarray:
-    h = widen(x) if residual is None else widen(x) + widen(residual)
-    rows, cols = h.shape
-    groups = h.reshape(rows, cols // width, width)
-    inv = F32(1) / np.sqrt(np.mean(groups * groups, axis=-1, keepdims=True) + F32(eps))
-    return (groups * inv * widen(weight).reshape(1, 1, width)).reshape(rows, cols)
-
-
-def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    h = widen(x)
-    centered = h - h.mean(axis=-1, keepdims=True)
-    var = np.mean(centered * centered, axis=-1, keepdims=True)
-    return centered / np.sqrt(var + F32(eps)) * widen(weight) + widen(bias)
-
-
-def rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, head_dim: int, style: str) -> np.ndarray:
-    """Rotates pairs of each head: neox (i, i + D/2), interleaved (2i, 2i + 1)."""
-    rows, cols = x.shape
-    heads = widen(x).reshape(rows, cols // head_dim, head_dim)
-    c, s = widen(cos)[:, None, :], widen(sin)[:, None, :]
-    i = np.arange(head_dim // 2)
-    first, second = (i, i + head_dim // 2) if style == "neox" else (2 * i, 2 * i + 1)
-    out = np.empty_like(heads)
-    out[..., first] = heads[..., first] * c - heads[..., second] * s
-    out[..., second] = heads[..., second] * c + heads[..., first] * s
-    return out.reshape(rows, cols)
-
-
-def attention(
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    p: int,
-    heads: int,
-    kv_heads: int,
-    head_dim: int,
-    causal: bool,
-    scale: float,
-) -> np.ndarray:
-    """GQA: head h reads kv head h // (heads / kv_heads); query row i sits at position p + i."""
-    t, s = q.shape[0], k.shape[0]
-    v_dim = v.shape[1] // kv_heads
-    qh = widen(q).reshape(t, heads, head_dim).transpose(1, 0, 2)
-    kv_of = np.arange(heads) // (heads // kv_heads)
-    kh = widen(k).reshape(s, kv_heads, head_dim).transpose(1, 0, 2)[kv_of]
-    vh = widen(v).reshape(s, kv_heads, v_dim).transpose(1, 0, 2)[kv_of]
-    scores = (qh @ kh.transpose(0, 2, 1)) * F32(scale)
-    if causal:
-        masked = np.arange(s)[None, :] > (p + np.arange(t))[:, None]
-        scores = np.where(masked[None], F32(-np.inf), scores)
-    out = softmax_rows(scores) @ vh  # heads x t x v_dim
-    return out.transpose(1, 0, 2).reshape(t, heads * v_dim)
-
-
-def l2_norm(x: np.ndarray, eps: float, width: int) -> np.ndarray:
-    """Each group of `width` columns: x / sqrt(sum(x^2) + eps) (fla's and transformers' l2norm,
-    x * rsqrt(sum(x * x) + eps))."""
-    h = widen(x)
-    rows, cols = h.shape
-    groups = h.reshape(rows, cols // width, width)
-    inv = F32(1) / np.sqrt(np.sum(groups * groups, axis=-1, keepdims=True) + F32(eps))
-    return (groups * inv).reshape(rows, cols)
-
-
-def softplus(x: np.ndarray) -> np.ndarray:
-    """log(1 + exp(x)), without overflow (torch's threshold-20 linear branch agrees with it to
-    f32 rounding: log1p(exp(-20)) is 2e-9)."""
-    return np.logaddexp(F32(0), widen(x)).astype(F32)
-
-
-def decay(a: np.ndarray, a_log: np.ndarray, dt_bias: np.ndarray) -> np.ndarray:
-    """g = -exp(A_log) * softplus(a + dt_bias): Qwen3NextGatedDeltaNet's log-space decay."""
-    return -np.exp(widen(a_log)) * softplus(widen(a) + widen(dt_bias))
-
-
-def causal_conv(
-    x: np.ndarray, weight: np.ndarray, state: np.ndarray, activation: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """(out, new_state): the causal depthwise conv1d of the rows of x continuing the K - 1 rows of
-    `state` (xx = [state; x], out[t] = sum_j weight[j] * xx[t + j]), then `activation`; the new
-    state is the last K - 1 rows of xx (transformers' torch_causal_conv1d_update)."""
-    w = widen(weight)
-    taps, t = w.shape[0], x.shape[0]
-    xx = np.concatenate([widen(state), widen(x)], axis=0)
-    out = np.zeros(widen(x).shape, F32)
-    for j in range(taps):
-        out += w[j][None, :] * xx[j : j + t]
-    if activation == "silu":
-        out = silu(out)
-    return out, xx[t:]
-
-
-def _delta_heads(q, k, v, g, beta, state, heads: int, head_dim: int, scale: float):
-    """Per value head, in f32: q (scaled) and k of its key head (head h reads key head
-    h // (heads / k_heads), transformers' repeat_interleave), v, g, beta and the state."""
-    t = q.shape[0]
-    k_heads = q.shape[1] // head_dim
-    key_of = np.arange(heads) // (heads // k_heads)
-    qh = widen(q).reshape(t, k_heads, head_dim).transpose(1, 0, 2)[key_of] * F32(scale)
-    kh = widen(k).reshape(t, k_heads, head_dim).transpose(1, 0, 2)[key_of]
-    dv = v.shape[1] // heads
-    vh = widen(v).reshape(t, heads, dv).transpose(1, 0, 2)
-    s = widen(state).reshape(heads, head_dim, dv).copy()
-    return qh, kh, vh, widen(g).T, widen(beta).T, s
-
-
-def _delta_result(o: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    heads, t, dv = o.shape
-    return o.transpose(1, 0, 2).reshape(t, heads * dv), s.reshape(-1, dv)
-
-
-def gated_delta(
-    q, k, v, g, beta, state, heads: int, head_dim: int, scale: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """(o, new_state) of the gated delta rule in its recurrent form (transformers'
-    torch_recurrent_gated_delta_rule), one row at a time, f32 throughout:
-    S = S exp(g_t); S += k_t^T (beta_t (v_t - k_t S)); o_t = (scale q_t) S."""
-    qh, kh, vh, gh, bh, s = _delta_heads(q, k, v, g, beta, state, heads, head_dim, scale)
-    o = np.zeros(vh.shape, F32)
-    for t in range(q.shape[0]):
-        s = s * np.exp(gh[:, t])[:, None, None]
-        kv = np.einsum("hd,hde->he", kh[:, t], s)
-        delta = (vh[:, t] - kv) * bh[:, t][:, None]
-        s = s + kh[:, t][:, :, None] * delta[:, None, :]
-        o[:, t] = np.einsum("hd,hde->he", qh[:, t], s)
-    return _delta_result(o, s)
-
-
-def delta_chunk(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray, beta: np.ndarray, s: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """One chunk of the chunked gated delta rule for ONE head (q already scaled), f32: the
-    chunk's C rows from state s (head_dim x Dv) to (o, new state), the WY form of fla's
-    chunk_gated_delta_rule as transformers' torch_chunk_gated_delta_rule writes it:
-
-        G = cumsum(g); D[i, j] = exp(G_i - G_j) for j <= i;
-        A = -(beta k k^T * D) strictly below the diagonal; T = (I - A)^-1 by forward
-        substitution (lower triangular), so U = T (beta v), W = T (beta exp(G) k);
-        v' = U - W s; o = (q exp(G)) s + (q k^T * D, j <= i) v';
-        s' = exp(G_last) s + (k exp(G_last - G))^T v'.
-
-    Rows past the data are zero with g = 0 and beta = 0, so they change nothing."""
-    c = q.shape[0]
-    gc = np.cumsum(g, dtype=F32)
-    below = np.tril(np.ones((c, c), bool))
-    with np.errstate(over="ignore"):
-        dmask = np.where(below, np.exp(np.where(below, gc[:, None] - gc[None, :], F32(0))), 0)
-    kb = k * beta[:, None]
-    a = np.where(np.tril(below, -1), -(kb @ k.T) * dmask, F32(0)).astype(F32)
-    t_inv = np.eye(c, dtype=F32)
-    for i in range(1, c):  # T = I + A T: row i is e_i + A[i, :i] T[:i]
-        t_inv[i, :i] = a[i, :i] @ t_inv[:i, :i]
-    u = t_inv @ (v * beta[:, None])
-    w = t_inv @ (kb * np.exp(gc)[:, None])
-    v_new = u - w @ s
-    attn = np.where(below, (q @ k.T) * dmask, F32(0)).astype(F32)
-    o = (q * np.exp(gc)[:, None]) @ s + attn @ v_new
-    last = gc[-1]
-    s_new = np.exp(last) * s + (k * np.exp(last - gc)[:, None]).T @ v_new
-    return o.astype(F32), s_new.astype(F32)
-
-
-def gated_delta_chunked(
-    q, k, v, g, beta, state, heads: int, head_dim: int, scale: float, chunk: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The gated delta rule in chunks of `chunk` rows (`delta_chunk`), the last chunk padded
-    with zero rows: equal to `gated_delta` up to f32 rounding (test/run/test_delta.py)."""
-    qh, kh, vh, gh, bh, s = _delta_heads(q, k, v, g, beta, state, heads, head_dim, scale)
-    t = q.shape[0]
-    o = np.zeros(vh.shape, F32)
-    for h in range(heads):
-        for c0 in range(0, t, chunk):
-            n = min(chunk, t - c0)
-            part = (_pad_rows(x[h, c0 : c0 + n], chunk) for x in (qh, kh, vh, gh, bh))
-            out, s[h] = delta_chunk(*part, s[h])
-            o[h, c0 : c0 + n] = out[:n]
-    return _delta_result(o, s)
-
-
-def _pad_rows(x: np.ndarray, rows: int) -> np.ndarray:
-    pad = [(0, rows - x.shape[0])] + [(0, 0)] * (x.ndim - 1)
-    return np.pad(x, pad)
-
-
-def argmax_rows(x: np.ndarray) -> np.ndarray:
-    """Index of the first maximum of each row (numpy's argmax takes the first)."""
-    return np.argmax(widen(x), axis=-1).astype(np.int32)
-
-
-def moe_route(
-    logits: np.ndarray, top_k: int, scores: str, renormalize: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """tg.moe's routing of each row of f32 router logits: (ids, weights), both T x top_k.
-
-    The experts are ranked by logit, largest first, equal logits by the lower expert index (a
-    stable sort of -logits); ranking the logits rather than the scores keeps ties the scores'
-    rounding would create (a saturated sigmoid) from deciding. A weight is the expert's score,
-    softmax over all experts or sigmoid, in f32; with `renormalize` the k weights are divided by
-    their sum."""
-    x = widen(logits)
-    ids = np.argsort(-x, axis=-1, kind="stable")[:, :top_k]
-    probs = softmax_rows(x) if scores == "softmax" else sigmoid(x)
-    weights = np.take_along_axis(probs, ids, axis=-1)
-    if renormalize:
-        weights = weights / weights.sum(axis=-1, keepdims=True)
-    return ids, weights
-
-
-def moe_expert(x: np.ndarray, gate: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
-    """One expert's SwiGLU FFN as tg.moe computes it: the gate and up products and their swiglu
-    rounded to x's element type (the tensors the compiled program writes), the down product in
-    f32 (unrounded: it is summed in f32)."""
-    dtype = x.dtype
-    g = round_to(matmul(x, gate), dtype)
-    u = round_to(matmul(x, up), dtype)
-    h = round_to(silu(g) * widen(u), dtype)
-    return matmul(h, down)
-
-
-def _moe(op: tg.MoeOp, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
-    """Per token, a sum in f32: the shared expert first (times the sigmoid of its gate
-    projection, where given), then each of the token's top-k experts in rank order, weight times
-    its FFN."""
-    t, d, _, f = op.sizes()
-    k, renorm = op.top_k.value.data, op.renormalized()
-    ids, weights = moe_route(matmul(x, router), k, op.scores.data, renorm)
-    y = np.zeros((t, d), F32)
-    if shared:
-        y = moe_expert(x, *shared[:3])
-        if len(shared) == 4:
-            y = y * sigmoid(matmul(x, shared[3]))
-    for row in range(t):
-        xr = x[row : row + 1]
-        for e, w in zip(ids[row], weights[row], strict=True):
-            gate, up = w_gate[e * d : (e + 1) * d], w_up[e * d : (e + 1) * d]
-            o = moe_expert(xr, gate, up, w_down[e * f : (e + 1) * f])
-            y[row] += w * o[0]
-    return y
-
-
-# Range checks of runtime indices -----------------------------------------------------------
-
-
-def check_ids(op_name: str, ids: np.ndarray, rows: int) -> None:
-    bad = np.flatnonzero((ids < 0) | (ids >= rows))
-    if bad.size:
-        i = int(bad[0])
-        raise OutOfRange(f"{op_name}: id {int(ids[i])} outside [0, {rows}) (ids[{i}])")
-
-
-def check_pos(op_name: str, pos: int, count: int, rows: int) -> None:
-    """pos .. pos + count - 1 must be rows of a `rows`-row tensor."""
-    if not 0 <= pos <= rows - count:
-        raise OutOfRange(
-            f"{op_name}: pos {pos} outside [0, {rows - count}] "
-            f"({count} rows from pos in a {rows}-row tensor)"
-        )
-
-
-# One evaluator per op: (op, operand arrays) -> unrounded result -----------------------------
-
-
-def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-    return lambda op, a, b: fn(widen(a), widen(b))
-
-
-def _gather_rows(op: tg.GatherRowsOp, table: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    check_ids(op.name, ids, table.shape[0])
-    return table[ids]
-
-
-def _set_rows(op: tg.SetRowsOp, cache: np.ndarray, rows: np.ndarray, pos: np.ndarray):
-    p = int(pos[0])
-    check_pos(op.name, p, rows.shape[0], cache.shape[0])
-    out = cache.copy()
-    out[p : p + rows.shape[0]] = rows
-    return out
-
-
-def _attention(op: tg.AttentionOp, q, k, v, pos=None):
-    t, s = q.shape[0], k.shape[0]
-    p = s - t if pos is None else int(pos[0])
-    check_pos(op.name, p, t, s)
-    return attention(
-        q,
-        k,
-        v,
-        p,
-        op.heads.value.data,
-        op.kv_heads.value.data,
-        op.head_dim.value.data,
-        op.causal.value.data != 0,
-        op.scale.value.data,
-    )
-
-
-def _head_slice(op: tg.HeadSliceOp, x: np.ndarray) -> np.ndarray:
-    start, width = op.column_range()
-    return x[:, start : start + width]
-
-
-def _head_matmul(op: tg.HeadMatmulOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    h, k, _ = op.head_sizes()
-    return np.concatenate(
-        [matmul(a[:, i * k : (i + 1) * k], b[i * k : (i + 1) * k]) for i in range(h)], axis=1
-    )
-
-
-def _gated_delta(op: tg.GatedDeltaOp, q, k, v, g, beta, state):
-    heads, _, head_dim, _ = op.numbers()
-    return gated_delta(q, k, v, g, beta, state, heads, head_dim, op.scale.value.data)
-
-
-def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
-    """round_half_even(x * scale) + zero_point, in f64 (x exact, scale its f32 value), saturated
-    to i8's [-128, 127] (the saturation is also `round_to`'s, made explicit here)."""
-    scaled = np.rint(x.astype(np.float64) * np.float64(F32(scale)))
-    return np.clip(scaled.astype(np.int64) + zero_point, -128, 127)
-
-
-KERNELS: dict[type[Operation], Callable[..., np.ndarray]] = {
-    tg.MatmulOp: lambda op, a, b: matmul(a, b.T if op.transposes_b else b),
-    tg.AddOp: _binary(np.add),
-    tg.SubOp: _binary(np.subtract),
-    tg.MulOp: _binary(np.multiply),
-    tg.SiluOp: lambda op, x: silu(x),
-    tg.ReluOp: lambda op, x: relu(x),
-    tg.SigmoidOp: lambda op, x: sigmoid(x),
-    tg.GeluOp: lambda op, x: gelu(x, op.approximate.data),
-    tg.ScaleOp: lambda op, x: widen(x) * F32(op.factor.value.data),
-    tg.SoftcapOp: lambda op, x: F32(op.cap.value.data) * np.tanh(widen(x) / F32(op.cap.value.data)),
-    tg.SwigluOp: lambda op, gate, up: silu(gate) * widen(up),
-    tg.RmsNormOp: lambda op, x, w, r=None: rms_norm(x, w, r, op.eps.value.data, op.group_width()),
-    tg.LayerNormOp: lambda op, x, w, b: layer_norm(x, w, b, op.eps.value.data),
-    tg.RopeOp: lambda op, x, c, s: rope(x, c, s, op.head_dim.value.data, op.style.data),
-    tg.AttentionOp: _attention,
-    tg.SoftmaxOp: lambda op, x: softmax_rows(x),
-    tg.TransposeOp: lambda op, x: x.T,
-    tg.GatherRowsOp: _gather_rows,
-    tg.SetRowsOp: _set_rows,
-    tg.ArgmaxOp: lambda op, x: argmax_rows(x),
-    tg.HeadSliceOp: _head_slice,
-    tg.JoinOp: lambda op, *parts: np.concatenate(parts, axis=1),
-    tg.HeadMatmulOp: _head_matmul,
-    tg.IntRequantOp: lambda op, x: int_requant(x, op.scale.value.data, op.zero()),
-    tg.IntClampOp: lambda op, x: np.clip(widen(x), *op.bounds()),
-    tg.L2NormOp: lambda op, x: l2_norm(x, op.eps.value.data, op.group_width()),
-    tg.DecayOp: lambda op, a, a_log, dt_bias: decay(a, a_log, dt_bias),
-    tg.CausalConvOp: lambda op, x, w, state: causal_conv(x, w, state, op.act()),
-    tg.GatedDeltaOp: _gated_delta,
-    tg.DequantizeQ8_0Op: lambda op, v, s: gguf_quant.dequantize(v, s, op.block_axis()),
-    # transpose_b: the N x K weight (blocks along its rows' K) is the K x N one's transpose.
-    tg.MatmulQ8_0Op: lambda op, a, v, s: gguf_quant.matmul_q8_0(
-        a, *((v.T, s.T) if op.transposes_b else (v, s)), op.activation.data
-    ),
-    tg.MoeOp: _moe,
-}
-"""The reference meaning of each tg op, on operand arrays in their element types."""
-
-
-def apply_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """One op's results, each rounded to its element type (an op of two results, the output and
-    a carried state, returns both from its kernel)."""
-    kernel = KERNELS.get(type(op))
-    if kernel is None:
-        raise EvaluationError(f"{op.name} has no reference semantics (only tg ops do)")
-    with np.errstate(over="ignore", under="ignore"):
-        result = kernel(op, *operands)
-    results = list(result) if len(op.results) > 1 else [result]
-    return [round_to(r, value_type(v)[1]) for r, v in zip(results, op.results, strict=True)]
-
-
-# Functions: names of inputs and outputs, evaluation ----------------------------------------
+from spatial_dialect.tools.interpreters.tg_functions import (
+    REFUSED_OPS,
+    TgFunctions,
+    implemented_ops,
+)
+
+EVALUATED_OPS = implemented_ops(TgFunctions) | implemented_ops(FuncFunctions)
+"""The ops a function may hold: tg's and func's (func.return, func.call)."""
 
 
 def input_names(fn: func.FuncOp) -> list[str]:
@@ -561,20 +105,55 @@ def check_inputs(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> list[np.n
     return args
 
 
+def check_ops(fn: func.FuncOp) -> None:
+    """Every op of `fn` has semantics: checked before the run, so that a function holding, say,
+    an sp op fails in words rather than as the interpreter's missing implementation halfway."""
+    returned_values(fn)
+    for op in fn.body.block.ops:
+        if type(op) in REFUSED_OPS:
+            raise EvaluationError(f"{op.name} has no reference semantics: {REFUSED_OPS[type(op)]}")
+        if type(op) not in EVALUATED_OPS:
+            raise EvaluationError(f"{op.name} has no reference semantics (only tg ops do)")
+
+
+@dataclass
+class ValueRecorder(Interpreter.Listener):
+    """Keeps the value of every op result the interpreter computes (the interpreter drops a
+    function's scope when it returns)."""
+
+    values: dict[SSAValue, Any] = field(default_factory=dict)
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        self.values.update(zip(op.results, results, strict=True))
+
+
+def interpret(
+    fn: func.FuncOp, args: list[np.ndarray], listeners: tuple[Interpreter.Listener, ...] = ()
+) -> PythonValues:
+    """The results of calling `fn` on checked arguments, on xDSL's interpreter."""
+    module = fn.parent_op()
+    interpreter = Interpreter(
+        module if isinstance(module, ModuleOp) else ModuleOp([]), listeners=listeners
+    )
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(TgFunctions())
+    with np.errstate(over="ignore", under="ignore"):  # inf is a float result like any other
+        return interpreter.call_op(fn, tuple(args))
+
+
 def evaluate_values(
     fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
 ) -> dict[SSAValue, np.ndarray]:
     """Every value of the function (arguments and op results) under the reference semantics."""
     args = check_inputs(fn, inputs)
-    values: dict[SSAValue, Any] = dict(zip(fn.body.block.args, args, strict=True))
-    for op in fn.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            break
-        values.update(zip(op.results, apply_op(op, [values[o] for o in op.operands]), strict=True))
-    return values
+    check_ops(fn)
+    recorder = ValueRecorder(dict(zip(fn.body.block.args, args, strict=True)))
+    interpret(fn, args, (recorder,))
+    return recorder.values
 
 
 def evaluate(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """The function's results under the reference semantics, in return order."""
-    values = evaluate_values(fn, inputs)
-    return [values[v] for v in returned_values(fn)]
+    args = check_inputs(fn, inputs)
+    check_ops(fn)
+    return list(interpret(fn, args))
