@@ -20,8 +20,8 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.tools.interpreters import reference as ref
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.machine import IndexOutOfRange
 from spatial_dialect.tools.simulator.program import simulate
-from spatial_dialect.tools.simulator.stages import IndexOutOfRange
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     compile_function,
