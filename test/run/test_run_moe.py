@@ -21,8 +21,8 @@ from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.interpreters import reference as ref
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.machine import IndexOutOfRange
 from spatial_dialect.tools.simulator.program import simulate
-from spatial_dialect.tools.simulator.stages import IndexOutOfRange
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     entry_function,

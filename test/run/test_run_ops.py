@@ -20,8 +20,8 @@ from spatial_dialect.sp import Layout, LayoutAttr
 from spatial_dialect.sp.errors import SpatialPassError, SpatialVerifyError
 from spatial_dialect.targets import PRESETS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.machine import IndexOutOfRange
 from spatial_dialect.tools.simulator.program import SimulationError, simulate
-from spatial_dialect.tools.simulator.stages import IndexOutOfRange
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
     entry_function,

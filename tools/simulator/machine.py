@@ -1,7 +1,8 @@
-"""The machine the simulator runs on (tools/simulator/program.py): what it can find wrong, DRAM tensors,
-each site's local memory and its FIFOs, the stage processes and their scheduler, and the access
-patterns evaluated per iteration. The stages' execution builds on it: the GEMM's in
-simulator.py, the others' in sim_ops.py.
+"""The machine the simulator runs on (tools/simulator/program.py): what it can find wrong, DRAM
+tensors, each site's local memory and its FIFOs, the stage processes and their scheduler, and the
+access patterns evaluated per iteration. The stages' execution builds on it, one runner per sp
+stage op registered in tools/simulator/registry.py: data movement in movement.py, the GEMM's
+in matmul.py, maps in maps.py, row reductions in rows.py and the other stages in stages.py.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ class SimulationError(Exception):
 class NotSimulated(Exception):
     """A construct of the IR this simulator does not execute (yet): not a verdict on the
     program."""
+
+
+class IndexOutOfRange(SimulationError):
+    """A runtime index (an id of a gather or an indexed load, a position of a scatter or an
+    attention) outside the tensor it indexes: reported, never read or written."""
 
 
 class AccessOutsideTensor(SimulationError):

@@ -15,19 +15,24 @@ numbers, so this simulator trusts nothing the passes know and reads everything f
   page (for a multicast, a free page on every member), a pop for a full one. Stages on
   different engines run concurrently; stages sharing an engine are one kernel, which per work
   item runs, in program order, the stages before its first stage with a K loop, the K loop (each
-  K block: its stages' iterations in program order) and then the other stages. When every unfinished stage waits and none can move, the
-  program deadlocks: `FifoDeadlock` names each waiting stage and the FIFO it waits on.
+  K block: its stages' iterations in program order) and then the other stages. When every
+  unfinished stage waits and none can move, the program deadlocks: `FifoDeadlock` names each waiting stage and the FIFO it waits on.
 - **Access patterns** are evaluated per iteration; a page is one numpy block of the padded
   DRAM tensor, so the work is vectorized over pages, never per element. A block that leaves
   its tensor is `AccessOutsideTensor` (stage, site, tile); a read of a tile no stage and no
   input ever wrote is `UnwrittenRead`; an output tile nothing wrote is `UnwrittenOutput`.
-- **Compute** (`sp.matmul_tiles`) adds tile products into the accumulator in its declared
-  precision, parks partials in the spill buffer between K blocks, and rounds the finished
-  sub-block to the output FIFO's element type, with the same arithmetic as the reference
-  (`reference.matmul`, `reference.round_to`).
-- **The other stages** (maps, row reductions, rope, flash attention, arg-max, gather, scatter)
-  run as tools/simulator/stages.py says, one item at a time, with the same arithmetic as the reference;
-  a runtime index outside its tensor is `IndexOutOfRange`, never a read or a write.
+- **Compute** (`sp.matmul_tiles`, matmul.py) adds tile products into the accumulator in its
+  declared precision, parks partials in the spill buffer between K blocks, and rounds the
+  finished sub-block to the output FIFO's element type, with the same arithmetic as the
+  reference (`reference.matmul`, `reference.round_to`).
+- **The other stages** (data movement in movement.py, maps in maps.py, row reductions in rows.py,
+  rope, flash attention, arg-max, the Gated DeltaNet and the router in stages.py) run one item at
+  a time, with the same arithmetic as the reference; a runtime index outside its tensor is
+  `IndexOutOfRange`, never a read or a write.
+- **Dispatch.** Every stage runs through the one runner its op class registered
+  (registry.STAGE_RUNNERS, filled by `@runs(...)` beside each runner; the package's __init__
+  imports every runner module, so the table is full before this module runs). A stage op with
+  no runner is `NotSimulated`, named.
 - **DRAM** tensors are padded to whole tiles; inputs are zero-padded (the tilize contract),
   everything else holds what the program wrote there. Sections run one after the other and
   share DRAM tensors by name.
@@ -39,8 +44,7 @@ execute is `NotSimulated`.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -48,7 +52,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets.spec import q8_0_bytes
-from spatial_dialect.tools.interpreters.reference import numpy_dtype, round_to
+from spatial_dialect.tools.interpreters.reference import numpy_dtype
 from spatial_dialect.tools.simulator.machine import (
     DramTensor,
     Fifo,
@@ -56,18 +60,12 @@ from spatial_dialect.tools.simulator.machine import (
     NotSimulated,
     Pattern,
     Process,
-    Q8Block,
     SimulationError,
     Site,
     SiteRun,
-    UnwrittenRead,
-    Wait,
-    accumulate,
-    give,
     run_processes,
-    take,
 )
-from spatial_dialect.tools.simulator.stages import RUNNERS, IndexOutOfRange
+from spatial_dialect.tools.simulator.registry import runner_of
 
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
@@ -156,158 +154,6 @@ class ProgramRun:
             self._patterns[key] = Pattern(stage.access, run.bindings, self.k_tiles)
         return self._patterns[key]
 
-    # Stage processes ---------------------------------------------------------------------------
-
-    def _load(self, op: sp.LoadOp, run: SiteRun, item: int, k0: int | None) -> Process:
-        dst = self._load_targets(op, run, item - run.items.start)
-        if not dst:
-            return  # a member of a multicast group: the sender fills its FIFO
-        tensor = self.dram[op.tensor.root_reference.data]
-        pattern = self.pattern(op, run)
-        rect = self.space.rect(item)
-        offset = self._block_offset(op, run, item)
-        for env in pattern.iterations(rect.r0, rect.c0, k0):
-            who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
-            row, col = pattern.tile(env)
-            block = tensor.read(who, row + offset, col, *pattern.extent)
-            yield from give(dst, block, who)
-
-    def _block_offset(self, op: sp.LoadOp, run: SiteRun, item: int) -> int:
-        """The first tile row of an indexed load's block (sp.LoadOp): id * stride, the id read
-        from DRAM and range-checked before anything is read; 0 for a plain load."""
-        if op.index is None or op.stride is None:
-            return 0
-        who = f"{run.where(op.stage_name())} (item {item})"
-        index = self.dram[op.index.root_reference.data]
-        if not index.written[0, 0]:
-            raise UnwrittenRead(who, index.name, (0, 0), 1)
-        blocks = self.dram[op.tensor.root_reference.data].tiles[0] // op.stride
-        e = int(index.data[0, 0])
-        if not 0 <= e < blocks:
-            raise IndexOutOfRange(
-                f"{who}: id {e} in @{index.name} outside [0, {blocks}) blocks of {op.stride} "
-                f"tile rows of @{op.tensor.root_reference.data}"
-            )
-        return e * op.stride
-
-    def _load_targets(self, op: sp.LoadOp, run: SiteRun, t: int) -> tuple[Fifo, ...]:
-        """The FIFOs this site's instance of a load pushes to for the site's t-th item: its own;
-        for a multicast group's sender, those of every member that runs a t-th item (sp.group);
-        none for a member that is not the sender. A site outside every group of the family loads
-        for itself."""
-        dst = sp.buffer_of(op.dst)
-        if op.group is None:
-            return (run.buffers[dst],)
-        name = op.group.root_reference.data
-        if name not in self.groups:
-            raise SimulationError(f"section @{self.name}: no multicast group @{name}")
-        for sender, members in self.groups[name].groups():
-            if run.site not in members:
-                continue
-            if sender != run.site:
-                return ()
-            absent = [m for m in members if m not in self.runs]
-            if absent:
-                raise SimulationError(
-                    f"{run.where(op.stage_name())} multicasts to site "
-                    f"{absent[0]}, which runs no instance of {dst.label.data}"
-                )
-            return tuple(self.runs[m].buffers[dst] for m in members if len(self.runs[m].items) > t)
-        return (run.buffers[dst],)
-
-    def _store(self, op: sp.StoreOp, run: SiteRun, item: int, k0: int | None) -> Process:
-        if not self.stores(item):
-            return
-        tensor = self.dram[op.tensor.root_reference.data]
-        src = run.buffers[sp.buffer_of(op.src)]
-        pattern = self.pattern(op, run)
-        rect = self.space.rect(item)
-        for env in pattern.iterations(rect.r0, rect.c0, k0):
-            who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
-            block = yield from take(src, pattern.extent, who)
-            tensor.write(who, *pattern.tile(env), *pattern.extent, block)
-
-    def _matmul(self, op: sp.MatmulTilesOp, run: SiteRun, item: int) -> Process:
-        b = run.bindings
-        h, w, sh, sw, kw = b["h"], b["w"], b["sh"], b["sw"], b["kw"]
-        th, tw = self.tile
-        in0, in1 = run.buffers[sp.buffer_of(op.in0)], run.buffers[sp.buffer_of(op.in1)]
-        out = run.buffers[sp.buffer_of(op.out)]
-        spill = run.buffers[sp.buffer_of(op.spill)] if op.spill is not None else None
-        partials = self._partials(op, run, item)
-        acc_op = sp.buffer_of(op.acc)
-        acc_dtype = numpy_dtype(acc_op.elt)
-        acc_rows, acc_cols = acc_op.page.resolve(b)
-        subs = [(ti, tj) for ti in range(0, h, sh) for tj in range(0, w, sw)]
-        k_blocks = self.slice_tiles // kw
-        name = run.where(op.stage_name())
-        if spill is None and k_blocks > 1 and len(subs) * sh * sw > acc_rows * acc_cols:
-            raise SimulationError(
-                f"{name}: {len(subs)} sub-blocks of {sh}x{sw} tiles stay in the accumulator "
-                f"between K blocks without a spill, but it holds {acc_rows}x{acc_cols} tiles"
-            )
-        held: dict[tuple[int, int], np.ndarray] = {}
-        # transpose_b: B's page is the w x kw tiles of its block stored N x K, transposed here.
-        b_block = (w, kw) if op.transposes_b else (kw, w)
-        a_pages = math.prod(in0.pages_of((h, kw), name))
-        b_pages = math.prod(in1.pages_of(b_block, name))
-        for kb in range(k_blocks):
-            who = f"{name} (item {item}, K block {kb})"
-            for fifo, pages in ((in0, a_pages), (in1, b_pages)):
-                wait = Wait((fifo,), False, pages, who)
-                if wait.blocked():
-                    yield wait
-            a, bb = in0.front((h, kw), who), in1.front(b_block, who)
-            if op.transposes_b:
-                bb = bb.T
-            if op.dequantize is not None:  # Q8_0 blocks widened before the product
-                a, bb = (widened(x, numpy_dtype(op.dequantize)) for x in (a, bb))
-            for ti, tj in subs:
-                if kb == 0:
-                    acc = np.zeros((sh * th, sw * tw), acc_dtype)
-                elif spill is not None:
-                    acc = yield from take(spill, (sh, sw), who)
-                else:
-                    acc = held[(ti, tj)]
-                rows, cols = a[ti * th : (ti + sh) * th], bb[:, tj * tw : (tj + sw) * tw]
-                if isinstance(rows, Q8Block):  # the int8 dot (both operands Q8_0: verified)
-                    acc = acc + rows.dot(cols)  # type: ignore[arg-type]
-                else:
-                    acc = accumulate(acc, rows, cols, tw)
-                if kb == k_blocks - 1 and partials is not None:
-                    own, onward = partials
-                    if own is not None:  # the slice before's sums for this sub-block
-                        acc = acc + (yield from take(own, (sh, sw), who))
-                    if onward is not None:  # to the next slice, unrounded
-                        yield from give((onward,), acc, who)
-                        continue
-                if kb == k_blocks - 1:
-                    yield from give((out,), acc, who)
-                elif spill is not None:
-                    yield from give((spill,), acc, who)
-                else:
-                    held[(ti, tj)] = acc
-            in0.pop(a_pages)
-            in1.pop(b_pages)
-
-    def _partials(
-        self, op: sp.MatmulTilesOp, run: SiteRun, item: int
-    ) -> tuple[Fifo | None, Fifo | None] | None:
-        """Split-K's partial sums of an item: (this site's FIFO it adds from, in slice s > 0;
-        the FIFO of the site running the same block in the next slice, in slice s < S - 1)."""
-        if op.partials is None:
-            if self.space.k_slices > 1:
-                raise SimulationError(
-                    f"{run.where(op.stage_name())}: {self.space.k_slices} K slices and no "
-                    "partials FIFO to add them through"
-                )
-            return None
-        fifo = sp.buffer_of(op.partials)
-        s, last = self.space.k_slice(item), self.space.k_slices - 1
-        own = run.buffers[fifo] if s > 0 else None
-        onward = self.run_of(item + self.space.blocks).buffers[fifo] if s < last else None
-        return own, onward
-
     # Engines -----------------------------------------------------------------------------------
 
     def processes(self) -> list[Process]:
@@ -345,28 +191,10 @@ class ProgramRun:
                 yield from self._iterations(s, run, item, None)
 
     def _iterations(self, stage: sp.StageOp, run: SiteRun, item: int, k0: int | None) -> Process:
-        if isinstance(stage, sp.LoadOp):
-            return self._load(stage, run, item, k0)
-        if isinstance(stage, sp.StoreOp):
-            return self._store(stage, run, item, k0)
-        if isinstance(stage, sp.MatmulTilesOp):
-            return self._matmul(stage, run, item)
-        if type(stage) in STAGE_RUNNERS:
-            return STAGE_RUNNERS[type(stage)](self, stage, run, item)
-        raise NotSimulated(f"section @{self.name}: stage {stage.name} is not simulated")
+        return runner_of(stage, f"section @{self.name}")(self, stage, run, item, k0)
 
     def run(self) -> None:
         run_processes(self.name, self.processes())
-
-
-def widened(x: np.ndarray | Q8Block, dtype: np.dtype) -> np.ndarray:
-    """A Q8_0 operand dequantized and rounded to `dtype` (matmul_tiles' `dequantize`); a float
-    operand as it is."""
-    return round_to(x.dequantized(), dtype) if isinstance(x, Q8Block) else x
-
-
-STAGE_RUNNERS: dict[type, Callable[..., Process]] = RUNNERS
-"""The stages besides the GEMM's and how one item of each runs (tools/simulator/stages.py)."""
 
 
 # ── Whole modules ─────────────────────────────────────────────────────────────────────────────
