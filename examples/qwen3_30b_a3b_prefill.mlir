@@ -28,7 +28,7 @@ func.func @qwen3_30b_a3b_layer(
   %kr = tg.rope %kn, %cos, %sin head_dim 128 style "neox" : (tensor<128x512xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>) -> tensor<128x512xbf16>
   %kc = tg.set_rows %k_cache, %kr, %pos : (tensor<4096x512xbf16>, tensor<128x512xbf16>, tensor<1xi32>) -> tensor<4096x512xbf16>
   %vc = tg.set_rows %v_cache, %v, %pos : (tensor<4096x512xbf16>, tensor<128x512xbf16>, tensor<1xi32>) -> tensor<4096x512xbf16>
-  %attn = tg.attention %qr, %kc, %vc, %pos heads 32 kv_heads 4 head_dim 128 causal true scale 0.0883883536 : (tensor<128x4096xbf16>, tensor<4096x512xbf16>, tensor<4096x512xbf16>, tensor<1xi32>) -> tensor<128x4096xbf16>
+  %attn = tg.attention %qr, %kc, %vc, %pos heads 32 kv_heads 4 head_dim 128 causal true scale 8.838835e-02 : (tensor<128x4096xbf16>, tensor<4096x512xbf16>, tensor<4096x512xbf16>, tensor<1xi32>) -> tensor<128x4096xbf16>
   %o = tg.matmul %attn, %wo : (tensor<128x4096xbf16>, tensor<4096x2048xbf16>) -> tensor<128x2048xbf16>
   %h2 = tg.add %x, %o : (tensor<128x2048xbf16>, tensor<128x2048xbf16>) -> tensor<128x2048xbf16>
   %n2 = tg.rms_norm %h2, %ffn_norm eps 1.000000e-06 : (tensor<128x2048xbf16>, tensor<1x2048xbf16>) -> tensor<128x2048xbf16>

@@ -27,7 +27,7 @@ func.func @qwen3_8b_f32_layer(
   %kr = tg.rope %kn, %cos, %sin head_dim 128 style "neox" : (tensor<128x1024xf32>, tensor<128x64xf32>, tensor<128x64xf32>) -> tensor<128x1024xf32>
   %kc = tg.set_rows %k_cache, %kr, %pos : (tensor<4096x1024xf32>, tensor<128x1024xf32>, tensor<1xi32>) -> tensor<4096x1024xf32>
   %vc = tg.set_rows %v_cache, %v, %pos : (tensor<4096x1024xf32>, tensor<128x1024xf32>, tensor<1xi32>) -> tensor<4096x1024xf32>
-  %attn = tg.attention %qr, %kc, %vc, %pos heads 32 kv_heads 8 head_dim 128 causal true scale 0.0883883536 : (tensor<128x4096xf32>, tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<1xi32>) -> tensor<128x4096xf32>
+  %attn = tg.attention %qr, %kc, %vc, %pos heads 32 kv_heads 8 head_dim 128 causal true scale 8.838835e-02 : (tensor<128x4096xf32>, tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<1xi32>) -> tensor<128x4096xf32>
   %o = tg.matmul %attn, %wo : (tensor<128x4096xf32>, tensor<4096x4096xf32>) -> tensor<128x4096xf32>
   %h2 = tg.add %x, %o : (tensor<128x4096xf32>, tensor<128x4096xf32>) -> tensor<128x4096xf32>
   %n2 = tg.rms_norm %h2, %ffn_norm eps 1.000000e-06 : (tensor<128x4096xf32>, tensor<1x4096xf32>) -> tensor<128x4096xf32>

@@ -35,7 +35,7 @@ func.func @qwen3_next_80b_a3b_f32_layer(
   %kn = tg.l2_norm %k eps 1.000000e-06 width 128 : (tensor<1x2048xf32>) -> tensor<1x2048xf32>
   %g = tg.decay %a, %A_log, %dt_bias : (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32>
   %beta = tg.sigmoid %b : (tensor<1x32xf32>) -> tensor<1x32xf32>
-  %core, %recurrent_state_next = tg.gated_delta %qn, %kn, %v, %g, %beta, %recurrent_state heads 32 k_heads 16 head_dim 128 scale 0.0883883536 : (tensor<1x2048xf32>, tensor<1x2048xf32>, tensor<1x4096xf32>, tensor<1x32xf32>, tensor<1x32xf32>, tensor<4096x128xf32>) -> (tensor<1x4096xf32>, tensor<4096x128xf32>)
+  %core, %recurrent_state_next = tg.gated_delta %qn, %kn, %v, %g, %beta, %recurrent_state heads 32 k_heads 16 head_dim 128 scale 8.838835e-02 : (tensor<1x2048xf32>, tensor<1x2048xf32>, tensor<1x4096xf32>, tensor<1x32xf32>, tensor<1x32xf32>, tensor<4096x128xf32>) -> (tensor<1x4096xf32>, tensor<4096x128xf32>)
   %core_norm = tg.rms_norm %core, %delta_norm eps 1.000000e-06 width 128 : (tensor<1x4096xf32>, tensor<1x128xf32>) -> tensor<1x4096xf32>
   %z_act = tg.silu %z : (tensor<1x4096xf32>) -> tensor<1x4096xf32>
   %gated = tg.mul %core_norm, %z_act : (tensor<1x4096xf32>, tensor<1x4096xf32>) -> tensor<1x4096xf32>

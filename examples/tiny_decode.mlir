@@ -31,7 +31,7 @@ func.func @tiny_step(
   %l0_kr = tg.rope %l0_kn, %cos, %sin head_dim 32 style "neox" : (tensor<1x64xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>) -> tensor<1x64xbf16>
   %l0_kc = tg.set_rows %l0_k_cache, %l0_kr, %pos : (tensor<64x64xbf16>, tensor<1x64xbf16>, tensor<1xi32>) -> tensor<64x64xbf16>
   %l0_vc = tg.set_rows %l0_v_cache, %l0_v, %pos : (tensor<64x64xbf16>, tensor<1x64xbf16>, tensor<1xi32>) -> tensor<64x64xbf16>
-  %l0_attn = tg.attention %l0_qr, %l0_kc, %l0_vc, %pos heads 4 kv_heads 2 head_dim 32 causal true scale 0.176776707 : (tensor<1x128xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<1xi32>) -> tensor<1x128xbf16>
+  %l0_attn = tg.attention %l0_qr, %l0_kc, %l0_vc, %pos heads 4 kv_heads 2 head_dim 32 causal true scale 1.767767e-01 : (tensor<1x128xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<1xi32>) -> tensor<1x128xbf16>
   %l0_o = tg.matmul %l0_attn, %l0_wo : (tensor<1x128xbf16>, tensor<128x128xbf16>) -> tensor<1x128xbf16>
   %l0_h2 = tg.add %x, %l0_o : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>
   %l0_n2 = tg.rms_norm %l0_h2, %l0_ffn_norm eps 1.000000e-06 : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>

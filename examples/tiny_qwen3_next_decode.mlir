@@ -35,7 +35,7 @@ func.func @tiny_qwen3_next_layer(
   %kn = tg.l2_norm %k eps 1.000000e-06 width 32 : (tensor<1x64xbf16>) -> tensor<1x64xbf16>
   %g = tg.decay %a, %A_log, %dt_bias : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
   %beta = tg.sigmoid %b : (tensor<1x4xf32>) -> tensor<1x4xf32>
-  %core, %recurrent_state_next = tg.gated_delta %qn, %kn, %v, %g, %beta, %recurrent_state heads 4 k_heads 2 head_dim 32 scale 0.176776707 : (tensor<1x64xbf16>, tensor<1x64xbf16>, tensor<1x128xbf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<128x32xbf16>) -> (tensor<1x128xbf16>, tensor<128x32xbf16>)
+  %core, %recurrent_state_next = tg.gated_delta %qn, %kn, %v, %g, %beta, %recurrent_state heads 4 k_heads 2 head_dim 32 scale 1.767767e-01 : (tensor<1x64xbf16>, tensor<1x64xbf16>, tensor<1x128xbf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<128x32xbf16>) -> (tensor<1x128xbf16>, tensor<128x32xbf16>)
   %core_norm = tg.rms_norm %core, %delta_norm eps 1.000000e-06 width 32 : (tensor<1x128xbf16>, tensor<1x32xbf16>) -> tensor<1x128xbf16>
   %z_act = tg.silu %z : (tensor<1x128xbf16>) -> tensor<1x128xbf16>
   %gated = tg.mul %core_norm, %z_act : (tensor<1x128xbf16>, tensor<1x128xbf16>) -> tensor<1x128xbf16>

@@ -15,6 +15,7 @@ gguf = pytest.importorskip("gguf")
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_gguf import Tiny, write_gguf  # noqa: E402
 
+from spatial_dialect import tg  # noqa: E402
 from spatial_dialect.tools.frontend.gguf_model import read_header  # noqa: E402
 from spatial_dialect.tools.frontend.gguf_program import checkpoint_step, header_model  # noqa: E402
 from spatial_dialect.tools.frontend.layers import (  # noqa: E402
@@ -95,3 +96,16 @@ def test_a_name_is_one_tensor():
     # xDSL reads a `_N` suffix as its own numbering and would print another name
     with pytest.raises(ValueError, match="%expert_3: xDSL would print it as %expert_N"):
         f.argument("expert_3", tensor(8, 8))
+
+
+def test_an_f32_constant_is_written_in_seven_digits_when_they_are_exact():
+    """As the programs have always been written (a refusal quotes the op's line); an f32 that
+    7 digits do not pin down keeps xDSL's 9."""
+    f = FunctionBuilder()
+    x = f.argument("x", tensor(4, 64, elt="f32"))
+    exact = f.op("exact", tg.ScaleOp(x, 0.1767767))
+    nine = f.op("nine", tg.ScaleOp(exact, 0.1 + 2**-27))
+    text = print_functions([f.function("scales", [nine])])
+    assert "tg.scale %x factor 1.767767e-01" in text
+    assert "tg.scale %exact factor 0.100000009" in text
+    assert print_functions(parse_module(text).body.ops) == text

@@ -10,16 +10,21 @@ inference, so a program cannot state a type the op would refuse.
 
 `print_functions` prints with xDSL's printer, but lays a signature out one argument a line when
 it does not fit in 100 columns: a decode step has hundreds of arguments, and one a line is what a
-person reads and what a diff of two programs shows argument by argument.
+person reads and what a diff of two programs shows argument by argument. An f32 constant is
+written with 7 significant digits when they read back as the same f32 (`scale 1.767767e-01`,
+where xDSL tries 6 and then falls back to 9, `0.176776707`): the programs have always been
+written so, and a refusal quotes the op's line, so the spelling is part of what a user sees.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from io import StringIO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
@@ -44,6 +49,18 @@ ELEMENT_TYPES: dict[str, Attribute] = {
 
 LINE = 100
 """The columns a signature is kept on one line within (the project's line length)."""
+
+
+class ProgramPrinter(Printer):
+    """xDSL's printer, with an f32 written in 7 significant digits when they are exact."""
+
+    def print_float(self, value: float, type: AnyFloat) -> None:
+        if isinstance(type, Float32Type) and math.isfinite(value):
+            seven = f"{value:.6e}"
+            if type.unpack(type.pack([float(seven)]), 1)[0] == value:
+                self.print_string(seven)
+                return
+        super().print_float(value, type)
 
 
 def tensor(*shape: int, elt: str = "bf16") -> TensorType:
@@ -121,7 +138,7 @@ def print_functions(functions: Iterable[func.FuncOp]) -> str:
 
 def _print_function(function: func.FuncOp) -> str:
     out = StringIO()
-    printer = Printer(stream=out)
+    printer = ProgramPrinter(stream=out)
     args = function.body.block.args
     attrs = function.arg_attrs.data if function.arg_attrs else [None] * len(args)
 
@@ -147,7 +164,7 @@ def _print_function(function: func.FuncOp) -> str:
     if len(out.getvalue()) > LINE + 1:  # with its newline
         out.seek(0)
         out.truncate()
-        printer = Printer(stream=out)  # names are given out again, from scratch
+        printer = ProgramPrinter(stream=out)  # names are given out again, from scratch
         signature(",\n    ")
     for op in function.body.block.ops:
         printer.print_string("  ")
