@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.tools.backend.index import Ix, ix
 from spatial_dialect.tools.backend.ttlang.stage import (
     TILE,
     Consts,
@@ -34,18 +34,20 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     load_into,
     pad,
     page,
+    prints,
     rows_mask,
     tname,
 )
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
     from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
 BIG = 1e30
 
 
-def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> str | None:
+def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> Ix | None:
     """For an indexed load: print the read of its block id e (before the load's loops) and
     return the offset of its origin rows, e * stride; None for a plain load. The id is read by
     `_index`: simulator-only."""
@@ -57,13 +59,15 @@ def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> str | None
     out(f"e = _index({ids}, 0)  # simulator-only: a scalar read")
     out(f"if not 0 <= e < {blocks}:")
     with out.indent():
-        out(
-            f"raise RuntimeError(f'id {{e}} in @{s.index.root_reference.data} outside "
-            f"[0, {blocks}) blocks of {s.stride} tile rows of @{name}')"
-        )
-    return f"e * {s.stride}"
+        out("raise RuntimeError(")
+        with out.indent():
+            out(f"f'id {{e}} in @{s.index.root_reference.data} outside [0, {blocks}) blocks'")
+            out(f"' of {s.stride} tile rows of @{name}'")
+        out(")")
+    return ix("e") * s.stride
 
 
+@prints(sp.RouteOp)
 class RoutePrinter(StagePrinter):
     def check(self, sec: OperationWriter, s: sp.RouteOp) -> None:  # type: ignore[override]
         for r in sec.ranges:
@@ -118,9 +122,7 @@ class RoutePrinter(StagePrinter):
             row = expr(load_into(sec.stages, s.x).access.origin.data.results[0])
             for n, d in consts:
                 view = (
-                    f"{n}[{row}:{row} + {h}, 0:1]"
-                    if n.startswith("_rows_")
-                    else f"{n}[0:1, 0:{kw}]"
+                    f"{n}[{row}:{row + h}, 0:1]" if n.startswith("_rows_") else f"{n}[0:1, 0:{kw}]"
                 )
                 const_read(out, d, view)
             return

@@ -14,22 +14,42 @@ group family. Every number is READ from the sized IR (docs/backend-ttlang.md):
   since a TT-Lang dataflow buffer has one block shape per operation.
 
 What TT-Lang cannot express is refused at emission by name (`TTLangUnsupported`, a typed
-diagnostic that spatial-opt and spatial-run report in one line): ttlang_checks.py holds the
-refusals run before a section prints.
+diagnostic that spatial-opt and spatial-run report in one line): checks.py holds the refusals run
+before a section prints, registry.py the tables of what each printer prints.
+
+The program reads as a person would write it: every index is an `Ix` of tools/backend/index.py
+(no `(0) * 32`, `+ 0` or `0 <= x <= 0`); a section declares only the DFBs its kernels use (each
+takes L1) and takes only the constants they read; the program prints only the host functions
+(host.py, by their source) and imports its text names; text.py keeps every line within 100
+characters.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from enum import Enum
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.sp.attrs import format_expr
 from spatial_dialect.sp.item_space import ItemSpace
-from spatial_dialect.tools.backend.ttlang.checks import PRINTERS, OperationChecks, printer_of
+from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.index import (
+    TRUE,
+    Cond,
+    all_of,
+    between,
+    eq,
+    from_affine,
+    ix,
+    lt,
+)
+from spatial_dialect.tools.backend.names import ident
+from spatial_dialect.tools.backend.ttlang import host
+from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
 from spatial_dialect.tools.backend.ttlang.indexed import (
     INDEXED,
     emit_indexed,
@@ -41,22 +61,28 @@ from spatial_dialect.tools.backend.ttlang.indexed import (
     indexed_constants,
 )
 from spatial_dialect.tools.backend.ttlang.moe import indexed_offset
-from spatial_dialect.tools.backend.ttlang.prelude import (
-    HOST_MAIN,
-    PRELUDE,
-    Lines,
-    TTLangUnsupported,
-    coord_source,
-)
-from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
+from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS, printer_of
+from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
 from spatial_dialect.tools.backend.ttlang.subblocks import SubBlockSelectors
-
-
-def _expr(e: object, names: tuple[str, ...]) -> str:
-    return format_expr(e, names).replace(" floordiv ", " // ").replace(" mod ", " % ")  # type: ignore[arg-type]
-
+from spatial_dialect.tools.backend.ttlang.text import Lines
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 LOOP_NAMES = tuple(sp.LOOP_VARS)
+
+
+class PipeKind(Enum):
+    """How a group family's blocks travel (emit_pipes): one rectangle multicast per group, one
+    unicast pipe per member, or no pipe (every group is its sender alone)."""
+
+    MULTICAST = "multicast"
+    UNICAST = "unicast"
+    NONE = "none"
+
+
+def in_rect(rect: tuple[int, int, int, int]) -> Cond:
+    """(x, y) in the rectangle x0..x1, y0..y1 of sites, folded where a bound pins it."""
+    x0, x1, y0, y1 = rect
+    return all_of(between(x0, "x", x1), between(y0, "y", y1))
 
 
 class OperationWriter(SubBlockSelectors, OperationChecks):
@@ -65,7 +91,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
     def __init__(self, program: sp.ProgramOp, index: int):
         self.p = program
         self.name = program.sym_name.data
-        self.fn = f"section_{index}_{_ident(self.name)}"
+        self.fn = f"section_{index}_{ident(self.name, prefix='')}"
         work, mesh = program.one(sp.WorkOp), program.one(sp.MeshOp)
         if work is None or mesh is None or not program.ops_of(sp.SitesOp):
             raise TTLangUnsupported(self.name, "the section is not sized (run spatial-pipeline)")
@@ -115,7 +141,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
         sides += [max(p) for p in head_selector_pages(self)]
         if sides:
-            n = 32 * max(sides)
+            n = TILE * max(sides)
             self.eye = f"_eye_{n}"
             self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
@@ -157,8 +183,8 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
     def _zero_page(self, rows: int, cols: int) -> None:
         """A zero f32 constant of rows x cols tiles, never read: the likeness of an f32 DFB."""
         self.consts[f"_f32_page_{rows}x{cols}"] = (
-            (32 * rows, 32 * cols),
-            f"np.zeros(({32 * rows}, {32 * cols}), dtype=np.float32)",
+            (TILE * rows, TILE * cols),
+            f"np.zeros(({TILE * rows}, {TILE * cols}), dtype=np.float32)",
         )
 
     # Buffers ---------------------------------------------------------------------------------
@@ -180,7 +206,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             depths = len({d for _, d in shapes}) > 1
             for page, depth in shapes:
                 label = buf.label.data
-                name = f"{_ident(label)}_dfb"  # a label may be a tensor name (dots)
+                name = f"{ident(label)}_dfb"  # a label may be a tensor name (dots)
                 if len(shapes) > 1:
                     name += f"_{page[0]}x{page[1]}" + (f"x{depth}" if depths else "")
                 out[(label, page, depth)] = name
@@ -194,9 +220,38 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
 
     def emit(self, out: Lines) -> None:
         plan = self.p.one(sp.PlanOp)
-        args = self.tensor_args()
         gx, gy = self.mesh.size
         self.variants = self.buffer_variants()
+        # the kernels first: what they use decides which DFBs and constants the section takes
+        kernels = Lines()
+        self.emit_pipes(kernels)
+        engines = self.engine_stages()
+        kernels()
+        kernels("@ttl.compute()")
+        kernels("def compute():")
+        with kernels.indent():
+            self.emit_kernel(kernels, engines.get("compute", []), "compute")
+        for i in (0, 1):
+            kernels()
+            kernels("@ttl.datamovement()")
+            kernels(f"def dm{i}():")
+            with kernels.indent():
+                self.emit_kernel(kernels, engines.get(f"movement {i}", []), f"movement {i}")
+        decls = Lines()
+        self.emit_buffers(decls)
+        self.emit_const_buffers(decls)
+        self.emit_sub_buffers(decls)
+        emit_indexed_buffers(self, decls)
+        for st in self.stages:
+            if (pr := printer_of(st)) is not None:
+                pr.buffers(self, st, decls)
+        used = kernels.statement_text()
+        # A DFB no kernel reserves or waits on is not declared: each takes L1 (attention's o and
+        # ml state pages are the compute's temporaries, never a DFB's blocks).
+        decls.entries = [(d, t) for d, t in decls.entries if _names(t.split(" = ")[0], used)]
+        used += "\n" + decls.statement_text()
+        # likewise a constant no kept DFB is made like and no kernel reads
+        self.consts = {n: c for n, c in self.consts.items() if _names(n, used)}
         out(f"# section @{self.name}: {self.p.source_op.data}")
         if plan is not None:
             for line in _plan_lines(plan):
@@ -208,32 +263,15 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         )
         flag = ", fp32_dest_acc_en=True" if wide else ""
         out(f"@ttl.operation(grid=({gx}, {gy}){flag})")
-        out(f"def {self.fn}({', '.join(args)}):")
+        out(f"def {self.fn}({', '.join(self.tensor_args())}):")
         with out.indent():
-            self.emit_buffers(out)
-            self.emit_const_buffers(out)
-            self.emit_sub_buffers(out)
-            emit_indexed_buffers(self, out)
-            for st in self.stages:
-                if (pr := printer_of(st)) is not None:
-                    pr.buffers(self, st, out)
-            self.emit_pipes(out)
-            engines = self.engine_stages()
-            out()
-            out("@ttl.compute()")
-            out("def compute():")
-            with out.indent():
-                self.emit_kernel(out, engines.get("compute", []), "compute")
-            for i in (0, 1):
-                out()
-                out("@ttl.datamovement()")
-                out(f"def dm{i}():")
-                with out.indent():
-                    self.emit_kernel(out, engines.get(f"movement {i}", []), f"movement {i}")
+            out.extend(decls)
+            out.extend(kernels)
+        out()
         out()
 
     def tensor_args(self) -> list[str]:
-        return [_tname(n) for n in self.tensors] + list(self.consts)
+        return [tname(n) for n in self.tensors] + list(self.consts)
 
     def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
         pages = set(self.const_pages[name].values())
@@ -312,15 +350,15 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         layout, and must fit a page); else the largest tensor of its element type."""
         for st in self.stages:
             if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf:
-                return _tname(st.tensor.root_reference.data)
+                return tname(st.tensor.root_reference.data)
             if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
-                return _tname(st.tensor.root_reference.data)
+                return tname(st.tensor.root_reference.data)
         same = [t for t in self.tensors.values() if t.element_type == buf.elt]
         if not same and str(buf.elt) == "f32":
             # an f32 state page (attention's o / ml, argmax's best, a GEMM's f32 partial sums):
             # like an f32 constant (every constant is f32) that holds its largest page, the zero
             # page made for the partial sums first
-            ph, pw = (32 * n for n in self._largest_page(buf))
+            ph, pw = (TILE * n for n in self._largest_page(buf))
             fits = [n for n, ((h, w), _) in self.consts.items() if h >= ph and w >= pw]
             fits.sort(key=lambda n: not n.startswith("_f32_page"))
             if fits:
@@ -330,13 +368,13 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                 self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
             )
         best = max(same, key=lambda t: tuple(t.type.get_shape()))
-        return _tname(best.sym_name.data)
+        return tname(best.sym_name.data)
 
     def emit_pipes(self, out: Lines) -> None:
         """One PipeNet per group family: a rectangle multicast per group where every member
         runs as many items as its sender; otherwise one unicast pipe per member (the sender
         then sends its t-th block only to members that run a t-th item)."""
-        self.pipe_kind: dict[str, str] = {}
+        self.pipe_kind: dict[str, PipeKind] = {}
         for name, g in self.groups.items():
             rect_pipes, uni_pipes = [], []
             uniform = True
@@ -359,11 +397,11 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                     uniform = False
                 uni_pipes += [f"ttl.Pipe(src={sender}, dst={m})" for m in rest]
             pipes = rect_pipes if uniform else uni_pipes
-            self.pipe_kind[name] = "multicast" if uniform else "unicast"
+            self.pipe_kind[name] = PipeKind.MULTICAST if uniform else PipeKind.UNICAST
             if not pipes:
-                self.pipe_kind[name] = "none"
+                self.pipe_kind[name] = PipeKind.NONE
                 continue
-            out(f"{_ident(name)}_net = ttl.PipeNet([")
+            out(f"{ident(name)}_net = ttl.PipeNet([")
             with out.indent():
                 for p in pipes:
                     out(p + ",")
@@ -380,7 +418,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         with out.indent():
             for r in self.ranges:
                 x0, x1, y0, y1 = r.rect.bounds
-                out(f"if {x0} <= sx <= {x1} and {y0} <= sy <= {y1}:")
+                out(f"if {all_of(between(x0, 'sx', x1), between(y0, 'sy', y1))}:")
                 with out.indent():
                     out(f"return {r.count}")
             out("return 0")
@@ -396,20 +434,32 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         sp_ = self.space
         over = sp_.over or (sp_.items_n, sp_.items_m)
         for ri, r in enumerate(self.ranges):
-            x0, x1, y0, y1 = r.rect.bounds
             b = r.bindings(self.work.k_block)
-            out(f"if {x0} <= x <= {x1} and {y0} <= y <= {y1}:")
-            with out.indent():
-                out(f"first = {_expr(r.first.data.results[0], ('x', 'y'))}")
+            with _when(out, in_rect(r.rect.bounds)):
+                first = from_affine(r.first.data.results[0], ("x", "y"))
                 opened = self.open_consts(out, key, ri)
                 out(f"for t in range({r.count}):")
                 with out.indent():
-                    out(
-                        f"bi, bj = _coord(first + t, {sp_.items_m}, {sp_.items_n}, "
-                        f"{over[0]}, {over[1]}, {sp_.over is not None})"
-                    )
-                    out(f"r0, c0 = bi * {sp_.block_m}, bj * {sp_.block_n}")
-                    self.emit_item(out, stages, r, b)
+                    item = Lines()
+                    self.emit_item(item, stages, r, b)
+                    # the item's block origin, where the item reads it (a compute kernel pops
+                    # its pages in order and never does)
+                    text = item.statement_text()
+                    origin = {
+                        v: e
+                        for v, e in (
+                            ("r0", ix("bi") * sp_.block_m),
+                            ("c0", ix("bj") * sp_.block_n),
+                        )
+                        if _names(v, text)
+                    }
+                    if origin:
+                        out(
+                            f"bi, bj = _coord({first + ix('t')}, {sp_.items_m}, {sp_.items_n}, "
+                            f"{over[0]}, {over[1]}, {sp_.over is not None})"
+                        )
+                        out(f"{', '.join(origin)} = {', '.join(map(str, origin.values()))}")
+                    out.extend(item)
                 out.depth -= opened
 
     def emit_item(self, out: Lines, stages: list[sp.StageOp], r: sp.SitesOp, b: dict) -> None:
@@ -475,12 +525,12 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                 out(f"for {v} in {ranges[v]}:")
                 out.depth += 1
                 opened += 1
-        row, col = (_expr(e, LOOP_NAMES) for e in s.access.origin.data.results)
+        row, col = (from_affine(e, LOOP_NAMES) for e in s.access.origin.data.results)
         if offset is not None:
-            row = f"{row} + {offset}"
+            row = row + offset
         eh, ew = s.access.extent.resolve(b)
-        tensor = _tname(s.tensor.root_reference.data)
-        view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"
+        tensor = tname(s.tensor.root_reference.data)
+        view = f"{tensor}[{row}:{row + eh}, {col}:{col + ew}]"
         if isinstance(s, sp.StoreOp) and self.sub_compute(r):
             # the selectors of each sub-block, read just before that sub-block's store: the
             # compute pops them in the same order, so neither kernel waits on the other's FIFO
@@ -514,34 +564,29 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
     def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str) -> None:
         gname = s.group.root_reference.data  # type: ignore[union-attr]
         g = self.groups[gname]
-        net = f"{_ident(gname)}_net"
+        net = f"{ident(gname)}_net"
         x0, x1, y0, y1 = g.rect.bounds
-        in_rect = f"{x0} <= x <= {x1} and {y0} <= y <= {y1}"
+        inside = in_rect(g.rect.bounds)
         axis = g.axis.data
         if axis == sp.GroupAxis.ROWS:
-            is_sender, is_member = f"x == {g.sender}", "True"
+            is_sender, is_member = eq("x", g.sender), TRUE
         elif axis == sp.GroupAxis.COLUMNS:
-            is_sender, is_member = f"y == {g.sender}", "True"
+            is_sender, is_member = eq("y", g.sender), TRUE
         else:
-            pos = f"((y - {y0}) * {x1 - x0 + 1} + x - {x0})"
-            is_sender, is_member = f"{pos} == {g.sender}", f"{pos} < {g.line_sites}"
+            pos = (ix("y") - y0) * (x1 - x0 + 1) + ix("x") - x0
+            is_sender, is_member = eq(pos, g.sender), lt(pos, g.line_sites)
         kind = self.pipe_kind[gname]
-        out(f"if {in_rect} and {is_sender}:")
+        out(f"if {all_of(inside, is_sender)}:")
         with out.indent():
             out(f"tx = ttl.copy({view}, blk)")
             out("tx.wait()")
-            if kind != "none":
+            if kind is not PipeKind.NONE:
                 out("def send(pipe):")
-                with out.indent():
-                    if kind == "unicast":
-                        out("if _count(*pipe.dst) > t:")
-                        out.depth += 1
+                with out.indent(), _when(out, "_count(*pipe.dst) > t", kind is PipeKind.UNICAST):
                     out("txp = ttl.copy(blk, pipe)")
                     out("txp.wait()")
-                    if kind == "unicast":
-                        out.depth -= 1
                 out(f"{net}.if_src(send)")
-        out(f"elif {in_rect} and {is_member}:")
+        out(f"elif {all_of(inside, is_member)}:")
         with out.indent():
             out("def recv(pipe):")
             with out.indent():
@@ -595,13 +640,26 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                         out("o_blk.store(part)")
 
 
-def _tname(name: str) -> str:
-    """A DRAM tensor's parameter name (prefixed: a tensor may be called x or y)."""
-    return "t_" + _ident(name)
+class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out, cond):`)
+    """`if cond:` and one level deeper for the body; nothing where the condition always holds
+    (a range that covers the whole grid, a multicast without a count to test)."""
+
+    def __init__(self, out: Lines, cond: Cond | str, needed: bool = True):
+        self.out = out
+        self.opens = needed and cond != TRUE and str(cond) != "True"
+        if self.opens:
+            out(f"if {cond}:")
+
+    def __enter__(self) -> None:
+        self.out.depth += self.opens
+
+    def __exit__(self, *exc: object) -> None:
+        self.out.depth -= self.opens
 
 
-def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+def _names(name: str, text: str) -> bool:
+    """Whether `text` names `name` (as a whole identifier)."""
+    return re.search(rf"\b{re.escape(name.strip())}\b", text) is not None
 
 
 def _plan_lines(plan: sp.PlanOp) -> Iterator[str]:
@@ -626,21 +684,9 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         raise TTLangUnsupported("-", f"target {target.name} is not a Tensix chip")
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     sections = [OperationWriter(p, i) for i, p in enumerate(programs)]
-    out = Lines()
-    out(
-        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
-    )
-    out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
-    for line in PRELUDE.splitlines():
-        out(line)
-    out(inspect.getsource(coord_source).replace("def coord_source(", "def _coord(", 1))
-    host = dict.fromkeys(fn for pr in PRINTERS.values() for fn in pr.host)
-    for fn in host:  # the stage printers' constants, by their source
-        out()
-        for line in inspect.getsource(fn).splitlines():
-            out(line)
+    body = Lines()
     for s in sections:
-        s.emit(out)
+        s.emit(body)
     # tensors: name -> (shape, dtype)
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
     for p in programs:
@@ -651,19 +697,75 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         for n, (shape, src) in sec.consts.items():
             tensors.setdefault(n, (shape, "f32"))
             consts[n] = src
-    out(f"TENSORS = {tensors!r}")
-    out("CONSTANTS = {")
-    with out.indent():
-        for n, src in consts.items():
-            out(f"{n!r}: lambda: {src},")
-    out("}")
-    out(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
-    out(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
-    out("SECTIONS = [")
-    with out.indent():
+    tables = Lines()
+    tables(f"TENSORS = {tensors!r}")
+    tables("CONSTANTS = {" + ("" if consts else "}"))
+    if consts:
+        with tables.indent():
+            for n, src in consts.items():
+                tables(f"{n!r}: lambda: {src},")
+        tables("}")
+    tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
+    tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
+    tables("SECTIONS = [")
+    with tables.indent():
         for s in sections:
-            out(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
-    out("]")
-    for line in HOST_MAIN.splitlines():
+            tables(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
+    tables("]")
+    kernel_helpers = [
+        *host.KERNEL_HELPERS,
+        *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
+    ]
+    helpers = used_helpers(
+        [*dict.fromkeys(kernel_helpers), *host.HOST],
+        body.statement_text() + tables.statement_text() + "\nmain()",
+    )
+    out = Lines()
+    out(
+        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
+    )
+    out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
+    source = {f: inspect.getsource(f) for f in helpers}
+    everything = body.statement_text() + tables.statement_text() + "".join(source.values())
+    out()
+    for module_name, alias in IMPORTS:
+        if re.search(rf"\b{alias}\.", everything):
+            out(f"import {module_name}" + (f" as {alias}" if alias != module_name else ""))
+    for f in helpers:
+        if f not in host.HOST:
+            _print_source(out, source[f])
+    out()
+    out()
+    out.extend(body)
+    out.extend(tables)
+    for f in helpers:
+        if f in host.HOST:
+            _print_source(out, source[f])
+    out()
+    out()
+    out('if __name__ == "__main__":')
+    out("    main()")
+    stream.write(out.text())
+
+
+IMPORTS = (("sys", "sys"), ("numpy", "np"), ("torch", "torch"), ("ttl", "ttl"), ("ttnn", "ttnn"))
+"""The modules a program may use, each imported where its text names it."""
+
+
+def used_helpers(candidates: list[Callable[..., object]], text: str) -> list[Callable[..., object]]:
+    """The host functions `text` calls, and those they call in turn, in the candidates' order."""
+    used: set[Callable[..., object]] = set()
+    frontier = text
+    while True:
+        new = {f for f in candidates if f not in used and _names(f.__name__, frontier)}
+        if not new:
+            return [f for f in candidates if f in used]
+        used |= new
+        frontier = "".join(inspect.getsource(f) for f in new)
+
+
+def _print_source(out: Lines, source: str) -> None:
+    out()
+    out()
+    for line in source.rstrip("\n").splitlines():
         out(line)
-    stream.write("\n".join(out.lines) + "\n")
