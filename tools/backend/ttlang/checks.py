@@ -21,7 +21,7 @@ from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
 
 
 class OperationChecks:

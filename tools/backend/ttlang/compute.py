@@ -34,7 +34,7 @@ from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
 
 

@@ -42,7 +42,7 @@ from spatial_dialect.tools.backend.ttlang.stage import tname as _tname
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
 
 BIG = 1e30

@@ -20,7 +20,7 @@ from spatial_dialect.tools.backend.index import Ix, from_affine
 from spatial_dialect.tools.backend.names import ident
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
 
 Consts = dict[str, tuple[tuple[int, int], str]]
