@@ -1,5 +1,5 @@
 """Qwen3-Next's Gated DeltaNet token mixer in TT-Lang (`-t ttlang`): sp.causal_conv and
-sp.gated_delta (the map `decay` is in ttlang_compute.py). docs/backend-ttlang.md#gated-deltanet.
+sp.gated_delta (the map `decay` is in compute.py). docs/backend-ttlang.md#gated-deltanet.
 
 Both walk time in K blocks inside the compute kernel and carry their state in the f32 interm
 the IR gives them (the conv's `window`, the rule's `s`): the compute pushes it and pops it again

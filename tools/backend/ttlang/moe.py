@@ -1,6 +1,6 @@
 """tg.moe in TT-Lang (`-t ttlang`): the router (sp.route) and the indexed expert loads
 (`sp.load ... by @id stride N`); the expert GEMMs are plain GEMMs and `moe_combine` a map
-(ttlang_compute.py). docs/backend-ttlang.md#mixture-of-experts.
+(compute.py). docs/backend-ttlang.md#mixture-of-experts.
 
 - **route**: block math only. Per item the compute pops the [h, kw] page of f32 logits (whole
   rows: one K block) and ranks each row's experts k times: the row maximum, `eq` against it,
@@ -11,7 +11,7 @@
   Column 0 of the pushed [h, 1] page holds the `at`-th id or weight, or expert `at`'s weight
   (the chosen scores times a constant column selector, summed), divided by the k weights' sum
   with `renormalize`; a row mask zeroes the rows past `rows`. Compilable constructs.
-- **indexed load**: before the load's loops, e = `_index(ids, 0)` (the prelude's scalar read of
+- **indexed load**: before the load's loops, e = `_index(ids, 0)` (host.py's scalar read of
   DRAM: SIMULATOR-ONLY, as for gather and scatter), range-checked against the tensor's
   tile rows / stride, then every origin row is offset by e * stride.
 """
@@ -83,7 +83,7 @@ class RoutePrinter(StagePrinter):
     def constants(self, sec: OperationWriter, s: sp.RouteOp) -> Consts:  # type: ignore[override]
         cp = pad(s.cols)
         out: Consts = {
-            # the column indices and the -1e30 past `cols` are argmax's (ttlang_prelude.py)
+            # the column indices and the -1e30 past `cols` are argmax's (host.py)
             f"_route_idx_{s.cols}_{cp}": ((TILE, cp), f"_argmax_idx({s.cols}, {cp})"),
             f"_route_neg_{s.cols}_{cp}": ((TILE, cp), f"_argmax_neg({s.cols}, {cp})"),
         }

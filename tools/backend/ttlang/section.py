@@ -110,7 +110,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                     (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
                 )
         # the identity the selectors are read from: the sub-blocks' and an attention's head
-        # selectors (ttlang_indexed.head_selector_pages)
+        # selectors (indexed.head_selector_pages)
         sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
         sides += [max(p) for p in head_selector_pages(self)]
         if sides:
@@ -118,7 +118,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             self.eye = f"_eye_{n}"
             self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
         # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
-        # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
+        # their DFBs and reads are the indexed stages' own (indexed.py)
         self.consts.update(indexed_constants(self))
         # A DFB takes its dtype from a tensor: the f32 partial sums of a GEMM whose tensors are
         # all 16-bit (f32 accumulation by contract) take it from a zero f32 constant, never read.

@@ -76,7 +76,7 @@ def printer_of(s: sp.StageOp) -> StagePrinter | None:
     return SECTION_PRINTERS.get(type(s))
 
 
-# Shared by the stage printers (and ttlang_indexed.py) ------------------------------------------
+# Shared by the stage printers (and indexed.py) ------------------------------------------
 
 
 def tname(name: str) -> str:
