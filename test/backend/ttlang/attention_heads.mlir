@@ -37,9 +37,17 @@ func.func @attn(%q: tensor<1x2048xbf16>, %k: tensor<256x256xbf16>, %v: tensor<25
 // CHECK: sc = (q_1 @ kt) * ttl.block.fill(0.0883883535861969, (1, 4))
 // CHECK: o_1 = o_1 * ttl.block.broadcast(alpha, dims=[-1], shape=(1, 4)) + pv
 // CHECK-NEXT: with out_dfb.reserve() as o_blk:
-// CHECK-NEXT: o_blk.store(o_0 / ttl.block.broadcast(l_0 + {{.*}}, shape=(1, 4)))
+// CHECK-NEXT: o_blk.store(
+// CHECK-NEXT: o_0
+// CHECK-NEXT: / ttl.block.broadcast(
+// CHECK-NEXT: l_0 + {{.*}}, shape=(1, 4)
+// CHECK-NEXT: )
+// CHECK-NEXT: )
 // CHECK-NEXT: with out_dfb.reserve() as o_blk:
-// CHECK-NEXT: o_blk.store(o_1 / ttl.block.broadcast(l_1 + {{.*}}, shape=(1, 4)))
+// CHECK-NEXT: o_blk.store(
+// CHECK-NEXT: o_1
+// CHECK-NEXT: / ttl.block.broadcast(
+// CHECK-NEXT: l_1 + {{.*}}, shape=(1, 4)
 // CHECK: def dm0():
 // CHECK: for tj in range(0, 8, 4):
 // CHECK-NEXT: with out_dfb.wait() as blk:
@@ -57,9 +65,18 @@ func.func @attn(%q: tensor<1x2048xbf16>, %k: tensor<256x256xbf16>, %v: tensor<25
 // CHECK: heads_dfb = ttl.make_dataflow_buffer_like(_eye_128, shape=(4, 2), block_count=1)
 // CHECK: q_1 = q_blk @ c_blk
 // CHECK: with heads_dfb.wait() as c_blk:
-// CHECK-NEXT: full = (o_0 / {{.*}}) @ ttl.block.transpose(c_blk)
+// CHECK-NEXT: full = (
+// CHECK-NEXT: (
+// CHECK-NEXT: o_0
+// CHECK: @ ttl.block.transpose(c_blk)
+// CHECK-NEXT: )
 // CHECK-NEXT: with heads_dfb.wait() as c_blk:
-// CHECK-NEXT: full = full + (o_1 / {{.*}}) @ ttl.block.transpose(c_blk)
+// CHECK-NEXT: full = (
+// CHECK-NEXT: full
+// CHECK-NEXT: + (
+// CHECK-NEXT: o_1
+// CHECK: @ ttl.block.transpose(c_blk)
+// CHECK-NEXT: )
 // CHECK-NEXT: with out_dfb.reserve() as o_blk:
 // CHECK-NEXT: o_blk.store(full)
 // CHECK: def dm1():

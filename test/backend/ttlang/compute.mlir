@@ -13,12 +13,20 @@ func.func @blk(%x: tensor<1x128xbf16>, %w: tensor<1x128xbf16>, %g: tensor<1x256x
 
 // CHECK: # section @h: tg.rms_norm
 // CHECK: ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape=(1, 1))
-// CHECK: inv = ttl.math.rsqrt(ss / ttl.block.fill(128.0, (1, 1)) + ttl.block.fill(
-// CHECK: o_blk.store(xv * ttl.block.broadcast(inv, dims=[-1], shape=(1, 4)) * ttl.block.broadcast(i1, dims=[0], shape=(1, 4)))
+// CHECK-NEXT: inv = ttl.math.rsqrt(
+// CHECK-NEXT: ss / ttl.block.fill(128.0, (1, 1))
+// CHECK-NEXT: + ttl.block.fill(
+// CHECK-NEXT: )
+// CHECK-NEXT: o_blk.store(
+// CHECK-NEXT: xv
+// CHECK-NEXT: * ttl.block.broadcast(inv, dims=[-1], shape=(1, 4))
+// CHECK-NEXT: * ttl.block.broadcast(i1, dims=[0], shape=(1, 4))
+// CHECK-NEXT: )
 // CHECK: # section @a: tg.swiglu
 // CHECK: o_blk.store(ttl.math.silu(i0) * i1)
 // CHECK: # section @r: tg.rope
-// CHECK: ttl.make_dataflow_buffer_like(_rope_p_neox_32_32, shape=(1, 1), block_count=1)
+// CHECK: _rope_p_neox_32_32_dfb = ttl.make_dataflow_buffer_like(
+// CHECK-NEXT: _rope_p_neox_32_32, shape=(1, 1), block_count=1
 // CHECK: c_full = i1 @ _rope_d_neox_32_32_32_blk
 // CHECK: o_blk.store(i0 * c_full + (i0 @ _rope_p_neox_32_32_blk) * s_full)
 // CHECK: CONSTANTS = {

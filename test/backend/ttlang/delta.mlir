@@ -17,20 +17,41 @@ func.func @mixer(%x: tensor<1x64xbf16>, %w: tensor<4x64xbf16>, %cs: tensor<3x64x
 // CHECK: def _conv_keep(taps, n, reals):
 // CHECK: def _col_sel():
 // CHECK: # section @c: tg.causal_conv
-// CHECK: def section_0_c(t_x, t_w, t_cs, t_c, t_cn, _conv_keep_c_4_32_1, _conv_keep_d_4_32_1, _rows_1_32, _conv_prev_4_32, _conv_shift_4_32, _conv_tap_4_32):
+// CHECK: def section_0_c(
+// CHECK-NEXT: t_x,
+// CHECK-NEXT: t_w,
+// CHECK-NEXT: t_cs,
+// CHECK-NEXT: t_c,
+// CHECK-NEXT: t_cn,
+// CHECK-NEXT: _conv_keep_c_4_32_1,
+// CHECK-NEXT: _conv_keep_d_4_32_1,
+// CHECK-NEXT: _rows_1_32,
+// CHECK-NEXT: _conv_prev_4_32,
+// CHECK-NEXT: _conv_shift_4_32,
+// CHECK-NEXT: _conv_tap_4_32,
+// CHECK-NEXT: ):
 // CHECK: with window_dfb.reserve() as wb:
 // CHECK-NEXT: wb.store(st_blk)
 // CHECK: for j in range(4):
 // CHECK: acc = acc + (r_blk @ wt_blk) * (a_blk @ win_blk + b_blk @ x_blk)
-// CHECK: o_blk.store(ttl.math.silu(acc) * ttl.block.broadcast(m_blk, dims=[-1], shape=(1, 1)))
+// CHECK: o_blk.store(
+// CHECK-NEXT: ttl.math.silu(acc)
+// CHECK-NEXT: * ttl.block.broadcast(m_blk, dims=[-1], shape=(1, 1))
+// CHECK-NEXT: )
 // CHECK-NEXT: keep = c_blk @ win_blk + d_blk @ x_blk
 // CHECK: with window_dfb.wait() as wb, new_state_dfb.reserve() as ns:
 // CHECK: sel = 1 if k0 + 1 >= 1 else 0
 // CHECK: tx = ttl.copy(_conv_keep_c_4_32_1[sel:sel + 1, 0:1], blk)
-// CHECK: tx = ttl.copy(_conv_shift_4_32[0:1, j * 1:(j + 1) * 1], blk)
+// CHECK: tx = ttl.copy(_conv_shift_4_32[0:1, j:j + 1], blk)
 // CHECK: # section @g: tg.decay
 // CHECK: arg = i0 + ttl.block.broadcast(i2, dims=[0], shape=(1, 1))
-// CHECK-NEXT: o_blk.store(ttl.math.neg(ttl.math.exp(ttl.block.broadcast(i1, dims=[0], shape=(1, 1)))) * (ttl.math.relu(arg) + ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg))))))
+// CHECK-NEXT: o_blk.store(
+// CHECK-NEXT: ttl.math.neg(ttl.math.exp(ttl.block.broadcast(i1, dims=[0], shape=(1, 1))))
+// CHECK-NEXT: * (
+// CHECK-NEXT: ttl.math.relu(arg)
+// CHECK-NEXT: + ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg))))
+// CHECK-NEXT: )
+// CHECK-NEXT: )
 // CHECK: # section @o: tg.gated_delta
 // CHECK: gc = ttl.math.reduce_sum(g_blk * sel, dims=[-1], shape=(1, 1)) * m_blk
 // CHECK: tri = eye
@@ -39,7 +60,7 @@ func.func @mixer(%x: tensor<1x64xbf16>, %w: tensor<4x64xbf16>, %cs: tensor<3x64x
 // CHECK: o_blk.store(o * ttl.block.broadcast(m_blk, dims=[-1], shape=(1, 1)))
 // CHECK: with s_dfb.reserve() as sb:
 // CHECK-NEXT: sb.store(s_new)
-// CHECK: hc = (r0 // 1) % 32
+// CHECK: hc = r0 % 32
 // CHECK-NEXT: with col_sel_dfb.reserve() as blk:
 // CHECK-NEXT: tx = ttl.copy(_col_sel[0:1, hc:hc + 1], blk)
 // CHECK: '_conv_keep_c_4_32_1': lambda: _conv_keep(4, 32, (32, 1))[:, :32],

@@ -23,13 +23,17 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // CHECK: @ttl.compute()
 // CHECK: x, y = ttl.node(dims=2)
 // CHECK-NEXT: if 0 <= x <= 4 and 0 <= y <= 2:
-// CHECK-NEXT: first = x + y * 5
+// CHECK-NEXT: for t in range(1):
+// The compute kernel pops its pages in order: it never reads the item's block origin.
+// CHECK-NEXT: with in0_dfb.wait() as a_blk, in1_dfb.wait() as b_blk, out_dfb.reserve() as o_blk:
 // CHECK: o_blk.store(a_blk @ b_blk)
 // CHECK: def dm0():
 // CHECK: in1_columns_net.if_src(send)
 // CHECK: in1_columns_net.if_dst(recv)
 // CHECK: tx = ttl.copy(blk, t_c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
 // CHECK: def dm1():
+// CHECK: bi, bj = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
+// CHECK-NEXT: r0 = bi
 // CHECK: tx = ttl.copy(t_a[r0:r0 + 1, k0:k0 + 7], blk)
 // CHECK: SECTIONS = [
 // CHECK-NEXT: (section_0_c, ['a', 'b', 'c']),

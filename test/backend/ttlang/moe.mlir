@@ -13,11 +13,27 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 
 // CHECK: # section @y__id0: tg.moe
 // CHECK: def section_1_y__id0(t_y__logits, t_y__id0, _route_idx_4_32, _route_neg_4_32, _rows_1_32):
-// CHECK: with in0_dfb.wait() as x_blk, route_idx_4_32_dfb.wait() as i_row, route_neg_4_32_dfb.wait() as n_row, rows_1_32_dfb.wait() as m_blk, out_dfb.reserve() as o_blk:
-// CHECK: sc = ex / ttl.block.broadcast(ttl.math.reduce_sum(ex, dims=[-1], shape=(1, 1)), dims=[-1], shape=(1, 1))
+// CHECK: with (
+// CHECK-NEXT: in0_dfb.wait() as x_blk,
+// CHECK-NEXT: route_idx_4_32_dfb.wait() as i_row,
+// CHECK-NEXT: route_neg_4_32_dfb.wait() as n_row,
+// CHECK-NEXT: rows_1_32_dfb.wait() as m_blk,
+// CHECK-NEXT: out_dfb.reserve() as o_blk,
+// CHECK-NEXT: ):
+// CHECK: sc = (
+// CHECK-NEXT: ex
+// CHECK-NEXT: / ttl.block.broadcast(
+// CHECK-NEXT: ttl.math.reduce_sum(ex, dims=[-1], shape=(1, 1)),
+// CHECK-NEXT: dims=[-1],
+// CHECK-NEXT: shape=(1, 1),
+// CHECK-NEXT: )
+// CHECK-NEXT: )
 // CHECK: rev = ttl.block.fill(32.0, (1, 1)) - idx
 // CHECK: for j in range(2):
-// CHECK: at = ttl.block.fill(32.0, (1, 1)) - ttl.math.reduce_max(hit * rev, dims=[-1], shape=(1, 1))
+// CHECK: at = (
+// CHECK-NEXT: ttl.block.fill(32.0, (1, 1))
+// CHECK-NEXT: - ttl.math.reduce_max(hit * rev, dims=[-1], shape=(1, 1))
+// CHECK-NEXT: )
 // CHECK: one = ttl.math.eq(idx, ttl.block.broadcast(at, dims=[-1], shape=(1, 1)))
 // CHECK: lg = lg - one * ttl.block.fill(1e+30, (1, 1))
 // CHECK-NEXT: if j == 0:
@@ -30,10 +46,13 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK: # section @y__gate0: tg.moe
 // CHECK: e = _index(t_y__id0, 0)  # simulator-only: a scalar read
 // CHECK-NEXT: if not 0 <= e < 4:
-// CHECK-NEXT: raise RuntimeError(f'id {e} in @y__id0 outside [0, 4) blocks of 2 tile rows of @g')
+// CHECK-NEXT: raise RuntimeError(
+// CHECK-NEXT: f'id {e} in @y__id0 outside [0, 4) blocks'
+// CHECK-NEXT: ' of 2 tile rows of @g'
+// CHECK-NEXT: )
 // CHECK: tx = ttl.copy(t_g[k0 + e * 2:k0 + e * 2 + 2, c0:c0 + 1], blk)
 // CHECK: # section @y__down0: tg.moe
-// CHECK: tx = ttl.copy(t_d[k0 + e * 1:k0 + e * 1 + 1, c0:c0 + 1], blk)
+// CHECK: tx = ttl.copy(t_d[k0 + e:k0 + e + 1, c0:c0 + 1], blk)
 // CHECK: # section @y__sum0: tg.moe
 // CHECK: o_blk.store(i0 * ttl.block.broadcast(i1, dims=[-1], shape=(1, 1)))
 // CHECK: # section @y: tg.moe

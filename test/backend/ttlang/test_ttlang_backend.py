@@ -405,7 +405,7 @@ def test_an_unemitted_section_is_refused_by_name_in_one_line():
 
 
 def test_without_tt_lang_sim_the_backend_names_the_extra(monkeypatch):
-    from spatial_dialect.tools import run_ttlang
+    from spatial_dialect.tools.backend.ttlang import runner as run_ttlang
 
     monkeypatch.setattr(run_ttlang.importlib.util, "find_spec", lambda name: None)
     module, _ = _program()

@@ -1,38 +1,27 @@
 """What `-t ttlang` refuses, by name, before it prints a section: storage formats TT-Lang has no
 tile for, split forms, stages without a printer, sub-blocks a stage cannot select, and a memory
-map that is not a valid sized program (docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of
-OperationWriter (ttlang.py), like the sub-block selectors."""
+map that is not a valid sized program
+(docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of OperationWriter
+(printer.py), like the sub-block selectors. The kinds a map or row reduction cannot print are
+refused from compute.py's tables (REFUSED_MAP_KINDS, REFUSED_ROW_KINDS)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.sp.kinds import Q8_0_FORMATS, RowForm
 from spatial_dialect.tools.backend.ttlang.compute import check_compute
-from spatial_dialect.tools.backend.ttlang.delta import CausalConvPrinter, GatedDeltaPrinter
 from spatial_dialect.tools.backend.ttlang.indexed import (
     FLASH_DECODING_REFUSAL,
     INDEXED,
     check_indexed,
 )
-from spatial_dialect.tools.backend.ttlang.moe import RoutePrinter
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
-from spatial_dialect.tools.backend.ttlang.stage import StagePrinter
+from spatial_dialect.tools.backend.ttlang.registry import printer_of
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
-
-# stages printed by a module of their own (ttlang_stage.py says what each one provides)
-PRINTERS: dict[type[sp.StageOp], StagePrinter] = {
-    sp.RouteOp: RoutePrinter(),
-    sp.CausalConvOp: CausalConvPrinter(),
-    sp.GatedDeltaOp: GatedDeltaPrinter(),
-}
-
-
-def printer_of(s: sp.StageOp) -> StagePrinter | None:
-    return PRINTERS.get(type(s))
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
 
 
 class OperationChecks:
@@ -91,7 +80,7 @@ class OperationChecks:
         # sub_compute)
         sliced = all(
             isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
-            or (isinstance(st, sp.RowReduceOp) and st.form.data == "whole")
+            or (isinstance(st, sp.RowReduceOp) and st.form.data == RowForm.WHOLE)
             for st in self.stages
         )
         for r in self.ranges:

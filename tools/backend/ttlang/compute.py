@@ -15,96 +15,342 @@ Every stage pops one page of each input and pushes one page of its output per it
 What needs a column other than column 0 of a tile (layer_norm / softmax statistics), a group
 narrower than the block, or a column mask (a row reduction over a width that is not whole
 tiles) is refused by name.
+
+Each map kind and each row-reduction kind is printed by one function, registered next to it by
+`@map_kind(...)` / `@row_kind(...)` in MAP_PRINTERS / ROW_PRINTERS, keyed by the kind's enum;
+the kinds TT-Lang has no form for are refused, with their reason, in REFUSED_MAP_KINDS /
+REFUSED_ROW_KINDS. A kind is in exactly one of the two (test/backend/ttlang/test_coverage.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.sp.kinds import MapKindName, Mode, RowForm, RowKindName
+from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
-TILE = 32
 
-UNARY = {
-    "copy": "{a}",
-    "tilize": "{a}",
-    "untilize": "{a}",
-    "silu": "ttl.math.silu({a})",
-    "relu": "ttl.math.relu({a})",
-    "sigmoid": "ttl.math.sigmoid({a})",
-    "gelu": "ttl.math.gelu({a})",
-    "transpose": "ttl.block.transpose({a})",
-    "add": "{a} + {b}",
-    "sub": "{a} - {b}",
-    "mul": "{a} * {b}",
-    "add_row": "{a} + {b}",
-    "sub_row": "{a} - {b}",
-    "mul_row": "{a} * {b}",
-    "l2_apply": "{a} * {b}",
-    "swiglu": "ttl.math.silu({a}) * {b}",
+def _fill(value: float, shape: str) -> str:
+    return f"ttl.block.fill({value!r}, {shape})"
+
+
+# ── Map kinds ───────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class MapText:
+    """What a map kind's printer is given: its operands as blocks of the computed shape (a
+    `rows` or `cols` operand already broadcast), that shape as text, the stage, and the writer,
+    for a temporary it prints before the expression it returns."""
+
+    args: list[str]
+    shape: str
+    stage: sp.MapOp
+    out: Lines
+
+    def fill(self, value: float) -> str:
+        return _fill(value, self.shape)
+
+    @property
+    def scalar(self) -> float:
+        return self.stage.scalar.value.data  # type: ignore[union-attr]
+
+
+MapPrinter = Callable[[MapText], str]
+MapCheck = Callable[[str, sp.MapOp], None]
+
+MAP_PRINTERS: dict[MapKindName, MapPrinter] = {}
+"""Map kind -> the function that prints its block math (the expression the output stores)."""
+
+_MAP_CHECKS: dict[MapKindName, MapCheck] = {}
+
+# Statistics beside column 0 (a blocked layer_norm's or softmax's) need a column shift.
+_COLUMN_1 = (
+    "its statistics sit in columns 0 and 1 of a tile; TT-Lang block math has no column shift "
+    "within a tile to bring column 1 to column 0"
+)
+_INTEGER = (
+    "exact integer arithmetic (rounding half to even, saturation): TT-Lang's block math is "
+    "floating point (an integer model runs on the simulator backend)"
+)
+_Q8_0 = "Q8_0 storage: ttnn has no Q8_0 tile format (tt-lang-sim's ttnn has no int8 dtype)"
+
+REFUSED_MAP_KINDS: dict[MapKindName, str] = {
+    MapKindName.LAYER_APPLY: _COLUMN_1,
+    MapKindName.SOFTMAX_APPLY: _COLUMN_1,
+    MapKindName.REQUANT: _INTEGER,
+    MapKindName.CLAMP: _INTEGER,
+    MapKindName.QUANTIZE_Q8_0: _Q8_0,
+    MapKindName.DEQUANTIZE_Q8_0: _Q8_0,
 }
-
-# the map kinds whose text is more than one expression of their inputs (_emit_map)
-WITH_FORMS = ("scale", "softcap", "rms_apply", "moe_combine", "decay")
+"""Map kind -> why TT-Lang cannot print it (the message of its refusal)."""
 
 
-def _unsupported(section: str, what: str) -> Exception:
-    return TTLangUnsupported(section, what)
+def map_kind(
+    *kinds: MapKindName, check: MapCheck | None = None
+) -> Callable[[MapPrinter], MapPrinter]:
+    """Register the decorated function as the printer of `kinds` (and `check` as a refusal of
+    some of their stages, run before the section prints)."""
+
+    def register(fn: MapPrinter) -> MapPrinter:
+        for kind in kinds:
+            assert kind not in MAP_PRINTERS, f"map kind {kind} printed twice"
+            MAP_PRINTERS[kind] = fn
+            if check is not None:
+                _MAP_CHECKS[kind] = check
+        return fn
+
+    return register
+
+
+@map_kind(MapKindName.COPY, MapKindName.TILIZE, MapKindName.UNTILIZE)
+def _identity(m: MapText) -> str:
+    return m.args[0]  # a layout bridge: ttnn's tiles are the layout the program reads
+
+
+@map_kind(MapKindName.SILU)
+def _silu(m: MapText) -> str:
+    return f"ttl.math.silu({m.args[0]})"
+
+
+@map_kind(MapKindName.RELU)
+def _relu(m: MapText) -> str:
+    return f"ttl.math.relu({m.args[0]})"
+
+
+@map_kind(MapKindName.SIGMOID)
+def _sigmoid(m: MapText) -> str:
+    return f"ttl.math.sigmoid({m.args[0]})"
+
+
+@map_kind(MapKindName.GELU)
+def _gelu(m: MapText) -> str:
+    return f"ttl.math.gelu({m.args[0]})"
+
+
+@map_kind(MapKindName.TRANSPOSE)
+def _transpose(m: MapText) -> str:
+    return f"ttl.block.transpose({m.args[0]})"
+
+
+@map_kind(MapKindName.ADD, MapKindName.ADD_ROW)
+def _add(m: MapText) -> str:
+    return f"{m.args[0]} + {m.args[1]}"
+
+
+@map_kind(MapKindName.SUB, MapKindName.SUB_ROW)
+def _sub(m: MapText) -> str:
+    return f"{m.args[0]} - {m.args[1]}"
+
+
+# l2_apply: x * stats[:, 0], the statistics broadcast from column 0 (a `cols` operand)
+@map_kind(MapKindName.MUL, MapKindName.MUL_ROW, MapKindName.L2_APPLY)
+def _mul(m: MapText) -> str:
+    return f"{m.args[0]} * {m.args[1]}"
+
+
+@map_kind(MapKindName.SWIGLU)
+def _swiglu(m: MapText) -> str:
+    return f"ttl.math.silu({m.args[0]}) * {m.args[1]}"
+
+
+@map_kind(MapKindName.SCALE)
+def _scale(m: MapText) -> str:
+    return f"{m.args[0]} * {m.fill(m.scalar)}"
+
+
+@map_kind(MapKindName.SOFTCAP)
+def _softcap(m: MapText) -> str:
+    cap = m.scalar
+    return f"ttl.math.tanh({m.args[0]} * {m.fill(1.0 / cap)}) * {m.fill(cap)}"
+
+
+@map_kind(MapKindName.GELU_TANH)
+def _gelu_tanh(m: MapText) -> str:
+    a = m.args[0]
+    m.out(f"inner = ({a} + {a} * {a} * {a} * {m.fill(0.044715)}) * {m.fill(0.7978845608028654)}")
+    return f"{a} * (ttl.math.tanh(inner) + {m.fill(1.0)}) * {m.fill(0.5)}"
+
+
+@map_kind(MapKindName.DECAY)
+def _decay(m: MapText) -> str:
+    # -exp(A_log) * softplus(a + dt_bias), softplus as logaddexp(0, y); the temporary is named
+    # so as not to shadow the kernel's x, y = ttl.node(dims=2)
+    a, a_log, dt_bias = m.args
+    m.out(f"arg = {a} + {dt_bias}")
+    return (
+        f"ttl.math.neg(ttl.math.exp({a_log})) * (ttl.math.relu(arg) + "
+        "ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg)))))"
+    )
+
+
+@map_kind(MapKindName.MOE_COMBINE)
+def _moe_combine(m: MapText) -> str:
+    # x * weight[:, 0] [+ acc] (docs/sp.md, route)
+    return f"{m.args[0]} * {m.args[1]}" + (f" + {m.args[2]}" if len(m.args) == 3 else "")
+
+
+def _rms_apply_group(section: str, s: sp.MapOp) -> None:
+    if s.group is not None:
+        raise TTLangUnsupported(
+            section,
+            f"sp.map rms_apply group {s.group}: a per-group weight inside a block needs a "
+            "sub-block view of the block (TT-Lang blocks are whole units)",
+        )
+
+
+@map_kind(MapKindName.RMS_APPLY, check=_rms_apply_group)
+def _rms_apply(m: MapText) -> str:
+    # (x [+ residual]) * stats[:, 0] * weight
+    args = m.args
+    x = args[0] if len(args) == 3 else f"({args[0]} + {args[1]})"
+    return f"{x} * {args[-2]} * {args[-1]}"
+
+
+# ── Row-reduction kinds ─────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class RowText:
+    """What a whole row reduction's printer is given: its inputs' block names, the block's
+    shape and a column's ([h, 1]: a row statistic in column 0) as text, the stage and the
+    writer for its temporaries."""
+
+    names: list[str]
+    full: str
+    col: str
+    stage: sp.RowReduceOp
+    out: Lines
+
+    @property
+    def eps(self) -> str:
+        eps = self.stage.eps.value.data if self.stage.eps is not None else 0.0  # type: ignore[union-attr]
+        return _fill(eps, self.col)
+
+    def wide(self, blk: str) -> str:
+        """A column statistic broadcast over the block's columns."""
+        return f"ttl.block.broadcast({blk}, dims=[-1], shape={self.full})"
+
+    def across(self, blk: str) -> str:
+        """A 1 x C row operand broadcast over the block's rows."""
+        return f"ttl.block.broadcast({blk}, dims=[0], shape={self.full})"
+
+
+@dataclass(frozen=True)
+class RowPrinter:
+    """A row-reduction kind in TT-Lang: `whole` prints its temporaries and returns the stored
+    expression; `zero_padding_safe`: zeros past the last real column leave its statistics as
+    they are (a sum of squares), so a width that is not whole tiles needs no column mask;
+    `blocked_mean`: None where the blocked forms (partial, combine) are not printed, else
+    whether the combine divides the summed partials by the width (a mean: rms) or not (l2)."""
+
+    whole: Callable[[RowText], str]
+    zero_padding_safe: bool
+    blocked_mean: bool | None = None
+
+
+ROW_PRINTERS: dict[RowKindName, RowPrinter] = {}
+"""Row-reduction kind -> how TT-Lang prints it."""
+
+REFUSED_ROW_KINDS: dict[RowKindName, str] = {}
+"""Row-reduction kind -> why TT-Lang cannot print it: none is refused whole (the forms and
+widths each printer cannot take are refused by check_compute, from ROW_PRINTERS' flags)."""
+
+
+def row_kind(
+    kind: RowKindName, *, zero_padding_safe: bool, blocked_mean: bool | None = None
+) -> Callable[[Callable[[RowText], str]], Callable[[RowText], str]]:
+    def register(fn: Callable[[RowText], str]) -> Callable[[RowText], str]:
+        assert kind not in ROW_PRINTERS, f"row kind {kind} printed twice"
+        ROW_PRINTERS[kind] = RowPrinter(fn, zero_padding_safe, blocked_mean)
+        return fn
+
+    return register
+
+
+@row_kind(RowKindName.RMS_NORM, zero_padding_safe=True, blocked_mean=True)
+def _rms_norm(t: RowText) -> str:
+    names = t.names
+    t.out(f"xv = {names[0]} + {names[1]}" if len(names) == 3 else f"xv = {names[0]}")
+    t.out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={t.col})")
+    t.out(f"inv = ttl.math.rsqrt(ss / {_fill(float(t.stage.width), t.col)} + {t.eps})")
+    return f"xv * {t.wide('inv')} * {t.across(names[-1])}"
+
+
+@row_kind(RowKindName.LAYER_NORM, zero_padding_safe=False)
+def _layer_norm(t: RowText) -> str:
+    x, wgt, bias = t.names
+    n = _fill(float(t.stage.width), t.col)
+    t.out(f"mean = ttl.math.reduce_sum({x}, dims=[-1], shape={t.col}) / {n}")
+    t.out(f"c = {x} - {t.wide('mean')}")
+    t.out(f"var = ttl.math.reduce_sum(c * c, dims=[-1], shape={t.col}) / {n}")
+    t.out(f"inv = ttl.math.rsqrt(var + {t.eps})")
+    return f"c * {t.wide('inv')} * {t.across(wgt)} + {t.across(bias)}"
+
+
+@row_kind(RowKindName.L2_NORM, zero_padding_safe=True, blocked_mean=False)
+def _l2_norm(t: RowText) -> str:
+    x = t.names[0]
+    t.out(f"ss = ttl.math.reduce_sum({x} * {x}, dims=[-1], shape={t.col})")
+    t.out(f"inv = ttl.math.rsqrt(ss + {t.eps})")
+    return f"{x} * {t.wide('inv')}"
+
+
+@row_kind(RowKindName.SOFTMAX, zero_padding_safe=False)
+def _softmax(t: RowText) -> str:
+    x = t.names[0]
+    t.out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={t.col})")
+    t.out(f"e = ttl.math.exp({x} - {t.wide('peak')})")
+    t.out(f"total = ttl.math.reduce_sum(e, dims=[-1], shape={t.col})")
+    return f"e / {t.wide('total')}"
+
+
+# ── Refusals ────────────────────────────────────────────────────────────────────────────────
 
 
 def check_compute(section: str, s: sp.StageOp) -> None:
     """Refuse, by name, what this printer cannot express in TT-Lang block math."""
     if isinstance(s, sp.MapOp):
         kind = s.kind.data
-        if kind in ("layer_apply", "softmax_apply"):
-            raise _unsupported(
-                section,
-                f"sp.map {kind}: its statistics sit in columns 0 and 1 of a tile; TT-Lang block "
-                "math has no column shift within a tile to bring column 1 to column 0",
-            )
-        if kind == "gelu_tanh":
-            return
-        if kind not in UNARY and kind not in WITH_FORMS:
-            raise _unsupported(section, f"sp.map {kind}: no TT-Lang form in this printer")
-        if kind == "rms_apply" and s.group is not None:
-            raise _unsupported(
-                section,
-                f"sp.map rms_apply group {s.group}: a per-group weight inside a block needs a "
-                "sub-block view of the block (TT-Lang blocks are whole units)",
-            )
+        if kind in REFUSED_MAP_KINDS:
+            raise TTLangUnsupported(section, f"sp.map {kind}: {REFUSED_MAP_KINDS[kind]}")
+        if (check := _MAP_CHECKS.get(kind)) is not None:
+            check(section, s)
     elif isinstance(s, sp.RowReduceOp):
         form, kind = s.form.data, s.kind.data
-        if form != "whole" and kind not in ("rms_norm", "l2_norm"):
-            raise _unsupported(
+        if kind in REFUSED_ROW_KINDS:
+            raise TTLangUnsupported(section, f"sp.row_reduce {kind}: {REFUSED_ROW_KINDS[kind]}")
+        printer = ROW_PRINTERS[kind]
+        if form != RowForm.WHOLE and printer.blocked_mean is None:
+            raise TTLangUnsupported(
                 section,
                 f"sp.row_reduce {form} {kind}: a blocked row reduction's statistics use columns "
                 "0 and 1 of a tile, which TT-Lang block math cannot address (only whole rows "
                 "that fit one site are printed)",
             )
         if s.width != s.cols and s.width % TILE:
-            raise _unsupported(
+            raise TTLangUnsupported(
                 section,
                 f"sp.row_reduce {kind} width {s.width}: groups narrower than a tile need a "
                 "column mask (ttl.block.mask is simulator-only)",
             )
-        if kind not in ("rms_norm", "l2_norm") and s.cols % TILE:
-            raise _unsupported(
+        if not printer.zero_padding_safe and s.cols % TILE:
+            raise TTLangUnsupported(
                 section,
                 f"sp.row_reduce {kind} over {s.cols} columns: the padding of the last tile "
                 "would enter the statistics; a column mask (ttl.block.mask) is simulator-only",
             )
     elif isinstance(s, sp.RopeOp):
         if s.head_dim % 2:
-            raise _unsupported(section, f"sp.rope head_dim {s.head_dim} is odd")
-
-
-def _fill(value: float, shape: str) -> str:
-    return f"ttl.block.fill({value!r}, {shape})"
+            raise TTLangUnsupported(section, f"sp.rope head_dim {s.head_dim} is odd")
 
 
 def rope_constants(
@@ -172,43 +418,16 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
     shape = f"({oh}, {ow})"
     head, names = _withs(sec, list(s.ins), s.out, r)
     args = []
-    for n, (v, mode) in zip(names, s.inputs(), strict=True):
-        ph, pw = _page(s, v, b)
-        if mode == "rows":
+    for n, (_, mode) in zip(names, s.inputs(), strict=True):
+        if mode == Mode.ROWS:
             args.append(f"ttl.block.broadcast({n}, dims=[0], shape={shape})")
-        elif mode == "cols":
+        elif mode == Mode.COLS:
             args.append(f"ttl.block.broadcast({n}, dims=[-1], shape={shape})")
         else:
             args.append(n)
-    kind = s.kind.data
     out(head)
     with out.indent():
-        if kind in UNARY:
-            expr = UNARY[kind].format(a=args[0], b=args[1] if len(args) > 1 else "")
-        elif kind == "scale":
-            expr = f"{args[0]} * {_fill(s.scalar.value.data, shape)}"  # type: ignore[union-attr]
-        elif kind == "softcap":
-            cap = s.scalar.value.data  # type: ignore[union-attr]
-            expr = f"ttl.math.tanh({args[0]} * {_fill(1.0 / cap, shape)}) * {_fill(cap, shape)}"
-        elif kind == "gelu_tanh":
-            a = args[0]
-            out(
-                f"inner = ({a} + {a} * {a} * {a} * {_fill(0.044715, shape)}) * "
-                f"{_fill(0.7978845608028654, shape)}"
-            )
-            expr = f"{a} * (ttl.math.tanh(inner) + {_fill(1.0, shape)}) * {_fill(0.5, shape)}"
-        elif kind == "decay":  # -exp(A_log) * softplus(a + dt_bias), softplus as logaddexp(0, y)
-            # (named so as not to shadow the kernel's x, y = ttl.node(dims=2))
-            out(f"arg = {args[0]} + {args[2]}")
-            expr = (
-                f"ttl.math.neg(ttl.math.exp({args[1]})) * (ttl.math.relu(arg) + "
-                "ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg)))))"
-            )
-        elif kind == "moe_combine":  # x * weight[:, 0] [+ acc] (docs/sp.md, route)
-            expr = f"{args[0]} * {args[1]}" + (f" + {args[2]}" if len(args) == 3 else "")
-        else:  # rms_apply: (x [+ residual]) * stats[:, 0] * weight
-            x = args[0] if len(args) == 3 else f"({args[0]} + {args[1]})"
-            expr = f"{x} * {args[-2]} * {args[-1]}"
+        expr = MAP_PRINTERS[s.kind.data](MapText(args, shape, s, out))
         _store(sec, out, expr, s, r, b)
 
 
@@ -217,72 +436,27 @@ def _emit_row_reduce(
 ) -> None:
     kind = s.kind.data
     ins = list(s.ins)
-    if s.form.data != "whole":
+    if s.form.data != RowForm.WHOLE:
         _emit_blocked(sec, out, s, r, b)
         return
     h, w = _page(s, ins[0], b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
-        raise _unsupported(
+        raise TTLangUnsupported(
             sec.name,
             f"sp.row_reduce {kind}: output block {oh}x{ow} differs from the {h}x{w} input page",
         )
     if s.width != s.cols and s.width != w * TILE:
-        raise _unsupported(
+        raise TTLangUnsupported(
             sec.name,
             f"sp.row_reduce {kind} width {s.width}: a {w}-tile block holds several groups; "
             "TT-Lang blocks are whole units (no per-group view of a block)",
         )
-    full, col = f"({h}, {w})", f"({h}, 1)"
     head, names = _withs(sec, ins, s.out, r)
-    eps = s.eps.value.data if s.eps is not None else 0.0  # type: ignore[union-attr]
     out(head)
     with out.indent():
-        if kind == "rms_norm":
-            if len(ins) == 3:
-                out(f"xv = {names[0]} + {names[1]}")
-            else:
-                out(f"xv = {names[0]}")
-            wgt = names[-1]
-            out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={col})")
-            out(f"inv = ttl.math.rsqrt(ss / {_fill(float(s.width), col)} + {_fill(eps, col)})")
-            _store(
-                sec,
-                out,
-                f"xv * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
-                f"ttl.block.broadcast({wgt}, dims=[0], shape={full})",
-                s,
-                r,
-                b,
-            )
-        elif kind == "layer_norm":
-            x, wgt, bias = names
-            n = _fill(float(s.width), col)
-            out(f"mean = ttl.math.reduce_sum({x}, dims=[-1], shape={col}) / {n}")
-            out(f"c = {x} - ttl.block.broadcast(mean, dims=[-1], shape={full})")
-            out(f"var = ttl.math.reduce_sum(c * c, dims=[-1], shape={col}) / {n}")
-            out(f"inv = ttl.math.rsqrt(var + {_fill(eps, col)})")
-            _store(
-                sec,
-                out,
-                f"c * ttl.block.broadcast(inv, dims=[-1], shape={full}) * "
-                f"ttl.block.broadcast({wgt}, dims=[0], shape={full}) + "
-                f"ttl.block.broadcast({bias}, dims=[0], shape={full})",
-                s,
-                r,
-                b,
-            )
-        elif kind == "l2_norm":
-            x = names[0]
-            out(f"ss = ttl.math.reduce_sum({x} * {x}, dims=[-1], shape={col})")
-            out(f"inv = ttl.math.rsqrt(ss + {_fill(eps, col)})")
-            _store(sec, out, f"{x} * ttl.block.broadcast(inv, dims=[-1], shape={full})", s, r, b)
-        else:  # softmax
-            x = names[0]
-            out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={col})")
-            out(f"e = ttl.math.exp({x} - ttl.block.broadcast(peak, dims=[-1], shape={full}))")
-            out(f"total = ttl.math.reduce_sum(e, dims=[-1], shape={col})")
-            _store(sec, out, f"e / ttl.block.broadcast(total, dims=[-1], shape={full})", s, r, b)
+        text = RowText(names, f"({h}, {w})", f"({h}, 1)", s, out)
+        _store(sec, out, ROW_PRINTERS[kind].whole(text), s, r, b)
 
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
@@ -291,7 +465,7 @@ def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b:
     ch, cw = _page(s, cos_v, b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
-        raise _unsupported(
+        raise TTLangUnsupported(
             sec.name, f"sp.rope: output block {oh}x{ow} differs from the {h}x{w} input page"
         )
     consts = rope_constants(sec, s)
@@ -315,7 +489,7 @@ def _emit_blocked(
     ins = list(s.ins)
     h, _ = _page(s, ins[0], b)
     col = f"({h}, 1)"
-    if s.form.data == "partial":
+    if s.form.data == RowForm.PARTIAL:
         head, names = _withs(sec, ins, s.out, r)
         out(head)
         with out.indent():
@@ -335,7 +509,7 @@ def _emit_blocked(
                 out(f"total = {part}")
             else:
                 out(f"total = total + {part}")
-    if s.kind.data == "rms_norm":
+    if ROW_PRINTERS[s.kind.data].blocked_mean:
         out(f"total = total / {_fill(float(s.width), col)}")
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():

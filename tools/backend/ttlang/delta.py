@@ -1,5 +1,5 @@
 """Qwen3-Next's Gated DeltaNet token mixer in TT-Lang (`-t ttlang`): sp.causal_conv and
-sp.gated_delta (the map `decay` is in ttlang_compute.py). docs/backend-ttlang.md#gated-deltanet.
+sp.gated_delta (the map `decay` is in compute.py). docs/backend-ttlang.md#gated-deltanet.
 
 Both walk time in K blocks inside the compute kernel and carry their state in the f32 interm
 the IR gives them (the conv's `window`, the rule's `s`): the compute pushes it and pops it again
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.tools.backend.index import ix
 from spatial_dialect.tools.backend.ttlang.stage import (
     TILE,
     Consts,
@@ -41,12 +41,14 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     input_engine,
     load_into,
     page,
+    prints,
     rows_mask,
 )
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
 
 # The host's constants (printed into the program by their source) -----------------------------
@@ -106,6 +108,7 @@ def _col_sel():
 ACTIVATIONS = {"silu": "ttl.math.silu(acc)", "none": "acc"}  # of the sums `acc`
 
 
+@prints(sp.CausalConvOp)
 class CausalConvPrinter(StagePrinter):
     host = (_conv_prev, _conv_shift, _conv_tap, _conv_keep)
 
@@ -179,14 +182,15 @@ class CausalConvPrinter(StagePrinter):
         d = {k: const_dfb(sec, n, self.PAGES[k], b) for k, n in names.items()}
         if key != "compute":  # in the K loop, after x's page: in the compute's order
             k0 = expr(load_into(sec.stages, s.x).access.origin.data.results[0])
-            out(f"sel = 1 if {k0} + {kw} >= {sec.k_tiles} else 0  # the last block's C, D")
+            out(f"sel = 1 if {k0 + kw} >= {sec.k_tiles} else 0  # the last block's C, D")
             const_read(out, d["keep_c"], f"{names['keep_c']}[sel:sel + 1, 0:1]")
             const_read(out, d["keep_d"], f"{names['keep_d']}[sel:sel + 1, 0:{kw}]")
-            const_read(out, d["rows"], f"{names['rows']}[{k0}:{k0} + {kw}, 0:1]")
+            const_read(out, d["rows"], f"{names['rows']}[{k0}:{k0 + kw}, 0:1]")
             out(f"for j in range({s.taps}):")
             with out.indent():
                 const_read(out, d["prev"], f"{names['prev']}[0:{kw}, j:j + 1]")
-                const_read(out, d["shift"], f"{names['shift']}[0:{kw}, j * {kw}:(j + 1) * {kw}]")
+                j = ix("j")
+                const_read(out, d["shift"], f"{names['shift']}[0:{kw}, {j * kw}:{(j + 1) * kw}]")
                 const_read(out, d["tap"], f"{names['tap']}[0:{kw}, j:j + 1]")
             return
         x, wt, st = (sec.dfb(sp.buffer_of(v), r) for v in (s.x, s.weight, s.state))
@@ -229,6 +233,7 @@ class CausalConvPrinter(StagePrinter):
 # The gated delta rule -------------------------------------------------------------------------
 
 
+@prints(sp.GatedDeltaOp)
 class GatedDeltaPrinter(StagePrinter):
     host = (_col_sel,)
 
@@ -287,9 +292,9 @@ class GatedDeltaPrinter(StagePrinter):
             k0 = expr(load_into(sec.stages, s.q).access.origin.data.results[0])
             const_read(out, d["tril"], f"{names['tril']}[0:{kw}, 0:{kw}]")
             # the head's column in its tile of g and beta
-            out(f"hc = (r0 // {dt}) % {TILE}")
+            out(f"hc = {(ix('r0') // dt) % TILE}")
             const_read(out, d["col"], f"{names['col']}[0:1, hc:hc + 1]")
-            const_read(out, d["rows"], f"{names['rows']}[{k0}:{k0} + {kw}, 0:1]")
+            const_read(out, d["rows"], f"{names['rows']}[{k0}:{k0 + kw}, 0:1]")
             return
         q, k, v, g, beta, st = (
             sec.dfb(sp.buffer_of(x), r) for x in (s.q, s.k, s.v, s.g, s.beta, s.state)

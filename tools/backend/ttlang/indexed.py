@@ -30,7 +30,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.index import Ix, ix
 from spatial_dialect.tools.backend.ttlang.stage import dfb_name as _dfb
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
 from spatial_dialect.tools.backend.ttlang.stage import expr as _expr
@@ -38,12 +39,12 @@ from spatial_dialect.tools.backend.ttlang.stage import pad as _pad
 from spatial_dialect.tools.backend.ttlang.stage import page as _page
 from spatial_dialect.tools.backend.ttlang.stage import pages as _pages
 from spatial_dialect.tools.backend.ttlang.stage import tname as _tname
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
-TILE = 32
 BIG = 1e30
 ONEHOT = "_onehot"
 
@@ -220,9 +221,9 @@ def emit_indexed(
         _argmax(sec, out, s, key, r, b)
 
 
-def _rows_line(out: Lines, s: sp.GatherOp | sp.ScatterOp) -> tuple[str, str]:
+def _rows_line(out: Lines, s: sp.GatherOp | sp.ScatterOp) -> tuple[Ix, Ix]:
     row, col = (_expr(e) for e in s.access.origin.data.results)
-    out(f"n_rows = max(0, min({TILE}, {s.count} - ({row}) * {TILE}))")
+    out(f"n_rows = max(0, min({TILE}, {s.count - row * TILE}))")
     return row, col
 
 
@@ -251,13 +252,13 @@ def _gather(
         return
     out("for i in range(n_rows):")
     with out.indent():
-        out(f"rid = _index({ids}, ({row}) * {TILE} + i)  # simulator-only: a scalar read")
+        out(f"rid = _index({ids}, {row * TILE + ix('i')})  # simulator-only: a scalar read")
         out(f"if not 0 <= rid < {n_table}:")
         with out.indent():
             out(f"raise RuntimeError(f'gather: id {{rid}} outside [0, {n_table})')")
         out(f"with {tab}.reserve() as blk:")
         with out.indent():
-            out(f"tx = ttl.copy({table}[rid // {TILE}:rid // {TILE} + 1, {col}:{col} + {w}], blk)")
+            out(f"tx = ttl.copy({table}[rid // {TILE}:rid // {TILE} + 1, {col}:{col + w}], blk)")
             out("tx.wait()")
         out(f"with {sel}.reserve() as blk:")
         with out.indent():
@@ -295,9 +296,9 @@ def _scatter(
         out(f"raise RuntimeError(f'scatter: rows {{p}}..{{p + {s.count}}} outside [0, {n_cache})')")
     out("for i in range(n_rows):")
     with out.indent():
-        out(f"dst = p + ({row}) * {TILE} + i")
+        out(f"dst = {ix('p') + row * TILE + ix('i')}")
         out(f"j = dst % {TILE}")
-        view = f"{cache}[dst // {TILE}:dst // {TILE} + 1, {col}:{col} + {w}]"
+        view = f"{cache}[dst // {TILE}:dst // {TILE} + 1, {col}:{col + w}]"
         out(f"with {old}.reserve() as blk:")
         with out.indent():
             out(f"tx = ttl.copy({view}, blk)")
@@ -336,7 +337,7 @@ def _attention(
             _head_selector_reads(out, sec, heads, "k0 == 0", g, w, dt)
         out(f"with {ddfb}.reserve() as blk:")
         with out.indent():
-            out(f"tx = ttl.copy({dname}[{qrow}:{qrow} + {h}, {krow}:{krow} + {kw}], blk)")
+            out(f"tx = ttl.copy({dname}[{qrow}:{qrow + h}, {krow}:{krow + kw}], blk)")
             out("tx.wait()")
         if heads and reassemble:  # the output's, popped after the last K block
             last = sec.k_tiles - b["kw"]
@@ -417,7 +418,7 @@ def _head_selector_reads(
         with out.indent():
             out(f"with {dfb}.reserve() as blk:")
             with out.indent():
-                out(f"tx = ttl.copy({sec.eye}[0:{w}, j * {dt}:j * {dt} + {dt}], blk)")
+                out(f"tx = ttl.copy({sec.eye}[0:{w}, {ix('j') * dt}:{ix('j') * dt + dt}], blk)")
                 out("tx.wait()")
 
 
@@ -464,7 +465,7 @@ def _argmax(
         for n, d in ((iname, idfb), (nname, ndfb)):
             out(f"with {d}.reserve() as blk:")
             with out.indent():
-                out(f"tx = ttl.copy({n}[0:{h}, {ccol}:{ccol} + {kw}], blk)")
+                out(f"tx = ttl.copy({n}[0:{h}, {ccol}:{ccol + kw}], blk)")
                 out("tx.wait()")
         return
     x = sec.dfb(sp.buffer_of(s.x), r)

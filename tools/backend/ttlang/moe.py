@@ -1,6 +1,6 @@
 """tg.moe in TT-Lang (`-t ttlang`): the router (sp.route) and the indexed expert loads
 (`sp.load ... by @id stride N`); the expert GEMMs are plain GEMMs and `moe_combine` a map
-(ttlang_compute.py). docs/backend-ttlang.md#mixture-of-experts.
+(compute.py). docs/backend-ttlang.md#mixture-of-experts.
 
 - **route**: block math only. Per item the compute pops the [h, kw] page of f32 logits (whole
   rows: one K block) and ranks each row's experts k times: the row maximum, `eq` against it,
@@ -11,7 +11,7 @@
   Column 0 of the pushed [h, 1] page holds the `at`-th id or weight, or expert `at`'s weight
   (the chosen scores times a constant column selector, summed), divided by the k weights' sum
   with `renormalize`; a row mask zeroes the rows past `rows`. Compilable constructs.
-- **indexed load**: before the load's loops, e = `_index(ids, 0)` (the prelude's scalar read of
+- **indexed load**: before the load's loops, e = `_index(ids, 0)` (host.py's scalar read of
   DRAM: SIMULATOR-ONLY, as for gather and scatter), range-checked against the tensor's
   tile rows / stride, then every origin row is offset by e * stride.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import TTLangUnsupported
+from spatial_dialect.tools.backend.index import Ix, ix
 from spatial_dialect.tools.backend.ttlang.stage import (
     TILE,
     Consts,
@@ -34,18 +34,20 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     load_into,
     pad,
     page,
+    prints,
     rows_mask,
     tname,
 )
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
 BIG = 1e30
 
 
-def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> str | None:
+def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> Ix | None:
     """For an indexed load: print the read of its block id e (before the load's loops) and
     return the offset of its origin rows, e * stride; None for a plain load. The id is read by
     `_index`: simulator-only."""
@@ -57,13 +59,15 @@ def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> str | None
     out(f"e = _index({ids}, 0)  # simulator-only: a scalar read")
     out(f"if not 0 <= e < {blocks}:")
     with out.indent():
-        out(
-            f"raise RuntimeError(f'id {{e}} in @{s.index.root_reference.data} outside "
-            f"[0, {blocks}) blocks of {s.stride} tile rows of @{name}')"
-        )
-    return f"e * {s.stride}"
+        out("raise RuntimeError(")
+        with out.indent():
+            out(f"f'id {{e}} in @{s.index.root_reference.data} outside [0, {blocks}) blocks'")
+            out(f"' of {s.stride} tile rows of @{name}'")
+        out(")")
+    return ix("e") * s.stride
 
 
+@prints(sp.RouteOp)
 class RoutePrinter(StagePrinter):
     def check(self, sec: OperationWriter, s: sp.RouteOp) -> None:  # type: ignore[override]
         for r in sec.ranges:
@@ -79,7 +83,7 @@ class RoutePrinter(StagePrinter):
     def constants(self, sec: OperationWriter, s: sp.RouteOp) -> Consts:  # type: ignore[override]
         cp = pad(s.cols)
         out: Consts = {
-            # the column indices and the -1e30 past `cols` are argmax's (ttlang_prelude.py)
+            # the column indices and the -1e30 past `cols` are argmax's (host.py)
             f"_route_idx_{s.cols}_{cp}": ((TILE, cp), f"_argmax_idx({s.cols}, {cp})"),
             f"_route_neg_{s.cols}_{cp}": ((TILE, cp), f"_argmax_neg({s.cols}, {cp})"),
         }
@@ -118,9 +122,7 @@ class RoutePrinter(StagePrinter):
             row = expr(load_into(sec.stages, s.x).access.origin.data.results[0])
             for n, d in consts:
                 view = (
-                    f"{n}[{row}:{row} + {h}, 0:1]"
-                    if n.startswith("_rows_")
-                    else f"{n}[0:1, 0:{kw}]"
+                    f"{n}[{row}:{row + h}, 0:1]" if n.startswith("_rows_") else f"{n}[0:1, 0:{kw}]"
                 )
                 const_read(out, d, view)
             return

@@ -14,603 +14,33 @@ group family. Every number is READ from the sized IR (docs/backend-ttlang.md):
   since a TT-Lang dataflow buffer has one block shape per operation.
 
 What TT-Lang cannot express is refused at emission by name (`TTLangUnsupported`, a typed
-diagnostic that spatial-opt and spatial-run report in one line): ttlang_checks.py holds the
-refusals run before a section prints.
+diagnostic that spatial-opt and spatial-run report in one line): checks.py holds the refusals run
+before a section prints, registry.py the tables of what each printer prints.
+
+The program reads as a person would write it: every index is an `Ix` of tools/backend/index.py
+(no `(0) * 32`, `+ 0` or `0 <= x <= 0`); a section declares only the DFBs its kernels use (each
+takes L1) and takes only the constants they read; the program prints only the host functions
+(host.py, by their source) and imports its text names; text.py keeps every line within 100
+characters.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+import re
+from collections.abc import Callable
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
-from spatial_dialect.sp.attrs import format_expr
-from spatial_dialect.sp.item_space import ItemSpace
-from spatial_dialect.tools.backend.ttlang.checks import PRINTERS, OperationChecks, printer_of
-from spatial_dialect.tools.backend.ttlang.indexed import (
-    INDEXED,
-    emit_indexed,
-    emit_indexed_buffers,
-    extra_engines,
-    head_selector_pages,
-    head_sub_blocks,
-    in_k_loop,
-    indexed_constants,
-)
-from spatial_dialect.tools.backend.ttlang.moe import indexed_offset
-from spatial_dialect.tools.backend.ttlang.prelude import (
-    HOST_MAIN,
-    PRELUDE,
-    Lines,
-    TTLangUnsupported,
-    coord_source,
-)
-from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
-from spatial_dialect.tools.backend.ttlang.subblocks import SubBlockSelectors
+from spatial_dialect.tools.backend.ttlang import host
+from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS
+from spatial_dialect.tools.backend.ttlang.section import OperationWriter, names_in
+from spatial_dialect.tools.backend.ttlang.text import Lines
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
-
-def _expr(e: object, names: tuple[str, ...]) -> str:
-    return format_expr(e, names).replace(" floordiv ", " // ").replace(" mod ", " % ")  # type: ignore[arg-type]
-
-
-LOOP_NAMES = tuple(sp.LOOP_VARS)
-
-
-class OperationWriter(SubBlockSelectors, OperationChecks):
-    """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
-
-    def __init__(self, program: sp.ProgramOp, index: int):
-        self.p = program
-        self.name = program.sym_name.data
-        self.fn = f"section_{index}_{_ident(self.name)}"
-        work, mesh = program.one(sp.WorkOp), program.one(sp.MeshOp)
-        if work is None or mesh is None or not program.ops_of(sp.SitesOp):
-            raise TTLangUnsupported(self.name, "the section is not sized (run spatial-pipeline)")
-        self.work, self.mesh = work, mesh
-        self.space: ItemSpace = program.item_space()
-        self.k_tiles = work.k_tiles
-        self.ranges = list(program.ops_of(sp.SitesOp))
-        self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
-        self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
-        self.stages = list(program.stages())
-        self.check()
-        # constant tensors the host allocates for this section (rope's permutation matrices):
-        # name -> (shape in elements, numpy source); and the tiles each range reads of them
-        self.consts: dict[str, tuple[tuple[int, int], str]] = {}
-        self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
-        self.const_engine: str | None = None
-        for st in self.stages:
-            if isinstance(st, sp.RopeOp):
-                from spatial_dialect.tools.backend.ttlang.compute import rope_constants
-
-                c = rope_constants(self, st)
-                self.consts.update(c)
-                pname, dname = c
-                self.const_engine = engine_key(load_into(self.stages, st.ins[0]))
-                for i, r in enumerate(self.ranges):
-                    b = r.bindings(self.work.k_block)
-                    w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
-                    cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
-                    self.const_pages.setdefault(pname, {})[i] = (w, w)
-                    self.const_pages.setdefault(dname, {})[i] = (cw, w)
-        # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
-        # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
-        # attention whose sub-blocks are its heads pushes each head's output as it is and needs
-        # neither: head_sub_blocks)
-        self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
-        for i, r in enumerate(self.ranges):
-            b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and head_sub_blocks(self, b):
-                self.sub_pages[i] = (None, None)
-            elif b["subs"] != 1:
-                self.sub_pages[i] = (
-                    (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
-                    (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
-                )
-        # the identity the selectors are read from: the sub-blocks' and an attention's head
-        # selectors (ttlang_indexed.head_selector_pages)
-        sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
-        sides += [max(p) for p in head_selector_pages(self)]
-        if sides:
-            n = 32 * max(sides)
-            self.eye = f"_eye_{n}"
-            self.consts[self.eye] = ((n, n), f"np.eye({n}, dtype=np.float32)")
-        # constants of the indexed stages (one-hot tiles, the attention mask, argmax's indices):
-        # their DFBs and reads are the indexed stages' own (ttlang_indexed.py)
-        self.consts.update(indexed_constants(self))
-        # A DFB takes its dtype from a tensor: the f32 partial sums of a GEMM whose tensors are
-        # all 16-bit (f32 accumulation by contract) take it from a zero f32 constant, never read.
-        spill = next(
-            (
-                sp.buffer_of(m.spill)
-                for m in self.stages
-                if isinstance(m, sp.MatmulTilesOp) and m.spill is not None
-            ),
-            None,
-        )
-        if (
-            spill is not None
-            and str(spill.elt) == "f32"
-            and all(str(t.element_type) != "f32" for t in self.tensors.values())
-        ):
-            self._zero_page(*self._largest_page(spill))
-        for st in self.stages:
-            if (pr := printer_of(st)) is not None:
-                self.consts.update(pr.constants(self, st))
-        # any other f32 state (the conv's window, ...) that no constant holds: a zero page too
-        if all(str(t.element_type) != "f32" for t in self.tensors.values()):
-            for buf in self.p.buffers():
-                if isinstance(buf, sp.AccOp) or str(buf.elt) != "f32":
-                    continue
-                ph, pw = self._largest_page(buf)
-                if not any(h >= 32 * ph and w >= 32 * pw for (h, w), _ in self.consts.values()):
-                    self._zero_page(ph, pw)
-
-    def _largest_page(self, buf: sp.BufferOp) -> tuple[int, int]:
-        """The buffer's largest page over the ranges, in tiles (rows, cols)."""
-        pages = [buf.page.resolve(r.bindings(self.work.k_block)) for r in self.ranges]
-        return max(p[0] for p in pages), max(p[1] for p in pages)
-
-    def _zero_page(self, rows: int, cols: int) -> None:
-        """A zero f32 constant of rows x cols tiles, never read: the likeness of an f32 DFB."""
-        self.consts[f"_f32_page_{rows}x{cols}"] = (
-            (32 * rows, 32 * cols),
-            f"np.zeros(({32 * rows}, {32 * cols}), dtype=np.float32)",
-        )
-
-    # Buffers ---------------------------------------------------------------------------------
-
-    def buffer_variants(self) -> dict[tuple[str, tuple[int, int], int], str]:
-        """(label, page, depth) -> DFB name; one variant per distinct page and depth of a buffer
-        (a TT-Lang DFB has one block shape and count per operation; an output FIFO of depth
-        `subs` differs between ranges whose blocks hold different numbers of sub-blocks)."""
-        out: dict[tuple[str, tuple[int, int], int], str] = {}
-        for buf in self.p.buffers():
-            if isinstance(buf, sp.AccOp):
-                continue
-            shapes: list[tuple[tuple[int, int], int]] = []
-            for r in self.ranges:
-                b = r.bindings(self.work.k_block)
-                shape = (buf.page.resolve(b), r.depth_of(buf, b))
-                if shape not in shapes:
-                    shapes.append(shape)
-            depths = len({d for _, d in shapes}) > 1
-            for page, depth in shapes:
-                label = buf.label.data
-                name = f"{_ident(label)}_dfb"  # a label may be a tensor name (dots)
-                if len(shapes) > 1:
-                    name += f"_{page[0]}x{page[1]}" + (f"x{depth}" if depths else "")
-                out[(label, page, depth)] = name
-        return out
-
-    def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
-        b = r.bindings(self.work.k_block)
-        return self.variants[(buf.label.data, buf.page.resolve(b), r.depth_of(buf, b))]
-
-    # Emission --------------------------------------------------------------------------------
-
-    def emit(self, out: Lines) -> None:
-        plan = self.p.one(sp.PlanOp)
-        args = self.tensor_args()
-        gx, gy = self.mesh.size
-        self.variants = self.buffer_variants()
-        out(f"# section @{self.name}: {self.p.source_op.data}")
-        if plan is not None:
-            for line in _plan_lines(plan):
-                out(f"#   {line}")
-        # The dest registers in their fp32 mode where the section accumulates in 32 bits
-        # (tt-lang-sim accepts the flag and computes in f32 either way).
-        wide = any(
-            isinstance(b, sp.AccOp) and str(b.elt) in ("f32", "i32") for b in self.p.buffers()
-        )
-        flag = ", fp32_dest_acc_en=True" if wide else ""
-        out(f"@ttl.operation(grid=({gx}, {gy}){flag})")
-        out(f"def {self.fn}({', '.join(args)}):")
-        with out.indent():
-            self.emit_buffers(out)
-            self.emit_const_buffers(out)
-            self.emit_sub_buffers(out)
-            emit_indexed_buffers(self, out)
-            for st in self.stages:
-                if (pr := printer_of(st)) is not None:
-                    pr.buffers(self, st, out)
-            self.emit_pipes(out)
-            engines = self.engine_stages()
-            out()
-            out("@ttl.compute()")
-            out("def compute():")
-            with out.indent():
-                self.emit_kernel(out, engines.get("compute", []), "compute")
-            for i in (0, 1):
-                out()
-                out("@ttl.datamovement()")
-                out(f"def dm{i}():")
-                with out.indent():
-                    self.emit_kernel(out, engines.get(f"movement {i}", []), f"movement {i}")
-        out()
-
-    def tensor_args(self) -> list[str]:
-        return [_tname(n) for n in self.tensors] + list(self.consts)
-
-    def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
-        pages = set(self.const_pages[name].values())
-        return f"{name}_dfb" if len(pages) == 1 else f"{name}_dfb_{page[0]}x{page[1]}"
-
-    def emit_const_buffers(self, out: Lines) -> None:
-        for name, pages in self.const_pages.items():
-            for page in sorted(set(pages.values())):
-                out(
-                    f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
-                    f"shape=({page[0]}, {page[1]}), block_count=1)"
-                )
-
-    # Sub-blocks ------------------------------------------------------------------------------
-    # A TT-Lang block is a whole unit (no slice of a block), but a GEMM's sub-block (ti, tj) of
-    # the product of its operand pages A [h, kw] and B [kw, w] is (R_ti @ A) @ (B @ C_tj), with
-    # R_ti the [sh, h] tiles of rows ti.. of an identity and C_tj its [w, sw] tiles of columns
-    # tj..: one-hot products, exact in any precision. So the IR's pages stay as they are (operand
-    # pages [h, kw] / [kw, w], output and spill pages [sh, sw]); what is added (not in the sized
-    # IR) is the identity constant and two selector DFBs of block_count 2, filled per K block
-    # and sub-block by the movement kernel that loads A (docs/backend-ttlang.md#sub-blocks).
-
-    def open_consts(self, out: Lines, key: str, ri: int) -> int:
-        """Before a range's items: the movement kernel reads the constant pages once; the
-        compute kernel holds them over the items. Returns the indentation it opened."""
-        if not self.const_pages:
-            self.const_dfb = {}
-            return 0
-        self.const_dfb = {
-            n: self.const_dfb_name(n, pages[ri]) for n, pages in self.const_pages.items()
-        }
-        if key == "compute":
-            parts = [f"{d}.wait() as {n}_blk" for n, d in self.const_dfb.items()]
-            out("with " + ", ".join(parts) + ":")
-            out.depth += 1
-            return 1
-        if key == self.const_engine:
-            for n, d in self.const_dfb.items():
-                ph, pw = self.const_pages[n][ri]
-                out(f"with {d}.reserve() as blk:")
-                with out.indent():
-                    out(f"tx = ttl.copy({n}[0:{ph}, 0:{pw}], blk)")
-                    out("tx.wait()")
-        return 0
-
-    def engine_stages(self) -> dict[str, list[sp.StageOp]]:
-        engines: dict[str, list[sp.StageOp]] = {}
-        for s in self.stages:
-            if s.engine is None:
-                raise TTLangUnsupported(self.name, f"{s.stage_name()} has no engine")
-            text = s.engine.text()
-            key = engine_key(s)
-            if key not in ("compute", "movement 0", "movement 1"):
-                raise TTLangUnsupported(
-                    self.name, f"engine {text}: TT-Lang has two movement kernels"
-                )
-            engines.setdefault(key, []).append(s)
-            pr = printer_of(s)
-            if isinstance(s, INDEXED) or pr is not None:
-                for extra in pr.engines(self, s) if pr else extra_engines(self, s):
-                    if s not in engines.setdefault(extra, []):
-                        engines[extra].append(s)
-        return engines
-
-    def emit_buffers(self, out: Lines) -> None:
-        by_label = {b.label.data: b for b in self.p.buffers()}
-        for (label, page, depth), name in self.variants.items():
-            like = self.like_tensor(by_label[label])
-            out(
-                f"{name} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, {page[1]}), "
-                f"block_count={depth})"
-            )
-
-    def like_tensor(self, buf: sp.BufferOp) -> str:
-        """The tensor the buffer's pages come from or go to (the DFB takes its dtype and
-        layout, and must fit a page); else the largest tensor of its element type."""
-        for st in self.stages:
-            if isinstance(st, sp.LoadOp) and sp.buffer_of(st.dst) is buf:
-                return _tname(st.tensor.root_reference.data)
-            if isinstance(st, sp.StoreOp) and sp.buffer_of(st.src) is buf:
-                return _tname(st.tensor.root_reference.data)
-        same = [t for t in self.tensors.values() if t.element_type == buf.elt]
-        if not same and str(buf.elt) == "f32":
-            # an f32 state page (attention's o / ml, argmax's best, a GEMM's f32 partial sums):
-            # like an f32 constant (every constant is f32) that holds its largest page, the zero
-            # page made for the partial sums first
-            ph, pw = (32 * n for n in self._largest_page(buf))
-            fits = [n for n, ((h, w), _) in self.consts.items() if h >= ph and w >= pw]
-            fits.sort(key=lambda n: not n.startswith("_f32_page"))
-            if fits:
-                return fits[0]
-        if not same:
-            raise TTLangUnsupported(
-                self.name, f"buffer {buf.label.data} holds {buf.elt}, which no tensor of it has"
-            )
-        best = max(same, key=lambda t: tuple(t.type.get_shape()))
-        return _tname(best.sym_name.data)
-
-    def emit_pipes(self, out: Lines) -> None:
-        """One PipeNet per group family: a rectangle multicast per group where every member
-        runs as many items as its sender; otherwise one unicast pipe per member (the sender
-        then sends its t-th block only to members that run a t-th item)."""
-        self.pipe_kind: dict[str, str] = {}
-        for name, g in self.groups.items():
-            rect_pipes, uni_pipes = [], []
-            uniform = True
-            for sender, members in g.groups():
-                counts = {self.count_at(m) for m in members}
-                uniform &= len(counts) == 1
-                rest = [m for m in members if m != sender]
-                if not rest:
-                    continue
-                xs, ys = sorted({m[0] for m in rest}), sorted({m[1] for m in rest})
-                contiguous = len(rest) == len(xs) * len(ys) and (
-                    xs == list(range(xs[0], xs[-1] + 1)) and ys == list(range(ys[0], ys[-1] + 1))
-                )
-                if contiguous and g.axis.data != sp.GroupAxis.LINE:
-                    rect_pipes.append(
-                        f"ttl.Pipe(src={sender}, dst=(slice({xs[0]}, {xs[-1] + 1}), "
-                        f"slice({ys[0]}, {ys[-1] + 1})))"
-                    )
-                else:
-                    uniform = False
-                uni_pipes += [f"ttl.Pipe(src={sender}, dst={m})" for m in rest]
-            pipes = rect_pipes if uniform else uni_pipes
-            self.pipe_kind[name] = "multicast" if uniform else "unicast"
-            if not pipes:
-                self.pipe_kind[name] = "none"
-                continue
-            out(f"{_ident(name)}_net = ttl.PipeNet([")
-            with out.indent():
-                for p in pipes:
-                    out(p + ",")
-            out("])")
-
-    def count_at(self, site: tuple[int, int]) -> int:
-        for r in self.ranges:
-            if site in r.rect.sites():
-                return r.count
-        return 0
-
-    def emit_count_fn(self, out: Lines) -> None:
-        out("def _count(sx, sy):")
-        with out.indent():
-            for r in self.ranges:
-                x0, x1, y0, y1 = r.rect.bounds
-                out(f"if {x0} <= sx <= {x1} and {y0} <= sy <= {y1}:")
-                with out.indent():
-                    out(f"return {r.count}")
-            out("return 0")
-
-    def emit_kernel(self, out: Lines, stages: list[sp.StageOp], key: str = "") -> None:
-        self.cur_key = key
-        if not stages:
-            out("pass")
-            return
-        if any(isinstance(s, sp.LoadOp) and s.group is not None for s in stages):
-            self.emit_count_fn(out)
-        out("x, y = ttl.node(dims=2)")
-        sp_ = self.space
-        over = sp_.over or (sp_.items_n, sp_.items_m)
-        for ri, r in enumerate(self.ranges):
-            x0, x1, y0, y1 = r.rect.bounds
-            b = r.bindings(self.work.k_block)
-            out(f"if {x0} <= x <= {x1} and {y0} <= y <= {y1}:")
-            with out.indent():
-                out(f"first = {_expr(r.first.data.results[0], ('x', 'y'))}")
-                opened = self.open_consts(out, key, ri)
-                out(f"for t in range({r.count}):")
-                with out.indent():
-                    out(
-                        f"bi, bj = _coord(first + t, {sp_.items_m}, {sp_.items_n}, "
-                        f"{over[0]}, {over[1]}, {sp_.over is not None})"
-                    )
-                    out(f"r0, c0 = bi * {sp_.block_m}, bj * {sp_.block_n}")
-                    self.emit_item(out, stages, r, b)
-                out.depth -= opened
-
-    def emit_item(self, out: Lines, stages: list[sp.StageOp], r: sp.SitesOp, b: dict) -> None:
-        k_stages = [
-            s
-            for s in stages
-            if (isinstance(s, sp.LoadOp | sp.StoreOp) and "k0" in s.access.loop_vars())
-            or in_k_loop(s, self.cur_key)
-            or ((pr := printer_of(s)) is not None and pr.in_k_loop(s, self.cur_key))
-        ]
-        first = stages.index(k_stages[0]) if k_stages else len(stages)
-        before = [s for s in stages[:first] if s not in k_stages]
-        after = [s for s in stages[first:] if s not in k_stages]
-        for s in before:
-            self.emit_stage(out, s, r, b, in_k=False)
-        if k_stages:
-            out(f"for k0 in range(0, {self.k_tiles}, {b['kw']}):")
-            with out.indent():
-                for s in k_stages:
-                    self.emit_stage(out, s, r, b, in_k=True)
-        for s in after:
-            self.emit_stage(out, s, r, b, in_k=False)
-
-    def emit_stage(self, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict, in_k: bool) -> None:
-        if isinstance(s, sp.MatmulTilesOp):
-            self.emit_matmul(out, s, r, b)
-            return
-        if isinstance(s, INDEXED):
-            emit_indexed(self, out, s, self.cur_key, r, b)
-            return
-        if (pr := printer_of(s)) is not None:
-            pr.emit(self, out, s, self.cur_key, r, b)
-            return
-        if isinstance(s, sp.MapOp | sp.RowReduceOp | sp.RopeOp):
-            from spatial_dialect.tools.backend.ttlang.compute import emit_compute
-
-            emit_compute(self, out, s, r, b)
-            return
-        assert isinstance(s, sp.LoadOp | sp.StoreOp)
-        used = s.access.loop_vars()
-        ranges = {
-            "k0": None if in_k else f"range(0, {self.k_tiles}, {b['kw']})",
-            "ti": f"range(0, {b['h']}, {b['sh']})",
-            "tj": f"range(0, {b['w']}, {b['sw']})",
-            "u": f"range({b['sh']})",
-            "v": f"range({b['sw']})",
-        }
-        opened = 0
-        # an indexed load (tg.moe's expert weights) reads its block id before its loops
-        offset = indexed_offset(self, out, s) if isinstance(s, sp.LoadOp) else None
-        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
-            if used & {"k0", "u", "v"}:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"{s.stage_name()}: a sub-block store indexed by {sorted(used)} (expected ti, tj)",
-                )
-            self.sub_loops(out, b)
-            opened = 2
-        for v in LOOP_NAMES[2:]:
-            if opened == 2 and v in ("ti", "tj"):
-                continue
-            if v in used and ranges[v] is not None:
-                out(f"for {v} in {ranges[v]}:")
-                out.depth += 1
-                opened += 1
-        row, col = (_expr(e, LOOP_NAMES) for e in s.access.origin.data.results)
-        if offset is not None:
-            row = f"{row} + {offset}"
-        eh, ew = s.access.extent.resolve(b)
-        tensor = _tname(s.tensor.root_reference.data)
-        view = f"{tensor}[{row}:{row} + {eh}, {col}:{col} + {ew}]"
-        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
-            # the selectors of each sub-block, read just before that sub-block's store: the
-            # compute pops them in the same order, so neither kernel waits on the other's FIFO
-            self.emit_sub_selectors(out, r)
-        if isinstance(s, sp.LoadOp):
-            dfb = self.dfb(sp.buffer_of(s.dst), r)
-            out(f"with {dfb}.reserve() as blk:")
-            with out.indent():
-                if s.group is None:
-                    out(f"tx = ttl.copy({view}, blk)")
-                    out("tx.wait()")
-                else:
-                    self.emit_multicast(out, s, view)
-        else:
-            dfb = self.dfb(sp.buffer_of(s.src), r)
-            out(f"with {dfb}.wait() as blk:")
-            with out.indent():
-                out(f"tx = ttl.copy(blk, {view})")
-                out("tx.wait()")
-        out.depth -= opened
-        if (
-            isinstance(s, sp.LoadOp)
-            and self.ranges.index(r) in self.sub_pages
-            and any(
-                isinstance(m, sp.MatmulTilesOp) and sp.buffer_of(m.in0) is sp.buffer_of(s.dst)
-                for m in self.stages
-            )
-        ):
-            self.emit_selector_reads(out, r, b)
-
-    def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str) -> None:
-        gname = s.group.root_reference.data  # type: ignore[union-attr]
-        g = self.groups[gname]
-        net = f"{_ident(gname)}_net"
-        x0, x1, y0, y1 = g.rect.bounds
-        in_rect = f"{x0} <= x <= {x1} and {y0} <= y <= {y1}"
-        axis = g.axis.data
-        if axis == sp.GroupAxis.ROWS:
-            is_sender, is_member = f"x == {g.sender}", "True"
-        elif axis == sp.GroupAxis.COLUMNS:
-            is_sender, is_member = f"y == {g.sender}", "True"
-        else:
-            pos = f"((y - {y0}) * {x1 - x0 + 1} + x - {x0})"
-            is_sender, is_member = f"{pos} == {g.sender}", f"{pos} < {g.line_sites}"
-        kind = self.pipe_kind[gname]
-        out(f"if {in_rect} and {is_sender}:")
-        with out.indent():
-            out(f"tx = ttl.copy({view}, blk)")
-            out("tx.wait()")
-            if kind != "none":
-                out("def send(pipe):")
-                with out.indent():
-                    if kind == "unicast":
-                        out("if _count(*pipe.dst) > t:")
-                        out.depth += 1
-                    out("txp = ttl.copy(blk, pipe)")
-                    out("txp.wait()")
-                    if kind == "unicast":
-                        out.depth -= 1
-                out(f"{net}.if_src(send)")
-        out(f"elif {in_rect} and {is_member}:")
-        with out.indent():
-            out("def recv(pipe):")
-            with out.indent():
-                out("txr = ttl.copy(pipe, blk)")
-                out("txr.wait()")
-            out(f"{net}.if_dst(recv)")
-        out("else:")
-        with out.indent():
-            out(f"tx = ttl.copy({view}, blk)")
-            out("tx.wait()")
-
-    def emit_matmul(self, out: Lines, s: sp.MatmulTilesOp, r: sp.SitesOp, b: dict) -> None:
-        in0 = self.dfb(sp.buffer_of(s.in0), r)
-        in1 = self.dfb(sp.buffer_of(s.in1), r)
-        o = self.dfb(sp.buffer_of(s.out), r)
-        k_blocks = self.k_tiles // b["kw"]
-        spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
-        ri = self.ranges.index(r)
-        # transpose_b: B's page is B^T's block (w x kw tiles of the N x K tensor), transposed
-        # in the compute stage as tt-metal's matmul_tiles transposes in1's tile
-        bb = "ttl.block.transpose(b_blk)" if s.transposes_b else "b_blk"
-        if ri in self.sub_pages:
-            self.emit_matmul_subs(out, (in0, in1, o, spill), k_blocks, ri, b, bb)
-            return
-        if k_blocks == 1:
-            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk, {o}.reserve() as o_blk:")
-            with out.indent():
-                out(f"o_blk.store(a_blk @ {bb})")
-            return
-        out(f"for kb in range({k_blocks}):")
-        with out.indent():
-            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk:")
-            with out.indent():
-                if spill is None:
-                    # one sub-block: the partial stays in the accumulator (dest) between K blocks
-                    out(f"part = a_blk @ {bb} if kb == 0 else acc + a_blk @ {bb}")
-                    out.branch(
-                        f"kb == {k_blocks - 1}",
-                        [f"with {o}.reserve() as o_blk:", "    o_blk.store(part)"],
-                        ["acc = part"],
-                    )
-                else:
-                    out.branch(
-                        "kb == 0",
-                        [f"part = a_blk @ {bb}"],
-                        [f"with {spill}.wait() as p_blk:", f"    part = p_blk + a_blk @ {bb}"],
-                    )
-                    dst = f"{o}" + f" if kb == {k_blocks - 1} else {spill}"
-                    out(f"with ({dst}).reserve() as o_blk:")
-                    with out.indent():
-                        out("o_blk.store(part)")
-
-
-def _tname(name: str) -> str:
-    """A DRAM tensor's parameter name (prefixed: a tensor may be called x or y)."""
-    return "t_" + _ident(name)
-
-
-def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-
-
-def _plan_lines(plan: sp.PlanOp) -> Iterator[str]:
-    text = str(plan)
-    head = text.split(" attributes ")[0].strip()
-    yield head
-    why = plan.attributes.get("why")
-    if why is not None:
-        yield f"why: {why.data}"  # type: ignore[attr-defined]
+__all__ = ["TTLangUnsupported", "print_ttlang"]
 
 
 def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
@@ -626,21 +56,9 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         raise TTLangUnsupported("-", f"target {target.name} is not a Tensix chip")
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     sections = [OperationWriter(p, i) for i, p in enumerate(programs)]
-    out = Lines()
-    out(
-        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
-    )
-    out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
-    for line in PRELUDE.splitlines():
-        out(line)
-    out(inspect.getsource(coord_source).replace("def coord_source(", "def _coord(", 1))
-    host = dict.fromkeys(fn for pr in PRINTERS.values() for fn in pr.host)
-    for fn in host:  # the stage printers' constants, by their source
-        out()
-        for line in inspect.getsource(fn).splitlines():
-            out(line)
+    body = Lines()
     for s in sections:
-        s.emit(out)
+        s.emit(body)
     # tensors: name -> (shape, dtype)
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
     for p in programs:
@@ -651,19 +69,75 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         for n, (shape, src) in sec.consts.items():
             tensors.setdefault(n, (shape, "f32"))
             consts[n] = src
-    out(f"TENSORS = {tensors!r}")
-    out("CONSTANTS = {")
-    with out.indent():
-        for n, src in consts.items():
-            out(f"{n!r}: lambda: {src},")
-    out("}")
-    out(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
-    out(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
-    out("SECTIONS = [")
-    with out.indent():
+    tables = Lines()
+    tables(f"TENSORS = {tensors!r}")
+    tables("CONSTANTS = {" + ("" if consts else "}"))
+    if consts:
+        with tables.indent():
+            for n, src in consts.items():
+                tables(f"{n!r}: lambda: {src},")
+        tables("}")
+    tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
+    tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
+    tables("SECTIONS = [")
+    with tables.indent():
         for s in sections:
-            out(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
-    out("]")
-    for line in HOST_MAIN.splitlines():
+            tables(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
+    tables("]")
+    kernel_helpers = [
+        *host.KERNEL_HELPERS,
+        *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
+    ]
+    helpers = used_helpers(
+        [*dict.fromkeys(kernel_helpers), *host.HOST],
+        body.statement_text() + tables.statement_text() + "\nmain()",
+    )
+    out = Lines()
+    out(
+        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
+    )
+    out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
+    source = {f: inspect.getsource(f) for f in helpers}
+    everything = body.statement_text() + tables.statement_text() + "".join(source.values())
+    out()
+    for module_name, alias in IMPORTS:
+        if re.search(rf"\b{alias}\.", everything):
+            out(f"import {module_name}" + (f" as {alias}" if alias != module_name else ""))
+    for f in helpers:
+        if f not in host.HOST:
+            _print_source(out, source[f])
+    out()
+    out()
+    out.extend(body)
+    out.extend(tables)
+    for f in helpers:
+        if f in host.HOST:
+            _print_source(out, source[f])
+    out()
+    out()
+    out('if __name__ == "__main__":')
+    out("    main()")
+    stream.write(out.text())
+
+
+IMPORTS = (("sys", "sys"), ("numpy", "np"), ("torch", "torch"), ("ttl", "ttl"), ("ttnn", "ttnn"))
+"""The modules a program may use, each imported where its text names it."""
+
+
+def used_helpers(candidates: list[Callable[..., object]], text: str) -> list[Callable[..., object]]:
+    """The host functions `text` calls, and those they call in turn, in the candidates' order."""
+    used: set[Callable[..., object]] = set()
+    frontier = text
+    while True:
+        new = {f for f in candidates if f not in used and names_in(f.__name__, frontier)}
+        if not new:
+            return [f for f in candidates if f in used]
+        used |= new
+        frontier = "".join(inspect.getsource(f) for f in new)
+
+
+def _print_source(out: Lines, source: str) -> None:
+    out()
+    out()
+    for line in source.rstrip("\n").splitlines():
         out(line)
-    stream.write("\n".join(out.lines) + "\n")

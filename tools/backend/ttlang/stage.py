@@ -1,6 +1,8 @@
-"""What `OperationWriter` (ttlang.py) asks of a stage printer kept in a module of its own
-(ttlang_moe.py: sp.route; ttlang_delta.py: sp.causal_conv, sp.gated_delta), and the pieces those
-printers share: the row mask and the per-item constant reads (docs/backend-ttlang.md).
+"""What `OperationWriter` (printer.py) asks of a stage printer kept in a module of its own
+(moe.py: sp.route; delta.py: sp.causal_conv, sp.gated_delta), the one table they register in
+(`SECTION_PRINTERS`, keyed by the sp op class: the decorator `prints` sits on each printer
+class, so a stage has one registration, next to its code), and the pieces those printers share:
+the row mask and the per-item constant reads (docs/backend-ttlang.md).
 
 A stage may add constant tensors (the host allocates them beside the program's own, listed in
 the docs) and the DFBs it reads them through; its compute runs in the compute kernel, and the
@@ -13,13 +15,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.sp.attrs import format_expr
+from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.index import Ix, from_affine
+from spatial_dialect.tools.backend.names import ident
 
 if TYPE_CHECKING:
-    from spatial_dialect.tools.backend.ttlang.prelude import Lines
-    from spatial_dialect.tools.backend.ttlang.printer import OperationWriter
-
-TILE = 32
+    from spatial_dialect.tools.backend.ttlang.section import OperationWriter
+    from spatial_dialect.tools.backend.ttlang.text import Lines
 
 Consts = dict[str, tuple[tuple[int, int], str]]
 
@@ -54,18 +56,38 @@ class StagePrinter:
         raise NotImplementedError
 
 
-# Shared by the stage printers (and ttlang_indexed.py) ------------------------------------------
+SECTION_PRINTERS: dict[type[sp.StageOp], StagePrinter] = {}
+"""The stages printed by a module of their own, by op class (filled by `prints`; registry.py
+imports every such module, so the table is whole wherever it is read)."""
+
+
+def prints(op: type[sp.StageOp]) -> Callable[[type[StagePrinter]], type[StagePrinter]]:
+    """Class decorator: the decorated StagePrinter prints stages of class `op`."""
+
+    def register(cls: type[StagePrinter]) -> type[StagePrinter]:
+        assert op not in SECTION_PRINTERS, f"{op.name} has two TT-Lang printers"
+        SECTION_PRINTERS[op] = cls()
+        return cls
+
+    return register
+
+
+def printer_of(s: sp.StageOp) -> StagePrinter | None:
+    return SECTION_PRINTERS.get(type(s))
+
+
+# Shared by the stage printers (and indexed.py) ------------------------------------------
 
 
 def tname(name: str) -> str:
     """A DRAM tensor's parameter name (prefixed: a tensor may be called x or y)."""
-    return "t_" + "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return "t_" + ident(name, prefix="")
 
 
-def expr(e: object) -> str:
-    """An access pattern's affine expression in the kernels' loop variables, as Python."""
-    text = format_expr(e, tuple(sp.LOOP_VARS))  # type: ignore[arg-type]
-    return text.replace(" floordiv ", " // ").replace(" mod ", " % ")
+def expr(e: object) -> Ix:
+    """An access pattern's affine expression in the kernels' loop variables, simplified
+    (tools/backend/index.py)."""
+    return from_affine(e, tuple(sp.LOOP_VARS))  # type: ignore[arg-type]
 
 
 def pad(n: int) -> int:

@@ -6,7 +6,7 @@ block is `R_ti @ X @ C_tj`, with one-hot row and column selectors read from an i
 from __future__ import annotations
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.ttlang.prelude import Lines
+from spatial_dialect.tools.backend.ttlang.text import Lines
 
 
 class SubBlockSelectors:

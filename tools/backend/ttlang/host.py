@@ -1,69 +1,49 @@
-"""The fixed text of a `-t ttlang` program (imports, the item space's numbering, the host), and
-the refusal every TT-Lang printer module raises."""
+"""The Python a printed TT-Lang program runs besides its sections, as real functions.
+
+A program is one file for tt-lang-sim: its operations, then the host code that allocates the DRAM
+tensors, calls the sections in order and reads the outputs back. That host code lives here as
+functions the linter and the type checker read, and `print_ttlang` copies each one a program
+uses by its source (`inspect.getsource`), under the name it has here; nothing is a string
+literal. What a program uses is what its text names (printer.py: `used_helpers`), so a GEMM
+prints neither the rope matrices nor `_index`.
+
+The program's own tables (TENSORS, CONSTANTS, INPUTS, OUTPUTS, SECTIONS) are printed per program
+after its sections; they are declared below, empty, only so that `run` reads here as it runs
+there. torch and ttnn come with tt-lang-sim and are imported by the program, not by this module.
+"""
 
 from __future__ import annotations
 
-from xdsl.utils.exceptions import DiagnosticException
-
-
-class Lines:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 0
-
-    def __call__(self, text: str = "") -> None:
-        self.lines.append("    " * self.depth + text if text else "")
-
-    def indent(self) -> _Indent:
-        return _Indent(self)
-
-    def branch(self, cond: str, then: list[str], otherwise: list[str]) -> None:
-        """`if cond:` the lines `then`, `else:` the lines `otherwise` (a kernel's first K block
-        against the later ones, most often)."""
-        for head, body in ((f"if {cond}:", then), ("else:", otherwise)):
-            self(head)
-            with self.indent():
-                for line in body:
-                    self(line)
-
-
-class _Indent:
-    def __init__(self, lines: Lines) -> None:
-        self.l = lines
-
-    def __enter__(self) -> None:
-        self.l.depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        self.l.depth -= 1
-
-
-class TTLangUnsupported(DiagnosticException):
-    """A section (or construct) TT-Lang cannot express, named with what is missing."""
-
-    def __init__(self, section: str, what: str):
-        self.section, self.what = section, what
-        super().__init__(f"-t ttlang: section @{section}: {what}")
-
-
-PRELUDE = """
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-import ttl
-import ttnn
+
+if TYPE_CHECKING:
+    import torch
+    import ttnn
+
+# The program's tables (printed per program by print_ttlang) ─────────────────────────────────────
+
+TENSORS: dict[str, tuple[tuple[int, ...], str]] = {}
+CONSTANTS: dict[str, object] = {}
+INPUTS: list[str] = []
+OUTPUTS: list[str] = []
+SECTIONS: list[tuple[object, list[str]]] = []
+
+
+# Read by the kernels ──────────────────────────────────────────────────────────────────────────
 
 
 def _index(t, i):
     # element i of an index vector in DRAM as a Python int: SIMULATOR-ONLY (TT-Lang has no
     # scalar read of a tensor or a block in a datamovement kernel)
     return int(t.to_torch()[0, i])
-"""
 
 
-def coord_source(item, items_m, items_n, gx, gy, dealt):
-    """The block (row, column) of work item `item`: sp's item space (docs/sp.md#work-items-and-the-item-space)."""
+def _coord(item, items_m, items_n, gx, gy, dealt):
+    """The block (row, column) of work item `item`: sp's item space
+    (docs/sp.md#work-items-and-the-item-space)."""
     if not dealt:
         return divmod(item, items_n)
     rm, em, rn, en = items_m // gy, items_m % gy, items_n // gx, items_n % gx
@@ -102,7 +82,8 @@ def coord_source(item, items_m, items_n, gx, gy, dealt):
     return y + i * gy, x + j * gx
 
 
-HOST_MAIN = '''
+# The constants the host allocates beside the program's tensors ────────────────────────────────
+
 
 def _rope_perm(style, head_dim, n):
     """x @ P: each head's rotate-half with its sign (neox: [-x2, x1]; interleaved: pairs)."""
@@ -126,6 +107,7 @@ def _rope_dup(style, head_dim, c, n):
             d[j, a] = d[j, b] = 1.0
     return d
 
+
 def _onehot():
     """Tile a * 32 + b is E(a, b): 1 at (a, b), zeros elsewhere (row moves by matmul)."""
     e = np.zeros((32, 32 * 1024), np.float32)
@@ -146,16 +128,28 @@ def _attn_d(queries, keys, qpad, kpad, causal):
 
 
 def _argmax_idx(cols, cpad):
+    """Every row the column indices 0 .. cpad - 1 (argmax's and the router's)."""
     return np.tile(np.arange(cpad, dtype=np.float32), (32, 1))
 
 
 def _argmax_neg(cols, cpad):
+    """-1e30 on the padding columns past `cols`, 0 elsewhere: they never win a maximum."""
     n = np.zeros((32, cpad), np.float32)
     n[:, cols:] = -1e30
     return n
 
-TORCH = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "i32": torch.int32}
-TTNN = {"bf16": ttnn.bfloat16, "f16": ttnn.float16, "f32": ttnn.float32, "i32": getattr(ttnn, "int32", None)}
+
+# The host: allocate, run the sections in order, read the outputs back ─────────────────────────
+
+
+def _dtypes(dt):
+    """(torch dtype, ttnn dtype) of an element type of the IR."""
+    return {
+        "bf16": (torch.bfloat16, ttnn.bfloat16),
+        "f16": (torch.float16, ttnn.float16),
+        "f32": (torch.float32, ttnn.float32),
+        "i32": (torch.int32, getattr(ttnn, "int32", None)),
+    }[dt]
 
 
 def _as_2d(shape):
@@ -179,9 +173,10 @@ def run(arrays):
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
             else:
                 host = torch.zeros(_as_2d(shape))
+            torch_dtype, ttnn_dtype = _dtypes(dt)
             dram[name] = ttnn.from_torch(
-                host.to(TORCH[dt]),
-                dtype=TTNN[dt],
+                host.to(torch_dtype),
+                dtype=ttnn_dtype,
                 layout=ttnn.TILE_LAYOUT,
                 device=device,
                 memory_config=ttnn.DRAM_MEMORY_CONFIG,
@@ -206,17 +201,23 @@ def run(arrays):
 def _seeded_inputs(seed=0):
     gen = np.random.default_rng(seed)
     return {
-        n: gen.standard_normal(TENSORS[n][0]).astype(np.float32)
-        for n in INPUTS
-        if n in TENSORS
+        n: gen.standard_normal(TENSORS[n][0]).astype(np.float32) for n in INPUTS if n in TENSORS
     }
 
 
-if __name__ == "__main__":
+def main():
+    """`python PROGRAM.py [inputs.npz] [outputs.npz]`: the inputs from the file (else seeded
+    normal draws), the outputs saved and listed."""
     args = [a for a in sys.argv[1:] if a != "--"]
     arrays = dict(np.load(args[0])) if args else _seeded_inputs()
     outputs = run(arrays)
     np.savez(args[1] if len(args) > 1 else "outputs.npz", **outputs)
     for name, value in outputs.items():
         print(f"{name}: {value.shape} {value.dtype}")
-'''
+
+
+KERNEL_HELPERS = (_index, _coord, _rope_perm, _rope_dup, _onehot, _attn_d, _argmax_idx, _argmax_neg)
+"""Printed before the sections, each only where the program names it."""
+
+HOST = (_dtypes, _as_2d, run, _seeded_inputs, main)
+"""Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
