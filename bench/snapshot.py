@@ -45,12 +45,18 @@ def _run(argv: list[str]) -> tuple[int, bytes, bytes]:
     return done.returncode, done.stdout, done.stderr
 
 
+def _relative(path: Path) -> str:
+    """Paths as the user types them from the checkout, so the records (errors quote the file, IR
+    records a target file's path) are the same in any checkout."""
+    return str(path.relative_to(ROOT))
+
+
 def _opt(example: Path, target: str) -> dict[str, str]:
     quoted = f'"{target}"' if "/" in target else target  # a target file's path is quoted
     pipeline = f"spatial-pipeline{{target={quoted}}}"
     record = {}
     for view, extra in (("ir", []), ("report", ["-t", "report"])):
-        rc, out, err = _run([str(BIN / "spatial-opt"), str(example), "-p", pipeline, *extra])
+        rc, out, err = _run([str(BIN / "spatial-opt"), _relative(example), "-p", pipeline, *extra])
         record[view] = _sha(out) if rc == 0 else f"rc {rc}: {err.decode().strip()[:300]}"
     return record
 
@@ -58,7 +64,7 @@ def _opt(example: Path, target: str) -> dict[str, str]:
 def _run_record(example: Path, target: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         saved = Path(tmp) / "run.npz"
-        argv = [str(BIN / "spatial-run"), str(example), "--target", target, "--timing"]
+        argv = [str(BIN / "spatial-run"), _relative(example), "--target", target, "--timing"]
         rc, out, err = _run([*argv, "--save", str(saved)])
         arrays = {}
         if saved.exists():
@@ -83,7 +89,7 @@ def jobs() -> list[tuple[str, object]]:
     for toml in sorted((EXAMPLES / "targets").glob("*.toml")):
         for example in ("gemm_small", "gemm_2048"):
             path = EXAMPLES / f"{example}.mlir"
-            todo.append((f"opt {example} {toml.name}", (_opt, path, str(toml))))
+            todo.append((f"opt {example} {toml.name}", (_opt, path, _relative(toml))))
     return todo
 
 
