@@ -109,11 +109,10 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
             ("b", b_t, b_at, "mk_[:, None] & mn_[None, :]"),
         ):
             if s.q8(t) is not None:  # `dequantize T`: f32(d) * q rounded once to T (docs/sp.md)
-                d = f"tl.load({s.scales_arg(t)} + {s.scale_at(t, row, col)}, mask={mask}, other=0)"
-                s.emit(
-                    f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})",
-                    3,
-                )
+                at = s.scale_at(t, row, col)
+                s.emit(f"{var}_d = tl.load({s.scales_arg(t)} + {at}, mask={mask}, other=0)", 3)
+                widened = f"{var}.to(tl.float32) * {var}_d.to(tl.float32)"
+                s.emit(f"{var} = ({widened}).to({TL_TYPES[dot_elt]})", 3)
         if acc_ty == "tl.float32":
             # the interpreter multiplies 16-bit floats through numpy, which has no bf16: widen
             # them there (exact). Not i8: its int8 dot is exact, and it has no int32 dot at all.
@@ -229,7 +228,7 @@ y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, Non
         s.emit(f"""
 g_q = {offset(a.col * per, f"tl.arange(0, {pq})")}
 g_qm = {conj(below(f"tl.arange(0, {pq})", a.cols * per, pq), f"g_q < {C // Q8_0_BLOCK}")}
-ys = tl.load({s.scales_arg(table)} + {s.scale_at(table, "ids[:, None]", f"g_q[None, :] * {Q8_0_BLOCK}")}, mask=g_rm[:, None] & g_qm[None, :], other=0)
+ys = tl.load({s.scales_arg(table)} + {s.scale_of_block(table, "ids[:, None]", "g_q[None, :]")}, mask=g_rm[:, None] & g_qm[None, :], other=0)
 """)
         scales = "ys"
     s.block_store("y", s.store_of(sp.buffer_of(op.dst)), scales=scales)

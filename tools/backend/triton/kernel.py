@@ -183,6 +183,11 @@ class Kernel:
             return f"{par(row)} * {C // Q8_0_BLOCK} + {par(col)} // {Q8_0_BLOCK}"
         return f"{par(row)} // {Q8_0_BLOCK} * {C} + {col}"
 
+    def scale_of_block(self, tensor: str, row: str, block: str) -> str:
+        """The offset of the scale of block `block` (counted along the row) of row `row`, in the
+        scales of a Q8_0 tensor blocked along its rows."""
+        return f"{par(row)} * {self.shape(tensor)[1] // Q8_0_BLOCK} + {block}"
+
     def load_of(self, buffer: sp.BufferOp) -> sp.LoadOp:
         for load in self.program.ops_of(sp.LoadOp):
             if sp.buffer_of(load.dst) is buffer:
@@ -276,7 +281,7 @@ tl.store(o_at, {par(value)}.to({out}.dtype.element_ty), mask=o_m)
             pq, nq = pc // Q8_0_BLOCK, C // Q8_0_BLOCK
             per = tw // Q8_0_BLOCK
             q_cols = conj(below(f"tl.arange(0, {pq})", a.cols * per, pq), f"o_q < {nq}")
-            at = self.scale_at(tensor, "o_r[:, None]", f"o_q[None, :] * {Q8_0_BLOCK}")
+            at = self.scale_of_block(tensor, "o_r[:, None]", "o_q[None, :]")
             self.emit(
                 f"""
 o_q = {offset(a.col * per, f"tl.arange(0, {pq})")}

@@ -108,27 +108,27 @@ def wrap(line: str, width: int = WIDTH) -> list[str]:
         if c in _OPEN:
             stack.append((i, depth))
         elif c in _CLOSE and stack:
-            start, d = stack.pop()
-            if d == 0:
-                pairs.append((start, i))
+            pairs.append((stack.pop()[0], i))
     if not pairs:
         return [line]
-    start, end = max(pairs, key=lambda p: p[1] - p[0])
-    head, body, tail = line[: start + 1], line[start + 1 : end], line[end:]
-    inner = indent + INDENT
-    args = _top_level_split(body, (", ",))
-    if len(args) > 1:
-        lines = [inner + a + "," for a in args]
-    else:
-        terms = _top_level_split(body, _CHAIN)
-        if len(terms) < 2:
-            return [line]
-        lines = [inner + terms[0]] + [inner + t for t in terms[1:]]
-    out = [head]
-    for piece in lines:
-        out.extend(wrap(piece, width))
-    out.append(indent + tail.lstrip())
-    return out
+    # the pair holding the most text that can be broken: by its commas, else by its operators
+    for start, end in sorted(pairs, key=lambda p: p[0] - p[1]):
+        head, body, tail = line[: start + 1], line[start + 1 : end], line[end:]
+        inner = indent + INDENT
+        pieces = _top_level_split(body, (", ",))
+        if len(pieces) > 1:
+            lines = [inner + a + "," for a in pieces]
+        else:
+            pieces = _top_level_split(body, _CHAIN)
+            if len(pieces) < 2:
+                continue
+            lines = [inner + t for t in pieces]
+        out = [head]
+        for piece in lines:
+            out.extend(wrap(piece, width))
+        out.append(indent + tail.lstrip())
+        return out
+    return [line]
 
 
 def wrap_table(name: str, rows: Sequence[tuple[int, ...]], width: int = WIDTH) -> list[str]:
