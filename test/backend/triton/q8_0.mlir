@@ -27,8 +27,9 @@ func.func @mm(%x: tensor<4x64xbf16>, %wv: tensor<64x96xi8>, %ws: tensor<2x96xf16
 // CHECK-NEXT: q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
 // CHECK-NEXT: q_s = q_x * q_i[:, :, None]
 // CHECK-NEXT: q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), (32, 32))
-// CHECK:      tl.store(T_x__q8_0_0 + o_r[:, None] * 64 + o_c[None, :], (q_v).to(
-// CHECK:      tl.store(S_x__q8_0_0 + (o_r[:, None]) * 2 + (o_q[None, :] * 32) // 32, (q_d).to(tl.float16), mask=o_qm)
+// CHECK:      o_at = T_x__q8_0_0 + o_r[:, None] * 64 + o_c[None, :]
+// CHECK-NEXT: tl.store(o_at, q_v.to(T_x__q8_0_0.dtype.element_ty), mask=o_m)
+// CHECK:      tl.store(S_x__q8_0_0 + o_r[:, None] * 2 + o_q[None, :], q_d.to(tl.float16), mask=o_qm)
 
 // The int8 dot: K 2 tiles in one block, two Q8_0 blocks of 32 per K step.
 // CHECK-LABEL: def y_kernel(T_x__q8_0_0, S_x__q8_0_0, T_wv, S_wv, T_y, SITES, ITEMS):
@@ -36,15 +37,27 @@ func.func @mm(%x: tensor<4x64xbf16>, %wv: tensor<64x96xi8>, %ws: tensor<2x96xf16
 // CHECK-NEXT: for k0 in range(0, 2, 2):
 // CHECK-NEXT:     for kb in tl.static_range(2):
 // CHECK-NEXT:         kq = k0 * 32 + kb * 32
-// CHECK:              da = tl.load(S_x__q8_0_0 + (rm) * 2 + (kq) // 32,
-// CHECK-NEXT:         db = tl.load(S_wv + ((b0 + kq) // 32) * 96 + (rn),
-// CHECK-NEXT:         isum = tl.dot(a, b, out_dtype=tl.int32)
+// CHECK:              da = tl.load(
+// CHECK-NEXT:             S_x__q8_0_0 + rm * 2 + kq // 32,
+// CHECK-NEXT:             mask=mm_ & (kq + tl.zeros_like(rm) < 64),
+// CHECK:              db = tl.load(
+// CHECK-NEXT:             S_wv + kq // 32 * 96 + rn,
+// CHECK-NEXT:             mask=mn_ & (kq + tl.zeros_like(rn) < 64),
+// CHECK:              isum = tl.dot(a, b, out_dtype=tl.int32)
 // CHECK-NEXT:         acc += isum.to(tl.float32) * (da[:, None] * db[None, :])
 
 // dequantize bf16: f32(d) * q rounded once to bf16, then the bf16 product.
 // CHECK-LABEL: def z_kernel(T_x, T_wv, S_wv, T_z, SITES, ITEMS):
-// CHECK:      b = (b.to(tl.float32) * tl.load(S_wv + (((b0 + rk)[:, None]) // 32) * 96 + (rn[None, :]), mask=mk_[:, None] & mn_[None, :], other=0).to(tl.float32)).to(tl.bfloat16)
+// CHECK:      b_d = tl.load(
+// CHECK-NEXT:     S_wv + rk[:, None] // 32 * 96 + rn[None, :],
+// CHECK-NEXT:     mask=mk_[:, None] & mn_[None, :],
+// CHECK:      b = (b.to(tl.float32) * b_d.to(tl.float32)).to(tl.bfloat16)
 // CHECK:      acc += tl.dot(a, b, out_dtype=tl.float32)
 
-// CHECK-LABEL: def run(
-// CHECK:      y_kernel[(3,)](t['x__q8_0_0'], t['x__q8_0_0.scales'], t['wv'], t['ws'], t['y'],
+// CHECK-LABEL: def launch(
+// CHECK:      y_kernel[(3,)](
+// CHECK-NEXT: t['x__q8_0_0'],
+// CHECK-NEXT: t['x__q8_0_0.scales'],
+// CHECK-NEXT: t['wv'],
+// CHECK-NEXT: t['ws'],
+// CHECK-NEXT: t['y'],

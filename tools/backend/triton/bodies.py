@@ -4,30 +4,45 @@ argmax, attention), written from a `Kernel`."""
 from __future__ import annotations
 
 from spatial_dialect import sp
+from spatial_dialect.sp.enums import SectionKind
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.backend.index import ix
 from spatial_dialect.tools.backend.triton.kernel import (
+    FLASH_DECODING,
+    REFUSED_SECTION_KINDS,
+    SECTION_PRINTERS,
     Kernel,
     access,
     is_origin,
     pow2,
+    section_printer,
 )
+
+# the map and row-reduction bodies register their section kinds when imported
+from spatial_dialect.tools.backend.triton.maps import map_body  # noqa: F401
+from spatial_dialect.tools.backend.triton.rows import row_reduce  # noqa: F401
+from spatial_dialect.tools.backend.triton.text import below, conj, offset
 
 # ── Kernel bodies, one per section kind ───────────────────────────────────────────────────────
 
 
+@section_printer(SectionKind.GEMM)
 def _gemm(s: Kernel) -> None:
+    if not s.program.ops_of(sp.MatmulTilesOp):
+        raise s.refuse(f"kind gemm ({s.program.source_op.data}) has no Triton kernel")
+    # a register accumulator holds the whole block: a K-block spill is the IR's bookkeeping
     mm = s.program.ops_of(sp.MatmulTilesOp)[0]
     a_load, b_load = s.load_of(sp.buffer_of(mm.in0)), s.load_of(sp.buffer_of(mm.in1))
     a_acc, b_acc = access(a_load.access, s.ranges), access(b_load.access, s.ranges)
     # B may start at a fixed tile row (a stacked weight's block: tg.moe's experts); with
     # transpose_b it is stored N x K and its block is read at [c0, k0]
     t_b = mm.transposes_b
-    b_row0 = 0 if t_b else eval(b_acc.row, {}, {"r0": 0, "c0": 0, "k0": 0})  # noqa: S307 - our own expression
-    b_origin = ("c0", "k0") if t_b else (f"k0 + {b_row0}", "c0")
+    b_row0 = 0 if t_b else b_acc.row.evaluate({"r0": 0, "c0": 0, "k0": 0})
+    b_origin = (ix("c0"), ix("k0")) if t_b else (ix("k0") + b_row0, ix("c0"))
     if not (is_origin(a_acc, "r0", "k0") and is_origin(b_acc, *b_origin)):
         raise s.refuse(
             f"matmul operand patterns {a_load.access.text()} / {b_load.access.text()} are not "
-            f"[r0, k0] / [{', '.join(b_origin)}]"
+            f"[r0, k0] / [{', '.join(map(str, b_origin))}]"
         )
     a_t, b_t = a_load.tensor.root_reference.data, b_load.tensor.root_reference.data
     for load, t in ((a_load, a_t), (b_load, b_t)):
@@ -51,17 +66,20 @@ def _gemm(s: Kernel) -> None:
     bm, bn, bk = s.block[0] * th, s.block[1] * tw, s.k_block * tw
     pm, pn, pk = pow2(bm), pow2(bn), pow2(bk)
     acc_ty = "tl.int32" if acc_elt == "i32" else "tl.float32"
-    b_first = f"{b_row0 * th}"
+    b_first = str(b_row0 * th) if b_row0 else None
     if b_load.index is not None and b_load.stride is not None:
         # an indexed load: the block of `stride` tile rows the id names (range-checked on the
         # host before the launch)
         idx, blocks = b_load.index.root_reference.data, s.shape(b_t)[0] // (b_load.stride * th)
-        b_first = f"tl.load({s.arg(idx)}) * {b_load.stride * th} + {b_row0 * th}"
+        b_first = offset(ix(b_row0 * th), f"tl.load({s.arg(idx)}) * {b_load.stride * th}")
         s.checks.append(
             f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {blocks - 1}, 'block id of @{b_t} in section @{s.name}')"
         )
+    # B's rows of the K block: from its first row (a stacked weight's block), else from row 0
+    b_rows = "rk" if b_first is None else "(b0 + rk)"
+    if b_first is not None:
+        s.emit(f"b0 = {b_first}")
     s.emit(f"""
-b0 = {b_first}
 rm = r0 * {th} + tl.arange(0, {pm})
 rn = c0 * {tw} + tl.arange(0, {pn})
 mm_ = (tl.arange(0, {pm}) < h * {th}) & (rm < {M})
@@ -70,11 +88,11 @@ acc = tl.zeros(({pm}, {pn}), dtype={acc_ty})
 """)
     loads = f"""
 a = tl.load({s.arg(a_t)} + rm[:, None] * {K} + rk[None, :], mask=mm_[:, None] & mk_[None, :], other=0)
-b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {k_stride} + rn[None, :] * {n_stride}, mask=mk_[:, None] & mn_[None, :], other=0)
+b = tl.load({s.arg(b_t)} + {_times(f"{b_rows}[:, None]", k_stride)} + {_times("rn[None, :]", n_stride)}, mask=mk_[:, None] & mn_[None, :], other=0)
 """
     if q8 and mm.dequantize is None:
         # the int8 dot: both operands Q8_0 blocked along K (verified), an f32 accumulator
-        _int8_dot(s, a_t, b_t, loads, K, t_b)
+        _int8_dot(s, a_t, b_t, loads, K, t_b, b_first is not None)
     else:
         # the datatype tl.dot multiplies: a Q8_0 operand is widened to the `dequantize` type
         dot_elt = str(mm.dequantize) if mm.dequantize is not None else ea
@@ -82,20 +100,19 @@ b = tl.load({s.arg(b_t)} + (b0 + rk)[:, None] * {k_stride} + rn[None, :] * {n_st
         s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     rk = k0 * {tw} + tl.arange(0, {pk})
-    mk_ = (tl.arange(0, {pk}) < {bk}) & (rk < {K})
+    mk_ = {conj(below(f"tl.arange(0, {pk})", bk, pk), f"rk < {K}")}
 """)
         s.emit(loads, 3)
-        b_at = ("rn[None, :]", "rk[:, None]") if t_b else ("(b0 + rk)[:, None]", "rn[None, :]")
+        b_at = ("rn[None, :]", "rk[:, None]") if t_b else (f"{b_rows}[:, None]", "rn[None, :]")
         for var, t, (row, col), mask in (
             ("a", a_t, ("rm[:, None]", "rk[None, :]"), "mm_[:, None] & mk_[None, :]"),
             ("b", b_t, b_at, "mk_[:, None] & mn_[None, :]"),
         ):
             if s.q8(t) is not None:  # `dequantize T`: f32(d) * q rounded once to T (docs/sp.md)
-                d = f"tl.load({s.scales_arg(t)} + {s.scale_at(t, row, col)}, mask={mask}, other=0)"
-                s.emit(
-                    f"{var} = ({var}.to(tl.float32) * {d}.to(tl.float32)).to({TL_TYPES[dot_elt]})",
-                    3,
-                )
+                at = s.scale_at(t, row, col)
+                s.emit(f"{var}_d = tl.load({s.scales_arg(t)} + {at}, mask={mask}, other=0)", 3)
+                widened = f"{var}.to(tl.float32) * {var}_d.to(tl.float32)"
+                s.emit(f"{var} = ({widened}).to({TL_TYPES[dot_elt]})", 3)
         if acc_ty == "tl.float32":
             # the interpreter multiplies 16-bit floats through numpy, which has no bf16: widen
             # them there (exact). Not i8: its int8 dot is exact, and it has no int32 dot at all.
@@ -111,11 +128,15 @@ if INTERPRETED:
     s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
 
 
+def _times(expr: str, n: int) -> str:
+    return expr if n == 1 else f"{expr} * {n}"
+
+
 TL_TYPES = {"bf16": "tl.bfloat16", "f16": "tl.float16", "f32": "tl.float32"}
 """The float types a Q8_0 block is widened to (`dequantize T`), as Triton names them."""
 
 
-def _int8_dot(s: Kernel, a_t: str, b_t: str, loads: str, K: int, t_b: bool) -> None:
+def _int8_dot(s: Kernel, a_t: str, b_t: str, loads: str, K: int, t_b: bool, b0: bool) -> None:
     """ggml's Q8_0 x Q8_0 dot (targets/quant.py INT8_DOT): per block of 32 along K, the exact
     int32 dot of the view's and the weight's i8 values (tl.dot on int8 into int32, which the
     interpreter computes exactly too; |sum| <= 32 * 127 * 128 is exact in f32 as well), times
@@ -125,7 +146,7 @@ def _int8_dot(s: Kernel, a_t: str, b_t: str, loads: str, K: int, t_b: bool) -> N
     if bk % Q8_0_BLOCK:
         raise s.refuse(f"a K block of {bk} columns is not whole Q8_0 blocks of {Q8_0_BLOCK}")
     da = s.scale_at(a_t, "rm", "kq")
-    db = s.scale_at(b_t, "rn", "kq") if t_b else s.scale_at(b_t, "b0 + kq", "rn")
+    db = s.scale_at(b_t, "rn", "kq") if t_b else s.scale_at(b_t, "b0 + kq" if b0 else "kq", "rn")
     s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     for kb in tl.static_range({bk // Q8_0_BLOCK}):
@@ -136,8 +157,8 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     s.emit(loads, 4)
     s.emit(
         f"""
-da = tl.load({s.scales_arg(a_t)} + {da}, mask=mm_ & (kq + 0 * rm < {K}), other=0).to(tl.float32)
-db = tl.load({s.scales_arg(b_t)} + {db}, mask=mn_ & (kq + 0 * rn < {K}), other=0).to(tl.float32)
+da = tl.load({s.scales_arg(a_t)} + {da}, mask=mm_ & (kq + tl.zeros_like(rm) < {K}), other=0).to(tl.float32)
+db = tl.load({s.scales_arg(b_t)} + {db}, mask=mn_ & (kq + tl.zeros_like(rn) < {K}), other=0).to(tl.float32)
 isum = tl.dot(a, b, out_dtype=tl.int32)
 acc += isum.to(tl.float32) * (da[:, None] * db[None, :])
 """,
@@ -145,223 +166,7 @@ acc += isum.to(tl.float32) * (da[:, None] * db[None, :])
     )
 
 
-def _operand(s: Kernel, var: str, value, mode: str) -> list[str]:
-    """Loads one map operand; returns the expressions of it at the item's block."""
-    load = s.load_of(sp.buffer_of(value))
-    a = access(load.access, s.ranges)
-    t = load.tensor.root_reference.data
-    if mode == "transposed":
-        th, tw = s.tile
-        R, C = s.shape(t)
-        pr, pc = pow2(max(b["h"] for b in s.ranges) * th), pow2(max(b["w"] for b in s.ranges) * tw)
-        # element (i, j) of the block is element (j, i) of the pattern's block
-        s.emit(f"""
-{var}_r = ({a.row}) * {th} + tl.arange(0, {pc})
-{var}_c = ({a.col}) * {tw} + tl.arange(0, {pr})
-{var}_m = ({var}_r < {R})[None, :] & ({var}_c < {C})[:, None]
-{var} = tl.load({s.arg(t)} + {var}_r[None, :] * {C} + {var}_c[:, None], mask={var}_m, other=0).to(tl.float32)
-""")
-        return [var]
-    if mode == "cols":  # an R x 1 page: its first two columns are per-row numbers
-        th, tw = s.tile
-        R, C = s.shape(t)
-        pr = pow2(a.max_rows * th)
-        s.emit(f"""
-{var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
-{var}_m = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R})
-{var}0 = tl.load({s.arg(t)} + {var}_r * {C} + ({a.col}) * {tw}, mask={var}_m, other=0).to(tl.float32)[:, None]
-{var}1 = tl.load({s.arg(t)} + {var}_r * {C} + ({a.col}) * {tw} + {1 if C > 1 else 0}, mask={var}_m, other=0).to(tl.float32)[:, None]
-""")
-        return [f"{var}0", f"{var}1"]
-    s.block_load(var, t, a)
-    if mode == "rows":
-        s.emit(
-            f"{var} = tl.sum(tl.where(tl.arange(0, {pow2(a.max_rows * s.tile[0])})[:, None] == 0, {var}, 0.0), axis=0)[None, :]"
-        )
-    return [var]
-
-
-def _tanh(x: str) -> str:
-    return f"(1.0 - 2.0 / (tl.exp(2.0 * ({x})) + 1.0))"
-
-
-def _map(s: Kernel) -> None:
-    op = s.program.ops_of(sp.MapOp)[0]
-    kind = op.kind.data
-    ops: list[list[str]] = []
-    for i, (value, mode) in enumerate(op.inputs()):
-        ops.append(_operand(s, f"x{i}", value, str(mode)))
-    scalar = float(op.scalar.value.data) if op.scalar is not None else None
-    x = [o[0] for o in ops]
-    # a Q8_0 operand is loaded dequantized and a store into a Q8_0 tensor quantizes, as the
-    # FIFOs do (docs/sp.md#q8_0-tensors): the two conversions are copies here
-    if kind in ("copy", "tilize", "untilize", "transpose", "quantize_q8_0", "dequantize_q8_0"):
-        y = x[0]
-    elif kind == "silu":
-        y = f"{x[0]} / (1.0 + tl.exp(-{x[0]}))"
-    elif kind == "relu":
-        y = f"tl.maximum({x[0]}, 0.0)"
-    elif kind == "sigmoid":
-        y = f"1.0 / (1.0 + tl.exp(-{x[0]}))"
-    elif kind == "gelu":
-        y = f"0.5 * {x[0]} * (1.0 + tl.math.erf({x[0]} * 0.7071067811865476))"
-    elif kind == "gelu_tanh":
-        y = f"0.5 * {x[0]} * (1.0 + {_tanh(f'0.7978845608028654 * ({x[0]} + 0.044715 * {x[0]} * {x[0]} * {x[0]})')})"
-    elif kind == "scale":
-        y = f"{x[0]} * {scalar!r}"
-    elif kind == "softcap":
-        y = f"{scalar!r} * {_tanh(f'{x[0]} / {scalar!r}')}"
-    elif kind in ("add", "add_row"):
-        y = f"{x[0]} + {x[1]}"
-    elif kind in ("sub", "sub_row"):
-        y = f"{x[0]} - {x[1]}"
-    elif kind in ("mul", "mul_row"):
-        y = f"{x[0]} * {x[1]}"
-    elif kind == "swiglu":
-        y = f"{x[0]} / (1.0 + tl.exp(-{x[0]})) * {x[1]}"
-    elif kind == "rms_apply":
-        *res, stats, weight = ops
-        hx = f"({x[0]} + {res[0][0]})" if len(ops) == 4 else x[0]
-        y = f"{hx} * {stats[0]} * {weight[0]}"
-    elif kind == "layer_apply":
-        _, stats, weight, bias = ops
-        y = f"({x[0]} - {stats[1]}) * {stats[0]} * {weight[0]} + {bias[0]}"
-    elif kind == "moe_combine":
-        scaled = f"{x[0]} * {ops[1][0]}"
-        y = f"{x[2]} + {scaled}" if len(ops) == 3 else scaled
-    elif kind == "softmax_apply":
-        stats = ops[1]
-        y = f"tl.exp({x[0]} - {stats[0]}) * {stats[1]}"
-    elif kind == "l2_apply":
-        y = f"{x[0]} * {ops[1][0]}"
-    elif kind == "decay":  # -exp(a_log) * softplus(a + dt_bias), softplus without overflow
-        z = f"({x[0]} + {x[2]})"
-        y = f"-tl.exp({x[1]}) * (tl.maximum({z}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({z}))))"
-    else:
-        raise s.refuse(f"sp.map {kind} has no Triton form")
-    s.emit(f"y = {y}")
-    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
-
-
-def _row_reduce(s: Kernel) -> None:
-    op = s.program.ops_of(sp.RowReduceOp)[0]
-    kind, form = op.kind.data, op.form.data
-    width, cols = op.width, op.cols
-    eps = float(op.eps.value.data) if op.eps is not None else 0.0
-    th, tw = s.tile
-    out_store = s.store_of(sp.buffer_of(op.out))
-    if form == "combine":
-        _combine(s, op, eps)
-        return
-    ins = list(op.ins)
-    streamed = len(ins) if form == "partial" else (2 if kind == "rms_norm" and len(ins) == 3 else 1)
-    pn = pow2(max(b["w"] for b in s.ranges) * tw)
-    group = f"{width}" if width != cols else f"{cols}"
-    s.emit(f"real = tl.minimum(tl.minimum(w * {tw}, {cols} - c0 * {tw}), {group})")
-    s.emit(f"live = (tl.arange(0, {pn}) < real)[None, :]")
-    terms = []
-    for i, v in enumerate(ins[:streamed]):
-        load = s.load_of(sp.buffer_of(v))
-        s.block_load(f"x{i}", load.tensor.root_reference.data, access(load.access, s.ranges))
-        terms.append(f"x{i}")
-    s.emit(f"x = tl.where(live, {' + '.join(terms)}, 0.0)")
-    s.emit("n = real.to(tl.float32)")
-    if form == "partial":
-        if kind in ("rms_norm", "l2_norm"):
-            s.emit("a = tl.sum(x * x, axis=1)\nb = a * 0.0")
-        elif kind == "layer_norm":
-            s.emit(
-                "a = tl.sum(x, axis=1)\nd = tl.where(live, x - (a / n)[:, None], 0.0)\nb = tl.sum(d * d, axis=1)"
-            )
-        else:
-            s.emit(
-                "xm = tl.where(live, x, float('-inf'))\na = tl.max(xm, axis=1)\nb = tl.sum(tl.where(live, tl.exp(xm - a[:, None]), 0.0), axis=1)"
-            )
-        pc = pow2(tw)
-        s.emit(
-            f"cc = tl.arange(0, {pc})[None, :]\ny = tl.where(cc == 0, a[:, None], tl.where(cc == 1, b[:, None], 0.0))"
-        )
-        s.block_store("y", out_store)
-        return
-    rows_ops = []
-    for i, v in enumerate(ins[streamed:]):
-        load = s.load_of(sp.buffer_of(v))
-        s.block_load(f"g{i}", load.tensor.root_reference.data, access(load.access, s.ranges))
-        s.emit(
-            f"g{i} = tl.sum(tl.where(tl.arange(0, g{i}.shape[0])[:, None] == 0, g{i}, 0.0), axis=0)[None, :]"
-        )
-        rows_ops.append(f"g{i}")
-    if kind == "rms_norm":
-        s.emit(f"y = x / tl.sqrt(tl.sum(x * x, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]}")
-    elif kind == "layer_norm":
-        s.emit(
-            f"d = tl.where(live, x - (tl.sum(x, axis=1) / n)[:, None], 0.0)\ny = d / tl.sqrt(tl.sum(d * d, axis=1) / n + {eps!r})[:, None] * {rows_ops[0]} + {rows_ops[1]}"
-        )
-    elif kind == "l2_norm":
-        s.emit(f"y = x / tl.sqrt(tl.sum(x * x, axis=1) + {eps!r})[:, None]")
-    else:
-        s.emit(
-            "xm = tl.where(live, x, float('-inf'))\ne = tl.where(live, tl.exp(xm - tl.max(xm, axis=1)[:, None]), 0.0)\ny = e / tl.sum(e, axis=1)[:, None]"
-        )
-    s.block_store("tl.where(live, y, 0.0)", out_store)
-
-
-def _combine(s: Kernel, op: sp.RowReduceOp, eps: float) -> None:
-    kind, width, cols, block = op.kind.data, op.width, op.cols, op.block
-    th, tw = s.tile
-    load = s.load_of(sp.buffer_of(op.ins[0]))
-    t = load.tensor.root_reference.data
-    R, C = s.shape(t)
-    a = access(load.access, s.ranges)
-    if not is_origin(a, a.row, "k0"):
-        raise s.refuse(
-            f"row_reduce combine reading {load.access.text()}: expected a K loop over columns"
-        )
-    pr = pow2(a.max_rows * th)
-    per = width if width != cols else 0
-    span = width if width != cols else cols
-    init = "float('-inf')" if kind == "softmax" else "0.0"
-    s.emit(f"""
-rr = ({a.row}) * {th} + tl.arange(0, {pr})
-rmask = (tl.arange(0, {pr}) < h * {th}) & (rr < {R})
-gs = c0 * {per}
-ge = tl.minimum({cols}, gs + {span})
-n = tl.zeros(({pr},), dtype=tl.float32)
-s1 = tl.zeros(({pr},), dtype=tl.float32) + {init}
-s2 = tl.zeros(({pr},), dtype=tl.float32)
-for j in range(0, {s.k_tiles}):
-    lo = gs + j * {block}
-    cnt = tl.maximum(0, tl.minimum(lo + {block}, ge) - lo).to(tl.float32)
-    pa = tl.load({s.arg(t)} + rr * {C} + j * {tw}, mask=rmask, other=0).to(tl.float32)
-    ps = tl.load({s.arg(t)} + rr * {C} + j * {tw} + 1, mask=rmask, other=0).to(tl.float32)
-    if cnt > 0:
-""")
-    if kind in ("rms_norm", "l2_norm"):
-        s.emit("s1 += pa", 4)
-    elif kind == "layer_norm":
-        s.emit(
-            "tot = n + cnt\ndl = pa / cnt - tl.where(n > 0, s1 / tl.maximum(n, 1.0), 0.0)\ns2 += ps + dl * dl * n * cnt / tot\ns1 += pa",
-            4,
-        )
-    else:
-        s.emit(
-            "pk = tl.maximum(s1, pa)\ns2 = s2 * tl.exp(s1 - pk) + ps * tl.exp(pa - pk)\ns1 = pk", 4
-        )
-    s.emit("n += cnt", 4)
-    if kind == "rms_norm":
-        s.emit(f"a0 = 1.0 / tl.sqrt(s1 / n + {eps!r})\na1 = a0 * 0.0")
-    elif kind == "l2_norm":
-        s.emit(f"a0 = 1.0 / tl.sqrt(s1 + {eps!r})\na1 = a0 * 0.0")
-    elif kind == "layer_norm":
-        s.emit(f"a0 = 1.0 / tl.sqrt(s2 / n + {eps!r})\na1 = s1 / n")
-    else:
-        s.emit("a0 = s1\na1 = 1.0 / s2")
-    s.emit(
-        f"cc = tl.arange(0, {pow2(tw)})[None, :]\ny = tl.where(cc == 0, a0[:, None], tl.where(cc == 1, a1[:, None], 0.0))"
-    )
-    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
-
-
+@section_printer(SectionKind.ROPE)
 def _rope(s: Kernel) -> None:
     op = s.program.ops_of(sp.RopeOp)[0]
     d = op.head_dim
@@ -382,7 +187,7 @@ lead = {"jj < " + str(half) if neox else "(jj % 2) == 0"}
 partner = x_c[None, :] + {f"tl.where(lead, {half}, -{half})" if neox else "tl.where(lead, 1, -1)"}
 xp = tl.load({s.arg(t)} + x_r[:, None] * {C} + partner, mask=x_m, other=0).to(tl.float32)
 ci = {"jj % " + str(half) if neox else "jj // 2"}
-cr = ({ca.row}) * {th} + tl.arange(0, x_r.shape[0])
+cr = {offset(ca.row * th, "tl.arange(0, x_r.shape[0])")}
 cm = x_m & (cr < {CR})[:, None]
 cs = tl.load({s.arg(ct)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
 sn = tl.load({s.arg(st)} + cr[:, None] * {CC} + ci, mask=cm, other=0).to(tl.float32)
@@ -391,6 +196,7 @@ y = tl.where(lead, x * cs - xp * sn, x * cs + xp * sn)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
+@section_printer(SectionKind.GATHER)
 def _gather(s: Kernel) -> None:
     op = s.program.ops_of(sp.GatherOp)[0]
     th, tw = s.tile
@@ -402,10 +208,10 @@ def _gather(s: Kernel) -> None:
     pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
     count = op.count
     s.emit(f"""
-g_r = ({a.row}) * {th} + tl.arange(0, {pr})
-g_c = ({a.col}) * {tw} + tl.arange(0, {pc})
-g_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (g_r < {count})
-g_cm = (tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (g_c < {C})
+g_r = {offset(a.row * th, f"tl.arange(0, {pr})")}
+g_c = {offset(a.col * tw, f"tl.arange(0, {pc})")}
+g_rm = {conj(below(f"tl.arange(0, {pr})", a.rows * th, pr), f"g_r < {count}")}
+g_cm = {conj(below(f"tl.arange(0, {pc})", a.cols * tw, pc), f"g_c < {C}")}
 ids = tl.load({s.arg(idx)} + g_r, mask=g_rm, other=0)
 g_rm = g_rm & (ids >= 0) & (ids < {R})
 y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, None] & g_cm[None, :], other=0)
@@ -418,11 +224,11 @@ y = tl.load({s.arg(table)} + ids[:, None] * {C} + g_c[None, :], mask=g_rm[:, Non
                 f"rows of the Q8_0 table @{table} are gathered into @{dst}: both must be stored "
                 "q8_0 (blocks along rows)"
             )
-        pq = pc // Q8_0_BLOCK
+        pq, per = pc // Q8_0_BLOCK, tw // Q8_0_BLOCK
         s.emit(f"""
-g_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
-g_qm = (tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (g_q < {C // Q8_0_BLOCK})
-ys = tl.load({s.scales_arg(table)} + {s.scale_at(table, "ids[:, None]", f"g_q[None, :] * {Q8_0_BLOCK}")}, mask=g_rm[:, None] & g_qm[None, :], other=0)
+g_q = {offset(a.col * per, f"tl.arange(0, {pq})")}
+g_qm = {conj(below(f"tl.arange(0, {pq})", a.cols * per, pq), f"g_q < {C // Q8_0_BLOCK}")}
+ys = tl.load({s.scales_arg(table)} + {s.scale_of_block(table, "ids[:, None]", "g_q[None, :]")}, mask=g_rm[:, None] & g_qm[None, :], other=0)
 """)
         scales = "ys"
     s.block_store("y", s.store_of(sp.buffer_of(op.dst)), scales=scales)
@@ -431,6 +237,7 @@ ys = tl.load({s.scales_arg(table)} + {s.scale_at(table, "ids[:, None]", f"g_q[No
     )
 
 
+@section_printer(SectionKind.SCATTER)
 def _scatter(s: Kernel) -> None:
     op = s.program.ops_of(sp.ScatterOp)[0]
     th, tw = s.tile
@@ -443,11 +250,11 @@ def _scatter(s: Kernel) -> None:
     count = op.count
     pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
     s.emit(f"""
-s_i = ({a.row}) * {th} + tl.arange(0, {pr})
-p = tl.load({s.arg(idx)}) + s_i * 0  # the runtime position, one per row
-s_c = ({a.col}) * {tw} + tl.arange(0, {pc})
-s_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (s_i < {count}) & (p >= 0) & (p <= {R - count})
-s_cm = (tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (s_c < {C})
+s_i = {offset(a.row * th, f"tl.arange(0, {pr})")}
+p = tl.load({s.arg(idx)}) + tl.zeros_like(s_i)  # the runtime position, one per row
+s_c = {offset(a.col * tw, f"tl.arange(0, {pc})")}
+s_rm = {conj(below(f"tl.arange(0, {pr})", a.rows * th, pr), f"s_i < {count}", "p >= 0", f"p <= {R - count}")}
+s_cm = {conj(below(f"tl.arange(0, {pc})", a.cols * tw, pc), f"s_c < {C}")}
 tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], x.to({s.arg(cache)}.dtype.element_ty), mask=s_rm[:, None] & s_cm[None, :])
 """)
     s.checks.append(
@@ -455,6 +262,7 @@ tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], x.to({s.arg(c
     )
 
 
+@section_printer(SectionKind.ARGMAX)
 def _argmax(s: Kernel) -> None:
     op = s.program.ops_of(sp.ArgmaxOp)[0]
     th, tw = s.tile
@@ -466,7 +274,7 @@ def _argmax(s: Kernel) -> None:
     R, C = s.shape(t)
     pk = pow2(s.k_block * tw)
     s.emit(f"""
-xr = ({a.row}) * {th} + tl.arange(0, {th})
+xr = {offset(a.row * th, f"tl.arange(0, {th})")}
 rmask = (xr < {R}) & (xr < {op.rows})
 best = tl.zeros(({th},), dtype=tl.float32) + float('-inf')
 where = tl.zeros(({th},), dtype=tl.int32)
@@ -485,6 +293,7 @@ y = tl.where(tl.arange(0, {th})[:, None] == 0, where[None, :], 0)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
+@section_printer(SectionKind.ROUTE)
 def _route(s: Kernel) -> None:
     """tg.moe's router over whole rows of logits: the k largest by logit (equal ones to the lower
     column), their softmax or sigmoid scores, renormalized; column 0 of the page gets `pick`."""
@@ -541,6 +350,7 @@ y = tl.where(tl.arange(0, {tw})[None, :] == 0, val[:, None], 0)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
+@section_printer(SectionKind.ATTENTION)
 def _attention(s: Kernel) -> None:
     op = s.program.ops_of(sp.AttentionOp)[0]
     th, tw = s.tile
@@ -564,22 +374,24 @@ def _attention(s: Kernel) -> None:
     if op.pos is not None:
         pos_l = s.load_of(sp.buffer_of(op.pos))
         pt = pos_l.tensor.root_reference.data
-        s.emit(f"p = tl.load({s.arg(pt)}).to(tl.int32)")
+        if op.is_causal:
+            s.emit(f"p = tl.load({s.arg(pt)}).to(tl.int32)")
         s.checks.append(
             f"_check_range(t[{pt!r}].reshape(-1)[:1], 0, {keys - queries}, 'attention position ({queries} queries over {keys} keys) in section @{s.name}')"
         )
-    else:
+    elif op.is_causal:
         s.emit(f"p = {keys - queries}")
-    causal = "True" if op.is_causal else "False"
+    # the first query row is key p: a causal row sees the keys up to its own position
+    causal = "\n    masked = masked | (key[None, :] > (p + qrow)[:, None])" if op.is_causal else ""
     s.emit(f"""
 # the heads of the item as extra rows: row (j, i) is query row i of head j
 qi = tl.arange(0, {G * pm}) % {pm}
 qj = tl.arange(0, {G * pm}) // {pm}
 group = (w * {tw}) // {dv}
-qrow = ({qa.row}) * {th} + qi
+qrow = {offset(qa.row * th, "qi")}
 qlive = (qi < h * {th}) & (qrow < {QR}) & (qj < group)
 dd = tl.arange(0, {pd})
-qcol = ({qa.col}) * {tw} + qj[:, None] * {d} + dd[None, :]
+qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
 q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
 m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
 l_i = tl.zeros(({G * pm},), dtype=tl.float32)
@@ -588,14 +400,12 @@ dvv = tl.arange(0, {pdv})
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     key = k0 * {th} + tl.arange(0, {pk})
     kmask = (tl.arange(0, {pk}) < {s.k_block * th}) & (key < {keys}) & (key < {KR})
-    kc = ({ka.col}) * {tw} + dd
+    kc = {offset(ka.col * tw, "dd")}
     kb = tl.load({s.arg(kt)} + key[:, None] * {KC} + kc[None, :], mask=kmask[:, None] & (dd < {d})[None, :], other=0).to(tl.float32)
-    vc = ({va.col}) * {tw} + dvv
+    vc = {offset(va.col * tw, "dvv")}
     vb = tl.load({s.arg(vt)} + key[:, None] * {VC} + vc[None, :], mask=kmask[:, None] & (dvv < {dv})[None, :], other=0).to(tl.float32)
     sc = tl.dot(q, tl.trans(kb){prec}) * {float(op.scale.value.data)!r}
-    masked = (kmask == 0)[None, :] | (qi[:, None] < 0)
-    if {causal}:
-        masked = masked | (key[None, :] > (p + qrow)[:, None])
+    masked = (kmask == 0)[None, :] | (qi[:, None] < 0){causal}
     sc = tl.where(masked, float('-inf'), sc)
     m_new = tl.maximum(m_i, tl.max(sc, axis=1))
     alive = m_new > float('-inf')
@@ -621,6 +431,7 @@ tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, o.to({s.arg(ot)}.dtype.eleme
     del elt
 
 
+@section_printer(SectionKind.CAUSAL_CONV)
 def _causal_conv(s: Kernel) -> None:
     """Each item's channels, a K block of time at a time: out[t] = act(sum_j w[j] xx[t + j])
     with xx = [state; x], read straight from x (rows t + j - (K - 1)) or the state (the rows
@@ -634,7 +445,7 @@ def _causal_conv(s: Kernel) -> None:
     nt = s.store_of(sp.buffer_of(op.new_state)).tensor.root_reference.data
     taps, rows, cols = op.taps, op.rows, op.cols
     pc, pk, ps = pow2(max(b["w"] for b in s.ranges) * tw), pow2(s.k_block * th), pow2(taps - 1)
-    silu = op.activation.data == "silu"
+    silu = "\n    acc = acc / (1.0 + tl.exp(-acc))" if op.activation.data == "silu" else ""
     X, W, S, OUT, N = (s.arg(t) for t in (xt, wt, st, ot, nt))
     s.emit(f"""
 cc = c0 * {tw} + tl.arange(0, {pc})
@@ -648,9 +459,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
         xv = tl.load({X} + src[:, None] * {cols} + cc[None, :], mask=(rm & (src >= 0))[:, None] & cm[None, :], other=0).to(tl.float32)
         sv = tl.load({S} + (rr + j)[:, None] * {cols} + cc[None, :], mask=(rm & (src < 0))[:, None] & cm[None, :], other=0).to(tl.float32)
         wv = tl.load({W} + j * {cols} + cc, mask=cm, other=0).to(tl.float32)
-        acc += (xv + sv) * wv[None, :]
-    if {silu}:
-        acc = acc / (1.0 + tl.exp(-acc))
+        acc += (xv + sv) * wv[None, :]{silu}
     tl.store({OUT} + rr[:, None] * {cols} + cc[None, :], acc.to({OUT}.dtype.element_ty), mask=rm[:, None] & cm[None, :])
 si = tl.arange(0, {ps})
 src = {rows - (taps - 1)} + si
@@ -661,6 +470,7 @@ tl.store({N} + si[:, None] * {cols} + cc[None, :], (xv.to(tl.float32) + sv.to(tl
 """)
 
 
+@section_printer(SectionKind.GATED_DELTA)
 def _gated_delta(s: Kernel) -> None:
     """Each item's head and state columns: the state in registers, the rows of time in order
     (within each chunk the recurrent step, which the chunked form equals up to f32 rounding:
@@ -703,40 +513,16 @@ tl.store({N} + (head * {d} + dd)[:, None] * {dv} + vv[None, :], state.to({N}.dty
 """)
 
 
-BODIES = {
-    "gemm": _gemm,
-    "map": _map,
-    "row_reduce": _row_reduce,
-    "rope": _rope,
-    "gather": _gather,
-    "scatter": _scatter,
-    "argmax": _argmax,
-    "attention": _attention,
-    "route": _route,
-    "causal_conv": _causal_conv,
-    "gated_delta": _gated_delta,
-    "tilize": _map,
-    "untilize": _map,
-    "copy": _map,
-}
-
-
 def kernel_of(s: Kernel) -> None:
-    """Fills s.lines with the kernel's body (after the item loop's preamble)."""
+    """Fills s.lines with the kernel's body (inside the item loop)."""
     kind = s.program.kind.value
-    if kind == "attention_combine" or any(a.splits for a in s.program.ops_of(sp.AttentionOp)):
-        raise s.refuse(
-            "flash decoding (sp.attention splits, sp.attention_combine) has no Triton kernel: "
-            "compile with kv-splits=1, as spatial-run --backend triton and triton-interpret do"
-        )
-    body = BODIES.get(kind)
-    if body is None or (kind == "gemm" and not s.program.ops_of(sp.MatmulTilesOp)):
-        raise s.refuse(f"kind {kind} ({s.program.source_op.data}) has no Triton kernel")
+    if kind in REFUSED_SECTION_KINDS:
+        raise s.refuse(REFUSED_SECTION_KINDS[kind])
+    if any(a.splits for a in s.program.ops_of(sp.AttentionOp)):
+        raise s.refuse(FLASH_DECODING)
     for t in s.tensors:
         if t.format is not None and t.q8_0_axis is None:
             raise s.refuse(
                 f"tensor @{t.sym_name.data} stored as {t.format.data} has no Triton form"
             )
-    if kind == "gemm" and s.program.ops_of(sp.MatmulTilesOp)[0].spill is not None:
-        pass  # a register accumulator holds the whole block: the spill is the IR's bookkeeping
-    body(s)
+    SECTION_PRINTERS[kind](s)

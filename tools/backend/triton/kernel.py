@@ -3,22 +3,26 @@ site and item tables and block sizes, all read off the sized IR; the refusal and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineSymExpr,
-)
 from xdsl.utils.exceptions import DiagnosticException
 
 from spatial_dialect import sp
 from spatial_dialect.sp.attrs import LOOP_VARS, SIZE_SYMBOLS
+from spatial_dialect.sp.enums import SectionKind
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.backend.index import Ix, from_affine, ix
+from spatial_dialect.tools.backend.names import ident
+from spatial_dialect.tools.backend.triton.text import (
+    INDENT,
+    below,
+    conj,
+    offset,
+    par,
+    wrap,
+)
 from spatial_dialect.tools.interpreters.q8_0 import LEVELS
 
 NUM_WARPS = 4
@@ -65,67 +69,53 @@ def scales_shape(t: sp.TensorOp) -> tuple[int, int]:
     return dims[0], dims[1]
 
 
-def ident(name: str) -> str:
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return out if out and not out[0].isdigit() else f"t_{out}"
-
-
-def expr_py(e: AffineExpr, dims: Sequence[str], syms: Sequence[str] = ()) -> str:
-    """An affine expression as a Python (and Triton) integer expression."""
-    if isinstance(e, AffineConstantExpr):
-        return str(e.value)
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    assert isinstance(e, AffineBinaryOpExpr)
-    a, b = expr_py(e.lhs, dims, syms), expr_py(e.rhs, dims, syms)
-    if e.kind == AffineBinaryOpKind.Add:
-        return f"({a} + {b})"
-    if e.kind == AffineBinaryOpKind.Mul:
-        return f"({a} * {b})"
-    if e.kind == AffineBinaryOpKind.FloorDiv:
-        return f"({a} // {b})"
-    if e.kind == AffineBinaryOpKind.Mod:
-        return f"({a} % {b})"
-    return f"(({a} + {b} - 1) // {b})"
-
-
 @dataclass
 class Access:
     """An access pattern read for one item: origin tile expressions (in r0, c0, k0; the
     sub-block variables at 0, which covers the whole block when the extent is the sub-block)
     and the extent in tiles, as expressions of h, w, kw and as its largest value over ranges."""
 
-    row: str
-    col: str
-    rows: str
-    cols: str
+    row: Ix
+    col: Ix
+    rows: Ix
+    cols: Ix
     max_rows: int
     max_cols: int
     vars: set[str]
 
 
 def access(acc: sp.AccessAttr, ranges: list[dict[str, int]]) -> Access:
-    dims = [v if v in ("r0", "c0", "k0") else "0" for v in LOOP_VARS]
-    row, col = (expr_py(e, dims) for e in acc.origin.data.results)
+    dims = [v if v in ("r0", "c0", "k0") else 0 for v in LOOP_VARS]
+    row, col = (from_affine(e, dims) for e in acc.origin.data.results)
     vars_ = acc.loop_vars()
     exprs = list(acc.extent.exprs)
     if vars_ & {"ti", "tj"}:  # the store of sub-blocks covers the item's whole block
-        rows, cols = "h", "w"
+        rows, cols = ix("h"), ix("w")
         max_rows = max(b["h"] for b in ranges)
         max_cols = max(b["w"] for b in ranges)
     else:
-        rows, cols = (expr_py(e, (), SIZE_SYMBOLS) for e in exprs)
+        rows, cols = (from_affine(e, (), SIZE_SYMBOLS) for e in exprs)
         max_rows = max(acc.extent.resolve(b)[0] for b in ranges)
         max_cols = max(acc.extent.resolve(b)[1] for b in ranges)
     return Access(row, col, rows, cols, max_rows, max_cols, vars_)
 
 
-def is_origin(a: Access, row: str, col: str) -> bool:
+_PROBE = {"r0": 7, "c0": 11, "k0": 13}
+"""Loop variables at values no two distinct origin expressions of a pattern agree on."""
+
+
+def is_origin(a: Access, row: Ix | int | str, col: Ix | int | str) -> bool:
     """Whether the pattern's origin is exactly (row, col), loop variables by name."""
-    env = {"r0": 7, "c0": 11, "k0": 13}
-    return (eval(a.row, {}, env), eval(a.col, {}, env)) == (eval(row, {}, env), eval(col, {}, env))  # noqa: S307 - our own integer expressions
+    return (a.row.evaluate(_PROBE), a.col.evaluate(_PROBE)) == (
+        ix(row).evaluate(_PROBE),
+        ix(col).evaluate(_PROBE),
+    )
+
+
+_UNIT_STRIDE = re.compile(r" \* 1(?![\d.])")
+"""A product by the literal 1: a row stride of a one-column tensor (an R x 1 routing weight, an
+id column) that the templates print as `rows * C`. `*` binds tighter than every operator the
+kernels print beside it, so dropping it changes no value."""
 
 
 # ── One section ───────────────────────────────────────────────────────────────────────────────
@@ -190,8 +180,13 @@ class Kernel:
         (expressions, broadcast as the caller writes them)."""
         C = self.shape(tensor)[1]
         if self.q8(tensor) == 1:
-            return f"({row}) * {C // Q8_0_BLOCK} + ({col}) // {Q8_0_BLOCK}"
-        return f"(({row}) // {Q8_0_BLOCK}) * {C} + ({col})"
+            return f"{par(row)} * {C // Q8_0_BLOCK} + {par(col)} // {Q8_0_BLOCK}"
+        return f"{par(row)} // {Q8_0_BLOCK} * {C} + {col}"
+
+    def scale_of_block(self, tensor: str, row: str, block: str) -> str:
+        """The offset of the scale of block `block` (counted along the row) of row `row`, in the
+        scales of a Q8_0 tensor blocked along its rows."""
+        return f"{par(row)} * {self.shape(tensor)[1] // Q8_0_BLOCK} + {block}"
 
     def load_of(self, buffer: sp.BufferOp) -> sp.LoadOp:
         for load in self.program.ops_of(sp.LoadOp):
@@ -206,36 +201,53 @@ class Kernel:
         raise self.refuse(f"buffer {buffer.label.data} is drained by no sp.store")
 
     def emit(self, text: str, indent: int = 2) -> None:
+        """Appends `text`'s lines at `indent` levels (2: inside the kernel's item loop), each
+        wrapped to the printed width."""
         for line in text.strip("\n").split("\n"):
-            self.lines.append("    " * indent + line if line else "")
+            line = _UNIT_STRIDE.sub("", line)
+            self.lines.extend(wrap(INDENT * indent + line) if line else [""])
 
     # -- blocks of DRAM ------------------------------------------------------------------------
 
-    def block_load(self, var: str, tensor: str, a: Access, indent: int = 2) -> None:
+    def block_mask(self, var: str, a: Access, pr: int, pc: int, R: int, C: int) -> str:
+        """Emits `{var}_r`, `{var}_c` (the block's rows and columns) and their masks; returns the
+        block's 2-D mask: the pattern's extent and the tensor's bounds."""
+        th, tw = self.tile
+        rows = conj(below(f"tl.arange(0, {pr})", a.rows * th, pr), f"{var}_r < {R}")
+        cols = conj(below(f"tl.arange(0, {pc})", a.cols * tw, pc), f"{var}_c < {C}")
+        self.emit(
+            f"""
+{var}_r = {offset(a.row * th, f"tl.arange(0, {pr})")}
+{var}_c = {offset(a.col * tw, f"tl.arange(0, {pc})")}
+{var}_rm = {rows}
+{var}_cm = {cols}
+""",
+        )
+        return f"{var}_rm[:, None] & {var}_cm[None, :]"
+
+    def block_load(self, var: str, tensor: str, a: Access) -> None:
         """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
         the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact)."""
         th, tw = self.tile
         R, C = self.shape(tensor)
         pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
-        value = f"tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], mask={var}_m, other=0).to(tl.float32)"
+        mask = self.block_mask(var, a, pr, pc, R, C)
+        self.emit(f"{var}_m = {mask}")
+        value = (
+            f"tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], "
+            f"mask={var}_m, other=0).to(tl.float32)"
+        )
         if self.q8(tensor) is not None:
             at = self.scale_at(tensor, f"{var}_r[:, None]", f"{var}_c[None, :]")
-            value += f" * tl.load({self.scales_arg(tensor)} + {at}, mask={var}_m, other=0).to(tl.float32)"
-        self.emit(
-            f"""
-{var}_r = ({a.row}) * {th} + tl.arange(0, {pr})
-{var}_c = ({a.col}) * {tw} + tl.arange(0, {pc})
-{var}_m = ((tl.arange(0, {pr}) < ({a.rows}) * {th}) & ({var}_r < {R}))[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & ({var}_c < {C}))[None, :]
-{var} = {value}
-""",
-            indent,
-        )
+            scale = f"tl.load({self.scales_arg(tensor)} + {at}, mask={var}_m, other=0)"
+            self.emit(f"{var}_d = {scale}.to(tl.float32)")
+            value += f" * {var}_d"
+        self.emit(f"{var} = {value}")
 
     def block_store(
         self,
         value: str,
         store: sp.StoreOp,
-        indent: int = 2,
         extra_mask: str = "",
         scales: str | None = None,
     ) -> None:
@@ -248,7 +260,6 @@ class Kernel:
         a = access(store.access, self.ranges)
         R, C = self.shape(tensor)
         pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
-        extra = f" & ({extra_mask})" if extra_mask else ""
         axis = self.q8(tensor)
         if axis is not None and (axis != 1 or extra_mask or tw % Q8_0_BLOCK):
             raise self.refuse(
@@ -256,32 +267,34 @@ class Kernel:
                 "of 32 down its columns, or under a mask) has no Triton form"
             )
         if axis is not None and scales is None:
-            value, scales = self.quantize(value, pr, pc, indent)
+            value, scales = self.quantize(value, pr, pc)
+        mask = self.block_mask("o", a, pr, pc, R, C)
+        out = self.arg(tensor)
         self.emit(
             f"""
-o_r = ({a.row}) * {th} + tl.arange(0, {pr})
-o_c = ({a.col}) * {tw} + tl.arange(0, {pc})
-o_rm = (tl.arange(0, {pr}) < ({a.rows}) * {th}) & (o_r < {R})
-o_m = o_rm[:, None] & ((tl.arange(0, {pc}) < ({a.cols}) * {tw}) & (o_c < {C}))[None, :]{extra}
-tl.store({self.arg(tensor)} + o_r[:, None] * {C} + o_c[None, :], ({value}).to({self.arg(tensor)}.dtype.element_ty), mask=o_m)
+o_m = {conj(mask, extra_mask or None)}
+o_at = {out} + o_r[:, None] * {C} + o_c[None, :]
+tl.store(o_at, {par(value)}.to({out}.dtype.element_ty), mask=o_m)
 """,
-            indent,
         )
         if axis is not None:
             pq, nq = pc // Q8_0_BLOCK, C // Q8_0_BLOCK
+            per = tw // Q8_0_BLOCK
+            q_cols = conj(below(f"tl.arange(0, {pq})", a.cols * per, pq), f"o_q < {nq}")
+            at = self.scale_of_block(tensor, "o_r[:, None]", "o_q[None, :]")
             self.emit(
                 f"""
-o_q = ({a.col}) * {tw // Q8_0_BLOCK} + tl.arange(0, {pq})
-o_qm = o_rm[:, None] & ((tl.arange(0, {pq}) < ({a.cols}) * {tw // Q8_0_BLOCK}) & (o_q < {nq}))[None, :]
-tl.store({self.scales_arg(tensor)} + {self.scale_at(tensor, "o_r[:, None]", f"o_q[None, :] * {Q8_0_BLOCK}")}, ({scales}).to(tl.float16), mask=o_qm)
+o_q = {offset(a.col * per, f"tl.arange(0, {pq})")}
+o_qm = o_rm[:, None] & {par(q_cols)}[None, :]
+tl.store({self.scales_arg(tensor)} + {at}, {par(scales)}.to(tl.float16), mask=o_qm)
 """,
-                indent,
             )
 
-    def quantize(self, value: str, pr: int, pc: int, indent: int) -> tuple[str, str]:
+    def quantize(self, value: str, pr: int, pc: int) -> tuple[str, str]:
         """ggml's quantize_row_q8_0 of a [pr x pc] f32 block, per 32 along its rows, as
-        tools/interpreters/q8_0.py computes it in f32: d = max|x| / LEVELS (127), q = roundf(x * (1 / d)) (ties
-        away from zero; q = 0 where d = 0), d kept as f16. Returns (values, scales)."""
+        tools/interpreters/q8_0.py computes it in f32: d = max|x| / LEVELS (127),
+        q = roundf(x * (1 / d)) (ties away from zero; q = 0 where d = 0), d kept as f16.
+        Returns (values, scales)."""
         nb = pc // Q8_0_BLOCK
         self.emit(
             f"""
@@ -291,7 +304,6 @@ q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
 q_s = q_x * q_i[:, :, None]
 q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), ({pr}, {pc}))
 """,
-            indent,
         )
         return "q_v", "q_d"
 
@@ -354,14 +366,50 @@ def section_of(program: sp.ProgramOp) -> Kernel:
     )
 
 
-PREAMBLE = """
-pid = tl.program_id(0)
-first = tl.load(SITES + 2 * pid)
-count = tl.load(SITES + 2 * pid + 1)
-for t in range(0, count):
-    item = first + t
-    r0 = tl.load(ITEMS + 4 * item)
-    c0 = tl.load(ITEMS + 4 * item + 1)
-    h = tl.load(ITEMS + 4 * item + 2)
-    w = tl.load(ITEMS + 4 * item + 3)
-"""
+# ── The table of section printers ─────────────────────────────────────────────────────────────
+
+SectionPrinter = Callable[["Kernel"], None]
+
+SECTION_PRINTERS: dict[SectionKind, SectionPrinter] = {}
+"""The kernel body of every section kind Triton prints, filled by `section_printer` next to each
+body (bodies.py, maps.py, rows.py)."""
+
+FLASH_DECODING = (
+    "flash decoding (sp.attention splits, sp.attention_combine) has no Triton kernel: "
+    "compile with kv-splits=1, as spatial-run --backend triton and triton-interpret do"
+)
+
+REFUSED_SECTION_KINDS: dict[SectionKind, str] = {SectionKind.ATTENTION_COMBINE: FLASH_DECODING}
+"""Section kinds with no Triton kernel, and why."""
+
+
+def section_printer(*kinds: SectionKind) -> Callable[[SectionPrinter], SectionPrinter]:
+    def register(printer: SectionPrinter) -> SectionPrinter:
+        for kind in kinds:
+            assert kind not in SECTION_PRINTERS and kind not in REFUSED_SECTION_KINDS, kind
+            SECTION_PRINTERS[kind] = printer
+        return printer
+
+    return register
+
+
+_ITEM_FIELDS = ("r0", "c0", "h", "w")
+"""An item's row in the ITEMS table: origin tile (row, column) and extent in tiles."""
+
+
+def preamble(body: list[str]) -> list[str]:
+    """The item loop each kernel body runs in: the program's items from the SITES table, and of
+    each item's origin and extent only the fields the body reads (an unread local is noise a
+    linter reports)."""
+    text = "\n".join(body)
+    lines = [
+        "pid = tl.program_id(0)",
+        "first = tl.load(SITES + 2 * pid)",
+        "count = tl.load(SITES + 2 * pid + 1)",
+        "for t in range(count):",
+        f"{INDENT}item = first + t",
+    ]
+    for i, name in enumerate(_ITEM_FIELDS):
+        if re.search(rf"\b{name}\b", text):
+            lines.append(f"{INDENT}{name} = tl.load(ITEMS + {ix('item') * 4 + i})")
+    return [INDENT + line for line in lines]

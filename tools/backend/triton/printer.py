@@ -24,6 +24,10 @@ name (`TritonNotEmitted`, a diagnostic: spatial-opt reports it as one line, exit
 
 from __future__ import annotations
 
+import inspect
+import re
+import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -36,16 +40,18 @@ from spatial_dialect import sp
 from spatial_dialect.tools.backend.triton.bodies import (
     kernel_of,
 )
+from spatial_dialect.tools.backend.triton.host import ALWAYS, HELPERS
 from spatial_dialect.tools.backend.triton.kernel import (
     NUM_WARPS,
-    PREAMBLE,
     TORCH_DTYPES,
     Kernel,
     TritonNotEmitted,
+    preamble,
     scales_of,
     scales_shape,
     section_of,
 )
+from spatial_dialect.tools.backend.triton.text import INDENT, WIDTH, wrap, wrap_table
 
 # ── The module ────────────────────────────────────────────────────────────────────────────────
 
@@ -63,8 +69,7 @@ class Emitted:
     """Output name -> its numpy dtype name (bfloat16 through ml_dtypes)."""
 
 
-HEADER = '''"""Triton program for @{entry}, printed by spatial-dialect (`spatial-opt -t triton`) for
-target {target}: {n} kernel(s), one per section of the sized sp program, launched in program order.
+HEADER = '''{summary}
 
 Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`
 (TRITON_INTERPRET=1 runs it on the CPU). Block sizes, grids, the blocks each program covers and
@@ -82,75 +87,25 @@ import triton.language as tl
 
 TARGET = {target!r}
 ENTRY = {entry!r}
-INPUTS = {inputs!r}
-OUTPUTS = {outputs!r}
+{inputs}
+{outputs}
 TENSORS = {{
 {tensors}
 }}
 """DRAM tensor -> (rows x cols held, torch dtype, declared shape)."""
+'''
 
+INTERPRETED = '''
 INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
 """Triton's CPU interpreter multiplies 16-bit floats wrongly in tl.dot: there the operands are
 widened to f32 first (the products of bf16/f16 values are exact in f32, so the sums are those a
 tensor core accumulates in f32)."""
-
-
-def _check_range(values, lo, hi, what):
-    bad = values[(values < lo) | (values > hi)]
-    if bad.numel():
-        raise IndexError(f"{{what}}: {{int(bad[0])}} outside [{{lo}}, {{hi}}]")
-
 '''
-
-FOOTER = '''
-
-def run(inputs, device="cuda", every=False):
-    """The entry's outputs (torch tensors, declared shapes) from its inputs (by name); with
-    every=True, every DRAM tensor (held shape) instead."""
-    t = {{}}
-    for name, (shape, dtype, _) in TENSORS.items():
-        if name in inputs:
-            t[name] = torch.as_tensor(inputs[name]).to(device=device, dtype=dtype).reshape(shape).contiguous().clone()
-        else:
-            t[name] = torch.zeros(shape, dtype=dtype, device=device)
-{launches}
-    if every:
-        return t
-    return {{name: t[name].reshape(TENSORS[name][2]) for name in OUTPUTS}}
+"""Printed where a kernel branches on it (a float GEMM's operands)."""
 
 
-def _draw(seed):
-    rng = np.random.default_rng(seed)
-    out = {{}}
-    for name in INPUTS:
-        shape, dtype, declared = TENSORS[name]
-        if dtype.is_floating_point:
-            out[name] = rng.standard_normal(declared).astype(np.float32)
-        else:
-            out[name] = np.zeros(declared, np.int32)
-    return out
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--inputs", help=".npz of the inputs by name (bf16 stored as f32); missing ones are drawn")
-    ap.add_argument("--out", default="outputs.npz")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--device", default="cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda")
-    args = ap.parse_args(argv)
-    inputs = _draw(args.seed)
-    if args.inputs:
-        with np.load(args.inputs) as f:
-            inputs.update({{k: f[k] for k in f.files if k in INPUTS}})
-    outs = run({{k: torch.from_numpy(np.asarray(v, np.float32) if np.asarray(v).dtype.kind == "f" else np.asarray(v)) for k, v in inputs.items()}}, args.device)
-    np.savez(args.out, **{{k: (v.float() if v.is_floating_point() else v).cpu().numpy() for k, v in outs.items()}})
-    print(f"wrote {{', '.join(outs)}} to {{args.out}}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+def _host(fn: Callable[..., object]) -> list[str]:
+    return ["", ""] + inspect.getsource(fn).rstrip("\n").split("\n")
 
 
 def _plan_comment(s: Kernel, clock_ghz: float | None) -> list[str]:
@@ -171,7 +126,7 @@ def _plan_comment(s: Kernel, clock_ghz: float | None) -> list[str]:
         f" K {s.k_tiles} tiles by {s.k_block} (BLOCK_K={s.k_block * tw}); grid {len(s.sites)} program(s),"
         f" {len(s.items)} item(s); num_stages {s.num_stages} (FIFO depth)"
     )
-    return lines
+    return [wrapped for line in lines for wrapped in wrap(line)]
 
 
 def emit_module(module: ModuleOp) -> Emitted:
@@ -216,47 +171,65 @@ def emit_module(module: ModuleOp) -> Emitted:
         out.append("")
         out.extend(_plan_comment(s, clock))
         out.append("@triton.jit")
-        out.append(f"def {s.fn}_kernel({args}, SITES, ITEMS):")
-        out.extend("    " + line for line in PREAMBLE.strip("\n").split("\n"))
+        out.extend(wrap(f"def {s.fn}_kernel({args}, SITES, ITEMS):"))
+        out.extend(preamble(s.lines))
         out.extend(s.lines)
         out.append("")
         out.append("")
-        out.append(f"{s.fn.upper()}_SITES = {s.sites!r}")
+        out.extend(wrap_table(f"{s.fn.upper()}_SITES", s.sites))
         out.append(
             '"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""'
         )
-        out.append(f"{s.fn.upper()}_ITEMS = {s.items!r}")
+        out.extend(wrap_table(f"{s.fn.upper()}_ITEMS", s.items))
         out.append(
             '"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""'
         )
-        launch = [f"    # @{s.name}"]
-        launch.extend(f"    {c}" for c in s.checks)
-        launch.append(
-            f"    {s.fn}_kernel[({len(s.sites)},)]("
-            + ", ".join(f"t[{name!r}]" for name, _, _ in params)
-            + f", torch.tensor({s.fn.upper()}_SITES, dtype=torch.int32, device=device)"
-            + f", torch.tensor({s.fn.upper()}_ITEMS, dtype=torch.int32, device=device)"
-            + f", num_warps={NUM_WARPS}, num_stages={s.num_stages})"
+        launches.append(f"{INDENT}# @{s.name}")
+        launches.extend(line for c in s.checks for line in wrap(INDENT + c))
+        tensors_of = ", ".join(f"t[{name!r}]" for name, _, _ in params)
+        launches.extend(
+            wrap(
+                f"{INDENT}{s.fn}_kernel[({len(s.sites)},)]({tensors_of}, "
+                f"_table({s.fn.upper()}_SITES, device), _table({s.fn.upper()}_ITEMS, device), "
+                f"num_warps={NUM_WARPS}, num_stages={s.num_stages})"
+            )
         )
-        launches.extend(launch)
     inputs = [a.data for a in entry.inputs.data]
     outputs = [a.data for a in entry.outputs.data]
     for name in (*inputs, *outputs):
         if name not in tensors:
             raise TritonNotEmitted("<entry>", f"entry tensor @{name} is in no section")
     tensor_lines = "\n".join(
-        f"    {n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),"
+        wrapped
         for n, (shape, dt, dims) in tensors.items()
+        for wrapped in wrap(f"{INDENT}{n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),")
+    )
+    summary = (
+        f"Triton program for @{entry.function.data}, printed by spatial-dialect (`spatial-opt -t "
+        f"triton`) for target {target}: {len(sections)} kernel(s), one per section of the sized "
+        "sp program, launched in program order."
     )
     header = HEADER.format(
+        summary=textwrap.fill(
+            '"""' + summary, WIDTH, break_on_hyphens=False, break_long_words=False
+        ),
         entry=entry.function.data,
         target=target,
-        n=len(sections),
-        inputs=inputs,
-        outputs=outputs,
+        inputs="\n".join(wrap(f"INPUTS = {inputs!r}")),
+        outputs="\n".join(wrap(f"OUTPUTS = {outputs!r}")),
         tensors=tensor_lines,
     )
-    source = header + "\n".join(out) + "\n" + FOOTER.format(launches="\n".join(launches))
+    lines = header.rstrip("\n").split("\n")
+    if re.search(r"\bINTERPRETED\b", "\n".join(line for s in sections for line in s.lines)):
+        lines += ["", *INTERPRETED.strip("\n").split("\n")]
+    if any(s.checks for s in sections):
+        lines += [line for fn in HELPERS for line in _host(fn)]
+    lines += out
+    lines += ["", "", "def launch(t, device):", f'{INDENT}"""The kernels in program order."""']
+    lines += launches
+    lines += [line for fn in ALWAYS for line in _host(fn)]
+    lines += ["", "", 'if __name__ == "__main__":', f"{INDENT}sys.exit(main())", ""]
+    source = "\n".join(lines)
     np_names = {
         "bf16": "bfloat16",
         "f16": "float16",

@@ -107,7 +107,7 @@ def _run_child(emitted: Emitted, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for n, a in zip(emitted.inputs, inputs, strict=True):
         feed[n] = (
             a.astype(np.float32)
-            if a.dtype.kind == "f" or a.dtype == np.dtype(ml_dtypes.bfloat16)
+            if np.issubdtype(a.dtype, np.floating) or a.dtype == np.dtype(ml_dtypes.bfloat16)
             else a
         )
     np.savez(Path(folder) / "in.npz", **feed)
