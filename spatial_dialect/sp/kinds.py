@@ -68,6 +68,8 @@ MAP_KINDS: dict[str, MapKind] = {
     "sigmoid": MapKind(_X, vector_ops=4.0),
     "gelu": MapKind(_X, vector_ops=8.0),
     "gelu_tanh": MapKind(_X, vector_ops=6.0),
+    # log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)): abs, exp, log, max and add
+    "softplus": MapKind(_X, vector_ops=5.0),
     "scale": MapKind(_X, scalar="factor", vector_ops=1.0),
     "softcap": MapKind(_X, scalar="cap", vector_ops=4.0),
     "add": MapKind(_AB, ints=True, vector_ops=1.0),

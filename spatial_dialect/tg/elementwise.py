@@ -113,6 +113,13 @@ class SigmoidOp(UnaryOp):
     name = "tg.sigmoid"
 
 
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    """log(1 + exp(x)), computed without overflow."""
+
+    name = "tg.softplus"
+
+
 GELU_APPROXIMATIONS = ("none", "tanh")
 
 

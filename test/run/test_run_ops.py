@@ -174,6 +174,7 @@ CASES = {
     "silu": unary("tg.silu"),
     "relu": unary("tg.relu"),
     "sigmoid": unary("tg.sigmoid"),
+    "softplus": unary("tg.softplus"),
     "gelu": unary("tg.gelu"),
     "gelu_tanh": unary("tg.gelu", 'approximate "tanh" '),
     "scale": unary("tg.scale", "factor 0.5 "),

@@ -16,6 +16,7 @@ func.func @generic(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %w: tensor<
   %silu = "tg.silu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
   %relu = "tg.relu"(%i) : (tensor<8x32xi8>) -> tensor<8x32xi8>
   %sig = "tg.sigmoid"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+  %sp = "tg.softplus"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
   %g0 = "tg.gelu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
   %g1 = "tg.gelu"(%c) <{approximate = "tanh"}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
   %sc = "tg.scale"(%c) <{factor = 0.125 : f32}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
@@ -48,6 +49,7 @@ func.func @generic(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %w: tensor<
 // CHECK-NEXT: %silu = tg.silu %c : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-NEXT: %relu = tg.relu %i : (tensor<8x32xi8>) -> tensor<8x32xi8>
 // CHECK-NEXT: %sig = tg.sigmoid %c : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-NEXT: %sp = tg.softplus %c : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-NEXT: %g0 = tg.gelu %c : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-NEXT: %g1 = tg.gelu %c approximate "tanh" : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-NEXT: %sc = tg.scale %c factor 1.250000e-01 : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
@@ -75,6 +77,7 @@ func.func @generic(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %w: tensor<
 // CHECK-GENERIC: %silu = "tg.silu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-GENERIC: %relu = "tg.relu"(%i) : (tensor<8x32xi8>) -> tensor<8x32xi8>
 // CHECK-GENERIC: %sig = "tg.sigmoid"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK-GENERIC: %sp = "tg.softplus"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-GENERIC: %g0 = "tg.gelu"(%c) : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-GENERIC: %sc = "tg.scale"(%c) <{factor = 1.250000e-01 : f32}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>
 // CHECK-GENERIC: %cap = "tg.softcap"(%c) <{cap = 3.000000e+01 : f32}> : (tensor<64x32xbf16>) -> tensor<64x32xbf16>

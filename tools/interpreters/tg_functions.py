@@ -62,6 +62,7 @@ from spatial_dialect.tools.interpreters.numerics import (
     sigmoid,
     silu,
     softmax_rows,
+    softplus,
     value_type,
     widen,
 )
@@ -144,6 +145,10 @@ class TgFunctions(InterpreterFunctions):
     @impl(tg.SigmoidOp)
     def run_sigmoid(self, interp: Interpreter, op: tg.SigmoidOp, args: Args) -> PythonValues:
         return rounded(op, sigmoid(args[0]))
+
+    @impl(tg.SoftplusOp)
+    def run_softplus(self, interp: Interpreter, op: tg.SoftplusOp, args: Args) -> PythonValues:
+        return rounded(op, softplus(args[0]))
 
     @impl(tg.GeluOp)
     def run_gelu(self, interp: Interpreter, op: tg.GeluOp, args: Args) -> PythonValues:

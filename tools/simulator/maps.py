@@ -104,6 +104,11 @@ def sigmoid(op: MapOp, x: np.ndarray) -> np.ndarray:
     return ref.sigmoid(x)
 
 
+@map_kind(MapKindName.SOFTPLUS)
+def softplus(op: MapOp, x: np.ndarray) -> np.ndarray:
+    return ref.softplus(x)
+
+
 @map_kind(MapKindName.GELU)
 def gelu(op: MapOp, x: np.ndarray) -> np.ndarray:
     return ref.gelu(x, "none")

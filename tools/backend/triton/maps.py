@@ -165,12 +165,21 @@ def _l2_apply(m: MapOperands) -> str:
     return f"{m.x[0]} * {m.x[1]}"
 
 
+def softplus_of(z: str) -> str:
+    """log(1 + exp(z)) without overflow: max(z, 0) + log(1 + exp(-|z|))."""
+    return f"(tl.maximum({z}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({z}))))"
+
+
+@map_printer(K.SOFTPLUS)
+def _softplus(m: MapOperands) -> str:
+    return softplus_of(m.x[0])
+
+
 @map_printer(K.DECAY)
 def _decay(m: MapOperands) -> str:
     """-exp(a_log) * softplus(a + dt_bias), softplus without overflow."""
     a, a_log, dt_bias = m.x
-    z = f"({a} + {dt_bias})"
-    return f"-tl.exp({a_log}) * (tl.maximum({z}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({z}))))"
+    return f"-tl.exp({a_log}) * {softplus_of(f'({a} + {dt_bias})')}"
 
 
 # ── The operands and the body ─────────────────────────────────────────────────────────────────

@@ -131,6 +131,19 @@ def _sigmoid(m: MapText) -> str:
     return f"ttl.math.sigmoid({m.args[0]})"
 
 
+def softplus_of(arg: str) -> str:
+    """log(1 + exp(arg)) without overflow, as TT-Lang's math writes it (the reference's
+    logaddexp(0, arg)); `arg` is a name, read three times."""
+    return (
+        f"(ttl.math.relu({arg}) + ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs({arg})))))"
+    )
+
+
+@map_kind(MapKindName.SOFTPLUS)
+def _softplus(m: MapText) -> str:
+    return softplus_of(m.args[0])
+
+
 @map_kind(MapKindName.GELU)
 def _gelu(m: MapText) -> str:
     return f"ttl.math.gelu({m.args[0]})"
@@ -186,10 +199,7 @@ def _decay(m: MapText) -> str:
     # so as not to shadow the kernel's x, y = ttl.node(dims=2)
     a, a_log, dt_bias = m.args
     m.out(f"arg = {a} + {dt_bias}")
-    return (
-        f"ttl.math.neg(ttl.math.exp({a_log})) * (ttl.math.relu(arg) + "
-        "ttl.math.logp1(ttl.math.exp(ttl.math.neg(ttl.math.abs(arg)))))"
-    )
+    return f"ttl.math.neg(ttl.math.exp({a_log})) * {softplus_of('arg')}"
 
 
 @map_kind(MapKindName.MOE_COMBINE)
