@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from spatial_dialect import sp
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.sp.kinds import MAP_KINDS as MAP_KIND_SPECS
 from spatial_dialect.sp.kinds import MapKindName, RowForm, RowKindName
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
@@ -43,7 +44,7 @@ from spatial_dialect.tools.simulator import (
 from spatial_dialect.tools.simulator.machine import NotSimulated
 from spatial_dialect.tools.simulator.program import simulate
 from spatial_dialect.tools.simulator.registry import map_kind, row_kind, runs
-from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 STAGE_OPS = [op for op in sp.SP.operations if issubclass(op, sp.StageOp)]
 """Every stage op the sp dialect registers."""
@@ -150,7 +151,7 @@ def test_a_second_registration_is_an_error():
 
 def _simulate(text: str) -> list[np.ndarray]:
     fn = entry_function(parse_module(text))
-    module = compile_function(fn, "wormhole_n150")
+    module = compile_module(fn, "wormhole_n150")
     inputs = draw_inputs(fn, 0)
     return simulate(module, [inputs[n] for n in input_names(fn)])
 

@@ -20,9 +20,10 @@ import pytest
 from pyflakes.api import check
 from pyflakes.reporter import Reporter
 
+from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
-from spatial_dialect.tools.spatial_run import compile_function, entry_function, parse_module
+from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gemm_cases import gemm_text  # noqa: E402
@@ -39,7 +40,7 @@ INPUTS = sorted(p.name for p in (ROOT / "test/backend/ttlang/Inputs").glob("*.ml
 
 
 def _emit(text: str, target: str, **options: int | str) -> str:
-    module = compile_function(entry_function(parse_module(text)), target, **options)
+    module = compile_module(entry_function(parse_module(text)), target, **options)
     out = io.StringIO()
     try:
         print_ttlang(module, out)
