@@ -1,7 +1,7 @@
 // The worked example of docs/extending.md: tg.softplus, added with one registration in each of
 // seven files, links as the map kind of its own name and compiles through the whole pipeline on
-// every kind of target; each backend prints it (the printed programs run in
-// test/backend/*/test_softplus.py and test/run/test_run_ops.py).
+// every kind of target; each backend prints it (every executor runs it in
+// test/run/test_run_softplus.py).
 // RUN: spatial-opt %s -p link | filecheck %s
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150}' -t ttlang | filecheck %s --check-prefix=TTLANG
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=h100}' -t triton | filecheck %s --check-prefix=TRITON
