@@ -5,7 +5,7 @@ One matrix for the whole project: the tg ops against what gives them meaning (th
 kinds and row reductions against the simulator and both printers; the section kinds against the
 Triton printer. A cell is one registration (a decorator next to the code, keyed by the op class
 or the kind's enum) or one refusal with its reason: never both, never neither. Each room also
-tests its own table in depth (test/interpreters, test/simulator, test/backend/*/test_coverage.py);
+tests its own table in depth (test/interpreters, test/simulator, test/backend/*/test_*_coverage.py);
 this test is where a new op or kind shows every place it still needs, in one run.
 """
 

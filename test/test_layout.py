@@ -77,3 +77,12 @@ def test_the_string_kind_pattern():
         assert STRING_KIND_TEST.search(line)
     for line in ("if kind is MapKindName.SILU:", "MAP[kind](x)", 'kind = "silu"'):
         assert not STRING_KIND_TEST.search(line)
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports test files by their basename (test/ has no packages): two files of one name
+    in two rooms stop the whole run at collection."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "test").rglob("test_*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -27,13 +27,20 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // The compute kernel pops its pages in order: it never reads the item's block origin.
 // CHECK-NEXT: with in0_dfb.wait() as a_blk, in1_dfb.wait() as b_blk, out_dfb.reserve() as o_blk:
 // CHECK: o_blk.store(a_blk @ b_blk)
+// B's column group covers the range, so a site is its sender or a receiver; no site of the
+// range reads B alone, and no unicast helper (_count) is printed for a multicast pipe.
 // CHECK: def dm0():
+// CHECK-NOT: _count
+// CHECK: r0, c0 = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
+// CHECK: with in1_dfb.reserve() as blk:
+// CHECK-NEXT: if y == 0:
 // CHECK: in1_columns_net.if_src(send)
+// CHECK-NEXT: else:
 // CHECK: in1_columns_net.if_dst(recv)
+// CHECK-NOT: else:
 // CHECK: tx = ttl.copy(blk, t_c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
 // CHECK: def dm1():
-// CHECK: bi, bj = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
-// CHECK-NEXT: r0 = bi
+// CHECK: r0, _ = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
 // CHECK: tx = ttl.copy(t_a[r0:r0 + 1, k0:k0 + 7], blk)
 // CHECK: SECTIONS = [
 // CHECK-NEXT: (section_0_c, ['a', 'b', 'c']),
