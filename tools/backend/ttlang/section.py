@@ -5,13 +5,14 @@ into one program. See printer.py's docstring for what is printed and how it read
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import Enum
 
 from spatial_dialect import sp
 from spatial_dialect.sp.item_space import ItemSpace
 from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.backend.index import (
+    FALSE,
     TRUE,
     Cond,
     all_of,
@@ -50,6 +51,29 @@ class PipeKind(Enum):
     MULTICAST = "multicast"
     UNICAST = "unicast"
     NONE = "none"
+
+
+def _chain(
+    out: Lines, branches: list[tuple[Cond, Callable[[], None]]], rest: Callable[[], None]
+) -> None:
+    """if / elif / else over `branches` (then `rest`), as a person writes it: a branch whose
+    condition is False is left out, one that is True ends the chain as its `else`, and a chain
+    of one branch is its lines alone."""
+    live: list[tuple[Cond, Callable[[], None]]] = []
+    for cond, emit in [*branches, (TRUE, rest)]:
+        if cond == FALSE:
+            continue
+        live.append((cond, emit))
+        if cond == TRUE:
+            break
+    if len(live) == 1:
+        live[0][1]()
+        return
+    for i, (cond, emit) in enumerate(live):
+        head = "if" if i == 0 else "elif"
+        out(f"{head} {cond}:" if cond != TRUE else "else:")
+        with out.indent():
+            emit()
 
 
 def in_rect(rect: tuple[int, int, int, int]) -> Cond:
@@ -401,7 +425,14 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         if not stages:
             out("pass")
             return
-        if any(isinstance(s, sp.LoadOp) and s.group is not None for s in stages):
+        # a unicast pipe sends to a site only while it has items left (`_count`); multicast
+        # pipes and kernels without pipes never read it
+        if any(
+            isinstance(s, sp.LoadOp)
+            and s.group is not None
+            and self.pipe_kind[s.group.root_reference.data] is PipeKind.UNICAST
+            for s in stages
+        ):
             self.emit_count_fn(out)
         out("x, y = ttl.node(dims=2)")
         sp_ = self.space
@@ -426,11 +457,17 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                         )
                         if names_in(v, text)
                     }
-                    if origin:
+                    coord = (
+                        f"_coord({first + ix('t')}, {sp_.items_m}, {sp_.items_n}, "
+                        f"{over[0]}, {over[1]}, {sp_.over is not None})"
+                    )
+                    if origin and all(str(e) in ("bi", "bj") for e in origin.values()):
+                        # blocks of one tile: the block coordinates are the origin
                         out(
-                            f"bi, bj = _coord({first + ix('t')}, {sp_.items_m}, {sp_.items_n}, "
-                            f"{over[0]}, {over[1]}, {sp_.over is not None})"
+                            f"{'r0' if 'r0' in origin else '_'}, {'c0' if 'c0' in origin else '_'} = {coord}"
                         )
+                    elif origin:
+                        out(f"bi, bj = {coord}")
                         out(f"{', '.join(origin)} = {', '.join(map(str, origin.values()))}")
                     out.extend(item)
                 out.depth -= opened
@@ -516,7 +553,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                     out(f"tx = ttl.copy({view}, blk)")
                     out("tx.wait()")
                 else:
-                    self.emit_multicast(out, s, view)
+                    self.emit_multicast(out, s, view, r)
         else:
             dfb = self.dfb(sp.buffer_of(s.src), r)
             out(f"with {dfb}.wait() as blk:")
@@ -534,12 +571,16 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         ):
             self.emit_selector_reads(out, r, b)
 
-    def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str) -> None:
+    def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str, r: sp.SitesOp) -> None:
         gname = s.group.root_reference.data  # type: ignore[union-attr]
         g = self.groups[gname]
         net = f"{ident(gname)}_net"
         x0, x1, y0, y1 = g.rect.bounds
-        inside = in_rect(g.rect.bounds)
+        # the kernel already runs only on the range's sites: inside a group that covers the
+        # range, no test of the group's rectangle is printed
+        rx0, rx1, ry0, ry1 = r.rect.bounds
+        covers = x0 <= rx0 and rx1 <= x1 and y0 <= ry0 and ry1 <= y1
+        inside = TRUE if covers else in_rect(g.rect.bounds)
         axis = g.axis.data
         if axis == sp.GroupAxis.ROWS:
             is_sender, is_member = eq("x", g.sender), TRUE
@@ -549,8 +590,8 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             pos = (ix("y") - y0) * (x1 - x0 + 1) + ix("x") - x0
             is_sender, is_member = eq(pos, g.sender), lt(pos, g.line_sites)
         kind = self.pipe_kind[gname]
-        out(f"if {all_of(inside, is_sender)}:")
-        with out.indent():
+
+        def send() -> None:
             out(f"tx = ttl.copy({view}, blk)")
             out("tx.wait()")
             if kind is not PipeKind.NONE:
@@ -559,17 +600,23 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                     out("txp = ttl.copy(blk, pipe)")
                     out("txp.wait()")
                 out(f"{net}.if_src(send)")
-        out(f"elif {all_of(inside, is_member)}:")
-        with out.indent():
+
+        def receive() -> None:
             out("def recv(pipe):")
             with out.indent():
                 out("txr = ttl.copy(pipe, blk)")
                 out("txr.wait()")
             out(f"{net}.if_dst(recv)")
-        out("else:")
-        with out.indent():
+
+        def load_alone() -> None:  # a site of the range outside the group reads its own block
             out(f"tx = ttl.copy({view}, blk)")
             out("tx.wait()")
+
+        _chain(
+            out,
+            [(all_of(inside, is_sender), send), (all_of(inside, is_member), receive)],
+            load_alone,
+        )
 
     def emit_matmul(self, out: Lines, s: sp.MatmulTilesOp, r: sp.SitesOp, b: dict) -> None:
         in0 = self.dfb(sp.buffer_of(s.in0), r)
