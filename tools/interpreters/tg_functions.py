@@ -14,7 +14,7 @@ here (a float rounds to inf), so callers run the interpreter under numpy's
 `errstate(over="ignore", under="ignore")` (reference.py and xdsl_run.py do).
 
 `REFUSED_OPS` names the tg ops the reference gives no meaning, each with its reason; a tg op is
-in exactly one of the two (test/interpreters/test_coverage.py).
+in exactly one of the two (test/interpreters/test_reference_coverage.py).
 """
 
 from __future__ import annotations

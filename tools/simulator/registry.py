@@ -16,7 +16,7 @@ import, so a second implementation cannot silently shadow the first.
 Why the lookups (`runner_of`, `map_function_of`, `row_kind_of`) refuse by name: a program that
 uses an op or a kind the simulator does not execute must be `NotSimulated` with that name, never
 a KeyError from deep inside a stage. What is refused on purpose is listed, with the reason, in
-the `REFUSED_*` dicts below: the one explicit place for it. test/simulator/test_coverage.py
+the `REFUSED_*` dicts below: the one explicit place for it. test/simulator/test_simulator_coverage.py
 checks that the tables and the refused dicts together cover every stage op the sp dialect
 defines, every `MapKindName` and every `RowKindName` x `RowForm`.
 

@@ -6,7 +6,7 @@ What it prints is decided in one table per consumer, each keyed by the IR's enum
 a string: the section kinds (`SECTION_PRINTERS`), the map kinds (`MAP_PRINTERS`) and the row
 reductions (`ROW_PRINTERS`). What it cannot print is refused by name, with why, in the matching
 `REFUSED_*` table. They are exported here so a test can check that every kind is one or the
-other (test/backend/triton/test_coverage.py).
+other (test/backend/triton/test_triton_coverage.py).
 """
 
 from spatial_dialect.tools.backend.triton.bodies import kernel_of

@@ -6,7 +6,7 @@ operands (`MapOperands`): the printer returns that expression. How an operand is
 the item's block, a row broadcast down, a column of per-row numbers, the transposed block) is the
 IR's and the same for every kind, so it is printed once here. A kind with no Triton form is
 refused by name in `REFUSED_MAP_KINDS`; `MAP_PRINTERS` and it together hold every `MapKindName`
-(test/backend/triton/test_coverage.py).
+(test/backend/triton/test_triton_coverage.py).
 """
 
 from __future__ import annotations

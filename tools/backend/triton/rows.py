@@ -7,7 +7,7 @@ two statistics into columns 0 and 1 of a tile; `combine` folds the partials of a
 order, into the statistics the apply map reads. So a kind is its four pieces of arithmetic
 (`RowPrinter`), and the forms are written once below. A kind is printed or refused here by name:
 `ROW_PRINTERS` and `REFUSED_ROW_KINDS` together hold every `RowKindName`
-(test/backend/triton/test_coverage.py).
+(test/backend/triton/test_triton_coverage.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ template, `wrap` breaks a long line the way a formatter does: inside the bracket
 the most text, one argument per line (a trailing comma after each), or, with no commas there, one
 operand of its `&` / `|` / `+` chain per line. Brackets inside string literals do not count.
 Comments are re-flowed as text. A line that cannot be broken is left as it is; the emitted
-programs' test (test/backend/triton/test_emitted.py) fails on it.
+programs' test (test/backend/triton/test_triton_emitted.py) fails on it.
 
 `conj` and `offset` keep the masks and offsets free of terms that say nothing: a mask term that
 always holds is dropped, and a zero origin is not added.

@@ -19,7 +19,7 @@ tiles) is refused by name.
 Each map kind and each row-reduction kind is printed by one function, registered next to it by
 `@map_kind(...)` / `@row_kind(...)` in MAP_PRINTERS / ROW_PRINTERS, keyed by the kind's enum;
 the kinds TT-Lang has no form for are refused, with their reason, in REFUSED_MAP_KINDS /
-REFUSED_ROW_KINDS. A kind is in exactly one of the two (test/backend/ttlang/test_coverage.py).
+REFUSED_ROW_KINDS. A kind is in exactly one of the two (test/backend/ttlang/test_ttlang_coverage.py).
 """
 
 from __future__ import annotations
