@@ -171,7 +171,7 @@ def test_builders_infer_the_result_types():
     "target, backend, message",
     [
         ("h100", "triton", "sp.map requant has no Triton form"),
-        ("wormhole_n150", "ttlang", "sp.map requant: no TT-Lang form"),
+        ("wormhole_n150", "ttlang", "sp.map requant: exact integer arithmetic"),
     ],
 )
 def test_backends_refuse_the_integer_maps_by_name(tmp_path, target, backend, message):

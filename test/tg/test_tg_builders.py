@@ -124,6 +124,7 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
         h = keep("mul", tg.MulOp(h, a["w"]), "tensor<8x64xbf16>")  # 1xC broadcasts over rows
         h = keep("silu", tg.SiluOp(h), "tensor<8x64xbf16>")
         h = keep("sigmoid", tg.SigmoidOp(h), "tensor<8x64xbf16>")
+        h = keep("softplus", tg.SoftplusOp(h), "tensor<8x64xbf16>")
         h = keep("gelu", tg.GeluOp(h), "tensor<8x64xbf16>")
         h = keep("gelu_tanh", tg.GeluOp(h, "tanh"), "tensor<8x64xbf16>")
         h = keep("scale", tg.ScaleOp(h, 0.5), "tensor<8x64xbf16>")
