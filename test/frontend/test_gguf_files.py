@@ -31,9 +31,7 @@ CONVERTED = {  # name: the file; each runs on one preset (all six are covered, F
     "llama31_rope_freqs_q8_0": Tiny("llama", "Q8_0", rope_freqs=True),
     "shuffled": Tiny("qwen3", "Q8_0", shuffled=True),
     # optional keys absent: head_dim = d / heads, vocab = token_embd's rows, rope over head_dim
-    "no_key_length": Tiny(
-        "llama", "F16", omit=("attention.key_length", "attention.value_length")
-    ),
+    "no_key_length": Tiny("llama", "F16", omit=("attention.key_length", "attention.value_length")),
     "no_vocab_size": Tiny("llama", "BF16", converter=True, omit=("vocab_size",)),
     "no_rope_dimension_count": Tiny("qwen3", "F16", omit=("rope.dimension_count",)),
     "no_head_count_kv": Tiny("llama", "F16", kv_heads=4, omit=("attention.head_count_kv",)),
@@ -56,7 +54,12 @@ CONVERTED = {  # name: the file; each runs on one preset (all six are covered, F
 
 FAMILIES = {  # one file per family of variations, each on all six presets
     "metadata": Tiny(
-        "llama", "Q8_0", converter=True, alignment=64, rope_freqs=True, shuffled=True,
+        "llama",
+        "Q8_0",
+        converter=True,
+        alignment=64,
+        rope_freqs=True,
+        shuffled=True,
         omit=("attention.key_length", "attention.value_length", "rope.dimension_count"),
         keys=(("rope.scaling.type", "none"),),
     ),  # fmt: skip
@@ -117,8 +120,13 @@ REFUSED = {  # name: (the file, what its one error line says)
         "'llama.vocab_size' says 300 tokens; token_embd.weight has 256 rows",
     ),
     "token_list_disagrees": (
-        Tiny("qwen3", "F16", converter=True, shapes=(("token_embd.weight", (250, 128)),),
-             omit=("vocab_size",)),  # fmt: skip
+        Tiny(
+            "qwen3",
+            "F16",
+            converter=True,
+            shapes=(("token_embd.weight", (250, 128)),),
+            omit=("vocab_size",),
+        ),  # fmt: skip
         "'tokenizer.ggml.tokens' says 256 tokens; token_embd.weight has 250 rows",
     ),
     "value_length_differs": (
