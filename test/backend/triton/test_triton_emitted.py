@@ -51,3 +51,13 @@ def test_the_check_sees_a_defect() -> None:
     """The lint catches what the printer must not print (an unused local, a long line)."""
     messages = io.StringIO()
     assert check("def f():\n    x = 1\n", "bad.py", Reporter(messages, messages)) == 1
+
+
+def test_only_a_product_by_the_integer_one_is_dropped():
+    """The printer drops a literal `* 1` (a one-column tensor's row stride), never the start of
+    another number: `* 1e-06`, `* 1.0` and `* 10` stay."""
+    from spatial_dialect.tools.backend.triton.kernel import _UNIT_STRIDE
+
+    assert _UNIT_STRIDE.sub("", "T + r * 1 + c") == "T + r + c"
+    for kept in ("x * 1e-06", "x * 1.0", "x * 10", "x * 1_000"):
+        assert _UNIT_STRIDE.sub("", kept) == kept

@@ -112,7 +112,7 @@ def is_origin(a: Access, row: Ix | int | str, col: Ix | int | str) -> bool:
     )
 
 
-_UNIT_STRIDE = re.compile(r" \* 1(?![\d.])")
+_UNIT_STRIDE = re.compile(r" \* 1(?![\w.])")
 """A product by the literal 1: a row stride of a one-column tensor (an R x 1 routing weight, an
 id column) that the templates print as `rows * C`. `*` binds tighter than every operator the
 kernels print beside it, so dropping it changes no value."""
