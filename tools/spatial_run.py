@@ -95,15 +95,17 @@ from spatial_dialect.tools.interpreters.compare import (
     rule_text,
 )
 from spatial_dialect.tools.interpreters.inputs import draw_inputs, load_inputs, save_run
-from spatial_dialect.tools.interpreters.reference import (
+from spatial_dialect.tools.interpreters.numerics import (
     EvaluationError,
     OutOfRange,
     element_name,
+    value_type,
+)
+from spatial_dialect.tools.interpreters.reference import (
     evaluate_values,
     input_names,
     output_names,
     returned_values,
-    value_type,
 )
 from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
 

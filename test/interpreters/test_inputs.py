@@ -17,7 +17,8 @@ from spatial_dialect.tools.interpreters.inputs import (
     load_inputs,
     save_run,
 )
-from spatial_dialect.tools.interpreters.reference import EvaluationError, evaluate
+from spatial_dialect.tools.interpreters.numerics import EvaluationError
+from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

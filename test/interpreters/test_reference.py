@@ -8,13 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from spatial_dialect.tools.interpreters.reference import (
-    EvaluationError,
-    OutOfRange,
-    evaluate,
-    input_names,
-    output_names,
-)
+from spatial_dialect.tools.interpreters.numerics import EvaluationError, OutOfRange
+from spatial_dialect.tools.interpreters.reference import evaluate, input_names, output_names
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
 BF16 = ml_dtypes.bfloat16

@@ -16,7 +16,8 @@ from xdsl.parser import Parser
 from spatial_dialect import tg
 from spatial_dialect.tg import TG
 from spatial_dialect.tools.interpreters import REFUSED_OPS, TgFunctions
-from spatial_dialect.tools.interpreters.reference import EvaluationError, evaluate
+from spatial_dialect.tools.interpreters.numerics import EvaluationError
+from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.interpreters.tg_functions import implemented_ops
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatial_dialect.tools.interpreters import reference as ref
+from spatial_dialect.tools.interpreters import numerics as ref
 from spatial_dialect.tools.spatial_run import main
 
 F32 = np.float32

@@ -133,7 +133,7 @@ def test_int_requant_is_exact(target, scale, zp):
 
 
 def test_int_requant_rounds_half_to_even_and_saturates():
-    from spatial_dialect.tools.interpreters.reference import int_requant
+    from spatial_dialect.tools.interpreters.numerics import int_requant
 
     x = np.array([[1, 3, 5, -1, -3, 1000, -1000]], np.int32)
     assert int_requant(x, 0.5, 0).tolist() == [[0, 2, 2, 0, -2, 127, -128]]

@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.tools.interpreters import reference as ref
+from spatial_dialect.tools.interpreters import numerics as ref
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.simulator.machine import IndexOutOfRange
 from spatial_dialect.tools.simulator.program import simulate
 from spatial_dialect.tools.spatial_run import (
@@ -103,7 +104,7 @@ def plain_moe(inputs: dict, k: int, scores: str, renormalize: bool, shared: int)
 
 
 def reference(text: str, inputs: dict) -> np.ndarray:
-    return ref.evaluate(entry_function(parse_module(text)), inputs)[0]
+    return evaluate(entry_function(parse_module(text)), inputs)[0]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,7 +17,7 @@ from spatial_dialect.passes.tile import gemm as tile_gemm
 from spatial_dialect.targets import load_target
 from spatial_dialect.targets.cost import GemmShape, footprint_parts
 from spatial_dialect.tools.interpreters.compare import compare
-from spatial_dialect.tools.interpreters.reference import matmul
+from spatial_dialect.tools.interpreters.numerics import matmul
 from spatial_dialect.tools.simulator.program import simulate
 
 BF16 = ml_dtypes.bfloat16

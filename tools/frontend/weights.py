@@ -27,7 +27,8 @@ from spatial_dialect.tools.frontend.gguf_model import (
     read_header,
     tensor_array,
 )
-from spatial_dialect.tools.interpreters.reference import EvaluationError, input_names, value_type
+from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
+from spatial_dialect.tools.interpreters.reference import input_names
 
 
 class WeightsError(EvaluationError):

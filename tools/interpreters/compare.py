@@ -61,8 +61,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from spatial_dialect import tg
+from spatial_dialect.tools.interpreters.numerics import element_name, is_float_dtype
 from spatial_dialect.tools.interpreters.q8_0 import BLOCK, LEVELS
-from spatial_dialect.tools.interpreters.reference import element_name, input_names, is_float_dtype
+from spatial_dialect.tools.interpreters.reference import input_names
 
 RTOL: dict[str, float] = {"bf16": 2.0**-4, "f16": 2.0**-7, "f32": 2.0**-14, "i8": 0.0, "i32": 0.0}
 """rtol per element type, where matmuls accumulate in f32 (the tg contract)."""

@@ -45,12 +45,8 @@ from xdsl.dialects import func
 from xdsl.ir import BlockArgument, SSAValue
 
 from spatial_dialect import tg
-from spatial_dialect.tools.interpreters.reference import (
-    EvaluationError,
-    input_names,
-    is_float_dtype,
-    value_type,
-)
+from spatial_dialect.tools.interpreters.numerics import EvaluationError, is_float_dtype, value_type
+from spatial_dialect.tools.interpreters.reference import input_names
 
 INT_DATA_RANGE = (-16, 16)
 """Inclusive range of an integer input that no op reads as an index."""

@@ -6,8 +6,8 @@ The function runs on xDSL's interpreter (`xdsl.interpreter.Interpreter`) with xD
 implementations and ours of every tg op (`TgFunctions`, tg_functions.py), so the evaluator adds
 nothing of its own but the checks a run needs in words: inputs of the declared shape and
 element type, and an op without semantics named before anything runs. The precision rules and
-the per-op math are numerics.py's; its public names are re-exported here, where the simulator
-and the tests have always imported them.
+the per-op math are numerics.py's, and the simulator computes with them from there: one
+definition of each op's arithmetic.
 """
 
 from __future__ import annotations
@@ -23,40 +23,7 @@ from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation, SSAValue
 
-from spatial_dialect.tools.interpreters.numerics import (  # noqa: F401 (re-exported)
-    F32,
-    EvaluationError,
-    OutOfRange,
-    argmax_rows,
-    attention,
-    causal_conv,
-    check_ids,
-    check_pos,
-    decay,
-    delta_chunk,
-    element_name,
-    gated_delta,
-    gated_delta_chunked,
-    gelu,
-    int_requant,
-    is_float_dtype,
-    l2_norm,
-    layer_norm,
-    matmul,
-    moe_expert,
-    moe_route,
-    numpy_dtype,
-    relu,
-    rms_norm,
-    rope,
-    round_to,
-    sigmoid,
-    silu,
-    softmax_rows,
-    softplus,
-    value_type,
-    widen,
-)
+from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
 from spatial_dialect.tools.interpreters.tg_functions import (
     REFUSED_OPS,
     TgFunctions,

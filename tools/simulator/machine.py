@@ -24,7 +24,7 @@ from spatial_dialect import sp
 from spatial_dialect.sp import LOOP_VARS, ceil_div
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
 from spatial_dialect.tools.interpreters import q8_0 as gguf_quant
-from spatial_dialect.tools.interpreters.reference import matmul, numpy_dtype, round_to
+from spatial_dialect.tools.interpreters.numerics import matmul, numpy_dtype, round_to
 
 Site = tuple[int, int]
 

@@ -20,7 +20,7 @@ import numpy as np
 from spatial_dialect import sp
 from spatial_dialect.sp import MapOp, Mode
 from spatial_dialect.sp.kinds import MapKindName
-from spatial_dialect.tools.interpreters import reference as ref
+from spatial_dialect.tools.interpreters import numerics as ref
 from spatial_dialect.tools.simulator.machine import Process, SiteRun
 from spatial_dialect.tools.simulator.pages import (
     hold,

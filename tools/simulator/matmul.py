@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from spatial_dialect import sp
-from spatial_dialect.tools.interpreters.reference import numpy_dtype, round_to
+from spatial_dialect.tools.interpreters.numerics import numpy_dtype, round_to
 from spatial_dialect.tools.simulator.machine import (
     Fifo,
     Process,

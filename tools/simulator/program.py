@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets.spec import q8_0_bytes
-from spatial_dialect.tools.interpreters.reference import numpy_dtype
+from spatial_dialect.tools.interpreters.numerics import numpy_dtype
 from spatial_dialect.tools.simulator.machine import (
     DramTensor,
     Fifo,

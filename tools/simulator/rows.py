@@ -21,7 +21,7 @@ import numpy as np
 from spatial_dialect import sp
 from spatial_dialect.sp import RowReduceOp
 from spatial_dialect.sp.kinds import RowForm, RowKindName
-from spatial_dialect.tools.interpreters import reference as ref
+from spatial_dialect.tools.interpreters import numerics as ref
 from spatial_dialect.tools.simulator.machine import Process, SiteRun, give, take
 from spatial_dialect.tools.simulator.pages import (
     hold,

@@ -30,7 +30,7 @@ from spatial_dialect.sp import (
     RouteOp,
 )
 from spatial_dialect.targets.gemm import ceil_div
-from spatial_dialect.tools.interpreters import reference as ref
+from spatial_dialect.tools.interpreters import numerics as ref
 from spatial_dialect.tools.simulator.machine import IndexOutOfRange, Process, SiteRun, give, take
 from spatial_dialect.tools.simulator.pages import (
     hold,
