@@ -47,30 +47,26 @@ BACKENDS: dict[str, tuple[str, str]] = {
 
 
 COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
-    name: ({"split_k": 1, "kv_splits": 1}, why)
+    name: ({"split_k": 1}, why)
     for name, why in (
         (
             "tt-lang-sim",
-            "the TT-Lang printer has no form for partial sums passed between cores, nor for "
-            "flash decoding's split attention and combine",
+            "the TT-Lang printer has no form for partial sums passed between cores",
         ),
         (
             "triton-interpret",
-            "a Triton program of this printer has no cross-program reduction, nor flash "
-            "decoding's split attention and combine",
+            "a Triton program of this printer has no cross-program reduction",
         ),
         (
             "triton",
-            "a Triton program of this printer has no cross-program reduction, nor flash "
-            "decoding's split attention and combine",
+            "a Triton program of this printer has no cross-program reduction",
         ),
     )
 }
 """Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
-emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill;
-flash decoding's splits, docs/passes.md#link-flash-decoding-splits-the-keys), so it runs the
-best plan it can print; spatial-run says so, and a decode program's `kv_splits` reason says the
-count was forced."""
+emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill),
+so it runs the best plan it can print; spatial-run says so. Flash decoding's splits print on
+every backend, so the count is the one link priced."""
 
 
 def backend_runner(name: str) -> Runner:

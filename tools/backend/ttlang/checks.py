@@ -12,11 +12,7 @@ from typing import TYPE_CHECKING
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS, RowForm
 from spatial_dialect.tools.backend.ttlang.compute import check_compute
-from spatial_dialect.tools.backend.ttlang.indexed import (
-    FLASH_DECODING_REFUSAL,
-    INDEXED,
-    check_indexed,
-)
+from spatial_dialect.tools.backend.ttlang.indexed import INDEXED, check_indexed
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
@@ -64,8 +60,6 @@ class OperationChecks:
             if (pr := printer_of(stage)) is not None:
                 pr.check(self, stage)
                 continue
-            if isinstance(stage, sp.AttentionCombineOp):
-                raise TTLangUnsupported(self.name, FLASH_DECODING_REFUSAL)
             raise TTLangUnsupported(
                 self.name,
                 f"stage {stage.name} ({self.p.source_op.data}) has no TT-Lang form in this "
@@ -79,7 +73,15 @@ class OperationChecks:
         # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
         # sub_compute)
         sliced = all(
-            isinstance(st, sp.LoadOp | sp.StoreOp | sp.MapOp | sp.RopeOp | sp.AttentionOp)
+            isinstance(
+                st,
+                sp.LoadOp
+                | sp.StoreOp
+                | sp.MapOp
+                | sp.RopeOp
+                | sp.AttentionOp
+                | sp.AttentionCombineOp,
+            )
             or (isinstance(st, sp.RowReduceOp) and st.form.data == RowForm.WHOLE)
             for st in self.stages
         )

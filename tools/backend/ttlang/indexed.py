@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from spatial_dialect import sp
 from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.backend.index import Ix, ix
+from spatial_dialect.tools.backend.ttlang import flash
 from spatial_dialect.tools.backend.ttlang.stage import dfb_name as _dfb
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
 from spatial_dialect.tools.backend.ttlang.stage import expr as _expr
@@ -51,12 +52,6 @@ ONEHOT = "_onehot"
 INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
 
 
-FLASH_DECODING_REFUSAL = (
-    "flash decoding (sp.attention splits, sp.attention_combine) is not printed: compile with "
-    "kv-splits=1, as spatial-run --backend tt-lang-sim does"
-)
-
-
 def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
     """Refusals of the indexed stages, by name."""
     for r in sec.ranges:
@@ -69,13 +64,11 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
                 )
         elif isinstance(s, sp.AttentionOp):
             h, w = _page(s.q, b)
-            if s.splits is not None:
-                raise TTLangUnsupported(sec.name, FLASH_DECODING_REFUSAL)
-            if s.head_dim % TILE or s.v_head_dim != s.head_dim:
+            if s.head_dim % TILE or s.v_head_dim % TILE:
                 raise TTLangUnsupported(
                     sec.name,
                     f"sp.attention head_dim {s.head_dim} / v_head_dim {s.v_head_dim}: printed "
-                    "for equal head dims of whole tiles",
+                    "for head dims of whole tiles",
                 )
             if (w * TILE) % s.head_dim:
                 raise TTLangUnsupported(
@@ -101,6 +94,8 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
             causal = s.causal is not None
             name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
             out[name] = ((qp, kp), f"_attn_d({s.queries}, {s.keys}, {qp}, {kp}, {causal})")
+            if s.splits is not None:
+                out.update(flash.split_constants(s))
         elif isinstance(s, sp.ArgmaxOp):
             cp = _pad(s.cols)
             out[f"_argmax_idx_{s.cols}_{cp}"] = ((TILE, cp), f"_argmax_idx({s.cols}, {cp})")
@@ -119,18 +114,23 @@ def _attention_of(sec: OperationWriter) -> sp.AttentionOp | None:
 
 
 def head_selector_pages(sec: OperationWriter) -> list[tuple[int, int]]:
-    """The page of an attention's head selector, per range whose items hold g > 1 query heads:
+    """The pages of an attention's head selectors, per range whose items hold g > 1 query heads:
     C_j is the [w, D] tiles of an identity from column j * D (w = g * D, D = head_dim in tiles),
-    so q_j = q @ C_j and head j's output goes back as o_j @ transpose(C_j)."""
+    so q_j = q @ C_j; head j's output goes back as o_j @ transpose(C'_j), C'_j the same with
+    D = v_head_dim (one selector serves both when the head dims agree)."""
     s = _attention_of(sec)
     if s is None:
         return []
     pages = []
     for r in sec.ranges:
         b = r.bindings(sec.work.k_block)
-        page = (_page(s.q, b)[1], s.head_dim // TILE)
-        if heads_per_item(s, b) > 1 and page not in pages:
-            pages.append(page)
+        g = heads_per_item(s, b)
+        if g == 1:
+            continue
+        for d in dict.fromkeys((s.head_dim, s.v_head_dim)):
+            page = (g * d // TILE, d // TILE)
+            if page not in pages:
+                pages.append(page)
     return pages
 
 
@@ -190,6 +190,8 @@ def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
                     f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
                     f"shape={p}, block_count=1)"
                 )
+            if isinstance(s, sp.AttentionOp) and s.splits is not None:
+                flash.split_buffers(sec, s, out)
             consts = [n for n in sec.consts if n.startswith(("_attn_d", "_argmax"))]
             src = s.q if isinstance(s, sp.AttentionOp) else s.x
             pages = _pages(
@@ -327,8 +329,10 @@ def _attention(
     dname = _const_name(sec, "_attn_d")
     pages = _pages(sec, lambda bb: (_page(s.q, bb)[0], _page(s.k, bb)[0]))
     ddfb = _dfb(dname.lstrip("_"), (h, kw), pages)
-    g, dt = heads_per_item(s, b), s.head_dim // TILE
-    heads = _dfb("heads", (w, dt), head_selector_pages(sec)) if g > 1 else None
+    g, dt, dvt = heads_per_item(s, b), s.head_dim // TILE, s.v_head_dim // TILE
+    sel_pages = head_selector_pages(sec)
+    heads = _dfb("heads", (w, dt), sel_pages) if g > 1 else None
+    heads_v = _dfb("heads", (g * dvt, dvt), sel_pages) if g > 1 else None
     reassemble = g > 1 and not head_sub_blocks(sec, b)
     if key != "compute":  # inside the K loop of the K/V loads
         qrow = _expr(load_into(sec.stages, s.q).access.origin.data.results[0])
@@ -339,16 +343,18 @@ def _attention(
         with out.indent():
             out(f"tx = ttl.copy({dname}[{qrow}:{qrow + h}, {krow}:{krow + kw}], blk)")
             out("tx.wait()")
-        if heads and reassemble:  # the output's, popped after the last K block
+        if s.splits is not None:  # the partials' masks, popped after the last K block
+            flash.split_mask_reads(sec, s, out, b)
+        if heads_v and reassemble:  # the output's, popped after the last K block
             last = sec.k_tiles - b["kw"]
-            _head_selector_reads(out, sec, heads, f"k0 == {last}", g, w, dt)
+            _head_selector_reads(out, sec, heads_v, f"k0 == {last}", g, g * dvt, dvt)
         return
     q = sec.dfb(sp.buffer_of(s.q), r)
     k = sec.dfb(sp.buffer_of(s.k), r)
     v = sec.dfb(sp.buffer_of(s.v), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
     k_blocks = sec.k_tiles // b["kw"]
-    sk, so, col = f"({h}, {kw})", f"({h}, {s.v_head_dim // TILE})", f"({h}, 1)"
+    sk, so, col = f"({h}, {kw})", f"({h}, {dvt})", f"({h}, 1)"
     causal = s.causal is not None
     withs = [f"{q}.wait() as q_blk"]
     if s.pos is not None:
@@ -377,20 +383,24 @@ def _attention(
                 out(f"keep = ttl.block.fill(1.0, {sk}) - off")
                 for j, qj in enumerate(queries):
                     _online_softmax(out, j, qj, s, sk, so, col)
-        heads_out = [
-            f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), dims=[-1], "
-            f"shape={so})"
-            for j in range(g)
-        ]
+        if s.splits is not None:  # undivided, with each head's m and l (flash.py)
+            flash.partial_page(sec, s, out, g, b)
+            heads_out = [f"part_{j}" for j in range(g)]
+        else:
+            heads_out = [
+                f"o_{j} / ttl.block.broadcast(l_{j} + ttl.block.fill(1e-30, {col}), "
+                f"dims=[-1], shape={so})"
+                for j in range(g)
+            ]
         if g > 1 and not reassemble:  # the IR's sub-blocks are the heads, in order
             for part in heads_out:
                 out(f"with {o}.reserve() as o_blk:")
                 with out.indent():
                     out(f"o_blk.store({part})")
             return
-        if heads:  # each head's columns back in place: sum_j o_j @ transpose(C_j)
+        if heads_v:  # each head's columns back in place: sum_j o_j @ transpose(C'_j)
             for j, part in enumerate(heads_out):
-                out(f"with {heads}.wait() as c_blk:")
+                out(f"with {heads_v}.wait() as c_blk:")
                 with out.indent():
                     term = f"({part}) @ ttl.block.transpose(c_blk)"
                     out(f"full = {term}" if j == 0 else f"full = full + {term}")
