@@ -6,8 +6,6 @@ presets."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -142,21 +140,3 @@ def test_decode_attention_is_within_1_3x_of_its_dram_roofline(target):
     bytes_ = 2 * 4096 * 1024 * 2 + 2 * 4096 * 2 + 4
     roofline_us = bytes_ / (chip.dram_gbps * 1e3)
     assert us <= 1.3 * roofline_us, (us, roofline_us)
-
-
-# ── The printers ──────────────────────────────────────────────────────────────────────────────
-
-
-def test_the_printers_refuse_the_split_form_by_name():
-    """-t ttlang and -t triton do not print flash decoding; they say which option avoids it
-    (the backends' own runs compile with it: tools/backend/executors.py)."""
-    from spatial_dialect.tools.backend.triton.kernel import TritonNotEmitted
-    from spatial_dialect.tools.backend.triton.printer import emit_module
-    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
-
-    tensix = compile_module(attention(128, 4, 2, 32), target="wormhole_n150", kv_splits=2)
-    with pytest.raises(TTLangUnsupported, match="flash decoding .* compile with kv-splits=1"):
-        print_ttlang(tensix, io.StringIO())
-    gpu = compile_module(attention(128, 4, 2, 32), target="h100", kv_splits=2)
-    with pytest.raises(TritonNotEmitted, match="flash decoding .* compile with kv-splits=1"):
-        emit_module(gpu)

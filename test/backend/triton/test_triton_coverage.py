@@ -35,7 +35,7 @@ def test_every_kind_is_printed_or_refused_by_name(consumer: str) -> None:
 
 
 def test_the_refusals_are_those_triton_cannot_print() -> None:
-    """The tables are not vacuous: the integer maps and flash decoding's combine are refused."""
+    """The tables are not vacuous: the integer maps are refused; every section kind prints."""
     assert set(REFUSED_MAP_KINDS) == {MapKindName.REQUANT, MapKindName.CLAMP}
-    assert set(REFUSED_SECTION_KINDS) == {SectionKind.ATTENTION_COMBINE}
+    assert REFUSED_SECTION_KINDS == {}
     assert MapKindName.DECAY in MAP_PRINTERS and RowKindName.L2_NORM in ROW_PRINTERS

@@ -1,5 +1,5 @@
 """The body of each section kind's Triton kernel (GEMM, map, row reduce, rope, gather, scatter,
-argmax, attention), written from a `Kernel`."""
+argmax, attention and flash decoding's combine), written from a `Kernel`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from spatial_dialect.sp.enums import SectionKind
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
 from spatial_dialect.tools.backend.index import ix
 from spatial_dialect.tools.backend.triton.kernel import (
-    FLASH_DECODING,
     REFUSED_SECTION_KINDS,
     SECTION_PRINTERS,
     Kernel,
@@ -358,8 +357,14 @@ def _attention(s: Kernel) -> None:
     q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))
     qt, kt, vt = (ld.tensor.root_reference.data for ld in (q_l, k_l, v_l))
     qa, ka, va = (access(ld.access, s.ranges) for ld in (q_l, k_l, v_l))
-    if not (is_origin(ka, "k0", ka.col) and is_origin(va, "k0", va.col)):
-        raise s.refuse("attention K and V must be read a K block of keys at a time ([k0, ...])")
+    # with splits (flash decoding) item c0 serves split c0 // W (W: every head's tiles) over
+    # its k_tiles key tiles: its K block k0 is key tile split * k_tiles + k0
+    first = ix("c0") // (op.heads * dv // tw) * s.k_tiles if op.splits else 0
+    if not (is_origin(ka, first + ix("k0"), ka.col) and is_origin(va, first + ix("k0"), va.col)):
+        raise s.refuse(
+            f"attention K and V must be read a K block of keys at a time ([{first + ix('k0')}, "
+            f"...]), not {k_l.access.text()} / {v_l.access.text()}"
+        )
     QR, QC = s.shape(qt)
     KR, KC = s.shape(kt)
     VR, VC = s.shape(vt)
@@ -383,6 +388,8 @@ def _attention(s: Kernel) -> None:
         s.emit(f"p = {keys - queries}")
     # the first query row is key p: a causal row sees the keys up to its own position
     causal = "\n    masked = masked | (key[None, :] > (p + qrow)[:, None])" if op.is_causal else ""
+    # a split pushes O undivided (its m and l go beside it: below)
+    divide = "" if op.splits else "\no = o / l_i[:, None]"
     s.emit(f"""
 # the heads of the item as extra rows: row (j, i) is query row i of head j
 qi = tl.arange(0, {G * pm}) % {pm}
@@ -398,7 +405,7 @@ l_i = tl.zeros(({G * pm},), dtype=tl.float32)
 o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
 dvv = tl.arange(0, {pdv})
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
-    key = k0 * {th} + tl.arange(0, {pk})
+    key = {offset(ka.row * th, f"tl.arange(0, {pk})")}
     kmask = (tl.arange(0, {pk}) < {s.k_block * th}) & (key < {keys}) & (key < {KR})
     kc = {offset(ka.col * tw, "dd")}
     kb = tl.load({s.arg(kt)} + key[:, None] * {KC} + kc[None, :], mask=kmask[:, None] & (dd < {d})[None, :], other=0).to(tl.float32)
@@ -414,8 +421,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     keep = tl.where(alive, tl.exp(m_i - shift), 1.0)
     l_i = l_i * keep + tl.sum(pr_, axis=1)
     o = o * keep[:, None] + tl.dot(pr_, vb{prec})
-    m_i = m_new
-o = o / l_i[:, None]
+    m_i = m_new{divide}
 ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
 """)
     store = s.store_of(sp.buffer_of(op.out))
@@ -428,7 +434,50 @@ ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
 omask = qlive[:, None] & (dvv < {dv})[None, :] & (qrow < {min(OR, queries)})[:, None] & (ocol < {OC})
 tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, o.to({s.arg(ot)}.dtype.element_ty), mask=omask)
 """)
+    if op.splits:  # the partials' row 1: the head's m and l in columns 0 and 1 of its tiles
+        s.emit(f"""
+ml = tl.where((dvv % {tw} == 0)[None, :], m_i[:, None], l_i[:, None])
+mlmask = omask & (dvv % {tw} < 2)[None, :]
+tl.store({s.arg(ot)} + (qrow + 1)[:, None] * {OC} + ocol, ml, mask=mlmask)
+""")
     del elt
+
+
+@section_printer(SectionKind.ATTENTION_COMBINE)
+def _attention_combine(s: Kernel) -> None:
+    """The log-sum-exp merge of flash decoding's splits (docs/sp.md#attention_combine): per
+    item, split k0's row 0 (O) and the m and l its tiles carry in row 1, merged into a running
+    state in registers; a split with m = -inf (every key past the position) adds nothing."""
+    op = s.program.ops_of(sp.AttentionCombineOp)[0]
+    th, tw = s.tile
+    load = s.load_of(sp.buffer_of(op.parts))
+    pt = load.tensor.root_reference.data
+    C = s.shape(pt)[1]
+    pa = access(load.access, s.ranges)
+    pc = pow2(max(b["w"] for b in s.ranges) * tw)
+    pr = pow2(max(b["h"] for b in s.ranges) * th)
+    P = s.arg(pt)
+    s.emit(f"""
+cm = tl.arange(0, {pc}) < w * {tw}
+m_run = tl.zeros(({pc},), dtype=tl.float32) + float('-inf')
+l_run = tl.zeros(({pc},), dtype=tl.float32)
+acc = tl.zeros(({pc},), dtype=tl.float32)
+for k0 in range(0, {op.splits}):
+    cc = {offset(pa.col * tw, f"tl.arange(0, {pc})")}
+    tc = cc // {tw} * {tw}
+    op_ = tl.load({P} + cc, mask=cm, other=0)
+    mp = tl.load({P} + {C} + tc, mask=cm, other=float('-inf'))
+    lp = tl.load({P} + {C} + tc + 1, mask=cm, other=0)
+    m_new = tl.maximum(m_run, mp)
+    shift = tl.where(m_new > float('-inf'), m_new, 0.0)
+    a = tl.exp(m_run - shift)
+    c = tl.exp(mp - shift)
+    acc = acc * a + op_ * c
+    l_run = l_run * a + lp * c
+    m_run = m_new
+y = tl.where(tl.arange(0, {pr})[:, None] == 0, (acc / l_run)[None, :], 0.0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 
 
 @section_printer(SectionKind.CAUSAL_CONV)
@@ -518,8 +567,6 @@ def kernel_of(s: Kernel) -> None:
     kind = s.program.kind.value
     if kind in REFUSED_SECTION_KINDS:
         raise s.refuse(REFUSED_SECTION_KINDS[kind])
-    if any(a.splits for a in s.program.ops_of(sp.AttentionOp)):
-        raise s.refuse(FLASH_DECODING)
     for t in s.tensors:
         if t.format is not None and t.q8_0_axis is None:
             raise s.refuse(

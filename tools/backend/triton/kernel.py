@@ -374,12 +374,7 @@ SECTION_PRINTERS: dict[SectionKind, SectionPrinter] = {}
 """The kernel body of every section kind Triton prints, filled by `section_printer` next to each
 body (bodies.py, maps.py, rows.py)."""
 
-FLASH_DECODING = (
-    "flash decoding (sp.attention splits, sp.attention_combine) has no Triton kernel: "
-    "compile with kv-splits=1, as spatial-run --backend triton and triton-interpret do"
-)
-
-REFUSED_SECTION_KINDS: dict[SectionKind, str] = {SectionKind.ATTENTION_COMBINE: FLASH_DECODING}
+REFUSED_SECTION_KINDS: dict[SectionKind, str] = {}
 """Section kinds with no Triton kernel, and why."""
 
 

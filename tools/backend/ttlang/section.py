@@ -257,7 +257,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         # (tt-lang-sim accepts the flag and computes in f32 either way).
         wide = any(
             isinstance(b, sp.AccOp) and str(b.elt) in ("f32", "i32") for b in self.p.buffers()
-        )
+        ) or any(isinstance(s, sp.AttentionCombineOp) for s in self.stages)  # an f32 merge
         flag = ", fp32_dest_acc_en=True" if wide else ""
         out(f"@ttl.operation(grid=({gx}, {gy}){flag})")
         out(f"def {self.fn}({', '.join(self.tensor_args())}):")
