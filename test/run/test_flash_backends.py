@@ -3,7 +3,8 @@ docs/backend-triton.md#flash-decoding): a decode attention compiled with its key
 (`sp.attention ... splits P` and `sp.attention_combine`) runs under tt-lang-sim on both Tensix
 presets and under Triton's interpreter on h100, and equals the numpy reference. The cases cover
 a causal position before whole splits (they add nothing), a cache whose last key tile is
-partial, items of several heads, a combine block of two tiles, and head_dim != v_head_dim."""
+partial, items of several heads, a combine block of two tiles, and head_dim != v_head_dim; and
+the count link prices by itself runs under the options spatial-run gives each backend."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
@@ -87,4 +89,20 @@ def test_a_combine_of_two_tile_blocks_runs_to_the_reference(target, backend):
         assert combine.kind == sp.SectionKind.ATTENTION_COMBINE
         assert combine.one(sp.WorkOp).block == (1, 2)
     comparisons = run(text, target, backend, 2, None)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+
+
+@pytest.mark.parametrize("target, backend", RUNS)
+def test_the_priced_split_runs_under_the_backends_own_options(target, backend):
+    """What spatial-run --backend compiles (tools/backend/executors.py: COMPILE_OPTIONS) keeps
+    the count link priced: a 1024-key cache over 2 kv heads splits (4 ways on every preset
+    here), and the backend runs that program to the reference."""
+    fn = entry_function(parse_module(attention(1024, 8, 2, 64)))
+    module = compile_module(fn, target, **COMPILE_OPTIONS[backend][0])
+    combines = [op.splits for op in module.walk() if isinstance(op, sp.AttentionCombineOp)]
+    assert len(combines) == 1 and combines[0] > 1, combines
+    inputs = draw_inputs(fn, 5)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs, backend=backend)
+    comparisons = compare_outputs(fn, reference, values, got)
     assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
