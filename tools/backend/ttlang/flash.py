@@ -1,6 +1,6 @@
 """Flash decoding in TT-Lang (`-t ttlang`): the partials page `sp.attention ... splits P` pushes
 (its online softmax is indexed.py's) and `sp.attention_combine`, the log-sum-exp merge of the
-splits (docs/backend-ttlang.md#flash-decoding; the layout is docs/sp.md's).
+splits (docs/backend-ttlang.md#flash-decoding-decision; the layout is docs/sp.md's).
 
 A partials tile holds O in row 0 and its head's m and l at (1, 0) and (1, 1). TT-Lang has no
 scalar read and no slice of a block, so both sides move these values with block math over
@@ -15,7 +15,7 @@ constant 0/1 tiles (exact in f32: one nonzero term per sum):
   0 and 1 of every row; `ml @ E_m` and `ml @ E_l` spread them over their tile (E: the [w, w]
   tiles of a block-diagonal selector of column 0 or 1 per tile). A block's tiles can only be
   mixed column-wise by a product with a [w, w] block (a broadcast over columns needs a block
-  one tile wide), so these are w * w tile products per split, which the cost model does not
+  one tile wide), so these are 2 w^2 tile products per split, which the cost model does not
   price (docs/backend-ttlang.md lists them). `Z @ X` (Z: (0, 0) only) keeps row 0's O.
 
 A wholly masked split (causal, every key past the position) has m = -1e30 (the printer masks by
