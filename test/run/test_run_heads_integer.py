@@ -169,7 +169,7 @@ def test_builders_infer_the_result_types():
 
 @pytest.mark.parametrize(
     "target, backend, message",
-    [("wormhole_n150", "ttlang", "sp.map requant: exact integer arithmetic")],
+    [("wormhole_n150", "ttlang", "sp.map requant: its i8 result: ttnn has no int8 tensor")],
 )
 def test_backends_refuse_the_integer_maps_by_name(tmp_path, target, backend, message):
     """TT-Lang refuses them (Triton prints them: test/backend/triton/test_triton_integer.py)."""
