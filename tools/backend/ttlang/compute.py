@@ -34,15 +34,19 @@ from typing import TYPE_CHECKING
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import MapKindName, Mode, RowForm, RowKindName
 from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.ttlang.blocks import Constant, fill, page_of, with_blocks
+from spatial_dialect.tools.backend.ttlang.stats import (
+    APPLY_KINDS,
+    check_pair,
+    column_1,
+    emit_pair,
+    pair_constants,
+)
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
-
-
-def _fill(value: float, shape: str) -> str:
-    return f"ttl.block.fill({value!r}, {shape})"
 
 
 # ── Map kinds ───────────────────────────────────────────────────────────────────────────────
@@ -64,7 +68,7 @@ class MapText:
     """The block's tile rows."""
 
     def fill(self, value: float) -> str:
-        return _fill(value, self.shape)
+        return fill(value, self.shape)
 
     @property
     def scalar(self) -> float:
@@ -213,8 +217,6 @@ def _decay(m: MapText) -> str:
 def _stats_column_1(m: MapText) -> str:
     """The `cols` operand's column 1 (a blocked layer_norm's mean, softmax's 1/sum), broadcast
     over the block's columns (stats.column_1: masked by the host's selector, summed)."""
-    from spatial_dialect.tools.backend.ttlang.stats import column_1
-
     second = column_1(m.out, m.raw[1], m.rows)
     return f"ttl.block.broadcast({second}, dims=[-1], shape={m.shape})"
 
@@ -277,7 +279,7 @@ class RowText:
     @property
     def eps(self) -> str:
         eps = self.stage.eps.value.data if self.stage.eps is not None else 0.0  # type: ignore[union-attr]
-        return _fill(eps, self.col)
+        return fill(eps, self.col)
 
     def wide(self, blk: str) -> str:
         """A column statistic broadcast over the block's columns."""
@@ -332,7 +334,7 @@ def _rms_norm(t: RowText) -> str:
     names = t.names
     t.out(f"xv = {names[0]} + {names[1]}" if len(names) == 3 else f"xv = {names[0]}")
     t.out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={t.col})")
-    t.out(f"inv = ttl.math.rsqrt(ss / {_fill(float(t.stage.width), t.col)} + {t.eps})")
+    t.out(f"inv = ttl.math.rsqrt(ss / {fill(float(t.stage.width), t.col)} + {t.eps})")
     return f"xv * {t.wide('inv')} * {t.across(names[-1])}"
 
 
@@ -341,7 +343,7 @@ def _layer_norm(t: RowText) -> str:
     # the padding is zero, so the sum is the real columns'; the centred padding (-mean) is
     # masked back to zero before it enters the variance and the output
     x, wgt, bias = t.names
-    n = _fill(float(t.stage.width), t.col)
+    n = fill(float(t.stage.width), t.col)
     t.out(f"mean = ttl.math.reduce_sum({x}, dims=[-1], shape={t.col}) / {n}")
     t.out(f"c = ({x} - {t.wide('mean')}) * {t.keep}" if t.keep else f"c = {x} - {t.wide('mean')}")
     t.out(f"var = ttl.math.reduce_sum(c * c, dims=[-1], shape={t.col}) / {n}")
@@ -364,7 +366,7 @@ def _softmax(t: RowText) -> str:
     # would overflow exp(0 - peak) where the logits are far below 0)
     x = t.names[0]
     if t.keep:
-        t.out(f"xm = {x} + ({t.keep} - {_fill(1.0, t.full)}) * {_fill(1e30, t.full)}")
+        t.out(f"xm = {x} + ({t.keep} - {fill(1.0, t.full)}) * {fill(1e30, t.full)}")
         x = "xm"
     t.out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={t.col})")
     t.out(f"e = ttl.math.exp({x} - {t.wide('peak')})")
@@ -389,8 +391,6 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             raise TTLangUnsupported(section, f"sp.row_reduce {kind}: {REFUSED_ROW_KINDS[kind]}")
         printer = ROW_PRINTERS[kind]
         if form != RowForm.WHOLE and printer.pairs:
-            from spatial_dialect.tools.backend.ttlang.stats import check_pair
-
             check_pair(section, s)
         elif form != RowForm.WHOLE and printer.blocked_mean is None:
             raise TTLangUnsupported(
@@ -415,17 +415,6 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             raise TTLangUnsupported(section, f"sp.rope head_dim {s.head_dim} is odd")
 
 
-@dataclass(frozen=True)
-class Constant:
-    """A constant tensor the host allocates beside the program's own: its shape in elements,
-    the numpy source that builds it, and the tiles (rows, cols) each range of the section reads
-    of it (once per range, before its items: OperationWriter.open_consts)."""
-
-    shape: tuple[int, int]
-    source: str
-    pages: dict[int, tuple[int, int]]
-
-
 def stage_constants(section: OperationWriter, s: sp.StageOp) -> dict[str, Constant]:
     """The constant tensors a compute stage reads: rope's permutation and duplication matrices,
     a whole row reduction's column mask."""
@@ -433,8 +422,6 @@ def stage_constants(section: OperationWriter, s: sp.StageOp) -> dict[str, Consta
         return _rope_constants(section, s)
     if isinstance(s, sp.RowReduceOp) and _masked(s):
         return _mask_constant(section, s)
-    from spatial_dialect.tools.backend.ttlang.stats import APPLY_KINDS, pair_constants
-
     blocked = isinstance(s, sp.RowReduceOp) and s.form.data != RowForm.WHOLE
     if (blocked and ROW_PRINTERS[s.kind.data].pairs) or (
         isinstance(s, sp.MapOp) and s.kind.data in APPLY_KINDS
@@ -505,26 +492,12 @@ def emit_compute(sec: OperationWriter, out: Lines, s: sp.StageOp, r: sp.SitesOp,
         _emit_rope(sec, out, s, r, b)
 
 
-def _page(s: sp.StageOp, v, b: dict) -> tuple[int, int]:  # noqa: ANN001
-    return sp.buffer_of(v).page.resolve(b)
-
-
-def _withs(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  # noqa: ANN001
-    names = [f"i{k}" for k in range(len(ins))]
-    parts = [
-        f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
-    ]
-    if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice (_store)
-        parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
-    return "with " + ", ".join(parts) + ":", names
-
-
 def _block(sec: OperationWriter, s: sp.StageOp, r: sp.SitesOp, b: dict) -> tuple[int, int]:
     """The shape the stage computes in: the output page, or the whole block when the output
     page is one of several sub-blocks."""
     if sec.sub_compute(r):
         return b["h"], b["w"]
-    return _page(s, s.out, b)
+    return page_of(s.out, b)
 
 
 def _store(
@@ -541,7 +514,7 @@ def _store(
 def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
     oh, ow = _block(sec, s, r, b)
     shape = f"({oh}, {ow})"
-    head, names = _withs(sec, list(s.ins), s.out, r)
+    head, names = with_blocks(sec, list(s.ins), s.out, r)
     args = []
     for n, (_, mode) in zip(names, s.inputs(), strict=True):
         if mode == Mode.ROWS:
@@ -563,13 +536,11 @@ def _emit_row_reduce(
     ins = list(s.ins)
     if s.form.data != RowForm.WHOLE:
         if ROW_PRINTERS[kind].pairs:
-            from spatial_dialect.tools.backend.ttlang.stats import emit_pair
-
             emit_pair(sec, out, s, r, b)
         else:
             _emit_blocked(sec, out, s, r, b)
         return
-    h, w = _page(s, ins[0], b)
+    h, w = page_of(ins[0], b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
@@ -582,7 +553,7 @@ def _emit_row_reduce(
             f"sp.row_reduce {kind} width {s.width}: a {w}-tile block holds several groups; "
             "TT-Lang blocks are whole units (no per-group view of a block)",
         )
-    head, names = _withs(sec, ins, s.out, r)
+    head, names = with_blocks(sec, ins, s.out, r)
     out(head)
     with out.indent():
         full = f"({h}, {w})"
@@ -598,15 +569,15 @@ def _emit_row_reduce(
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
     x_v, cos_v, sin_v = list(s.ins)
-    h, w = _page(s, x_v, b)
-    ch, cw = _page(s, cos_v, b)
+    h, w = page_of(x_v, b)
+    ch, cw = page_of(cos_v, b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
             sec.name, f"sp.rope: output block {oh}x{ow} differs from the {h}x{w} input page"
         )
     consts = _rope_constants(sec, s)
-    head, names = _withs(sec, [x_v, cos_v, sin_v], s.out, r)
+    head, names = with_blocks(sec, [x_v, cos_v, sin_v], s.out, r)
     out(head)
     with out.indent():
         pn, dn = consts
@@ -624,10 +595,10 @@ def _emit_blocked(
     1/sqrt(sum + eps), in column 0): their statistics use column 0 only, which reduce_sum
     leaves them in."""
     ins = list(s.ins)
-    h, _ = _page(s, ins[0], b)
+    h, _ = page_of(ins[0], b)
     col = f"({h}, 1)"
     if s.form.data == RowForm.PARTIAL:
-        head, names = _withs(sec, ins, s.out, r)
+        head, names = with_blocks(sec, ins, s.out, r)
         out(head)
         with out.indent():
             x = names[0] if len(names) == 1 else f"({names[0]} + {names[1]})"
@@ -647,7 +618,7 @@ def _emit_blocked(
             else:
                 out(f"total = total + {part}")
     if ROW_PRINTERS[s.kind.data].blocked_mean:
-        out(f"total = total / {_fill(float(s.width), col)}")
+        out(f"total = total / {fill(float(s.width), col)}")
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
-        out(f"o_blk.store(ttl.math.rsqrt(total + {_fill(eps, col)}))")
+        out(f"o_blk.store(ttl.math.rsqrt(total + {fill(eps, col)}))")

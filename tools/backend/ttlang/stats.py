@@ -17,7 +17,7 @@ column 0), and `broadcast` of column 0 over a tile's columns. So:
   gathers G_c ([kw, ceil(kw / 32)] tiles, 1 at (32 j + c, j)) put a_j and s_j in column j of
   a tile row (`p @ G0`, `p @ G1`: 2 h kw ceil(kw / 32) tile-matmuls a page).
 
-The constants are the host's, read once per range like rope's (compute.Constant). Every block
+The constants are the host's, read once per range like rope's (blocks.Constant). Every block
 of a group must be whole (`width % block == 0`, so each partial's count is `block`): a group
 whose last block is partial needs that block's count, which depends on the item's column;
 it is refused by the numbers.
@@ -30,12 +30,7 @@ from typing import TYPE_CHECKING
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import MapKindName, RowForm, RowKindName
 from spatial_dialect.targets.gemm import TILE
-from spatial_dialect.tools.backend.ttlang.compute import (
-    Constant,
-    _fill,
-    _page,
-    _withs,
-)
+from spatial_dialect.tools.backend.ttlang.blocks import Constant, fill, page_of, with_blocks
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
@@ -148,7 +143,7 @@ def emit_pair(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp
 
 def _partial(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
     ins = list(s.ins)
-    h, w = _page(s, ins[0], b)
+    h, w = page_of(ins[0], b)
     if w * TILE != s.block:
         raise TTLangUnsupported(
             sec.name,
@@ -156,12 +151,12 @@ def _partial(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
             f"{s.block} columns",
         )
     full, col = f"({h}, {w})", f"({h}, 1)"
-    head, (x,) = _withs(sec, ins, s.out, r)
+    head, (x,) = with_blocks(sec, ins, s.out, r)
     out(head)
     with out.indent():
         if s.kind.data == RowKindName.LAYER_NORM:  # the sum, the squared deviations from its mean
             out(f"a = ttl.math.reduce_sum({x}, dims=[-1], shape={col})")
-            mean = f"a / {_fill(float(s.block), col)}"
+            mean = f"a / {fill(float(s.block), col)}"
             out(f"d = {x} - ttl.block.broadcast({mean}, dims=[-1], shape={full})")
             out(f"b = ttl.math.reduce_sum(d * d, dims=[-1], shape={col})")
         else:  # the maximum, the sum of exp(x - maximum)
@@ -175,7 +170,7 @@ def _combine(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
     """The partials of a group page by page (kw of them a page, unrolled): layer_norm merges
     each page's (sum, M2) into the running ones by Chan et al.'s update (every count is known
     here: `block` columns a partial); softmax rescales its running sum to the new maximum."""
-    h, kw = _page(s, s.ins[0], b)
+    h, kw = page_of(s.ins[0], b)
     pages = sec.k_tiles // kw
     if pages * kw != sec.k_tiles:
         raise TTLangUnsupported(
@@ -205,23 +200,23 @@ def _combine(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
                     s0 = "s0w"
                 out(f"pa = ttl.math.reduce_sum(p_blk * {s0}, dims=[-1], shape={col})")
                 out(f"pm = ttl.math.reduce_sum(p_blk * {s1}, dims=[-1], shape={col})")
-                mean = f"pa / {_fill(n_page, col)}"
+                mean = f"pa / {fill(n_page, col)}"
                 out(
-                    f"dev = (p_blk / {_fill(c, page)} - "
+                    f"dev = (p_blk / {fill(c, page)} - "
                     f"ttl.block.broadcast({mean}, dims=[-1], shape={page})) * {s0}"
                 )
                 out(
                     "pm = pm + ttl.math.reduce_sum(dev * dev, dims=[-1], "
-                    f"shape={col}) * {_fill(c, col)}"
+                    f"shape={col}) * {fill(c, col)}"
                 )
                 if kb == 0:
                     out("t1 = pa")
                     out("t2 = pm")
                 else:
                     n_prev = kb * n_page
-                    out(f"dl = pa / {_fill(n_page, col)} - t1 / {_fill(n_prev, col)}")
+                    out(f"dl = pa / {fill(n_page, col)} - t1 / {fill(n_prev, col)}")
                     weight = n_prev * n_page / (n_prev + n_page)
-                    out(f"t2 = t2 + pm + dl * dl * {_fill(weight, col)}")
+                    out(f"t2 = t2 + pm + dl * dl * {fill(weight, col)}")
                     out("t1 = t1 + pa")
             else:
                 g = f"({h}, {_tiles(kw)})"
@@ -229,7 +224,7 @@ def _combine(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
                 out(f"gs = p_blk @ {gather_name(1, kw)}_blk")
                 if kw % TILE:  # padding columns past kw: -1e30 for the maximum and exp
                     kp = _sel(_keep_name(kw), h, _tiles(kw))
-                    out(f"ga = ga + ({kp} - {_fill(1.0, g)}) * {_fill(BIG, g)}")
+                    out(f"ga = ga + ({kp} - {fill(1.0, g)}) * {fill(BIG, g)}")
                 out(f"pk = ttl.math.reduce_max(ga, dims=[-1], shape={col})")
                 e = f"ttl.math.exp(ga - ttl.block.broadcast(pk, dims=[-1], shape={g}))"
                 out(f"ps = ttl.math.reduce_sum(gs * {e}, dims=[-1], shape={col})")
@@ -244,9 +239,9 @@ def _combine(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
         if layer:
-            n = _fill(float(s.width), col)
+            n = fill(float(s.width), col)
             eps = s.eps.value.data if s.eps is not None else 0.0  # type: ignore[union-attr]
-            out(f"inv = ttl.math.rsqrt(t2 / {n} + {_fill(eps, col)})")
+            out(f"inv = ttl.math.rsqrt(t2 / {n} + {fill(eps, col)})")
             out(f"mean = t1 / {n}")
             out(f"o_blk.store({_pair('inv', 'mean', h)})")
         else:
