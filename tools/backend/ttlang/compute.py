@@ -403,13 +403,6 @@ def check_compute(section: str, s: sp.StageOp) -> None:
                 f"reduction per group of {s.width} columns within a tile; reduce_sum sums a "
                 "tile row's 32 columns",
             )
-        if form != RowForm.WHOLE and not printer.zero_padding_safe and s.cols % TILE:
-            raise TTLangUnsupported(
-                section,
-                f"sp.row_reduce {form} {kind} over {s.cols} columns: the padding of the last "
-                "tile would enter the statistics (the column mask is printed for the whole "
-                "form only)",
-            )
     elif isinstance(s, sp.RopeOp):
         if s.head_dim % 2:
             raise TTLangUnsupported(section, f"sp.rope head_dim {s.head_dim} is odd")
