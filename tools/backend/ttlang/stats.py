@@ -37,9 +37,6 @@ if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
 
-PAIR_KINDS = (RowKindName.LAYER_NORM, RowKindName.SOFTMAX)
-"""The row reductions whose blocked forms carry two statistics (columns 0 and 1)."""
-
 APPLY_KINDS = (MapKindName.LAYER_APPLY, MapKindName.SOFTMAX_APPLY)
 """The maps that read a pair's column 1."""
 
