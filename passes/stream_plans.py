@@ -60,9 +60,10 @@ from spatial_dialect.sp import (
     SectionKind,
 )
 from spatial_dialect.sp.errors import NoLegalPlan, SpatialPassError
-from spatial_dialect.sp.kinds import JOIN_ATTR
+from spatial_dialect.sp.kinds import JOIN_ATTR, RowForm, RowKindName
 from spatial_dialect.targets import Target
 from spatial_dialect.targets.gemm import ceil_div, divisors
+from spatial_dialect.targets.spec import Multicast
 from spatial_dialect.targets.stream_cost import (
     StreamCost,
     StreamQuantities,
@@ -307,6 +308,10 @@ class StageFacts:
     delta: bool = False
     taps: int | None = None
     combine: bool = False  # a flash-decoding combine (its pages hold two real rows)
+    # a blocked softmax's combine: on a Tensix mesh its TT-Lang form gathers each page's
+    # column 0 and column 1 of kw partial tiles by a product (docs/backend-ttlang.md#blocked-
+    # layer_norm-and-softmax): 2 h kw ceil(kw / 32) tile-matmuls a page
+    gathers: bool = False
 
     @staticmethod
     def of(stage: sp.StageOp | None) -> StageFacts:
@@ -319,6 +324,12 @@ class StageFacts:
             return StageFacts(taps=stage.taps)
         if isinstance(stage, AttentionCombineOp):
             return StageFacts(combine=True)
+        if (
+            isinstance(stage, RowReduceOp)
+            and stage.form.data == RowForm.COMBINE
+            and stage.kind.data == RowKindName.SOFTMAX
+        ):
+            return StageFacts(gathers=True)
         return StageFacts()
 
 
@@ -430,6 +441,9 @@ class StreamPlanner:
             dtype = f.dtype
         elif f.taps is not None:
             elements *= f.taps  # a multiply-add per tap
+        elif f.gathers and self.target.multicast is Multicast.RECTANGLE:
+            pages = self.space.k_tiles // c.kw
+            matmuls = 2.0 * c.bm * c.kw * ceil_div(c.kw, self.tile[1]) * pages
         return StreamQuantities(
             self.kind,
             items,

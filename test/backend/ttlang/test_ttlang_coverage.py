@@ -64,3 +64,12 @@ def test_a_refused_map_kind_is_refused_with_its_reason(kind, monkeypatch):
     monkeypatch.setattr(sp, "MapOp", _Map)  # check_compute dispatches on the class
     with pytest.raises(TTLangUnsupported, match=f"sp.map {kind}: "):
         check_compute("s", stage)  # type: ignore[arg-type]
+
+
+def test_the_two_statistic_kinds_print_in_every_form():
+    """Blocked layer_norm and softmax and their apply maps are printed (stats.py), the integer
+    maps refused: the tables are not vacuous."""
+    assert {MapKindName.LAYER_APPLY, MapKindName.SOFTMAX_APPLY} <= set(MAP_PRINTERS)
+    assert ROW_PRINTERS[RowKindName.LAYER_NORM].pairs and ROW_PRINTERS[RowKindName.SOFTMAX].pairs
+    assert not ROW_PRINTERS[RowKindName.RMS_NORM].pairs
+    assert {MapKindName.REQUANT, MapKindName.CLAMP} <= set(REFUSED_MAP_KINDS)

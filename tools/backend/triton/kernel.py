@@ -225,9 +225,10 @@ class Kernel:
         )
         return f"{var}_rm[:, None] & {var}_cm[None, :]"
 
-    def block_load(self, var: str, tensor: str, a: Access) -> None:
+    def block_load(self, var: str, tensor: str, a: Access, widen: bool = True) -> None:
         """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
-        the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact)."""
+        the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact);
+        `widen=False` keeps the tensor's own element type (an integer map's exact operand)."""
         th, tw = self.tile
         R, C = self.shape(tensor)
         pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
@@ -235,7 +236,7 @@ class Kernel:
         self.emit(f"{var}_m = {mask}")
         value = (
             f"tl.load({self.arg(tensor)} + {var}_r[:, None] * {C} + {var}_c[None, :], "
-            f"mask={var}_m, other=0).to(tl.float32)"
+            f"mask={var}_m, other=0)" + (".to(tl.float32)" if widen else "")
         )
         if self.q8(tensor) is not None:
             at = self.scale_at(tensor, f"{var}_r[:, None]", f"{var}_c[None, :]")

@@ -2,7 +2,10 @@
 `MapKindName` next to the arithmetic it prints, and the operand loads every kind shares.
 
 A map is elementwise in f32 with one rounding at the store, so a kind is one expression over its
-operands (`MapOperands`): the printer returns that expression. How an operand is read (its mode:
+operands (`MapOperands`): the printer returns that expression. The integer kinds (`requant`,
+`clamp`: sp's `ints_only`) are exact, not f32: their operand is loaded in its own integer type
+and their expression is integer (clamp) or f64 (requant: x * scale in f64 is the reference's
+own product, rounded half to even by floor and a parity test, all exact in f64) arithmetic. How an operand is read (its mode:
 the item's block, a row broadcast down, a column of per-row numbers, the transposed block) is the
 IR's and the same for every kind, so it is printed once here. A kind with no Triton form is
 refused by name in `REFUSED_MAP_KINDS`; `MAP_PRINTERS` and it together hold every `MapKindName`
@@ -15,9 +18,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from spatial_dialect import sp
 from spatial_dialect.sp.enums import SectionKind
-from spatial_dialect.sp.kinds import MapKindName, Mode
+from spatial_dialect.sp.kinds import MAP_KINDS, MapKindName, Mode
 from spatial_dialect.tools.backend.triton.kernel import Kernel, access, pow2, section_printer
 from spatial_dialect.tools.backend.triton.text import below, conj, offset
 
@@ -31,19 +36,18 @@ class MapOperands:
     x: list[str]
     cols: list[list[str]]
     scalar: float | None
+    op: sp.MapOp
 
 
 MapPrinter = Callable[[MapOperands], str]
+"""A kind's printer returns the result's expression, after the statements (one a line) that it
+needs first (an integer requantization's rounding steps), emitted once the operands are loaded."""
 
 MAP_PRINTERS: dict[MapKindName, MapPrinter] = {}
 """Every map kind Triton prints, by kind: the f32 expression of the result."""
 
-REFUSED_MAP_KINDS: dict[MapKindName, str] = {
-    MapKindName.REQUANT: "an integer requantization (round half to even, saturate) is not "
-    "written for Triton",
-    MapKindName.CLAMP: "an integer clamp is not written for Triton",
-}
-"""Map kinds with no Triton form, and why."""
+REFUSED_MAP_KINDS: dict[MapKindName, str] = {}
+"""Map kinds with no Triton form, and why (none today)."""
 
 
 def map_printer(*kinds: MapKindName) -> Callable[[MapPrinter], MapPrinter]:
@@ -175,6 +179,29 @@ def _softplus(m: MapOperands) -> str:
     return softplus_of(m.x[0])
 
 
+@map_printer(K.CLAMP)
+def _clamp(m: MapOperands) -> str:
+    """min(max(x, lo), hi) in the operand's integer type (lo and hi lie in its range: tg)."""
+    return f"tl.minimum(tl.maximum({m.x[0]}, {m.op.lo}), {m.op.hi})"
+
+
+@map_printer(K.REQUANT)
+def _requant(m: MapOperands) -> str:
+    """clip(round_half_even(x * scale) + offset, -128, 127), as numerics.int_requant: x * scale
+    in f64 (x exact, scale its f32 value: the reference's product, the same IEEE operation);
+    v - floor(v) is exact in f64, so a tie is seen exactly and goes to the even neighbour; the
+    sum and the bounds are integers below 2^53, exact; the store converts the integral f64."""
+    return (
+        f"v = {m.x[0]}.to(tl.float64) * {float(np.float32(m.scalar))!r}\n"
+        "fl = tl.floor(v)\n"
+        "fr = v - fl\n"
+        "odd = fl - 2.0 * tl.floor(fl * 0.5)\n"
+        "up = (fr > 0.5) | ((fr == 0.5) & (odd == 1.0))\n"
+        f"tl.minimum(tl.maximum(tl.where(up, fl + 1.0, fl) + {float(m.op.offset)!r}, -128.0), "
+        "127.0)"
+    )
+
+
 @map_printer(K.DECAY)
 def _decay(m: MapOperands) -> str:
     """-exp(a_log) * softplus(a + dt_bias), softplus without overflow."""
@@ -185,9 +212,9 @@ def _decay(m: MapOperands) -> str:
 # ── The operands and the body ─────────────────────────────────────────────────────────────────
 
 
-def _operand(s: Kernel, var: str, value, mode: Mode, used: str) -> None:
+def _operand(s: Kernel, var: str, value, mode: Mode, used: str, exact: bool) -> None:
     """Loads one map operand as `var` (a column operand: the per-row numbers `var`0 and `var`1
-    that `used` reads)."""
+    that `used` reads); `exact`: in the tensor's own (integer) type, not widened to f32."""
     load = s.load_of(sp.buffer_of(value))
     a = access(load.access, s.ranges)
     t = load.tensor.root_reference.data
@@ -219,7 +246,7 @@ def _operand(s: Kernel, var: str, value, mode: Mode, used: str) -> None:
                     ".to(tl.float32)[:, None]"
                 )
     else:
-        s.block_load(var, t, a)
+        s.block_load(var, t, a, widen=not exact)
         if mode == Mode.ROWS:  # row 0 of each tile, broadcast down
             rows = pow2(a.max_rows * th)
             s.emit(
@@ -242,8 +269,11 @@ def map_body(s: Kernel) -> None:
         for n, (_, mode) in zip(names, inputs, strict=True)
     ]
     scalar = float(op.scalar.value.data) if op.scalar is not None else None
-    y = printer(MapOperands([c[0] for c in cols], cols, scalar))
+    *steps, y = printer(MapOperands([c[0] for c in cols], cols, scalar, op)).split("\n")
+    exact = MAP_KINDS[kind].ints_only
     for name, (value, mode) in zip(names, inputs, strict=True):
-        _operand(s, name, value, mode, y)
+        _operand(s, name, value, mode, "\n".join([*steps, y]), exact)
+    for step in steps:
+        s.emit(step)
     s.emit(f"y = {y}")
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))

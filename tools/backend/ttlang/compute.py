@@ -12,9 +12,12 @@ Every stage pops one page of each input and pushes one page of its output per it
   diagonal over the item's heads) and D (cos/sin columns to their two head columns: C = cos @ D,
   S = sin @ D) are constant tensors the host allocates beside the program's own (`_rope_*`).
 
-What needs a column other than column 0 of a tile (layer_norm / softmax statistics), a group
-narrower than the block, or a column mask (a row reduction over a width that is not whole
-tiles) is refused by name.
+- a whole layer_norm / softmax over a row that is not whole tiles reads the host's column mask
+  (`_col_keep`: 1 on the real columns), so the padding never enters a statistic.
+- the blocked layer_norm / softmax (two statistics, in columns 0 and 1) and their apply maps
+  are stats.py's.
+
+A group narrower than the block (a per-group reduction within a tile row) is refused by name.
 
 Each map kind and each row-reduction kind is printed by one function, registered next to it by
 `@map_kind(...)` / `@row_kind(...)` in MAP_PRINTERS / ROW_PRINTERS, keyed by the kind's enum;
@@ -31,15 +34,19 @@ from typing import TYPE_CHECKING
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import MapKindName, Mode, RowForm, RowKindName
 from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.backend.ttlang.blocks import Constant, fill, page_of, with_blocks
+from spatial_dialect.tools.backend.ttlang.stats import (
+    APPLY_KINDS,
+    check_pair,
+    column_1,
+    emit_pair,
+    pair_constants,
+)
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
     from spatial_dialect.tools.backend.ttlang.text import Lines
-
-
-def _fill(value: float, shape: str) -> str:
-    return f"ttl.block.fill({value!r}, {shape})"
 
 
 # ── Map kinds ───────────────────────────────────────────────────────────────────────────────
@@ -55,9 +62,13 @@ class MapText:
     shape: str
     stage: sp.MapOp
     out: Lines
+    raw: list[str]
+    """The operands' block names as popped (a `cols` operand not yet broadcast)."""
+    rows: int
+    """The block's tile rows."""
 
     def fill(self, value: float) -> str:
-        return _fill(value, self.shape)
+        return fill(value, self.shape)
 
     @property
     def scalar(self) -> float:
@@ -72,21 +83,22 @@ MAP_PRINTERS: dict[MapKindName, MapPrinter] = {}
 
 _MAP_CHECKS: dict[MapKindName, MapCheck] = {}
 
-# Statistics beside column 0 (a blocked layer_norm's or softmax's) need a column shift.
-_COLUMN_1 = (
-    "its statistics sit in columns 0 and 1 of a tile; TT-Lang block math has no column shift "
-    "within a tile to bring column 1 to column 0"
+# ttnn's tensors have no int8 dtype (its integer dtypes: uint8, uint16, uint32, int32), and the
+# TT-Lang specification states its block operators and math functions for float blocks only:
+# an integer map computed in f32 would be exact only while every value is below 2^24.
+_I8 = (
+    "its i8 result: ttnn has no int8 tensor (its integer dtypes are uint8, uint16, uint32 and "
+    "int32), so no TT-Lang program holds it (Triton and the simulator print it)"
 )
 _INTEGER = (
-    "exact integer arithmetic (rounding half to even, saturation): TT-Lang's block math is "
-    "floating point (an integer model runs on the simulator backend)"
+    "integer block math: TT-Lang's block operators are stated for float blocks, ttnn has no "
+    "int8 tensor for an i8 clamp, and an i32 clamp in f32 is exact only below 2^24 in "
+    "magnitude (Triton and the simulator print it)"
 )
 _Q8_0 = "Q8_0 storage: ttnn has no Q8_0 tile format (tt-lang-sim's ttnn has no int8 dtype)"
 
 REFUSED_MAP_KINDS: dict[MapKindName, str] = {
-    MapKindName.LAYER_APPLY: _COLUMN_1,
-    MapKindName.SOFTMAX_APPLY: _COLUMN_1,
-    MapKindName.REQUANT: _INTEGER,
+    MapKindName.REQUANT: _I8,
     MapKindName.CLAMP: _INTEGER,
     MapKindName.QUANTIZE_Q8_0: _Q8_0,
     MapKindName.DEQUANTIZE_Q8_0: _Q8_0,
@@ -202,6 +214,27 @@ def _decay(m: MapText) -> str:
     return f"ttl.math.neg(ttl.math.exp({a_log})) * {softplus_of('arg')}"
 
 
+def _stats_column_1(m: MapText) -> str:
+    """The `cols` operand's column 1 (a blocked layer_norm's mean, softmax's 1/sum), broadcast
+    over the block's columns (stats.column_1: masked by the host's selector, summed)."""
+    second = column_1(m.out, m.raw[1], m.rows)
+    return f"ttl.block.broadcast({second}, dims=[-1], shape={m.shape})"
+
+
+@map_kind(MapKindName.LAYER_APPLY)
+def _layer_apply(m: MapText) -> str:
+    # (x - mean) * inv * weight + bias: inv in column 0 (args[1]), the mean in column 1
+    x, inv, weight, bias = m.args
+    return f"({x} - {_stats_column_1(m)}) * {inv} * {weight} + {bias}"
+
+
+@map_kind(MapKindName.SOFTMAX_APPLY)
+def _softmax_apply(m: MapText) -> str:
+    # exp(x - max) * 1/sum: the maximum in column 0 (args[1]), 1/sum in column 1
+    x, peak = m.args[:2]
+    return f"ttl.math.exp({x} - {peak}) * {_stats_column_1(m)}"
+
+
 @map_kind(MapKindName.MOE_COMBINE)
 def _moe_combine(m: MapText) -> str:
     # x * weight[:, 0] [+ acc] (docs/sp.md, route)
@@ -239,11 +272,14 @@ class RowText:
     col: str
     stage: sp.RowReduceOp
     out: Lines
+    keep: str | None = None
+    """The column mask broadcast over the block (1 on real columns, 0 on the last tile's
+    padding), where the kind is not zero-padding safe and the row is not whole tiles."""
 
     @property
     def eps(self) -> str:
         eps = self.stage.eps.value.data if self.stage.eps is not None else 0.0  # type: ignore[union-attr]
-        return _fill(eps, self.col)
+        return fill(eps, self.col)
 
     def wide(self, blk: str) -> str:
         """A column statistic broadcast over the block's columns."""
@@ -259,12 +295,15 @@ class RowPrinter:
     """A row-reduction kind in TT-Lang: `whole` prints its temporaries and returns the stored
     expression; `zero_padding_safe`: zeros past the last real column leave its statistics as
     they are (a sum of squares), so a width that is not whole tiles needs no column mask;
-    `blocked_mean`: None where the blocked forms (partial, combine) are not printed, else
-    whether the combine divides the summed partials by the width (a mean: rms) or not (l2)."""
+    `blocked_mean`: None where the blocked forms of one statistic (column 0) are not printed,
+    else whether the combine divides the summed partials by the width (a mean: rms) or not
+    (l2); `pairs`: the blocked forms are stats.py's (two statistics)."""
 
     whole: Callable[[RowText], str]
     zero_padding_safe: bool
     blocked_mean: bool | None = None
+    pairs: bool = False
+    """The blocked forms carry two statistics, in columns 0 and 1 (stats.py prints them)."""
 
 
 ROW_PRINTERS: dict[RowKindName, RowPrinter] = {}
@@ -276,11 +315,15 @@ widths each printer cannot take are refused by check_compute, from ROW_PRINTERS'
 
 
 def row_kind(
-    kind: RowKindName, *, zero_padding_safe: bool, blocked_mean: bool | None = None
+    kind: RowKindName,
+    *,
+    zero_padding_safe: bool,
+    blocked_mean: bool | None = None,
+    pairs: bool = False,
 ) -> Callable[[Callable[[RowText], str]], Callable[[RowText], str]]:
     def register(fn: Callable[[RowText], str]) -> Callable[[RowText], str]:
         assert kind not in ROW_PRINTERS, f"row kind {kind} printed twice"
-        ROW_PRINTERS[kind] = RowPrinter(fn, zero_padding_safe, blocked_mean)
+        ROW_PRINTERS[kind] = RowPrinter(fn, zero_padding_safe, blocked_mean, pairs)
         return fn
 
     return register
@@ -291,16 +334,18 @@ def _rms_norm(t: RowText) -> str:
     names = t.names
     t.out(f"xv = {names[0]} + {names[1]}" if len(names) == 3 else f"xv = {names[0]}")
     t.out(f"ss = ttl.math.reduce_sum(xv * xv, dims=[-1], shape={t.col})")
-    t.out(f"inv = ttl.math.rsqrt(ss / {_fill(float(t.stage.width), t.col)} + {t.eps})")
+    t.out(f"inv = ttl.math.rsqrt(ss / {fill(float(t.stage.width), t.col)} + {t.eps})")
     return f"xv * {t.wide('inv')} * {t.across(names[-1])}"
 
 
-@row_kind(RowKindName.LAYER_NORM, zero_padding_safe=False)
+@row_kind(RowKindName.LAYER_NORM, zero_padding_safe=False, pairs=True)
 def _layer_norm(t: RowText) -> str:
+    # the padding is zero, so the sum is the real columns'; the centred padding (-mean) is
+    # masked back to zero before it enters the variance and the output
     x, wgt, bias = t.names
-    n = _fill(float(t.stage.width), t.col)
+    n = fill(float(t.stage.width), t.col)
     t.out(f"mean = ttl.math.reduce_sum({x}, dims=[-1], shape={t.col}) / {n}")
-    t.out(f"c = {x} - {t.wide('mean')}")
+    t.out(f"c = ({x} - {t.wide('mean')}) * {t.keep}" if t.keep else f"c = {x} - {t.wide('mean')}")
     t.out(f"var = ttl.math.reduce_sum(c * c, dims=[-1], shape={t.col}) / {n}")
     t.out(f"inv = ttl.math.rsqrt(var + {t.eps})")
     return f"c * {t.wide('inv')} * {t.across(wgt)} + {t.across(bias)}"
@@ -314,9 +359,15 @@ def _l2_norm(t: RowText) -> str:
     return f"{x} * {t.wide('inv')}"
 
 
-@row_kind(RowKindName.SOFTMAX, zero_padding_safe=False)
+@row_kind(RowKindName.SOFTMAX, zero_padding_safe=False, pairs=True)
 def _softmax(t: RowText) -> str:
+    # masked: the padding is pushed to -1e30 ((keep - 1) * 1e30, exact: 0 on the real columns)
+    # before the maximum and the exponential, whose value there is then 0 (a padding of 0
+    # would overflow exp(0 - peak) where the logits are far below 0)
     x = t.names[0]
+    if t.keep:
+        t.out(f"xm = {x} + ({t.keep} - {fill(1.0, t.full)}) * {fill(1e30, t.full)}")
+        x = "xm"
     t.out(f"peak = ttl.math.reduce_max({x}, dims=[-1], shape={t.col})")
     t.out(f"e = ttl.math.exp({x} - {t.wide('peak')})")
     t.out(f"total = ttl.math.reduce_sum(e, dims=[-1], shape={t.col})")
@@ -339,45 +390,89 @@ def check_compute(section: str, s: sp.StageOp) -> None:
         if kind in REFUSED_ROW_KINDS:
             raise TTLangUnsupported(section, f"sp.row_reduce {kind}: {REFUSED_ROW_KINDS[kind]}")
         printer = ROW_PRINTERS[kind]
-        if form != RowForm.WHOLE and printer.blocked_mean is None:
+        if form != RowForm.WHOLE and printer.pairs:
+            check_pair(section, s)
+        elif form != RowForm.WHOLE and printer.blocked_mean is None:
             raise TTLangUnsupported(
-                section,
-                f"sp.row_reduce {form} {kind}: a blocked row reduction's statistics use columns "
-                "0 and 1 of a tile, which TT-Lang block math cannot address (only whole rows "
-                "that fit one site are printed)",
+                section, f"sp.row_reduce {form} {kind}: no blocked form is printed"
             )
         if s.width != s.cols and s.width % TILE:
             raise TTLangUnsupported(
                 section,
                 f"sp.row_reduce {kind} width {s.width}: groups narrower than a tile need a "
-                "column mask (ttl.block.mask is simulator-only)",
-            )
-        if not printer.zero_padding_safe and s.cols % TILE:
-            raise TTLangUnsupported(
-                section,
-                f"sp.row_reduce {kind} over {s.cols} columns: the padding of the last tile "
-                "would enter the statistics; a column mask (ttl.block.mask) is simulator-only",
+                f"reduction per group of {s.width} columns within a tile; reduce_sum sums a "
+                "tile row's 32 columns",
             )
     elif isinstance(s, sp.RopeOp):
         if s.head_dim % 2:
             raise TTLangUnsupported(section, f"sp.rope head_dim {s.head_dim} is odd")
 
 
-def rope_constants(
-    section: OperationWriter, s: sp.RopeOp
-) -> dict[str, tuple[tuple[int, int], str]]:
-    """The constant tensors of a rope stage: name -> (shape, numpy source)."""
+def stage_constants(section: OperationWriter, s: sp.StageOp) -> dict[str, Constant]:
+    """The constant tensors a compute stage reads: rope's permutation and duplication matrices,
+    a whole row reduction's column mask."""
+    if isinstance(s, sp.RopeOp):
+        return _rope_constants(section, s)
+    if isinstance(s, sp.RowReduceOp) and _masked(s):
+        return _mask_constant(section, s)
+    blocked = isinstance(s, sp.RowReduceOp) and s.form.data != RowForm.WHOLE
+    if (blocked and ROW_PRINTERS[s.kind.data].pairs) or (
+        isinstance(s, sp.MapOp) and s.kind.data in APPLY_KINDS
+    ):
+        return pair_constants(section, s)
+    return {}
+
+
+def _rope_constants(section: OperationWriter, s: sp.RopeOp) -> dict[str, Constant]:
     b_all = [r.bindings(section.work.k_block) for r in section.ranges]
     w_max = max(sp.buffer_of(s.ins[0]).page.resolve(b)[1] for b in b_all)
     cw = max(sp.buffer_of(s.ins[1]).page.resolve(b)[1] for b in b_all)
     hd, style = s.head_dim, str(s.kind.data.value)
     n, c = w_max * TILE, cw * TILE
-    p = f"_rope_p_{style}_{hd}_{n}"
-    d = f"_rope_d_{style}_{hd}_{n}_{c}"
+    pages = [
+        (sp.buffer_of(s.ins[0]).page.resolve(b)[1], sp.buffer_of(s.ins[1]).page.resolve(b)[1])
+        for b in b_all
+    ]
     return {
-        p: ((n, n), f"_rope_perm({style!r}, {hd}, {n})"),
-        d: ((c, n), f"_rope_dup({style!r}, {hd}, {c}, {n})"),
+        f"_rope_p_{style}_{hd}_{n}": Constant(
+            (n, n),
+            f"_rope_perm({style!r}, {hd}, {n})",
+            {i: (w, w) for i, (w, _) in enumerate(pages)},
+        ),
+        f"_rope_d_{style}_{hd}_{n}_{c}": Constant(
+            (c, n),
+            f"_rope_dup({style!r}, {hd}, {c}, {n})",
+            {i: (cw_i, w) for i, (w, cw_i) in enumerate(pages)},
+        ),
     }
+
+
+def _masked(s: sp.RowReduceOp) -> bool:
+    """A whole row reduction whose statistics the zero padding of its last tile would change
+    (layer_norm's centred values, softmax's maximum and sum) over a row that is not whole
+    tiles: it reads a column mask."""
+    return (
+        s.form.data == RowForm.WHOLE
+        and s.cols % TILE != 0
+        and not ROW_PRINTERS[s.kind.data].zero_padding_safe
+    )
+
+
+def _mask_name(s: sp.RowReduceOp) -> str:
+    return f"_keep_{s.cols}_{_ceil_tiles(s.cols) * TILE}"
+
+
+def _ceil_tiles(n: int) -> int:
+    return -(-n // TILE)
+
+
+def _mask_constant(section: OperationWriter, s: sp.RowReduceOp) -> dict[str, Constant]:
+    """1 on the row's real columns, 0 on the padding of its last tile: one tile row, read once
+    per range and broadcast down the block (every tile row of the block is the same row of
+    columns: a whole reduction's block is the whole row, from column 0)."""
+    n = _ceil_tiles(s.cols)
+    pages = {i: (1, n) for i, _ in enumerate(section.ranges)}
+    return {_mask_name(s): Constant((TILE, n * TILE), f"_col_keep({s.cols}, {n * TILE})", pages)}
 
 
 def emit_compute(sec: OperationWriter, out: Lines, s: sp.StageOp, r: sp.SitesOp, b: dict) -> None:
@@ -390,26 +485,12 @@ def emit_compute(sec: OperationWriter, out: Lines, s: sp.StageOp, r: sp.SitesOp,
         _emit_rope(sec, out, s, r, b)
 
 
-def _page(s: sp.StageOp, v, b: dict) -> tuple[int, int]:  # noqa: ANN001
-    return sp.buffer_of(v).page.resolve(b)
-
-
-def _withs(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, list[str]]:  # noqa: ANN001
-    names = [f"i{k}" for k in range(len(ins))]
-    parts = [
-        f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
-    ]
-    if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice (_store)
-        parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
-    return "with " + ", ".join(parts) + ":", names
-
-
 def _block(sec: OperationWriter, s: sp.StageOp, r: sp.SitesOp, b: dict) -> tuple[int, int]:
     """The shape the stage computes in: the output page, or the whole block when the output
     page is one of several sub-blocks."""
     if sec.sub_compute(r):
         return b["h"], b["w"]
-    return _page(s, s.out, b)
+    return page_of(s.out, b)
 
 
 def _store(
@@ -426,7 +507,7 @@ def _store(
 def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
     oh, ow = _block(sec, s, r, b)
     shape = f"({oh}, {ow})"
-    head, names = _withs(sec, list(s.ins), s.out, r)
+    head, names = with_blocks(sec, list(s.ins), s.out, r)
     args = []
     for n, (_, mode) in zip(names, s.inputs(), strict=True):
         if mode == Mode.ROWS:
@@ -437,7 +518,7 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
             args.append(n)
     out(head)
     with out.indent():
-        expr = MAP_PRINTERS[s.kind.data](MapText(args, shape, s, out))
+        expr = MAP_PRINTERS[s.kind.data](MapText(args, shape, s, out, names, oh))
         _store(sec, out, expr, s, r, b)
 
 
@@ -447,9 +528,12 @@ def _emit_row_reduce(
     kind = s.kind.data
     ins = list(s.ins)
     if s.form.data != RowForm.WHOLE:
-        _emit_blocked(sec, out, s, r, b)
+        if ROW_PRINTERS[kind].pairs:
+            emit_pair(sec, out, s, r, b)
+        else:
+            _emit_blocked(sec, out, s, r, b)
         return
-    h, w = _page(s, ins[0], b)
+    h, w = page_of(ins[0], b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
@@ -462,24 +546,31 @@ def _emit_row_reduce(
             f"sp.row_reduce {kind} width {s.width}: a {w}-tile block holds several groups; "
             "TT-Lang blocks are whole units (no per-group view of a block)",
         )
-    head, names = _withs(sec, ins, s.out, r)
+    head, names = with_blocks(sec, ins, s.out, r)
     out(head)
     with out.indent():
-        text = RowText(names, f"({h}, {w})", f"({h}, 1)", s, out)
+        full = f"({h}, {w})"
+        keep = None
+        if _masked(s):  # the mask's 32 rows are alike: one tile row needs no broadcast
+            keep = f"{_mask_name(s)}_blk"
+            if h > 1:
+                out(f"keep = ttl.block.broadcast({keep}, dims=[0], shape={full})")
+                keep = "keep"
+        text = RowText(names, full, f"({h}, 1)", s, out, keep)
         _store(sec, out, ROW_PRINTERS[kind].whole(text), s, r, b)
 
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
     x_v, cos_v, sin_v = list(s.ins)
-    h, w = _page(s, x_v, b)
-    ch, cw = _page(s, cos_v, b)
+    h, w = page_of(x_v, b)
+    ch, cw = page_of(cos_v, b)
     oh, ow = _block(sec, s, r, b)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
             sec.name, f"sp.rope: output block {oh}x{ow} differs from the {h}x{w} input page"
         )
-    consts = rope_constants(sec, s)
-    head, names = _withs(sec, [x_v, cos_v, sin_v], s.out, r)
+    consts = _rope_constants(sec, s)
+    head, names = with_blocks(sec, [x_v, cos_v, sin_v], s.out, r)
     out(head)
     with out.indent():
         pn, dn = consts
@@ -497,10 +588,10 @@ def _emit_blocked(
     1/sqrt(sum + eps), in column 0): their statistics use column 0 only, which reduce_sum
     leaves them in."""
     ins = list(s.ins)
-    h, _ = _page(s, ins[0], b)
+    h, _ = page_of(ins[0], b)
     col = f"({h}, 1)"
     if s.form.data == RowForm.PARTIAL:
-        head, names = _withs(sec, ins, s.out, r)
+        head, names = with_blocks(sec, ins, s.out, r)
         out(head)
         with out.indent():
             x = names[0] if len(names) == 1 else f"({names[0]} + {names[1]})"
@@ -520,7 +611,7 @@ def _emit_blocked(
             else:
                 out(f"total = total + {part}")
     if ROW_PRINTERS[s.kind.data].blocked_mean:
-        out(f"total = total / {_fill(float(s.width), col)}")
+        out(f"total = total / {fill(float(s.width), col)}")
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
-        out(f"o_blk.store(ttl.math.rsqrt(total + {_fill(eps, col)}))")
+        out(f"o_blk.store(ttl.math.rsqrt(total + {fill(eps, col)}))")

@@ -108,6 +108,28 @@ def _rope_dup(style, head_dim, c, n):
     return d
 
 
+def _col_keep(cols, cpad):
+    """1 on the real columns of a row, 0 on the padding past `cols` (a row reduction's mask)."""
+    k = np.zeros((32, cpad), np.float32)
+    k[:, :cols] = 1.0
+    return k
+
+
+def _stat_col(col, n):
+    """Ones in column `col` of every 32-wide tile of one tile row (a statistic's selector)."""
+    s = np.zeros((32, n), np.float32)
+    s[:, col::32] = 1.0
+    return s
+
+
+def _stat_gather(col, kw):
+    """x @ G: column `col` of tile j of a row of kw tiles, to column j of a tile row."""
+    g = np.zeros((32 * kw, 32 * -(-kw // 32)), np.float32)
+    for j in range(kw):
+        g[32 * j + col, j] = 1.0
+    return g
+
+
 def _onehot():
     """Tile a * 32 + b is E(a, b): 1 at (a, b), zeros elsewhere (row moves by matmul)."""
     e = np.zeros((32, 32 * 1024), np.float32)
@@ -216,7 +238,19 @@ def main():
         print(f"{name}: {value.shape} {value.dtype}")
 
 
-KERNEL_HELPERS = (_index, _coord, _rope_perm, _rope_dup, _onehot, _attn_d, _argmax_idx, _argmax_neg)
+KERNEL_HELPERS = (
+    _index,
+    _coord,
+    _rope_perm,
+    _rope_dup,
+    _col_keep,
+    _stat_col,
+    _stat_gather,
+    _onehot,
+    _attn_d,
+    _argmax_idx,
+    _argmax_neg,
+)
 """Printed before the sections, each only where the program names it."""
 
 HOST = (_dtypes, _as_2d, run, _seeded_inputs, main)

@@ -24,6 +24,7 @@ from spatial_dialect.tools.backend.index import (
 )
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
+from spatial_dialect.tools.backend.ttlang.compute import stage_constants
 from spatial_dialect.tools.backend.ttlang.indexed import (
     INDEXED,
     emit_indexed,
@@ -100,25 +101,19 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
         self.check()
-        # constant tensors the host allocates for this section (rope's permutation matrices):
-        # name -> (shape in elements, numpy source); and the tiles each range reads of them
+        # constant tensors the host allocates for this section (rope's permutation matrices, a
+        # row reduction's column mask: compute.stage_constants): name -> (shape in elements,
+        # numpy source); and the tiles each range reads of them
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
         self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
         self.const_engine: str | None = None
         for st in self.stages:
-            if isinstance(st, sp.RopeOp):
-                from spatial_dialect.tools.backend.ttlang.compute import rope_constants
-
-                c = rope_constants(self, st)
-                self.consts.update(c)
-                pname, dname = c
+            consts = stage_constants(self, st)
+            if consts:
                 self.const_engine = engine_key(load_into(self.stages, st.ins[0]))
-                for i, r in enumerate(self.ranges):
-                    b = r.bindings(self.work.k_block)
-                    w = sp.buffer_of(st.ins[0]).page.resolve(b)[1]
-                    cw = sp.buffer_of(st.ins[1]).page.resolve(b)[1]
-                    self.const_pages.setdefault(pname, {})[i] = (w, w)
-                    self.const_pages.setdefault(dname, {})[i] = (cw, w)
+            for cname, c in consts.items():
+                self.consts[cname] = (c.shape, c.source)
+                self.const_pages.setdefault(cname, {}).update(c.pages)
         # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
         # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
         # attention whose sub-blocks are its heads pushes each head's output as it is and needs

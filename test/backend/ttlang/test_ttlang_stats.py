@@ -1,0 +1,172 @@
+"""layer_norm and softmax in TT-Lang where their statistics need more than column 0 of a tile
+(tools/backend/ttlang/stats.py, compute.py): a whole row that is not whole tiles (the host's
+column mask) and a row wider than a site holds (blocked: partials, combine, apply, the two
+statistics in columns 0 and 1 reached through the host's selector tiles), under tt-lang-sim on
+both Tensix presets, against the numpy reference.
+
+The inputs are chosen so that a wrong form fails: rows far from zero (a mean of 50: layer_norm's
+padding would be -50 once centred, and merging block variances without the means' spread is
+off), logits near -300 (exp(x) of an unshifted or zero-padded maximum underflows to 0)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.tools.interpreters.compare import compare
+from spatial_dialect.tools.interpreters.numerics import value_type
+from spatial_dialect.tools.interpreters.reference import (
+    evaluate_values,
+    input_names,
+    returned_values,
+)
+from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+needs_sim = pytest.mark.skipif(
+    importlib.util.find_spec("ttl") is None, reason="tt-lang-sim not installed"
+)
+TENSIX = ["wormhole_n150", "blackhole_p150"]
+
+
+def layer_norm(rows: int, cols: int, elt: str) -> str:
+    x, r = f"tensor<{rows}x{cols}x{elt}>", f"tensor<1x{cols}x{elt}>"
+    return f"""func.func @ln(%x: {x}, %w: {r}, %b: {r}) -> {x} {{
+  %y = tg.layer_norm %x, %w, %b eps 1.0e-05 : ({x}, {r}, {r}) -> {x}
+  func.return %y : {x}
+}}"""
+
+
+def softmax(rows: int, cols: int, elt: str) -> str:
+    x = f"tensor<{rows}x{cols}x{elt}>"
+    return f"""func.func @sm(%x: {x}) -> {x} {{
+  %y = tg.softmax %x : ({x}) -> {x}
+  func.return %y : {x}
+}}"""
+
+
+def inputs(text: str, offset: float, scale: float) -> dict[str, np.ndarray]:
+    fn = entry_function(parse_module(text))
+    rng = np.random.default_rng(2)
+    out = {}
+    for i, (arg, name) in enumerate(zip(fn.args, input_names(fn), strict=True)):
+        shape, dtype = value_type(arg)
+        value = rng.standard_normal(shape) * scale + (offset if i == 0 else 0.0)
+        out[name] = value.astype(np.float32).astype(dtype)
+    return out
+
+
+def run(text: str, target: str, values: dict[str, np.ndarray]):
+    from spatial_dialect.tools.backend.ttlang.runner import emit, run_tt_lang_sim
+
+    fn = entry_function(parse_module(text))
+    module = compile_module(fn, target)
+    (got,) = run_tt_lang_sim(module, [values[n] for n in input_names(fn)])
+    want = evaluate_values(fn, values)[returned_values(fn)[0]]
+    return compare("y", want, got), emit(module)
+
+
+CASES = {
+    # a whole row of 72 columns: the last tile's 24 padding columns are masked
+    "layer_norm 40x72": (layer_norm(40, 72, "f32"), 50.0, 3.0, ["_col_keep(72, 96)"]),
+    "softmax 40x72": (softmax(40, 72, "f32"), -300.0, 4.0, ["_col_keep(72, 96)"]),
+    "softmax 40x72 bf16": (softmax(40, 72, "bf16"), -300.0, 4.0, ["_col_keep(72, 96)"]),
+    # 8192 columns: 64 blocks of 128 (partials, combine, apply)
+    "layer_norm 4x8192": (
+        layer_norm(4, 8192, "f32"),
+        50.0,
+        3.0,
+        ["_stat_col(1, 32)", "# section @y__stats"],
+    ),
+    "softmax 4x8192": (
+        softmax(4, 8192, "f32"),
+        -300.0,
+        4.0,
+        ["_stat_gather(1, ", "# section @y__stats"],
+    ),
+    "layer_norm 40x4096 bf16": (
+        layer_norm(40, 4096, "bf16"),
+        50.0,
+        3.0,
+        ["# section @y__stats"],
+    ),
+}
+
+
+@needs_sim
+@pytest.mark.parametrize("target", TENSIX)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_statistics_beyond_column_0_pass_under_the_simulator(case: str, target: str) -> None:
+    text, offset, scale, printed = CASES[case]
+    result, program = run(text, target, inputs(text, offset, scale))
+    assert result.ok, result.line()
+    for needle in printed:  # the form the case is about is the one that ran
+        assert needle in program, needle
+
+
+MUTATIONS = {
+    # the mask replaced by ones: the padding enters the variance
+    "layer_norm 40x72": ("k[:, :cols] = 1.0", "k[:, :] = 1.0"),
+    # the spread of the blocks' means left out of the merged variance
+    "layer_norm 4x8192": (") * ttl.block.fill(128.0, (1, 1))", ") * ttl.block.fill(0.0, (1, 1))"),
+    # the running sum not rescaled to a new maximum
+    "softmax 4x8192": ("t2 = t2 * ttl.math.exp(t1 - top)", "t2 = t2 * ttl.math.exp(t1 - t1)"),
+}
+
+
+@needs_sim
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_the_cases_can_fail(case: str, monkeypatch) -> None:
+    """The printed program with one of its steps broken misses the reference on the same
+    inputs: each case above checks the step."""
+    from spatial_dialect.tools.backend.ttlang import runner
+
+    old, new = MUTATIONS[case]
+    emit = runner.emit
+
+    def broken(module):  # noqa: ANN001, ANN202
+        text = emit(module)
+        assert old in text
+        return text.replace(old, new)
+
+    monkeypatch.setattr(runner, "emit", broken)
+    text, offset, scale, _ = CASES[case]
+    result, _ = run(text, "wormhole_n150", inputs(text, offset, scale))
+    assert not result.ok
+
+
+def _stats_planner(target: str):
+    from spatial_dialect import sp
+    from spatial_dialect.passes.stream_plans import StreamPlanner
+    from spatial_dialect.targets.loader import load_target
+
+    fn = entry_function(parse_module(softmax(4, 8192, "f32")))
+    module = compile_module(fn, target)
+    (stats,) = [
+        p for p in module.walk() if isinstance(p, sp.ProgramOp) and p.sym_name.data == "y__stats"
+    ]
+    return StreamPlanner(stats, load_target(target))
+
+
+def test_the_combines_gathers_are_priced_on_tensix() -> None:
+    """A blocked softmax's combine on a Tensix mesh prices its two gathers: 2 h kw tile-matmuls
+    a page of kw <= 32 partials (64 partials: 128 for any such kw), 2 h kw 2 for kw = 64."""
+    from spatial_dialect.passes.stream_plans import Candidate
+
+    planner = _stats_planner("wormhole_n150")
+    assert planner.space.k_tiles == 64
+    got = {kw: planner.quantities(Candidate(1, 1, 1, 1, kw)).tile_matmuls for kw in (16, 32, 64)}
+    assert got == {16: 128.0, 32: 128.0, 64: 256.0}
+
+
+def test_a_gpu_combine_prices_no_gathers() -> None:
+    """Triton's combine reads the two columns by address: no product to price."""
+    from spatial_dialect.passes.stream_plans import Candidate
+
+    planner = _stats_planner("h100")
+    kws = planner.space.kws
+    assert kws and all(
+        planner.quantities(Candidate(1, 1, 1, 1, kw)).tile_matmuls == 0 for kw in kws
+    )
