@@ -15,7 +15,7 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   count (`printed_selectors`: GEMM sub-blocks, gather, scatter), and only in the kinds listed;
 - per node, DFBs <= 32 and the bytes of those its kernels use = size-buffers' layout for its site
   (+ an aliased spill, + the printer's own staging DFBs, - IR buffers it keeps as block values:
-  `printed_l1`).
+  `printed_l1`); a GEMM's selector DFBs = `selector_l1`.
 
 The programs are compiled as spatial-run compiles for tt-lang-sim (executors.COMPILE_OPTIONS).
 SPATIAL_TTLANG_TRACES=all adds the prefill steps (about a minute more on two cores).
@@ -121,13 +121,21 @@ def test_gemm_trace_counts_equal_the_cost_models(case):
     assert delivered * d["tile_bytes"] + q.c_tiles_written * d["out_tile_bytes"] == (
         d["cost"].noc_bytes
     )
-    # multicast: what the IR groups is what the model multicasts
+    # multicast: what the IR groups is what the model multicasts; a sender sends each block it
+    # reads once into a rectangle pipe, or once per member into a line's unicast pipes
     axes = {g.axis.data.value for g in sec.ops_of(sp.GroupOp)}
     assert (q.mcast_a, q.mcast_b) == (bool(axes & {"rows", "line"}), "columns" in axes)
+    shared = (q.a_tiles_dram if q.mcast_a else 0) + (q.b_tiles_dram if q.mcast_b else 0)
+    if q.line:
+        assert c.pipe_sent.get("unicast", 0) == q.noc_tile_hops
+    else:
+        assert c.pipe_sent.get("multicast", 0) == shared
 
 
 # Each program with the section kinds it must cover (so the test proves its reach).
 PROGRAMS = {
+    # a blocked rms_norm over a 1024-wide row
+    "test/backend/ttlang/Inputs/rms_wide.mlir": {"partial", "combine", "rms_apply"},
     "tiny_decode.mlir": {
         "gather",
         "rms_norm",
@@ -159,7 +167,8 @@ def test_every_sections_trace_equals_its_price(program, target):
     from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
-    fn = entry_function(parse_module((ROOT / "examples" / program).read_text()))
+    path = ROOT / program if "/" in program else ROOT / "examples" / program
+    fn = entry_function(parse_module(path.read_text()))
     module = compile_module(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0])
     traced = _traced(fn, module)
     secs, ops = sections(module), operations(traced)

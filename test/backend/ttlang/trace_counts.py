@@ -342,6 +342,21 @@ def subblock_selector_matmuls(section: sp.ProgramOp) -> int:
     return total
 
 
+def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    """A GEMM site's sub-block selector DFBs (f32, block_count 2; not in the sized IR:
+    subblocks.py): `[sh, h]` where the sub-block is shorter than the block, `[w, sw]` where it is
+    narrower."""
+    work = section.one(sp.WorkOp)
+    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
+    b = r.bindings(work.k_block)
+    if b["subs"] == 1:
+        return 0
+    tiles = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
+        b["w"] * b["sw"] if b["sw"] != b["w"] else 0
+    )
+    return 2 * tiles * 4096
+
+
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
 # by `counted`): a gather's and a scatter's one-hot row selection, rope's half-table duplication
 # and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
@@ -395,6 +410,12 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
         if nb.used_bytes and nb.used_bytes != expected:
             out.append(
                 f"{name}: node {nb.site} uses {nb.used_bytes} B of DFBs, laid out {expected}"
+            )
+        gemm = section.one(sp.MatmulTilesOp) is not None
+        if gemm and nb.constant_bytes != selector_l1(section, nb.site):
+            out.append(
+                f"{name}: node {nb.site} holds {nb.constant_bytes} B of selectors, stated "
+                f"{selector_l1(section, nb.site)}"
             )
     return out
 
