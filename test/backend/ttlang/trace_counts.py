@@ -300,16 +300,42 @@ def printed_dram(section: sp.ProgramOp, p: Price) -> tuple[dict[str, int], dict[
     return dict(read), dict(written)
 
 
-# The printer's pipes by the model's family: a rectangle group is one multicast pipe; a line
-# folded onto the mesh is one unicast pipe per member (its members need not form a rectangle).
-PRINTED_FAMILY = {"multicast": "multicast", "line": "unicast"}
+def _count_at(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    return next((r.count for r in section.ops_of(sp.SitesOp) if site in r.rect.sites()), 0)
 
 
-def printed_pipes(p: Price) -> dict[str, int]:
-    out: Counter[str] = Counter()
-    for family, tiles in p.pipe_received.items():
-        out[PRINTED_FAMILY[family]] += tiles
-    return dict(out)
+def pipe_receipts(section: sp.ProgramOp) -> tuple[dict[str, int], int]:
+    """(tiles received per pipe family as printed, the tiles the model's multicast delivers).
+    The printer (section.py emit_pipes) prints a family as one rectangle multicast pipe per
+    group where every group is a rectangle whose members all run as many items as the sender;
+    otherwise (a line folded onto the mesh, members with fewer items) one unicast pipe per
+    member, and a member receives only the blocks of the items it runs. The model multicasts
+    each of the sender's blocks to every member (noc_tile_hops)."""
+    work = section.one(sp.WorkOp)
+    printed: Counter[str] = Counter()
+    model = 0
+    for g in section.ops_of(sp.GroupOp):
+        a = g.buffer == section.one(sp.MatmulTilesOp).in0  # A shared along a row, else B
+        families = list(g.groups())
+        uniform = g.axis.data != sp.GroupAxis.LINE
+        got = sent = 0
+        for sender, members in families:
+            r = next(r for r in section.ops_of(sp.SitesOp) if sender in r.rect.sites())
+            b = r.bindings(work.k_block)
+            per_item = (b["h"] if a else b["w"]) * work.k_tiles  # the shared operand's tiles
+            rest = [m for m in members if m != sender]
+            uniform &= len({_count_at(section, m) for m in members}) == 1
+            xs, ys = {m[0] for m in rest}, {m[1] for m in rest}
+            rect = len(rest) == len(xs) * len(ys) and (
+                not rest or (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1) == len(rest)
+            )
+            uniform &= rect
+            got += sum(_count_at(section, m) for m in rest) * per_item
+            sent += r.count * len(rest) * per_item
+        if got:
+            printed["multicast" if uniform else "unicast"] += got
+        model += sent
+    return dict(printed), model
 
 
 def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
@@ -394,8 +420,11 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
         out.append(f"{name}: DRAM reads {c.dram_read}, priced {read}")
     if c.dram_written != written:
         out.append(f"{name}: DRAM writes {c.dram_written}, priced {written}")
-    if c.pipe_received != printed_pipes(p):
-        out.append(f"{name}: pipe tiles {c.pipe_received}, priced {printed_pipes(p)}")
+    pipes, multicast = pipe_receipts(section)
+    if sum(p.pipe_received.values()) != multicast:
+        out.append(f"{name}: the model's multicast {p.pipe_received}, the IR's {multicast}")
+    if c.pipe_received != pipes:
+        out.append(f"{name}: pipe tiles {c.pipe_received}, printed form {pipes}")
     if c.tile_matmuls != printed_matmuls(section, p):
         out.append(f"{name}: tile-matmuls {c.tile_matmuls}, priced {printed_matmuls(section, p)}")
     selectors = printed_selectors(section, p)
