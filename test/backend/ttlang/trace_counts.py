@@ -18,6 +18,10 @@ prices").
 - `node_buffers(traced, section, op)`: per node of the grid, the DataflowBuffers the operation
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
+- `differences(...)`: the two compared, after the printer's own forms, each stated once below
+  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
+  `selector_l1`): what the printed program does that no price includes, in its own function so
+  that a printer change that removes it (e.g. the sub-block selectors) shows here.
 
 A kind the printer learns later (split-K partials, flash decoding's splits and combine) slots in
 through `price`: a GEMM is priced by its GemmPlan, everything else by its stream plan.
