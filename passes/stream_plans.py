@@ -390,17 +390,25 @@ class StreamPlanner:
             return False
         return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
 
-    def quantities(self, c: Candidate) -> StreamQuantities:
-        b = c.bindings()
+    def items(self, c: Candidate) -> int:
         mt, nt = self.space.tensor.tiles
-        items = ceil_div(mt, c.bm) * ceil_div(nt, c.bn)
+        return ceil_div(mt, c.bm) * ceil_div(nt, c.bn)
+
+    def tiles_per_item(self, m: Movement, c: Candidate) -> int:
+        """The tiles movement `m` moves for one item of plan `c` (the one count pricing uses;
+        the trace-count tests compare it per tensor)."""
         extents = {"k0": self.space.k_tiles // c.kw, "ti": c.bm // c.sh, "tj": c.bn // c.sw}
         extents.update(u=c.sh, v=c.sw)
+        rows, cols = m.access.extent.resolve(c.bindings())
+        return math.prod(extents[v] for v in m.loops if v in extents) * rows * cols
+
+    def quantities(self, c: Candidate) -> StreamQuantities:
+        items = self.items(c)
+        extents = {"k0": self.space.k_tiles // c.kw}
         read = write = moved = tiles = compulsory = 0
         first, first_rows = None, self.tile[0]
         for m in self.movements:
-            rows, cols = m.access.extent.resolve(b)
-            n = math.prod(extents[v] for v in m.loops if v in extents) * rows * cols
+            n = self.tiles_per_item(m, c)
             nbytes = n * m.tile_bytes
             tiles += n
             moved += nbytes

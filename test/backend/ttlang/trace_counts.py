@@ -1,76 +1,221 @@
-"""What a traced tt-lang-sim run moved (tools/backend/ttlang/runner.py: run_traced), counted the way the cost
-model counts it, and what the cost model prices for the same sized GEMM section.
+"""What a traced tt-lang-sim run did, per section, counted the way the cost model counts it, and
+what the cost model prices for the same section (docs/backend-ttlang.md, "Traces against
+prices").
 
-- `moved(traced)`: tiles read from DRAM per tensor (`copy_start` from a Tensor: its `dram`),
-  tiles written per tensor, tiles sent into pipes (`pipe_send`) and received from them
-  (`pipe_recv`).
-- `priced(section, target)`: the section's plan as the cost model's GemmPlan (passes/gemm_view.py
-  gemm_plan) and shape, through targets/quantities.py gemm_quantities and targets/cost.py.
-- `node_buffers(traced, section)`: per node of the grid, the DataflowBuffers it declares and the
-  ones its kernels use (their bytes), beside the bytes size-buffers laid out for its site.
+- `operations(traced)`: the trace cut into the host program's operations (one per section, in
+  the module's order: the printer prints one `ttl.operation` per section).
+- `counted(events)`: one operation's tiles read from DRAM per tensor (`copy_start` from a
+  Tensor: its `dram`), tiles written per tensor, tiles through pipes per family (a rectangle
+  destination is a multicast, one core a unicast: the printer's `line` groups and uneven members
+  are unicast pipes), and its compute: `tile_matmul` (m x k x n tiles of each block product) and
+  `tile_op` (the tiles of every other block expression; a reduction's input tiles) from
+  runner.COMPUTE_HOOK. The printer's constant tables (`_eye_*`, `_rope_*`, `_onehot`, ...: host
+  tensors whose names start with `_`) are counted apart: no plan prices them.
+- `price(module, section)`: the same quantities as the cost model has them for the plan the
+  section records. A GEMM through gemm_quantities (passes/gemm_view.py gemm_plan); any other
+  section through passes/stream_plans.py's StreamPlanner at the section's own block (its
+  `tiles_per_item` per movement: the one count pricing sums).
+- `node_buffers(traced, section, op)`: per node of the grid, the DataflowBuffers the operation
+  declares and the bytes of those its kernels use, beside what size-buffers laid out for its
+  site.
+- `differences(...)`: the two compared, after the printer's own forms, each stated once below
+  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
+  `selector_l1`): what the printed program does that no price includes, in its own function so
+  that a printer change that removes it (e.g. the sub-block selectors) shows here.
+
+A kind the printer learns later (split-K partials, flash decoding's splits and combine) slots in
+through `price`: a GEMM is priced by its GemmPlan, everything else by its stream plan.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from spatial_dialect import sp
 
 
-@dataclass
-class Moved:
-    dram_read: dict[str, int]  # tensor name (without t_) -> tiles read from DRAM
-    dram_written: dict[str, int]
-    pipe_sent: int
-    pipe_received: int
+def sections(module) -> list[sp.ProgramOp]:  # noqa: ANN001
+    return [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
 
 
-def moved(traced) -> Moved:  # noqa: ANN001
-    read: Counter[str] = Counter()
-    written: Counter[str] = Counter()
-    sent = received = 0
+def operations(traced) -> list[list[dict]]:  # noqa: ANN001
+    """The events of each operation the host ran, in order (an operation starts on every node at
+    once and ends on every node before the next starts)."""
+    ops: list[list[dict]] = []
+    previous = None
     for e in traced.events:
         ev = e["event"]
+        if ev == "operation_start" and previous != "operation_start":
+            ops.append([])
+        if ops:
+            ops[-1].append(e)
+        if ev in ("operation_start", "operation_end"):
+            previous = ev
+    return ops
+
+
+@dataclass
+class Counted:
+    dram_read: dict[str, int]  # tensor name (without t_) -> tiles read from DRAM
+    dram_written: dict[str, int]
+    constants: dict[str, int]  # the printer's constant tables: tiles read
+    pipe_sent: dict[str, int]  # family (multicast / unicast) -> tiles sent
+    pipe_received: dict[str, int]
+    tile_matmuls: int  # products of the plan's operands
+    selector_matmuls: int  # products with an operand from a constant table (selectors, ...)
+    tile_ops: int
+
+    @property
+    def pipe_tiles(self) -> int:
+        return sum(self.pipe_received.values())
+
+
+def _family(pipe: str) -> str:
+    """`pipe_(x,y)_to_(a:b,c)`: a slice in the destination is a rectangle (multicast)."""
+    return "multicast" if ":" in pipe.split("_to_", 1)[1] else "unicast"
+
+
+def constant_dfbs(events: list[dict]) -> set[str]:
+    """The DFBs a kernel fills from one of the printer's constant tables (a tensor not named
+    `t_*`): in a kernel, a copy fills the DFB it reserved last."""
+    reserved: dict[str, str] = {}
+    out = set()
+    for e in events:
+        if e["event"] == "dfb_reserve_end" and e.get("kernel"):
+            reserved[e["kernel"]] = e["dfb"]
+        elif e["event"] == "copy_start" and e.get("src") == "Tensor":
+            if not e["tensor"].startswith("t_") and e["kernel"] in reserved:
+                out.add(reserved[e["kernel"]])
+    return out
+
+
+def counted(events: list[dict]) -> Counted:
+    constant = constant_dfbs(events)
+    read: Counter[str] = Counter()
+    written: Counter[str] = Counter()
+    constants: Counter[str] = Counter()
+    sent: Counter[str] = Counter()
+    received: Counter[str] = Counter()
+    matmuls = selectors = ops = 0
+    for e in events:
+        ev = e["event"]
         if ev == "copy_start" and e.get("src") == "Tensor":
-            read[e["tensor"].removeprefix("t_")] += e["dram"]
+            name = e["tensor"]
+            if name.startswith("t_"):
+                read[name.removeprefix("t_")] += e["dram"]
+            else:
+                constants[name] += e["dram"]
         elif ev == "copy_start" and e.get("dst") == "Tensor":
             written[e["tensor"].removeprefix("t_")] += e["dram"]
         elif ev == "pipe_send":
-            sent += e["tiles"]
+            sent[_family(e["pipe"])] += e["tiles"]
         elif ev == "pipe_recv":
-            received += e["tiles"]
-    return Moved(dict(read), dict(written), sent, received)
+            received[_family(e["pipe"])] += e["tiles"]
+        elif ev == "tile_matmul" and constant.intersection(e["operands"]):
+            selectors += e["tiles"]
+        elif ev == "tile_matmul":
+            matmuls += e["tiles"]
+        elif ev == "tile_op":
+            ops += e["tiles"]
+    return Counted(
+        dict(read),
+        dict(written),
+        dict(constants),
+        dict(sent),
+        dict(received),
+        matmuls,
+        selectors,
+        ops,
+    )
 
 
 @dataclass
-class Priced:
-    plan: object  # GemmPlan
-    shape: object  # GemmShape
-    q: object  # GemmQuantities
-    cost: object  # GemmCost
-    tile_bytes: int
-    out_tile_bytes: int
+class Price:
+    """What the cost model prices for one section's plan, in the trace's units."""
+
+    kind: str
+    dram_read: dict[str, int]
+    dram_written: dict[str, int]
+    pipe_received: dict[str, int]  # family -> tiles delivered through pipes
+    tile_matmuls: float  # whole tiles
+    vector_tiles: float  # vector instructions per element x the elements of whole tiles
+    detail: dict = field(default_factory=dict)  # the model's own objects (GemmQuantities ...)
 
 
-def priced(module, section: sp.ProgramOp) -> Priced:  # noqa: ANN001
+def _name(section: sp.ProgramOp, stage) -> str:  # noqa: ANN001
+    return section.tensor(stage.tensor.root_reference.data).sym_name.data
+
+
+def price(module, section: sp.ProgramOp) -> Price:  # noqa: ANN001
     """The target is the module's recorded one (its sub-grid and budget), as tile priced it."""
+    from spatial_dialect.passes.target_choice import recorded_target
+
+    # Whole tiles: the model charges a tile of few real rows its row passes only
+    # (row_pass_fraction); the trace counts the tiles a kernel hands the engines.
+    recorded = recorded_target(module, "trace counts")
+    target = replace(recorded, matmul_row_pass=recorded.tile_rows)
+    if section.one(sp.MatmulTilesOp) is not None:
+        return _gemm_price(target, section)
+    return _stream_price(target, section)
+
+
+def _gemm_price(target, section: sp.ProgramOp) -> Price:  # noqa: ANN001
     from spatial_dialect.passes.gemm_view import GemmView, gemm_plan
     from spatial_dialect.passes.numerics import Numerics
-    from spatial_dialect.passes.target_choice import recorded_target
     from spatial_dialect.targets.quantities import gemm_quantities
 
-    target = recorded_target(module, "trace counts")
-    shape = GemmView.of(section).shape()
+    view = GemmView.of(section)
+    shape = view.shape()
     plan = gemm_plan(section)
+    q = gemm_quantities(target, shape, plan)
     cost = Numerics.of_section(section).cost(target, shape, plan, "hifi4")
-    return Priced(
-        plan,
-        shape,
-        gemm_quantities(target, shape, plan),
-        cost,
-        shape.operand_tile_bytes(target),
-        shape.out_tile_bytes(target),
+    a, b, c = _name(section, view.load_a), _name(section, view.load_b), _name(section, view.store)
+    read = Counter({a: q.a_tiles_dram})
+    read[b] += q.b_tiles_dram
+    return Price(
+        "gemm",
+        dict(read),
+        {c: q.c_tiles_written},
+        {"line" if q.line else "multicast": q.noc_tile_hops} if q.noc_tile_hops else {},
+        q.tile_matmuls,
+        0.0,
+        {
+            "q": q,
+            "cost": cost,
+            "shape": shape,
+            "plan": plan,
+            "tile_bytes": shape.operand_tile_bytes(target),
+            "out_tile_bytes": shape.out_tile_bytes(target),
+        },
+    )
+
+
+def _stream_price(target, section: sp.ProgramOp) -> Price:  # noqa: ANN001
+    from spatial_dialect.passes.stream_plans import Candidate, StreamPlanner
+    from spatial_dialect.sp import IndexedStage
+    from spatial_dialect.targets.stream_cost import VECTOR_OPS
+
+    planner = StreamPlanner(section, target)
+    r = section.ops_of(sp.SitesOp)[0]
+    (h, w), (sh, sw) = r.block, r.sub_block
+    c = Candidate(h, w, sh, sw, section.one(sp.WorkOp).k_block)
+    items = planner.items(c)
+    stages = [s for s in section.stages() if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage)]
+    read: Counter[str] = Counter()
+    written: Counter[str] = Counter()
+    for s, m in zip(stages, planner.movements, strict=True):
+        (read if m.reads else written)[_name(section, s)] += items * planner.tiles_per_item(m, c)
+    q = planner.quantities(c)
+    tile_elems = planner.tile_elems
+    return Price(
+        planner.kind,
+        dict(read),
+        dict(written),
+        {},
+        items * q.tile_matmuls,
+        items * q.elements * VECTOR_OPS[q.kind] / tile_elems,
+        {"q": q, "candidate": c},
     )
 
 
@@ -78,21 +223,26 @@ def priced(module, section: sp.ProgramOp) -> Priced:  # noqa: ANN001
 class NodeBuffers:
     site: tuple[int, int]
     declared: int  # DFBs the operation declares on the node
-    used_bytes: int  # bytes of the DFBs its kernels reserve or wait on
+    used_bytes: int  # bytes of the DFBs its kernels reserve or wait on (but the constants')
+    constant_bytes: int  # bytes of the DFBs it fills from the printer's constant tables
     laid_out: int  # bytes size-buffers laid out for its site (memory map spans, aliases once)
     aliased: int  # bytes of buffers size-buffers laid over another (a spill in the output FIFO)
 
 
-def node_buffers(traced, section: sp.ProgramOp) -> list[NodeBuffers]:  # noqa: ANN001
+def node_buffers(traced, section: sp.ProgramOp, op: int = 0, events=None) -> list[NodeBuffers]:  # noqa: ANN001
+    """Per site of the section: operation `op`'s DFBs (DFB_HOOK numbers operations from 0) and
+    the bytes of those its kernels use (in `events`, the operation's; default all)."""
     mesh = section.one(sp.MeshOp)
     work = section.one(sp.WorkOp)
     gx, gy = mesh.size
-    by_name = {d["dfb"]: d for d in traced.dfbs}
+    mine = [d for d in traced.dfbs if d["op"] == op]
+    by_name = {d["dfb"]: d for d in mine}
     used: dict[int, set[str]] = defaultdict(set)
-    for e in traced.events:
-        if "dfb" in e and e.get("kernel"):
+    for e in traced.events if events is None else events:
+        if e.get("dfb") in by_name and e.get("kernel"):
             used[int(e["kernel"].split("-")[0].removeprefix("node"))].add(e["dfb"])
-    declared = Counter(d["node"] for d in traced.dfbs if d["node"] is not None)
+    declared = Counter(d["node"] for d in mine if d["node"] is not None)
+    constants = constant_dfbs(traced.events if events is None else events)
     out = []
     for r in section.ops_of(sp.SitesOp):
         b = r.bindings(work.k_block)
@@ -112,9 +262,216 @@ def node_buffers(traced, section: sp.ProgramOp) -> list[NodeBuffers]:  # noqa: A
                 NodeBuffers(
                     (x, y),
                     declared[node],
-                    sum(by_name[n]["bytes"] for n in used[node]),
+                    sum(by_name[n]["bytes"] for n in used[node] - constants),
+                    sum(by_name[n]["bytes"] for n in used[node] & constants),
                     laid_out,
                     aliased,
                 )
             )
     return out
+
+
+# ── What the printed program does beyond its plan, by kind (docs/backend-ttlang.md, "Traces
+# against prices"): each difference between trace and price is one of these, stated here once.
+
+
+def _indexed(section: sp.ProgramOp) -> tuple[str, int, int]:
+    """(the indexed tensor, the rows the stage moves, the tiles of a row) of a gather/scatter."""
+    from spatial_dialect.sp import IndexedStage
+
+    stage = next(s for s in section.stages() if isinstance(s, IndexedStage))
+    table = _name(section, stage)
+    rows_of = section.tensor(
+        _name(
+            section,
+            section.one(sp.StoreOp) if isinstance(stage, sp.GatherOp) else section.one(sp.LoadOp),
+        )
+    )
+    return table, rows_of.shape2d[0], rows_of.tiles[1]
+
+
+def printed_dram(section: sp.ProgramOp, p: Price) -> tuple[dict[str, int], dict[str, int]]:
+    """(reads, writes) per tensor the printed program makes for the plan priced as `p`. An indexed
+    row lives in a tile of the tiled table: a gather reads one tile per row it gathers and a
+    scatter reads and writes one per row it sets (the model prices the moved rows' own tiles)."""
+    read, written = Counter(p.dram_read), Counter(p.dram_written)
+    if section.kind is sp.SectionKind.GATHER:
+        table, rows, cols = _indexed(section)
+        read[table] = rows * cols
+    elif section.kind is sp.SectionKind.SCATTER:
+        table, rows, cols = _indexed(section)
+        read[table] = written[table] = rows * cols
+    return dict(read), dict(written)
+
+
+def _count_at(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    return next((r.count for r in section.ops_of(sp.SitesOp) if site in r.rect.sites()), 0)
+
+
+def pipe_receipts(section: sp.ProgramOp) -> tuple[dict[str, int], int]:
+    """(tiles received per pipe family as printed, the tiles the model's multicast delivers).
+    The printer (section.py emit_pipes) prints a family as one rectangle multicast pipe per
+    group where every group is a rectangle whose members all run as many items as the sender;
+    otherwise (a line folded onto the mesh, members with fewer items) one unicast pipe per
+    member, and a member receives only the blocks of the items it runs. The model multicasts
+    each of the sender's blocks to every member (noc_tile_hops)."""
+    work = section.one(sp.WorkOp)
+    printed: Counter[str] = Counter()
+    model = 0
+    for g in section.ops_of(sp.GroupOp):
+        a = g.buffer == section.one(sp.MatmulTilesOp).in0  # A shared along a row, else B
+        families = list(g.groups())
+        uniform = g.axis.data != sp.GroupAxis.LINE
+        got = sent = 0
+        for sender, members in families:
+            r = next(r for r in section.ops_of(sp.SitesOp) if sender in r.rect.sites())
+            b = r.bindings(work.k_block)
+            per_item = (b["h"] if a else b["w"]) * work.k_tiles  # the shared operand's tiles
+            rest = [m for m in members if m != sender]
+            uniform &= len({_count_at(section, m) for m in members}) == 1
+            xs, ys = {m[0] for m in rest}, {m[1] for m in rest}
+            rect = len(rest) == len(xs) * len(ys) and (
+                not rest or (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1) == len(rest)
+            )
+            uniform &= rect
+            got += sum(_count_at(section, m) for m in rest) * per_item
+            sent += r.count * len(rest) * per_item
+        if got:
+            printed["multicast" if uniform else "unicast"] += got
+        model += sent
+    return dict(printed), model
+
+
+def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
+    """Tile-matmuls of the plan's operands the printed program performs. The delta rule's
+    triangular solve is priced as C^3 tile-matmuls a chunk of C tile rows; the printer solves it
+    by forward substitution, one C x C x C product per row after the first (32 C - 1 of them)."""
+    if section.kind is sp.SectionKind.GATED_DELTA:
+        c = p.detail["candidate"]
+        q = p.detail["q"]
+        rows = section.tile[0] * c.kw
+        return p.tile_matmuls + q.items * q.steps * (rows - 2) * c.kw**3
+    return p.tile_matmuls
+
+
+def subblock_selector_matmuls(section: sp.ProgramOp) -> int:
+    """The one-hot selector products of a GEMM whose blocks hold several sub-blocks
+    (subblocks.py): per item, K block and sub-block, R @ A (sh x h x kw) where the sub-block is
+    shorter than the block and B @ C (kw x w x sw) where it is narrower."""
+    work = section.one(sp.WorkOp)
+    k_blocks = -(-work.k_tiles // work.k_block)
+    total = 0
+    for r in section.ops_of(sp.SitesOp):
+        b = r.bindings(work.k_block)
+        if b["subs"] == 1:
+            continue
+        per = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
+            b["w"] * b["sw"] if b["sw"] != b["w"] else 0
+        )
+        total += len(list(r.rect.sites())) * r.count * k_blocks * b["subs"] * per * work.k_block
+    return total
+
+
+def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    """A GEMM site's sub-block selector DFBs (f32, block_count 2; not in the sized IR:
+    subblocks.py): `[sh, h]` where the sub-block is shorter than the block, `[w, sw]` where it is
+    narrower."""
+    work = section.one(sp.WorkOp)
+    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
+    b = r.bindings(work.k_block)
+    if b["subs"] == 1:
+        return 0
+    tiles = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
+        b["w"] * b["sw"] if b["sw"] != b["w"] else 0
+    )
+    return 2 * tiles * 4096
+
+
+# Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
+# by `counted`): a gather's and a scatter's one-hot row selection, rope's half-table duplication
+# and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
+# convolution's shift and tap selectors, the delta rule's row masks; and a GEMM's sub-blocks.
+SELECTOR_KINDS = {"gather", "scatter", "rope", "attention", "causal_conv", "gated_delta"}
+
+
+# Kinds whose printed form reads constant tables from DRAM (unpriced): those with selectors,
+# and arg-max's and the router's column indices and padding masks (elementwise operands).
+CONSTANT_KINDS = SELECTOR_KINDS | {"argmax", "route"}
+
+
+def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
+    """The selector products the printed program performs, where stated exactly (None: some,
+    of a kind in SELECTOR_KINDS)."""
+    if section.one(sp.MatmulTilesOp) is not None:
+        return subblock_selector_matmuls(section)
+    if section.kind is sp.SectionKind.GATHER:
+        _, rows, cols = _indexed(section)
+        return rows * cols  # a one-hot row (1 x 32) @ the row's tile
+    if section.kind is sp.SectionKind.SCATTER:
+        _, rows, cols = _indexed(section)
+        return 2 * rows * cols  # place the row, keep the tile's other rows
+    return None if section.kind.value in SELECTOR_KINDS else 0
+
+
+def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: Price) -> list[str]:  # noqa: ANN001
+    """What operation `op`'s trace does that the price `p` and the printer's stated forms do not
+    account for ([] when every count agrees)."""
+    c = counted(events)
+    name = f"@{section.sym_name.data} ({p.kind})"
+    out = []
+    read, written = printed_dram(section, p)
+    if c.dram_read != read:
+        out.append(f"{name}: DRAM reads {c.dram_read}, priced {read}")
+    if c.dram_written != written:
+        out.append(f"{name}: DRAM writes {c.dram_written}, priced {written}")
+    pipes, multicast = pipe_receipts(section)
+    if sum(p.pipe_received.values()) != multicast:
+        out.append(f"{name}: the model's multicast {p.pipe_received}, the IR's {multicast}")
+    if c.pipe_received != pipes:
+        out.append(f"{name}: pipe tiles {c.pipe_received}, printed form {pipes}")
+    if c.tile_matmuls != printed_matmuls(section, p):
+        out.append(f"{name}: tile-matmuls {c.tile_matmuls}, priced {printed_matmuls(section, p)}")
+    selectors = printed_selectors(section, p)
+    if selectors is not None and c.selector_matmuls != selectors:
+        out.append(f"{name}: selector tile-matmuls {c.selector_matmuls}, stated {selectors}")
+    if c.constants and not (selectors or section.kind.value in CONSTANT_KINDS):
+        out.append(f"{name}: reads constant tables {c.constants}")
+    for nb in node_buffers(traced, section, op, events):
+        if nb.declared > 32:
+            out.append(f"{name}: {nb.declared} DFBs on node {nb.site}")
+        expected = nb.laid_out + nb.aliased + printed_l1(section, nb.site)
+        if nb.used_bytes and nb.used_bytes != expected:
+            out.append(
+                f"{name}: node {nb.site} uses {nb.used_bytes} B of DFBs, laid out {expected}"
+            )
+        gemm = section.one(sp.MatmulTilesOp) is not None
+        if gemm and nb.constant_bytes != selector_l1(section, nb.site):
+            out.append(
+                f"{name}: node {nb.site} holds {nb.constant_bytes} B of selectors, stated "
+                f"{selector_l1(section, nb.site)}"
+            )
+    return out
+
+
+# IR buffers the printer keeps in no DFB: attention's running output and statistics (`o`, `ml`)
+# and arg-max's running best (`best`) are block values carried across the K loop.
+UNDECLARED = {"attention": ("o", "ml"), "argmax": ("best",)}
+
+
+def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    """Bytes of the printed DFBs a site's kernels use beyond size-buffers' layout (negative: IR
+    buffers the printer does not declare). A gather stages each table tile (a DFB as its
+    output's); a scatter the destination tile before and after the row is set (two DFBs as its
+    source's)."""
+    work = section.one(sp.WorkOp)
+    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
+    b = r.bindings(work.k_block)
+    bufs = {buf.label.data: buf for buf in section.buffers() if not isinstance(buf, sp.AccOp)}
+    extra = -sum(
+        r.bytes_of(bufs[n], b) for n in UNDECLARED.get(section.kind.value, ()) if n in bufs
+    )
+    if section.kind is sp.SectionKind.GATHER:
+        extra += r.bytes_of(bufs["out"], b)
+    elif section.kind is sp.SectionKind.SCATTER:
+        extra += 2 * r.bytes_of(bufs["in0"], b)
+    return extra

@@ -67,11 +67,59 @@ atexit.register(lambda: json.dump(_rec, open(_path, "w")))
 """
 
 
+# Also for the counting tests: every tile-matmul and tile operation a compute kernel performs,
+# as trace events the simulator attributes to the running kernel (the simulator traces data
+# movement only). `tile_matmul`: m x k x n tiles of a block product (each output tile's K tiles);
+# with the DFBs its operands were taken from (None: an expression's result); `tile_op`: the
+# tiles of every other block expression's result, but the input tiles of a reduction (it reads
+# them all to make one), so a fused chain counts each operator once.
+COMPUTE_HOOK = """
+import math as _m
+from ttl.sim import dfb as _cd, math as _cm, trace as _ct
+_ct._EVENT_CATEGORY.update(tile_matmul="copy", tile_op="copy")
+_quiet = [0]
+def _count(event, tiles, **data):
+    if _ct.TRACE.enabled and not _quiet[0]:
+        _ct.trace(event, tiles=int(tiles), **data)
+def _dfb(block):
+    return getattr(getattr(block, "dfb", None), "_trace_name", None)
+_mm = _cd.matmul
+def _matmul(a, b, *args, **kw):
+    _quiet[0] += 1
+    try:
+        r = _mm(a, b, *args, **kw)
+    finally:
+        _quiet[0] -= 1
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    _count("tile_matmul", _m.prod(r.shape[:-2]) * m * k * n, operands=[_dfb(a), _dfb(b)])
+    return r
+_cd.matmul = _matmul
+_red = _cm._reduce_impl
+def _reduce(block, *args, **kw):
+    _quiet[0] += 1
+    try:
+        r = _red(block, *args, **kw)
+    finally:
+        _quiet[0] -= 1
+    _count("tile_op", _m.prod(block.shape))
+    return r
+_cm._reduce_impl = _reduce
+_binit = _cd.Block.__init__
+def _block(self, *a, **k):
+    _binit(self, *a, **k)
+    temporary = k.get("is_temporary", a[4] if len(a) > 4 else False)
+    if temporary:
+        _count("tile_op", _m.prod(k.get("shape", a[1] if len(a) > 1 else ())))
+_cd.Block.__init__ = _block
+"""
+
+
 def simulator_command(
     module: ModuleOp, program: Path, *extra: str, dfbs: bool = False
 ) -> list[str]:
     """`tt-lang-sim PROGRAM --grid X,Y --max-l1 BYTES ...` for the module's recorded target;
-    with `dfbs`, the hook DFB_HOOK is run first (the caller sets SPATIAL_TTLANG_DFBS)."""
+    with `dfbs`, the hooks DFB_HOOK and COMPUTE_HOOK are run first (the caller sets
+    SPATIAL_TTLANG_DFBS)."""
     from spatial_dialect.passes.target_choice import recorded_target
 
     target = recorded_target(module, "tt-lang-sim")
@@ -80,7 +128,7 @@ def simulator_command(
     local = min((m.local_mem for m in meshes if m is not None), default=None)
     main = "from ttl.sim.ttlang_sim import main; main()"
     if dfbs:
-        main = DFB_HOOK + main
+        main = DFB_HOOK + COMPUTE_HOOK + main
     cmd = [sys.executable, "-c", main, str(program)]
     cmd += ["--grid", f"{gx},{gy}"]
     if local:
