@@ -47,13 +47,13 @@ BACKENDS: dict[str, tuple[str, str]] = {
 
 
 COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
+    "tt-lang-sim": (
+        {"kv_splits": 1},
+        "the TT-Lang printer has no form for flash decoding's split attention and combine",
+    ),
+} | {
     name: ({"split_k": 1, "kv_splits": 1}, why)
     for name, why in (
-        (
-            "tt-lang-sim",
-            "the TT-Lang printer has no form for partial sums passed between cores, nor for "
-            "flash decoding's split attention and combine",
-        ),
         (
             "triton-interpret",
             "a Triton program of this printer has no cross-program reduction, nor flash "
