@@ -590,10 +590,8 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
         covers = x0 <= rx0 and rx1 <= x1 and y0 <= ry0 and ry1 <= y1
         inside = TRUE if covers else in_rect(g.rect.bounds)
         axis = g.axis.data
-        if axis == sp.GroupAxis.ROWS:
-            is_sender, is_member = eq("x", g.sender), TRUE
-        elif axis == sp.GroupAxis.COLUMNS:
-            is_sender, is_member = eq("y", g.sender), TRUE
+        if axis in (sp.GroupAxis.ROWS, sp.GroupAxis.COLUMNS):
+            is_sender, is_member = run_sender(g, r), TRUE
         else:
             pos = (ix("y") - y0) * (x1 - x0 + 1) + ix("x") - x0
             is_sender, is_member = eq(pos, g.sender), lt(pos, g.line_sites)
@@ -642,6 +640,21 @@ class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out
 
     def __exit__(self, *exc: object) -> None:
         self.out.depth -= self.opens
+
+
+def run_sender(g: sp.GroupOp, r: sp.SitesOp) -> Cond:
+    """Whether a site of range `r` sends its row (column) group's blocks: the site `sender` of
+    the row (column) or, with `every N` (split-K's slices), the site as far into its run of N
+    sites as `sender` into the first; folded to one coordinate where the range lies in one run."""
+    gx0, _, gy0, _ = g.rect.bounds
+    rx0, rx1, ry0, ry1 = r.rect.bounds
+    v, lo, a, b = ("x", gx0, rx0, rx1) if g.axis.data == sp.GroupAxis.ROWS else ("y", gy0, ry0, ry1)
+    n = g.every
+    if n is None:  # one run: the whole row (column)
+        return eq(v, g.sender)
+    if (a - lo) // n == (b - lo) // n:
+        return eq(v, lo + (a - lo) // n * n + g.sender - lo)
+    return eq((ix(v) - lo) % n, g.sender - lo)
 
 
 def names_in(name: str, text: str) -> bool:
