@@ -28,7 +28,7 @@ from spatial_dialect import sp
 sys.path.insert(0, str(Path(__file__).parent))
 from gemm_cases import gemm_text  # noqa: E402
 from test_ttlang_backend import needs_sim  # noqa: E402
-from trace_counts import moved, node_buffers, priced  # noqa: E402
+from trace_counts import moved, node_buffers, partials_pipes, priced  # noqa: E402
 
 # (m, k, n, grid, what the plan must have): groups, max items per site, distinct block shapes,
 # K blocks > 1
@@ -58,15 +58,41 @@ def _selector_bytes(sec: sp.ProgramOp, r: sp.SitesOp) -> int:
     return 2 * tiles * 4096
 
 
-def _compile(m: int, k: int, n: int, grid: str):
+# Split-K: (m, k, n, accumulate, split-k option) on the 8x8 grid, and the plan's (slices, axis,
+# groups, K blocks a slice, sub-blocks a block)
+SPLIT_CASES = {
+    "split-x2": ((64, 512, 32, "f32", 2), (2, "x", set(), 1, 1)),
+    "split-y4": ((32, 512, 64, "f32", 4), (4, "y", set(), 1, 1)),
+    "split-x2-subblocks-columns": ((320, 1024, 64, "f32", 2), (2, "x", {"columns"}, 4, 2)),
+    "split-x4-bf16-both": ((256, 1024, 64, "bf16", 4), (4, "x", {"rows", "columns"}, 2, 1)),
+}
+
+
+def _compile(m: int, k: int, n: int, grid: str, accumulate: str = "bf16", split_k: int = 1):
     from spatial_dialect.passes.pipeline import compile_module
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(m, k, n, "bf16")))
     # The 16-bit dest's unsplit plans (accumulate=bf16, split-k=1): the cases were chosen for
     # their kinds.
-    module = compile_module(fn, "wormhole_n150", grid=grid, accumulate="bf16", split_k=1)
+    module = compile_module(fn, "wormhole_n150", grid=grid, accumulate=accumulate, split_k=split_k)
     return fn, module, next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+
+
+def _split_compile(case: str):
+    (m, k, n, acc, split), _ = SPLIT_CASES[case]
+    return _compile(m, k, n, "8x8", acc, split)
+
+
+def _split_plan(sec: sp.ProgramOp) -> tuple:
+    work = sec.one(sp.WorkOp)
+    return (
+        work.k_slices,
+        work.split_axis,
+        {g.axis.data.value for g in sec.ops_of(sp.GroupOp)},
+        work.k_blocks,
+        max(r.bindings(work.k_block)["subs"] for r in sec.ops_of(sp.SitesOp)),
+    )
 
 
 def test_the_cases_have_the_plans_they_name():
@@ -82,11 +108,27 @@ def test_the_cases_have_the_plans_they_name():
             work.k_tiles > work.k_block,
         )
         assert got == (axes, rounds, shapes, kblocks), name
+    for name, (_, want) in SPLIT_CASES.items():
+        assert _split_plan(_split_compile(name)[2]) == want, name
 
 
 @needs_sim
 @pytest.mark.parametrize("case", list(CASES))
 def test_trace_counts_equal_the_cost_models(case):
+    m, k, n, grid, *_ = CASES[case]
+    _check_counts(*_compile(m, k, n, grid))
+
+
+@needs_sim
+@pytest.mark.parametrize("case", list(SPLIT_CASES))
+def test_split_k_trace_counts_equal_the_cost_models(case):
+    """A split-K plan: its slices' DRAM reads and multicasts as priced, and the hand-over's pipe
+    tiles (one per output tile per slice after the first) at the partials' tile bytes equal what
+    the cost model adds to the plan's NoC bytes."""
+    _check_counts(*_split_compile(case))
+
+
+def _check_counts(fn, module, sec: sp.ProgramOp) -> None:  # noqa: ANN001
     from spatial_dialect.tools.backend.ttlang.runner import run_traced
     from spatial_dialect.tools.interpreters.compare import compare
     from spatial_dialect.tools.interpreters.inputs import draw_inputs
@@ -96,14 +138,13 @@ def test_trace_counts_equal_the_cost_models(case):
         returned_values,
     )
 
-    m, k, n, grid, *_ = CASES[case]
-    fn, module, sec = _compile(m, k, n, grid)
     inputs = draw_inputs(fn, 0)
     traced = run_traced(module, [inputs[x] for x in input_names(fn)])
     ref = evaluate_values(fn, inputs)[returned_values(fn)[0]]
+    work = sec.one(sp.WorkOp)
     assert compare("c", ref, traced.outputs[0]).ok
 
-    got, p = moved(traced), priced(module, sec)
+    got, p = moved(traced, partials_pipes(sec)), priced(module, sec)
     # the sub-block selectors' reads of the identity constant are the printer's, not the plan's
     constants = {t for t in got.dram_read if t.startswith("_")}
     assert constants <= {t for t in got.dram_read if t.startswith("_eye_")}
@@ -123,13 +164,36 @@ def test_trace_counts_equal_the_cost_models(case):
     multicast_reads = (q.a_tiles_dram if q.mcast_a else 0) + (q.b_tiles_dram if q.mcast_b else 0)
     assert got.pipe_sent == multicast_reads
     assert got.pipe_received == q.noc_tile_hops
-    delivered = q.noc_tiles - q.c_tiles_written
-    assert sum(got.dram_read.values()) + got.pipe_received == delivered
-    assert delivered * p.tile_bytes + q.c_tiles_written * p.out_tile_bytes == p.cost.noc_bytes
+    # split-K's hand-over: every output tile once per slice after the first, each sent once and
+    # received once, at the partials FIFO's tile bytes
+    handed = q.noc_tiles - q.c_tiles_written - sum(got.dram_read.values()) - got.pipe_received
+    assert got.partials_sent == got.partials_received == handed
+    assert handed == (work.k_slices - 1) * sec.item_space().tiles_m * sec.item_space().tiles_n
+    partial_tb = next((b.tile_bytes for b in sec.buffers() if b.label.data == "partials"), 0)
+    delivered = q.noc_tiles - q.c_tiles_written - handed
+    noc_bytes = delivered * p.tile_bytes + q.c_tiles_written * p.out_tile_bytes
+    assert noc_bytes + handed * partial_tb == p.cost.noc_bytes
     # dataflow buffers per node
     nodes = node_buffers(traced, sec)
     assert nodes and all(nb.declared <= 32 for nb in nodes)
     ranges = list(sec.ops_of(sp.SitesOp))
     for nb in nodes:
         r = next(r for r in ranges if nb.site in r.rect.sites())
-        assert nb.used_bytes == nb.laid_out + nb.aliased + _selector_bytes(sec, r), nb
+        extra = _selector_bytes(sec, r) + _split_bytes(sec, r)
+        assert nb.used_bytes == nb.laid_out + nb.aliased + extra, nb
+
+
+def _split_bytes(sec: sp.ProgramOp, r: sp.SitesOp) -> int:
+    """What a split-K site's kernels use beyond size-buffers' layout for its range
+    (docs/backend-ttlang.md#split-k): the send DFB (the partials FIFO's page and depth; not in
+    the sized IR) on slices s < S - 1, less the partials FIFO on slice 0 (it receives nothing)
+    and the output FIFO on slices s < S - 1 (they store nothing): both laid out, never used."""
+    work, space = sec.one(sp.WorkOp), sec.item_space()
+    if work.k_slices == 1:
+        return 0
+    s, last = space.k_slice(r.first_item(r.rect.bounds[0], r.rect.bounds[2])), work.k_slices - 1
+    b = r.bindings(work.k_block)
+    size = {x.label.data: r.bytes_of(x, b) for x in sec.buffers() if not isinstance(x, sp.AccOp)}
+    if s == last:
+        return 0
+    return size["partials"] - size["out"] - (size["partials"] if s == 0 else 0)

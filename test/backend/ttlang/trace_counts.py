@@ -22,25 +22,48 @@ from spatial_dialect import sp
 class Moved:
     dram_read: dict[str, int]  # tensor name (without t_) -> tiles read from DRAM
     dram_written: dict[str, int]
-    pipe_sent: int
+    pipe_sent: int  # the operands' multicast (or unicast fallback) pipes
     pipe_received: int
+    partials_sent: int = 0  # split-K's partial sums, slice to slice (`partials_pipes`)
+    partials_received: int = 0
 
 
-def moved(traced) -> Moved:  # noqa: ANN001
+def moved(traced, partials: set[str] = frozenset()) -> Moved:  # noqa: ANN001
+    """`partials`: the names the trace gives split-K's hand-over pipes (`partials_pipes`)."""
     read: Counter[str] = Counter()
     written: Counter[str] = Counter()
-    sent = received = 0
+    pipes: Counter[tuple[str, bool]] = Counter()
     for e in traced.events:
         ev = e["event"]
         if ev == "copy_start" and e.get("src") == "Tensor":
             read[e["tensor"].removeprefix("t_")] += e["dram"]
         elif ev == "copy_start" and e.get("dst") == "Tensor":
             written[e["tensor"].removeprefix("t_")] += e["dram"]
-        elif ev == "pipe_send":
-            sent += e["tiles"]
-        elif ev == "pipe_recv":
-            received += e["tiles"]
-    return Moved(dict(read), dict(written), sent, received)
+        elif ev in ("pipe_send", "pipe_recv"):
+            pipes[(ev, e["pipe"] in partials)] += e["tiles"]
+    return Moved(
+        dict(read),
+        dict(written),
+        pipes[("pipe_send", False)],
+        pipes[("pipe_recv", False)],
+        pipes[("pipe_send", True)],
+        pipes[("pipe_recv", True)],
+    )
+
+
+def partials_pipes(section: sp.ProgramOp) -> set[str]:
+    """The trace's names of split-K's pipes (`pipe_(x,y)_to_(x2,y2)`): each site of slices
+    0 .. S - 2 to the site one slice's grid further along the split axis (docs/passes.md#place-
+    split-k-slices-side-by-side), derived from the plan, not from the printed program."""
+    work = section.one(sp.WorkOp)
+    gx, gy = section.item_space().grid
+    s = work.k_slices
+    dx, dy = (gx, 0) if work.split_axis == "x" else (0, gy)
+    return {
+        f"pipe_({x},{y})_to_({x + dx},{y + dy})"
+        for x in range(gx * (s - 1) if dx else gx)
+        for y in range(gy * (s - 1) if dy else gy)
+    }
 
 
 @dataclass
