@@ -8,6 +8,7 @@ moves a case off its kind fails here rather than running an unsplit plan.
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -60,8 +61,6 @@ def test_the_cases_have_the_splits_they_name(case):
 def test_partials_keep_the_accumulators_precision(case):
     """The partials FIFO and its send DFB are the accumulator's type: bf16 under accumulate=bf16
     (f32 elsewhere: split_k.mlir)."""
-    import io
-
     from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
 
     module, sec = _compile(case)
@@ -90,3 +89,23 @@ def test_split_k_runs_and_agrees_with_numpy(case):
     sec = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     assert _plan(sec) == want  # what ran is the split plan
     assert results and all(r.ok for r in results), [str(r) for r in results]
+
+
+def test_a_send_dfb_that_does_not_fit_is_refused_by_name():
+    """The send DFB is L1 that size-buffers does not lay out (docs/backend-ttlang.md#split-k-
+    decision): under a budget that holds the layout (28672 bytes: A, B, out, spill and partials
+    pages) but not the 4096 more, the printer names the range and the bytes."""
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    fn = entry_function(parse_module(gemm_text(32, 512, 64, "bf16")))
+    module = compile_module(fn, "wormhole_n150", grid="8x8", split_k=2, local_mem=30000)
+    sec = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    assert sec.one(sp.WorkOp).k_slices == 2
+    with pytest.raises(TTLangUnsupported) as err:
+        print_ttlang(module, io.StringIO())
+    assert str(err.value).endswith(
+        "LocalMemExceeded: range (0, 1, 0, 0) sends its partial sums from a DFB of 4096 bytes "
+        "beside the 28672 bytes size-buffers laid out: 32768 > the 30000-byte local memory"
+    )
