@@ -133,12 +133,19 @@ class SplitKPartials:
             return
         gx, gy = self.space.grid
         along_x = self.work.split_axis == sp.SplitAxis.X.value
+        # the sources: slices 0 .. S - 2's grids, from slice 0's first site
+        first = [r.rect.bounds for r in self.ranges if self.k_slice(r) == 0]
+        ox, oy = min(b[0] for b in first), min(b[2] for b in first)
         xs, ys = ((self.slices - 1) * gx, gy) if along_x else (gx, (self.slices - 1) * gy)
         # a coordinate with one value is printed as that value, not a loop of one
-        x = ix("x") if xs > 1 else ix(0)
-        y = ix("y") if ys > 1 else ix(0)
+        x = ix("x") if xs > 1 else ix(ox)
+        y = ix("y") if ys > 1 else ix(oy)
         dst = f"({x + gx}, {y})" if along_x else f"({x}, {y + gy})"
-        loops = "".join(f" for {v} in range({n})" for v, n in (("x", xs), ("y", ys)) if n > 1)
+        loops = "".join(
+            f" for {v} in range({o}, {o + n})" if o else f" for {v} in range({n})"
+            for v, n, o in (("x", xs, ox), ("y", ys, oy))
+            if n > 1
+        )
         pipe = f"ttl.Pipe(src=({x}, {y}), dst={dst})"
         out(f"{self.partials_net} = ttl.PipeNet([{pipe}{loops}])")
 
