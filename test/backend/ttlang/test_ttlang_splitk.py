@@ -109,3 +109,25 @@ def test_a_send_dfb_that_does_not_fit_is_refused_by_name():
         "LocalMemExceeded: range (0, 1, 0, 0) sends its partial sums from a DFB of 4096 bytes "
         "beside the 28672 bytes size-buffers laid out: 32768 > the 30000-byte local memory"
     )
+
+
+@pytest.mark.parametrize("target", ["wormhole_n150", "blackhole_p150"])
+def test_the_default_pipelines_split_k_plans_print(target):
+    """The tile pass splits K by default on Tensix (tiny_decode's @l0_down): -t ttlang prints the
+    plan it chose, with its hand-over, instead of refusing it."""
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    root = Path(__file__).resolve().parents[3]
+    fn = entry_function(parse_module((root / "examples/tiny_decode.mlir").read_text()))
+    module = compile_module(fn, target)
+    split = [
+        op.sym_name.data
+        for op in module.walk()
+        if isinstance(op, sp.ProgramOp) and op.one(sp.WorkOp) and op.one(sp.WorkOp).k_slices > 1
+    ]
+    assert "l0_down" in split
+    stream = io.StringIO()
+    print_ttlang(module, stream)
+    assert stream.getvalue().count("partials_net = ttl.PipeNet(") == len(split)
