@@ -50,10 +50,6 @@ COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
     name: ({"split_k": 1}, why)
     for name, why in (
         (
-            "tt-lang-sim",
-            "the TT-Lang printer has no form for partial sums passed between cores",
-        ),
-        (
             "triton-interpret",
             "a Triton program of this printer has no cross-program reduction",
         ),

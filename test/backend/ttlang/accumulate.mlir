@@ -2,7 +2,7 @@
 // so its operation asks for the fp32 dest and its spill DFB holds f32 partial sums, its dtype
 // taken from a zero f32 constant the host allocates (no tensor of the section is f32); under
 // accumulate=bf16 the dest keeps its 16-bit mode and the spill is bf16, like a bf16 tensor. The
-// TT-Lang printer has no form for split-K's hand-over, so the plans are unsplit (split-k=1).
+// plans are unsplit (split-k=1) so that the spill alone shows (split-K: split_k.mlir).
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 local-mem=40000 split-k=1}' -t ttlang | filecheck %s
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 local-mem=40000 accumulate=bf16 split-k=1}' -t ttlang | filecheck %s --check-prefix=FAST
 

@@ -31,4 +31,6 @@ def check(text: str, target: str, runner, seed: int = 0, **options: str):
     reference, values = reference_outputs(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])
     simulated = dict(zip(output_names(fn), outs, strict=True))
-    return compare_outputs(fn, reference, values, simulated), module
+    # the tolerance of the accumulation it was compiled with
+    acc = {"accumulate": options["accumulate"]} if "accumulate" in options else {}
+    return compare_outputs(fn, reference, values, simulated, **acc), module

@@ -4,8 +4,8 @@ without a placeholder) and no line is longer than 100 characters.
 
 The programs: every example on both Tensix presets as `spatial-opt -p spatial-pipeline -t ttlang`
 compiles it (a program the printer refuses, with TTLangUnsupported, is skipped: that refusal is
-the printer's answer), and as `spatial-run --backend tt-lang-sim` compiles it (split-K off, so the
-model examples print too); the backend tests' own inputs (the attention
+the printer's answer), and as `spatial-run --backend tt-lang-sim` compiles it (split-K and flash
+decoding as planned); the backend tests' own inputs (the attention
 heads, sub-blocks, rope) and a few GEMM shapes. The qwen3_next 80B prefill is left out (about
 90 s to compile); its layers are the tiny qwen3_next example's.
 """

@@ -475,3 +475,18 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     elif section.kind is sp.SectionKind.SCATTER:
         extra += 2 * r.bytes_of(bufs["in0"], b)
     return extra
+
+
+def partials_pipes(section: sp.ProgramOp) -> set[str]:
+    """The trace's names of split-K's pipes (`pipe_(x,y)_to_(x2,y2)`): each site of slices
+    0 .. S - 2 to the site one slice's grid further along the split axis (docs/passes.md#place-
+    split-k-slices-side-by-side), derived from the plan, not from the printed program."""
+    work = section.one(sp.WorkOp)
+    gx, gy = section.item_space().grid
+    s = work.k_slices
+    dx, dy = (gx, 0) if work.split_axis == "x" else (0, gy)
+    return {
+        f"pipe_({x},{y})_to_({x + dx},{y + dy})"
+        for x in range(gx * (s - 1) if dx else gx)
+        for y in range(gy * (s - 1) if dy else gy)
+    }

@@ -1,5 +1,5 @@
 """What `-t ttlang` refuses, by name, before it prints a section: storage formats TT-Lang has no
-tile for, split forms, stages without a printer, sub-blocks a stage cannot select, and a memory
+tile for, split-K ranges and L1 (splitk.py), stages without a printer, sub-blocks a stage cannot select, and a memory
 map that is not a valid sized program
 (docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of OperationWriter
 (printer.py), like the sub-block selectors. The kinds a map or row reduction cannot print are
@@ -42,12 +42,7 @@ class OperationChecks:
                 f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "
                 "(compile with format=bf16)",
             )
-        if self.work.k_slices > 1:
-            raise TTLangUnsupported(
-                self.name,
-                f"K is split into {self.work.k_slices} slices whose partial sums pass between "
-                "cores: not emitted (compile with split-k=1)",
-            )
+        self.check_splitk()
         for stage in self.stages:
             if isinstance(stage, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp):
                 continue

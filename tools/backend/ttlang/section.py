@@ -35,8 +35,10 @@ from spatial_dialect.tools.backend.ttlang.indexed import (
     in_k_loop,
     indexed_constants,
 )
+from spatial_dialect.tools.backend.ttlang.matmul import MatmulCompute
 from spatial_dialect.tools.backend.ttlang.moe import indexed_offset
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
+from spatial_dialect.tools.backend.ttlang.splitk import SplitKPartials
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
 from spatial_dialect.tools.backend.ttlang.subblocks import SubBlockSelectors
 from spatial_dialect.tools.backend.ttlang.text import Lines
@@ -83,7 +85,7 @@ def in_rect(rect: tuple[int, int, int, int]) -> Cond:
     return all_of(between(x0, "x", x1), between(y0, "y", y1))
 
 
-class OperationWriter(SubBlockSelectors, OperationChecks):
+class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, OperationChecks):
     """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
 
     def __init__(self, program: sp.ProgramOp, index: int):
@@ -217,6 +219,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         # the kernels first: what they use decides which DFBs and constants the section takes
         kernels = Lines()
         self.emit_pipes(kernels)
+        self.emit_partials_net(kernels)
         engines = self.engine_stages()
         kernels()
         kernels("@ttl.compute()")
@@ -233,6 +236,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         self.emit_buffers(decls)
         self.emit_const_buffers(decls)
         self.emit_sub_buffers(decls)
+        self.emit_partials_buffers(decls)
         emit_indexed_buffers(self, decls)
         for st in self.stages:
             if (pr := printer_of(st)) is not None:
@@ -453,7 +457,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
                         if names_in(v, text)
                     }
                     coord = (
-                        f"_coord({first + ix('t')}, {sp_.items_m}, {sp_.items_n}, "
+                        f"_coord({self.item_origin(first, r)}, {sp_.items_m}, {sp_.items_n}, "
                         f"{over[0]}, {over[1]}, {sp_.over is not None})"
                     )
                     if origin and all(str(e) in ("bi", "bj") for e in origin.values()):
@@ -481,7 +485,7 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         for s in before:
             self.emit_stage(out, s, r, b, in_k=False)
         if k_stages:
-            out(f"for k0 in range(0, {self.k_tiles}, {b['kw']}):")
+            out(f"for k0 in {self.k_range(r, b)}:")
             with out.indent():
                 for s in k_stages:
                     self.emit_stage(out, s, r, b, in_k=True)
@@ -504,9 +508,13 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             emit_compute(self, out, s, r, b)
             return
         assert isinstance(s, sp.LoadOp | sp.StoreOp)
+        if self.is_partials_store(s):  # split-K: the writer carries the partials (splitk.py)
+            self.emit_partials_receive(out, r, b)
+            if self.emit_partials_send(out, r, b):
+                return
         used = s.access.loop_vars()
         ranges = {
-            "k0": None if in_k else f"range(0, {self.k_tiles}, {b['kw']})",
+            "k0": None if in_k else self.k_range(r, b),
             "ti": f"range(0, {b['h']}, {b['sh']})",
             "tj": f"range(0, {b['w']}, {b['sw']})",
             "u": f"range({b['sh']})",
@@ -577,10 +585,8 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
         covers = x0 <= rx0 and rx1 <= x1 and y0 <= ry0 and ry1 <= y1
         inside = TRUE if covers else in_rect(g.rect.bounds)
         axis = g.axis.data
-        if axis == sp.GroupAxis.ROWS:
-            is_sender, is_member = eq("x", g.sender), TRUE
-        elif axis == sp.GroupAxis.COLUMNS:
-            is_sender, is_member = eq("y", g.sender), TRUE
+        if axis in (sp.GroupAxis.ROWS, sp.GroupAxis.COLUMNS):
+            is_sender, is_member = run_sender(g, r), TRUE
         else:
             pos = (ix("y") - y0) * (x1 - x0 + 1) + ix("x") - x0
             is_sender, is_member = eq(pos, g.sender), lt(pos, g.line_sites)
@@ -613,47 +619,6 @@ class OperationWriter(SubBlockSelectors, OperationChecks):
             load_alone,
         )
 
-    def emit_matmul(self, out: Lines, s: sp.MatmulTilesOp, r: sp.SitesOp, b: dict) -> None:
-        in0 = self.dfb(sp.buffer_of(s.in0), r)
-        in1 = self.dfb(sp.buffer_of(s.in1), r)
-        o = self.dfb(sp.buffer_of(s.out), r)
-        k_blocks = self.k_tiles // b["kw"]
-        spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
-        ri = self.ranges.index(r)
-        # transpose_b: B's page is B^T's block (w x kw tiles of the N x K tensor), transposed
-        # in the compute stage as tt-metal's matmul_tiles transposes in1's tile
-        bb = "ttl.block.transpose(b_blk)" if s.transposes_b else "b_blk"
-        if ri in self.sub_pages:
-            self.emit_matmul_subs(out, (in0, in1, o, spill), k_blocks, ri, b, bb)
-            return
-        if k_blocks == 1:
-            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk, {o}.reserve() as o_blk:")
-            with out.indent():
-                out(f"o_blk.store(a_blk @ {bb})")
-            return
-        out(f"for kb in range({k_blocks}):")
-        with out.indent():
-            out(f"with {in0}.wait() as a_blk, {in1}.wait() as b_blk:")
-            with out.indent():
-                if spill is None:
-                    # one sub-block: the partial stays in the accumulator (dest) between K blocks
-                    out(f"part = a_blk @ {bb} if kb == 0 else acc + a_blk @ {bb}")
-                    out.branch(
-                        f"kb == {k_blocks - 1}",
-                        [f"with {o}.reserve() as o_blk:", "    o_blk.store(part)"],
-                        ["acc = part"],
-                    )
-                else:
-                    out.branch(
-                        "kb == 0",
-                        [f"part = a_blk @ {bb}"],
-                        [f"with {spill}.wait() as p_blk:", f"    part = p_blk + a_blk @ {bb}"],
-                    )
-                    dst = f"{o}" + f" if kb == {k_blocks - 1} else {spill}"
-                    out(f"with ({dst}).reserve() as o_blk:")
-                    with out.indent():
-                        out("o_blk.store(part)")
-
 
 class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out, cond):`)
     """`if cond:` and one level deeper for the body; nothing where the condition always holds
@@ -670,6 +635,21 @@ class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out
 
     def __exit__(self, *exc: object) -> None:
         self.out.depth -= self.opens
+
+
+def run_sender(g: sp.GroupOp, r: sp.SitesOp) -> Cond:
+    """Whether a site of range `r` sends its row (column) group's blocks: the site `sender` of
+    the row (column) or, with `every N` (split-K's slices), the site as far into its run of N
+    sites as `sender` into the first; folded to one coordinate where the range lies in one run."""
+    gx0, _, gy0, _ = g.rect.bounds
+    rx0, rx1, ry0, ry1 = r.rect.bounds
+    v, lo, a, b = ("x", gx0, rx0, rx1) if g.axis.data == sp.GroupAxis.ROWS else ("y", gy0, ry0, ry1)
+    n = g.every
+    if n is None:  # one run: the whole row (column)
+        return eq(v, g.sender)
+    if (a - lo) // n == (b - lo) // n:
+        return eq(v, lo + (a - lo) // n * n + g.sender - lo)
+    return eq((ix(v) - lo) % n, g.sender - lo)
 
 
 def names_in(name: str, text: str) -> bool:

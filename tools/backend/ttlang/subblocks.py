@@ -100,7 +100,7 @@ class SubBlockSelectors:
     def emit_matmul_subs(
         self,
         out: Lines,
-        dfbs: tuple[str, str, str, str | None],
+        dfbs: tuple[str, str, str, str | None, str | None],
         k_blocks: int,
         ri: int,
         b: dict,
@@ -109,8 +109,10 @@ class SubBlockSelectors:
         """Per K block, per sub-block in row-major order: (R @ A) @ (B @ C), added to the
         sub-block's partial from the spill (K blocks after the first), pushed to the spill or,
         on the last K block, to the output FIFO: sp.matmul_tiles' order exactly. `bb`: B's
-        block as the product reads it (transposed where matmul_tiles transposes it)."""
-        in0, in1, o, spill = dfbs
+        block as the product reads it (transposed where matmul_tiles transposes it). Split-K
+        (splitk.py): `o` is where the last K block pushes (the output FIFO or the send DFB), and
+        `add`, where given, the previous slice's sums it first adds, one page per sub-block."""
+        in0, in1, o, spill, add = dfbs
         rows, cols = self.sub_pages[ri]
         rsel, csel = self.sub_dfb(0, rows), self.sub_dfb(1, cols)
         out(f"for kb in range({k_blocks}):")
@@ -131,6 +133,16 @@ class SubBlockSelectors:
                         out(f"with {spill}.wait() as p_blk:")
                         with out.indent():
                             out("part = p_blk + part")
+                if add is not None:  # on the last K block only
+                    last = k_blocks > 1
+                    if last:
+                        out(f"if kb == {k_blocks - 1}:")
+                    out.depth += last
+                    out(f"with {add}.wait() as q_blk:")
+                    with out.indent():
+                        out("part = part + q_blk")
+                    out.depth -= last
+                if k_blocks > 1:
                     out(f"with ({o} if kb == {k_blocks - 1} else {spill}).reserve() as o_blk:")
                 else:
                     out(f"with {o}.reserve() as o_blk:")
