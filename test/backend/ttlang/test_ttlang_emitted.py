@@ -24,7 +24,7 @@ from pyflakes.reporter import Reporter
 
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
-from spatial_dialect.tools.backend.ttlang.api_check import kernel_violations
+from spatial_dialect.tools.backend.ttlang.api_check import kernel_violations, kernels
 from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
@@ -53,6 +53,8 @@ def _emit(text: str, target: str, **options: int | str) -> str:
 
 
 def assert_reads_as_written(program: str, name: str) -> None:
+    # the check sees every kernel: three per operation (compute, dm0, dm1)
+    assert len(kernels(program)) == 3 * program.count("@ttl.operation(")
     violations = kernel_violations(program)
     assert not violations, "\n".join(violations[:5])
     warnings, errors = io.StringIO(), io.StringIO()
@@ -98,6 +100,7 @@ def section_0_y(t_x, t_ids, t_y):
 
 def test_the_kernel_check_accepts_the_specification():
     """The check's baseline: a kernel of DFBs, copies, block math and integer arithmetic."""
+    assert [k.name for k in kernels(KERNEL)] == ["compute", "dm0", "dm1"]
     assert kernel_violations(KERNEL) == []
 
 

@@ -218,18 +218,21 @@ def _call_violation(call: ast.Call, local_fns: set[str]) -> str | None:
 _HOST_MODULES = frozenset({"torch", "np", "numpy", "ttnn", "sys", "os", "math"})
 
 
+def kernels(program: str) -> list[ast.FunctionDef]:
+    """The kernel functions of `program`: those its operations define, decorated as kernels."""
+    return [
+        kernel
+        for op in ast.walk(ast.parse(program))
+        if isinstance(op, ast.FunctionDef)
+        for kernel in op.body
+        if isinstance(kernel, ast.FunctionDef) and _is_kernel(kernel)
+    ]
+
+
 def kernel_violations(program: str) -> list[str]:
     """Every construct inside a kernel of `program` that the check above refuses, as
     'line N, kernel K: what'. Empty: every kernel is TT-Lang the specification lists."""
-    tree = ast.parse(program)
-    found: list[str] = []
-    for op in ast.walk(tree):
-        if not isinstance(op, ast.FunctionDef):
-            continue
-        for kernel in op.body:
-            if isinstance(kernel, ast.FunctionDef) and _is_kernel(kernel):
-                found += _kernel(kernel)
-    return found
+    return [what for kernel in kernels(program) for what in _kernel(kernel)]
 
 
 def _kernel(kernel: ast.FunctionDef) -> list[str]:
