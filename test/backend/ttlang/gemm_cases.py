@@ -2,7 +2,6 @@
 that compiles a program, runs it and compares every output as spatial-run does."""
 
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.interpreters.reference import input_names, output_names
 from spatial_dialect.tools.spatial_run import (
@@ -26,7 +25,7 @@ def check(text: str, target: str, runner, seed: int = 0, **options: str):
     tt-lang-sim (its COMPILE_OPTIONS, and any other pipeline option, e.g. grid="1x1") and run by
     `runner`; an arg-max is compared with its near ties."""
     fn = entry_function(parse_module(text))
-    module = compile_module(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0], **options)
+    module = compile_module(fn, target, **options)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])

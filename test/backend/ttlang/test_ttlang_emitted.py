@@ -23,7 +23,6 @@ from pyflakes.api import check
 from pyflakes.reporter import Reporter
 
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.backend.ttlang.api_check import kernel_violations, kernels
 from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
@@ -34,7 +33,7 @@ from gemm_cases import gemm_text  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 TENSIX = ["wormhole_n150", "blackhole_p150"]
 WIDTH = 100
-SIM_OPTIONS = COMPILE_OPTIONS["tt-lang-sim"][0]
+SIM_OPTIONS: dict[str, int] = {}  # spatial-run --backend tt-lang-sim forces no option
 
 EXAMPLES = sorted(
     p.name for p in (ROOT / "examples").glob("*.mlir") if "qwen3_next_80b_a3b_prefill" not in p.name
