@@ -1,0 +1,121 @@
+"""The self-refusal sweep: random GEMM shapes through the default pipeline on every preset, under
+both accumulations, counting how each compile ends (issue 22, item 6).
+
+    nice .venv/bin/python bench/gemm_sweep.py                     # 500 shapes, every preset, f32 and bf16
+    .venv/bin/python bench/gemm_sweep.py --shapes 30 --seed 7     # the CI size (test/bench/test_gemm_sweep.py)
+    .venv/bin/python bench/gemm_sweep.py --targets blackhole_p150 --accumulate bf16
+
+A plan the tile pass chose must be one size-buffers lays out: the footprint tile prices and the
+layout size-buffers makes are one computation (targets/footprint.py, passes/size_buffers.py), so
+`LocalMemExceeded` here is the compiler refusing its own plan and the sweep's headline number must
+be zero. Other refusals (a shape no plan fits, a DRAM too small) are the compiler declining the
+program, named and typed, and are counted apart. Shapes: each dimension uniform in 1..16384 on a
+log scale (so small, ragged and huge shapes all occur), each operand bf16 or f32 at random.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.sp.errors import LocalMemExceeded
+from spatial_dialect.targets.presets import PRESETS
+
+ACCUMULATIONS = ("f32", "bf16")
+DTYPES = ("bf16", "f32")
+MAX_DIM = 16384
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    k: int
+    n: int
+    dtype: str
+
+    def program(self) -> str:
+        a, b, c = (
+            f"tensor<{self.m}x{self.k}x{self.dtype}>",
+            f"tensor<{self.k}x{self.n}x{self.dtype}>",
+            f"tensor<{self.m}x{self.n}x{self.dtype}>",
+        )
+        return (
+            f"func.func @gemm(%a: {a}, %b: {b}) -> {c} {{\n"
+            f"  %c = tg.matmul %a, %b : ({a}, {b}) -> {c}\n"
+            f"  func.return %c : {c}\n}}\n"
+        )
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.k}x{self.n} {self.dtype}"
+
+
+def shapes(count: int, seed: int) -> list[Shape]:
+    """`count` shapes, seeded: each dimension log-uniform in 1..MAX_DIM."""
+    rng = random.Random(seed)
+
+    def dim() -> int:
+        return max(1, min(MAX_DIM, round(math.exp(rng.uniform(0, math.log(MAX_DIM))))))
+
+    return [Shape(dim(), dim(), dim(), rng.choice(DTYPES)) for _ in range(count)]
+
+
+@dataclass
+class Result:
+    counts: Counter[str]
+    self_refusals: list[tuple[str, str, Shape, str]]
+    seconds: float
+
+
+def sweep(
+    count: int, seed: int, targets: list[str], accumulations: list[str], verbose: bool = False
+) -> Result:
+    counts: Counter[str] = Counter()
+    bad: list[tuple[str, str, Shape, str]] = []
+    start = time.perf_counter()
+    for shape in shapes(count, seed):
+        for target in targets:
+            for acc in accumulations:
+                try:
+                    compile_module(shape.program(), target, accumulate=acc)
+                    end = "ok"
+                except LocalMemExceeded as exc:
+                    end = "LocalMemExceeded"
+                    bad.append((target, acc, shape, str(exc)))
+                except Exception as exc:  # noqa: BLE001
+                    end = type(exc).__name__
+                counts[end] += 1
+                if verbose and end != "ok":
+                    print(f"{target} {acc} {shape}: {end}", file=sys.stderr)
+    return Result(counts, bad, time.perf_counter() - start)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--shapes", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=22)
+    ap.add_argument("--targets", nargs="*", default=list(PRESETS))
+    ap.add_argument("--accumulate", nargs="*", default=list(ACCUMULATIONS))
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    res = sweep(args.shapes, args.seed, args.targets, args.accumulate, args.verbose)
+    total = sum(res.counts.values())
+    print(
+        f"{args.shapes} shapes x {len(args.targets)} presets x {len(args.accumulate)} "
+        f"accumulations = {total} compiles in {res.seconds:.0f} s"
+    )
+    for end, n in res.counts.most_common():
+        print(f"  {end:24} {n}")
+    print(f"self-refusals (LocalMemExceeded on a chosen plan): {len(res.self_refusals)}")
+    for target, acc, shape, msg in res.self_refusals:
+        print(f"  {target} accumulate={acc} {shape}: {msg}")
+    sys.exit(1 if res.self_refusals else 0)
+
+
+if __name__ == "__main__":
+    main()
