@@ -379,7 +379,13 @@ class RopeOp(ComputeStage):
         if len(self.ins) != 3:
             raise VerifyException("rope: takes x, cos and sin")
         bufs = [fifo_of(self, v, r) for v, r in zip(self.ins, ("x", "cos", "sin"), strict=True)]
-        same_elt(self, [*bufs, fifo_of(self, self.out, "the output")], "x, cos, sin and the output")
+        # x and the output agree (tg.rope's result is like x); the tables may hold any float type
+        # of their own (llama.cpp keeps them in f32 beside bf16 activations): the rotation is
+        # computed in f32 and rounded once, to the output's type (docs/sp.md#sp-rope).
+        same_elt(self, [bufs[0], fifo_of(self, self.out, "the output")], "x and the output")
+        for buf, role in zip(bufs[1:], ("cos", "sin"), strict=True):
+            if isinstance(buf.elt, IntegerType):
+                raise TypeMismatch(f"{self.stage_name()}: {role} holds {buf.elt}, not a float type")
         if self.head_dim <= 0 or self.head_dim % 2:
             raise VerifyException(f"rope: head_dim {self.head_dim} must be even")
 
