@@ -509,10 +509,10 @@ class AttentionOp(StageOp):
             )
         fifos = [fifo_of(self, x, r) for x, r in ((self.q, "q"), (self.k, "k"), (self.v, "v"))]
         out = fifo_of(self, self.out, "the output")
-        if self.splits is None:
-            same_elt(self, [*fifos, out], "q, k, v and the output")
-        else:
-            same_elt(self, fifos, "q, k and v")
+        # q, k and v agree (tg.attention's contract: the two tile products read their operands in
+        # one format); the output is O / l in f32 rounded once to its own type (docs/sp.md).
+        same_elt(self, fifos, "q, k and v")
+        if self.splits is not None:
             if self.splits < 1 or self.queries != 1:
                 raise VerifyException(
                     f"attention: splits {self.splits} needs a positive count and one query row "
