@@ -9,8 +9,9 @@ A plan the tile pass chose must be one size-buffers lays out: the footprint tile
 layout size-buffers makes are one computation (targets/footprint.py, passes/size_buffers.py), so
 `LocalMemExceeded` here is the compiler refusing its own plan and the sweep's headline number must
 be zero. Other refusals (a shape no plan fits, a DRAM too small) are the compiler declining the
-program, named and typed, and are counted apart. Shapes: each dimension uniform in 1..16384 on a
-log scale (so small, ragged and huge shapes all occur), each operand bf16 or f32 at random.
+program, named and typed, and are counted apart. Shapes: the issue's two, then each dimension
+uniform in 1..16384 or log-uniform (so small, ragged and huge shapes all occur), each GEMM bf16
+or f32 at random.
 """
 
 from __future__ import annotations
@@ -55,14 +56,22 @@ class Shape:
         return f"{self.m}x{self.k}x{self.n} {self.dtype}"
 
 
+ISSUE = (Shape(1024, 8192, 1024, "bf16"), Shape(9373, 1313, 7710, "bf16"))
+"""The GEMMs issue 22 found refused on blackhole_p150 (LocalMemExceeded on the plan tile chose)."""
+
+
 def shapes(count: int, seed: int) -> list[Shape]:
-    """`count` shapes, seeded: each dimension log-uniform in 1..MAX_DIM."""
+    """The issue's shapes, then `count` seeded ones: each dimension uniform in 1..MAX_DIM or,
+    as often, log-uniform (uniform alone almost never draws a decode row or a ragged small
+    edge; log-uniform alone rarely a large square)."""
     rng = random.Random(seed)
 
     def dim() -> int:
+        if rng.random() < 0.5:
+            return rng.randint(1, MAX_DIM)
         return max(1, min(MAX_DIM, round(math.exp(rng.uniform(0, math.log(MAX_DIM))))))
 
-    return [Shape(dim(), dim(), dim(), rng.choice(DTYPES)) for _ in range(count)]
+    return [*ISSUE, *(Shape(dim(), dim(), dim(), rng.choice(DTYPES)) for _ in range(count))]
 
 
 @dataclass
@@ -106,7 +115,7 @@ def main() -> None:
     res = sweep(args.shapes, args.seed, args.targets, args.accumulate, args.verbose)
     total = sum(res.counts.values())
     print(
-        f"{args.shapes} shapes x {len(args.targets)} presets x {len(args.accumulate)} "
+        f"{args.shapes} + {len(ISSUE)} shapes x {len(args.targets)} presets x {len(args.accumulate)} "
         f"accumulations = {total} compiles in {res.seconds:.0f} s"
     )
     for end, n in res.counts.most_common():
