@@ -47,7 +47,13 @@ from xdsl.passes import ModulePass
 
 from spatial_dialect import sp
 from spatial_dialect.passes.phases import refusals_at, sections_taken
-from spatial_dialect.passes.site_footprint import k_block, memory_buffers, operand_fifos, site_bytes
+from spatial_dialect.passes.site_footprint import (
+    k_block,
+    memory_buffers,
+    operand_fifos,
+    single_buffered,
+    site_bytes,
+)
 from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
@@ -280,7 +286,10 @@ def size_section(program: sp.ProgramOp, target: Target) -> None:
     assert plan is not None
     # A streaming site holds one tile per page and walks tiles as fast as they come: its
     # double buffering is tt-metal's, and the credit loop is the blocked plans' question.
-    lay_out(program, {} if plan.streaming else deepened(program, target))
+    # A single-buffered plan is tile's answer to a memory where two pages did not fit: its
+    # FIFOs keep their one page.
+    deepen = not plan.streaming and not single_buffered(program)
+    lay_out(program, deepened(program, target) if deepen else {})
     program.set_phase(Phase.SIZED)
 
 

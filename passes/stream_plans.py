@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import IntegerType
 
 from spatial_dialect import sp
 from spatial_dialect.passes.dram_layout import dram_tile_bytes
-from spatial_dialect.passes.site_footprint import buffer_bytes, memory_buffers
+from spatial_dialect.passes.site_footprint import buffer_bytes, dram_fifos, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionCombineOp,
@@ -78,6 +78,7 @@ class Candidate:
     sh: int
     sw: int
     kw: int
+    depth: int = 2  # pages of each operand FIFO: 1 only where no double-buffered plan fits
 
     def bindings(self) -> dict[str, int]:
         """The size symbols of a site running this plan (sp/attrs.py)."""
@@ -92,7 +93,11 @@ class Candidate:
         }
 
     def text(self) -> str:
-        return f"block {self.bm}x{self.bn} sub_block {self.sh}x{self.sw} k_block {self.kw}"
+        single = " single-buffered" if self.depth == 1 else ""
+        return f"block {self.bm}x{self.bn} sub_block {self.sh}x{self.sw} k_block {self.kw}{single}"
+
+    def single_buffered(self) -> Candidate:
+        return Candidate(self.bm, self.bn, self.sh, self.sw, self.kw, 1)
 
 
 @dataclass(frozen=True)
@@ -338,6 +343,7 @@ class StreamPlanner:
         self.tile_elems = program.tile[0] * program.tile[1]
         self.facts = StageFacts.of(stage)
         self.buffers = memory_buffers(program)
+        self.operands = dram_fifos(program)
         self.movements: list[Movement] = []
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
@@ -354,7 +360,10 @@ class StreamPlanner:
         """Everything `legal` and `quantities` read, and the candidates (the space without its
         tensor's name)."""
         sp_ = self.space
-        buffers = tuple((b.depth, b.page, b.tile_bytes, b.alias is None) for b in self.buffers)
+        buffers = tuple(
+            (b.depth, b.page, b.tile_bytes, b.alias is None, b in self.operands)
+            for b in self.buffers
+        )
         return (
             self.section_kind,
             self.kind,
@@ -377,7 +386,8 @@ class StreamPlanner:
             return False
         if self.section_kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
-        return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
+        depths = dict.fromkeys(self.operands, 1) if c.depth == 1 else None
+        return buffer_bytes(self.buffers, c.bindings(), depths) <= self.target.local_mem_max_bytes
 
     def quantities(self, c: Candidate) -> StreamQuantities:
         b = c.bindings()
@@ -442,6 +452,7 @@ class StreamPlanner:
             dtype,
             compulsory,
             steps=extents["k0"],
+            serial=c.depth == 1,
         )
 
     def _delta_work(self, c: Candidate) -> tuple[int, float]:
@@ -463,12 +474,15 @@ class StreamPlanner:
         return chunks * tiles * self.tile_elems, float(matmuls)
 
     def rank(self, fidelity: str) -> list[tuple[Candidate, StreamCost]]:
-        """The legal plans with their costs, best first."""
-        costed = [
-            (c, stream_cost(self.target, self.quantities(c), fidelity))
-            for c in self.space.candidates()
-            if self.legal(c)
-        ]
+        """The legal plans with their costs, best first. Where no plan fits with its operand
+        FIFOs double-buffered, the single-buffered plans (one page each: a block's load waits
+        for the previous block's compute, priced so) are the plan space: a small local memory
+        (rtx3060's 99 KiB of shared memory under an f32 attention's 128-wide heads) then runs
+        the section slower rather than refusing it (docs/passes.md#tile-single-buffering-where-nothing-else-fits)."""
+        legal = [c for c in self.space.candidates() if self.legal(c)]
+        if not legal:
+            legal = [d for c in self.space.candidates() if self.legal(d := c.single_buffered())]
+        costed = [(c, stream_cost(self.target, self.quantities(c), fidelity)) for c in legal]
         costed.sort(
             key=lambda cc: (
                 cc[1].total_cycles,
