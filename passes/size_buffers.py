@@ -181,8 +181,9 @@ def capped(
     budget: int,
 ) -> Depths:
     """`trial` with every FIFO at most `cap` pages above the depth tile priced, for the largest cap
-    whose layout fits `budget` on every range (the uncapped depths where they fit; tile's own
-    depths where none does, which tile's footprint makes fit the configurable budget).
+    whose layout fits `budget` on every range (or, on a range past it at tile's depths, adds
+    nothing there): the uncapped depths where they fit, tile's own depths where none does, which
+    tile's footprint makes fit the configurable budget.
 
     Why: `give_back` fits each range's buffers as a SUM, but a multicast group lands at one
     offset on all its members, the largest cursor among them, so a boundary range that deepened
@@ -200,8 +201,12 @@ def capped(
         unify_groups(depths, families)
         return depths
 
+    # A range already past `budget` at tile's depths (a GPU plan in the opt-in shared memory
+    # beyond the default) may stay there: deepening must only not push it further.
+    allowed = {r: max(budget, end) for r, end in layout(program, at(0))[1].items()}
+
     def fits(cap: int) -> bool:
-        return all(end <= budget for end in layout(program, at(cap))[1].values())
+        return all(end <= allowed[r] for r, end in layout(program, at(cap))[1].items())
 
     top = max((d - base[r][f] for r, ds in trial.items() for f, d in ds.items()), default=0)
     if fits(top):
