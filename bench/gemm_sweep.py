@@ -79,6 +79,7 @@ class Result:
     counts: Counter[str]
     self_refusals: list[tuple[str, str, Shape, str]]
     seconds: float
+    slowest: tuple[float, str] = (0.0, "")  # the longest compile (seconds, what it was)
 
 
 def sweep(
@@ -87,9 +88,11 @@ def sweep(
     counts: Counter[str] = Counter()
     bad: list[tuple[str, str, Shape, str]] = []
     start = time.perf_counter()
+    slowest = (0.0, "")
     for shape in shapes(count, seed):
         for target in targets:
             for acc in accumulations:
+                began = time.perf_counter()
                 try:
                     compile_module(shape.program(), target, accumulate=acc)
                     end = "ok"
@@ -99,9 +102,11 @@ def sweep(
                 except Exception as exc:  # noqa: BLE001
                     end = type(exc).__name__
                 counts[end] += 1
+                took = time.perf_counter() - began
+                slowest = max(slowest, (took, f"{shape} on {target} accumulate={acc}"))
                 if verbose and end != "ok":
                     print(f"{target} {acc} {shape}: {end}", file=sys.stderr)
-    return Result(counts, bad, time.perf_counter() - start)
+    return Result(counts, bad, time.perf_counter() - start, slowest)
 
 
 def main() -> None:
@@ -118,6 +123,7 @@ def main() -> None:
         f"{args.shapes} + {len(ISSUE)} shapes x {len(args.targets)} presets x {len(args.accumulate)} "
         f"accumulations = {total} compiles in {res.seconds:.0f} s"
     )
+    print(f"  slowest compile: {res.slowest[0]:.1f} s ({res.slowest[1]})")
     for end, n in res.counts.most_common():
         print(f"  {end:24} {n}")
     print(f"self-refusals (LocalMemExceeded on a chosen plan): {len(res.self_refusals)}")
