@@ -28,7 +28,8 @@ section kind allows (`space`):
 
 Every candidate whose buffers fit a site's configurable budget (`site_footprint.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
-the IR under the candidate's bindings; the cheapest wins, ties going to fewer items, then the
+the IR under the candidate's bindings (where none fits, the same candidates single-buffered:
+one page per FIFO between DRAM and compute, priced serial); the cheapest wins, ties going to fewer items, then the
 larger sub-block, then the wider K block, so the choice is deterministic. The items are dealt
 out over the whole mesh by split_work_to_sites (place), so every block divides its extent: items
 of one shape.
@@ -78,7 +79,7 @@ class Candidate:
     sh: int
     sw: int
     kw: int
-    depth: int = 2  # pages of each operand FIFO: 1 only where no double-buffered plan fits
+    depth: int = 2  # pages of each FIFO between DRAM and compute: 1 where no 2 fits
 
     def bindings(self) -> dict[str, int]:
         """The size symbols of a site running this plan (sp/attrs.py)."""
@@ -343,7 +344,7 @@ class StreamPlanner:
         self.tile_elems = program.tile[0] * program.tile[1]
         self.facts = StageFacts.of(stage)
         self.buffers = memory_buffers(program)
-        self.operands = dram_fifos(program)
+        self.dram_fifos = dram_fifos(program)
         self.movements: list[Movement] = []
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
@@ -361,7 +362,7 @@ class StreamPlanner:
         tensor's name)."""
         sp_ = self.space
         buffers = tuple(
-            (b.depth, b.page, b.tile_bytes, b.alias is None, b in self.operands)
+            (b.depth, b.page, b.tile_bytes, b.alias is None, b in self.dram_fifos)
             for b in self.buffers
         )
         return (
@@ -386,7 +387,7 @@ class StreamPlanner:
             return False
         if self.section_kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
-        depths = dict.fromkeys(self.operands, 1) if c.depth == 1 else None
+        depths = dict.fromkeys(self.dram_fifos, 1) if c.depth == 1 else None
         return buffer_bytes(self.buffers, c.bindings(), depths) <= self.target.local_mem_max_bytes
 
     def quantities(self, c: Candidate) -> StreamQuantities:

@@ -402,7 +402,7 @@ def tile_section(
         work, plan = stream_plan_ops(program, target, choice)
         first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
         rewriter.insert_op([work, plan], InsertPoint.before(first))
-        if choice.best.depth == 1:  # single-buffered: every operand FIFO holds one page
+        if choice.best.depth == 1:  # single-buffered: each FIFO to or from DRAM holds one page
             for fifo in dram_fifos(program):
                 rewriter.replace_op(fifo, rebuilt_fifo(fifo, SizesAttr.of(1), fifo.page))
     program.set_phase(Phase.TILED)
