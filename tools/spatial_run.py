@@ -70,7 +70,7 @@ from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
-from spatial_dialect.sp.errors import InvalidTarget
+from spatial_dialect.sp.errors import InternalError, InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backend.executors import (
@@ -564,6 +564,8 @@ class Compiled:
                 self.module = compile_module(
                     fns, self.args.target, accumulate=accumulate, **options
                 )
+            except InternalError:
+                raise  # the compiler's own bug, reported as such, not as a refusal
             except DiagnosticException as e:
                 raise CompileRefused(e) from None
         return self.module
