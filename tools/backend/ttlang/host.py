@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from spatial_dialect.tools.interpreters.bfp8 import round_bfp8_b
+
 if TYPE_CHECKING:
     import torch
     import ttnn
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 TENSORS: dict[str, tuple[tuple[int, ...], str]] = {}
 CONSTANTS: dict[str, object] = {}
+Q8_0_WEIGHTS: dict[str, tuple[str, int]] = {}
 INPUTS: list[str] = []
 OUTPUTS: list[str] = []
 SECTIONS: list[tuple[object, list[str]]] = []
@@ -142,9 +145,19 @@ def _argmax_neg(cols, cpad):
 # The host: allocate, run the sections in order, read the outputs back ─────────────────────────
 
 
+def _q8_0_as_bfp8_b(values, scales, axis):
+    """A Q8_0 argument (i8 values, one f16 scale per 32 along `axis`) as the chip stores it:
+    f32(d) * q (exact in f32), rounded to bfp8_b by tt-metal's rule (round_bfp8_b). ttnn's
+    from_torch(dtype=ttnn.bfloat8_b) rounds so on a chip, where this rounding is then exact; a
+    simulator that keeps bfloat8_b in bf16 or f32 holds the chip's values because of it."""
+    d = np.repeat(np.asarray(scales).astype(np.float16).astype(np.float32), 32, axis=axis)
+    return round_bfp8_b(np.asarray(values).astype(np.float32) * d)
+
+
 def _dtypes(dt):
     """(torch dtype, ttnn dtype) of an element type of the IR."""
     return {
+        "bfp8_b": (torch.float32, ttnn.bfloat8_b),
         "bf16": (torch.bfloat16, ttnn.bfloat16),
         "f16": (torch.float16, ttnn.float16),
         "f32": (torch.float32, ttnn.float32),
@@ -168,6 +181,8 @@ def run(arrays):
     try:
         dram = {}
         arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
+        for name, (scales, axis) in Q8_0_WEIGHTS.items():
+            arrays[name] = _q8_0_as_bfp8_b(arrays[name], arrays[scales], axis)
         for name, (shape, dt) in TENSORS.items():
             if name in arrays:
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
@@ -219,5 +234,5 @@ def main():
 KERNEL_HELPERS = (_index, _coord, _rope_perm, _rope_dup, _onehot, _attn_d, _argmax_idx, _argmax_neg)
 """Printed before the sections, each only where the program names it."""
 
-HOST = (_dtypes, _as_2d, run, _seeded_inputs, main)
+HOST = (round_bfp8_b, _q8_0_as_bfp8_b, _dtypes, _as_2d, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
