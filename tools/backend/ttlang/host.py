@@ -215,9 +215,15 @@ def run(arrays):
 
 def _seeded_inputs(seed=0):
     gen = np.random.default_rng(seed)
-    return {
+    drawn = {
         n: gen.standard_normal(TENSORS[n][0]).astype(np.float32) for n in INPUTS if n in TENSORS
     }
+    for name, (scales, axis) in Q8_0_WEIGHTS.items():  # values in -127..127, scales 2^-9
+        drawn[name] = np.clip(np.round(drawn[name] * 32), -127, 127)
+        shape = list(TENSORS[name][0])
+        shape[axis] //= 32
+        drawn[scales] = np.full(shape, 2.0**-9, np.float32)
+    return drawn
 
 
 def main():
