@@ -405,7 +405,7 @@ def test_the_q8_0_layer_prints_its_weights_as_bfp8_b(target):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for w in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"):
-        assert f"'{w}': ('{w}_scales', 0)" in out
+        assert f"'{w}': (_q8_0_as_bfp8_b, '{w}_scales', 0)," in out
     assert "'wq': ((4096, 4096), 'bfp8_b')" in out
     assert "'h__q8_0_1': ((1, 4096), 'bfp8_b')" in out
     assert "_scales" not in out.split("TENSORS = ")[0]

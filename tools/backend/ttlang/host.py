@@ -15,6 +15,7 @@ there. torch and ttnn come with tt-lang-sim and are imported by the program, not
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 TENSORS: dict[str, tuple[tuple[int, ...], str]] = {}
 CONSTANTS: dict[str, object] = {}
-Q8_0_WEIGHTS: dict[str, tuple[str, int]] = {}
+Q8_0_WEIGHTS: dict[str, tuple[Callable[..., np.ndarray], str, int]] = {}
 INPUTS: list[str] = []
 OUTPUTS: list[str] = []
 SECTIONS: list[tuple[object, list[str]]] = []
@@ -181,8 +182,8 @@ def run(arrays):
     try:
         dram = {}
         arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
-        for name, (scales, axis) in Q8_0_WEIGHTS.items():
-            arrays[name] = _q8_0_as_bfp8_b(arrays[name], arrays[scales], axis)
+        for name, (convert, scales, axis) in Q8_0_WEIGHTS.items():
+            arrays[name] = convert(arrays[name], arrays[scales], axis)
         for name, (shape, dt) in TENSORS.items():
             if name in arrays:
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
@@ -218,7 +219,7 @@ def _seeded_inputs(seed=0):
     drawn = {
         n: gen.standard_normal(TENSORS[n][0]).astype(np.float32) for n in INPUTS if n in TENSORS
     }
-    for name, (scales, axis) in Q8_0_WEIGHTS.items():  # values in -127..127, scales 2^-9
+    for name, (_, scales, axis) in Q8_0_WEIGHTS.items():  # values in -127..127, scales 2^-9
         drawn[name] = np.clip(np.round(drawn[name] * 32), -127, 127)
         shape = list(TENSORS[name][0])
         shape[axis] //= 32
@@ -240,5 +241,9 @@ def main():
 KERNEL_HELPERS = (_index, _coord, _rope_perm, _rope_dup, _onehot, _attn_d, _argmax_idx, _argmax_neg)
 """Printed before the sections, each only where the program names it."""
 
-HOST = (round_bfp8_b, _q8_0_as_bfp8_b, _dtypes, _as_2d, run, _seeded_inputs, main)
+HOST = (_dtypes, _as_2d, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
+
+LOAD_HELPERS = (round_bfp8_b, _q8_0_as_bfp8_b)
+"""Printed before the tables, where a program's Q8_0_WEIGHTS names them (a Q8_0 argument's
+conversion at load)."""

@@ -84,7 +84,12 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             for n, src in consts.items():
                 tables(f"{n!r}: lambda: {src},")
         tables("}")
-    tables(f"Q8_0_WEIGHTS = {q8_0!r}")
+    tables("Q8_0_WEIGHTS = {" + ("" if q8_0 else "}"))
+    if q8_0:
+        with tables.indent():
+            for n, (scales, axis) in q8_0.items():
+                tables(f"{n!r}: ({host._q8_0_as_bfp8_b.__name__}, {scales!r}, {axis}),")
+        tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
     tables("SECTIONS = [")
@@ -95,6 +100,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
+        *host.LOAD_HELPERS,
     ]
     helpers = used_helpers(
         [*dict.fromkeys(kernel_helpers), *host.HOST],
