@@ -65,6 +65,12 @@ so it runs the best plan it can print; spatial-run says so. Flash decoding's spl
 every backend, so the count is the one link priced."""
 
 
+Q8_0_AS_STORED = frozenset({"tt-lang-sim"})
+"""The backends whose program holds a Q8_0 tensor in the format the target stores it in
+(Target.q8_0_storage: bfp8_b on Tensix), not as ggml's blocks: spatial-run checks their outputs
+with the bfp8_b term of tools/interpreters/compare.py. The others compute ggml's Q8_0 exactly."""
+
+
 def backend_runner(name: str) -> Runner:
     module, function = BACKENDS[name]
     return getattr(import_module(module), function)

@@ -298,8 +298,10 @@ def _run_text(text, module, accumulate="f32"):
     return compare("c", ref, out, accumulate)
 
 
-def print_example(example: str, accumulate: str = "f32") -> subprocess.CompletedProcess:
-    """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=wormhole_n150} -t ttlang`."""
+def print_example(
+    example: str, accumulate: str = "f32", target: str = "wormhole_n150", more: str = ""
+) -> subprocess.CompletedProcess:
+    """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=TARGET ...} -t ttlang`."""
     return subprocess.run(
         [
             sys.executable,
@@ -307,8 +309,8 @@ def print_example(example: str, accumulate: str = "f32") -> subprocess.Completed
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples" / example),
             "-p",
-            f"spatial-pipeline{{target=wormhole_n150 accumulate={accumulate} split-k=1 "
-            "kv-splits=1}",
+            f"spatial-pipeline{{target={target} accumulate={accumulate} split-k=1 "
+            f"kv-splits=1{more}}}",
             "-t",
             "ttlang",
         ],
@@ -395,12 +397,27 @@ def test_the_moe_and_delta_layers_print_whole(example, marks):
         assert mark in proc.stdout
 
 
+@pytest.mark.parametrize("target", ["wormhole_n150", "blackhole_p150"])
+def test_the_q8_0_layer_prints_its_weights_as_bfp8_b(target):
+    """The Q8_0 Llama-3 decode layer prints whole: each Q8_0 weight is a bfp8_b tensor the host
+    converts at load from its values and scales (blocks of 32 along K, axis 0), each quantized
+    activation view a bfp8_b tensor; no Q8_0 scale reaches a kernel."""
+    proc = print_example("llama3_8b_decode_q8_0.mlir", target=target)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for w in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"):
+        assert f"'{w}': (_q8_0_as_bfp8_b, '{w}_scales', 0)," in out
+    assert "'wq': ((4096, 4096), 'bfp8_b')" in out
+    assert "'h__q8_0_1': ((1, 4096), 'bfp8_b')" in out
+    assert "_scales" not in out.split("TENSORS = ")[0]
+
+
 def test_an_unemitted_section_is_refused_by_name_in_one_line():
-    """The Q8_0 Llama-3 decode layer stops at its first Q8_0 buffer (the quantized view of the
-    normed activations): ttnn has no Q8_0 tile format."""
-    proc = print_example("llama3_8b_decode_q8_0.mlir")
+    """Block-float storage of the float tensors (format=bfp8_b) stops the Llama-3 decode layer
+    at its first section, naming the buffer."""
+    proc = print_example("llama3_8b_decode.mlir", more=" format=bfp8_b")
     assert proc.returncode == 1
-    assert "error: -t ttlang: section @h__q8_0_1: buffer out stores q8_0" in proc.stderr
+    assert "error: -t ttlang: section @h__partials: buffer in0 stores bfp8_b" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
 

@@ -146,8 +146,6 @@ def test_an_example_as_spatial_opt_prints_it(example, target):
 @pytest.mark.parametrize("target", TENSIX)
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_an_example_as_tt_lang_sim_runs_it(example, target):
-    if "q8_0" in example:
-        pytest.skip("Q8_0 storage is refused whatever the options (no ttnn tile format)")
     text = (ROOT / "examples" / example).read_text()
     assert_reads_as_written(_emit(text, target, **SIM_OPTIONS), example)
 

@@ -29,9 +29,12 @@ module.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from spatial_dialect.tools.interpreters.bfp8 import round_bfp8_b
 
 if TYPE_CHECKING:
     import torch
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 TENSORS: dict[str, tuple[tuple[int, ...], str]] = {}
 CONSTANTS: dict[str, object] = {}
 EXPERTS: dict[str, int] = {}
+Q8_0_WEIGHTS: dict[str, tuple[Callable[..., np.ndarray], str, int]] = {}
 INPUTS: list[str] = []
 OUTPUTS: list[str] = []
 SECTIONS: list[tuple[object, list[str]]] = []
@@ -162,9 +166,19 @@ def _arg(dram, name):
 # The host: allocate, run the sections in order, read the outputs back ─────────────────────────
 
 
+def _q8_0_as_bfp8_b(values, scales, axis):
+    """A Q8_0 argument (i8 values, one f16 scale per 32 along `axis`) as the chip stores it:
+    f32(d) * q (exact in f32), rounded to bfp8_b by tt-metal's rule (round_bfp8_b). ttnn's
+    from_torch(dtype=ttnn.bfloat8_b) rounds so on a chip, where this rounding is then exact; a
+    simulator that keeps bfloat8_b in bf16 or f32 holds the chip's values because of it."""
+    d = np.repeat(np.asarray(scales).astype(np.float16).astype(np.float32), 32, axis=axis)
+    return round_bfp8_b(np.asarray(values).astype(np.float32) * d)
+
+
 def _dtypes(dt):
     """(torch dtype, ttnn dtype) of an element type of the IR."""
     return {
+        "bfp8_b": (torch.float32, ttnn.bfloat8_b),
         "bf16": (torch.bfloat16, ttnn.bfloat16),
         "f16": (torch.float16, ttnn.float16),
         "f32": (torch.float32, ttnn.float32),
@@ -189,6 +203,8 @@ def run(arrays):
     try:
         dram = {}
         arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
+        for name, (convert, scales, axis) in Q8_0_WEIGHTS.items():
+            arrays[name] = convert(arrays[name], arrays[scales], axis)
         for name, (shape, dt) in TENSORS.items():
             if name in arrays:
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
@@ -228,9 +244,15 @@ def run(arrays):
 
 def _seeded_inputs(seed=0):
     gen = np.random.default_rng(seed)
-    return {
+    drawn = {
         n: gen.standard_normal(TENSORS[n][0]).astype(np.float32) for n in INPUTS if n in TENSORS
     }
+    for name, (_, scales, axis) in Q8_0_WEIGHTS.items():  # values in -127..127, scales 2^-9
+        drawn[name] = np.clip(np.round(drawn[name] * 32), -127, 127)
+        shape = list(TENSORS[name][0])
+        shape[axis] //= 32
+        drawn[scales] = np.full(shape, 2.0**-9, np.float32)
+    return drawn
 
 
 def main():
@@ -262,3 +284,7 @@ kernel calls no Python function, api_check.py)."""
 
 HOST = (_dtypes, _as_2d, _arg, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
+
+LOAD_HELPERS = (round_bfp8_b, _q8_0_as_bfp8_b)
+"""Printed before the tables, where a program's Q8_0_WEIGHTS names them (a Q8_0 argument's
+conversion at load)."""

@@ -34,6 +34,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.tools.backend.ttlang import host
 from spatial_dialect.tools.backend.ttlang.indexed import host_step
 from spatial_dialect.tools.backend.ttlang.moe import experts_table
@@ -62,11 +63,17 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     body = Lines()
     for s in sections:
         s.emit(body)
-    # tensors: name -> (shape, dtype)
+    # tensors: name -> (shape, dtype); a Q8_0 tensor in the format the chip stores it in, and
+    # an argument's (values, scales) converted to it at load: name -> (scales, block axis)
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
+    q8_0: dict[str, tuple[str, int]] = {}
     for p in programs:
         for t in p.ops_of(sp.TensorOp):
-            tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), str(t.element_type)))
+            fmt = t.format.data if t.format is not None else None
+            dtype = target.q8_0_storage if fmt in Q8_0_FORMATS else str(t.element_type)
+            tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), dtype))
+            if fmt in Q8_0_FORMATS and t.scales is not None:
+                q8_0[t.sym_name.data] = (t.scales.root_reference.data, Q8_0_FORMATS[fmt])
     consts: dict[str, str] = {}
     for sec in sections:
         for n, (shape, src) in sec.consts.items():
@@ -81,6 +88,12 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
                 tables(f"{n!r}: lambda: {src},")
         tables("}")
     tables(f"EXPERTS = {experts_table([s for s in sections if isinstance(s, OperationWriter)])!r}")
+    tables("Q8_0_WEIGHTS = {" + ("" if q8_0 else "}"))
+    if q8_0:
+        with tables.indent():
+            for n, (scales, axis) in q8_0.items():
+                tables(f"{n!r}: ({host._q8_0_as_bfp8_b.__name__}, {scales!r}, {axis}),")
+        tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
     tables("SECTIONS = [")
@@ -91,6 +104,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
+        *host.LOAD_HELPERS,
     ]
     helpers = used_helpers(
         [*dict.fromkeys(kernel_helpers), *host.HOST],
