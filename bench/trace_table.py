@@ -28,7 +28,6 @@ from spatial_dialect import sp
 from spatial_dialect.passes.dram_layout import dram_tile_bytes
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.passes.target_choice import recorded_target
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.backend.ttlang.runner import run_traced
 from spatial_dialect.tools.frontend.layers import ExampleNames, Model, step_function
 from spatial_dialect.tools.frontend.tg_builder import print_functions
@@ -57,7 +56,7 @@ def kib(module, sec: sp.ProgramOp, tiles: dict[str, int]) -> float:  # noqa: ANN
 
 def table(target: str) -> list[str]:
     fn = entry_function(parse_module(program()))
-    module = compile_module(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0])
+    module = compile_module(fn, target)
     inputs = draw_inputs(fn, 0)
     start = time.perf_counter()
     traced = run_traced(module, [inputs[x] for x in input_names(fn)])

@@ -19,7 +19,7 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   (+ an aliased spill, + the printer's own staging DFBs, - IR buffers it keeps as block values:
   `printed_l1`); a GEMM's selector DFBs = `selector_l1`.
 
-The programs are compiled as spatial-run compiles for tt-lang-sim (executors.COMPILE_OPTIONS).
+The programs are compiled as spatial-run compiles them (the default pipeline options).
 SPATIAL_TTLANG_TRACES=all adds the prefill steps (about 4 minutes more on the loaded two cores).
 """
 
@@ -173,12 +173,11 @@ if os.environ.get("SPATIAL_TTLANG_TRACES") == "all":
 @pytest.mark.parametrize("program", list(PROGRAMS))
 def test_every_sections_trace_equals_its_price(program, target):
     from spatial_dialect.passes.pipeline import compile_module
-    from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     path = ROOT / program if "/" in program else ROOT / "examples" / program
     fn = entry_function(parse_module(path.read_text()))
-    module = compile_module(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0])
+    module = compile_module(fn, target)
     traced = _traced(fn, module)
     secs, ops = sections(module), operations(traced)
     assert len(ops) == len(secs)  # one operation per section, in the module's order
