@@ -113,3 +113,30 @@ def test_spatial_run_checks_the_priced_split(capsys):
     assert code == 0, text
     assert "compiles with" not in text
     assert text.strip().splitlines()[-1].startswith("PASS"), text
+
+
+Q8_0 = """
+func.func @mm(%x: tensor<32x1024xbf16>, %wv: tensor<1024x64xi8>, %ws: tensor<32x64xf16>) -> (tensor<32x64xbf16>, tensor<32x64xbf16>) {
+  %y = tg.matmul_q8_0 %x, %wv, %ws activation "q8_0" : (tensor<32x1024xbf16>, tensor<1024x64xi8>, tensor<32x64xf16>) -> tensor<32x64xbf16>
+  %z = tg.matmul_q8_0 %x, %wv, %ws activation "float" : (tensor<32x1024xbf16>, tensor<1024x64xi8>, tensor<32x64xf16>) -> tensor<32x64xbf16>
+  func.return %y, %z : tensor<32x64xbf16>, tensor<32x64xbf16>
+}
+"""
+
+
+def test_q8_0_products_split_k():
+    """Both Q8_0 GEMM forms walk their slice's K: the int8 dot (per block of 32 within the
+    slice) and the `dequantize` one, split 2 ways on wormhole_n150."""
+    fn = entry_function(parse_module(Q8_0))
+    module = compile_module(fn, "wormhole_n150", grid="8x8", split_k=2)
+    slices = {
+        p.sym_name.data: p.one(sp.WorkOp).k_slices
+        for p in module.walk()
+        if isinstance(p, sp.ProgramOp) and p.kind == sp.SectionKind.GEMM
+    }
+    assert slices == {"y": 2, "z": 2}
+    inputs = draw_inputs(fn, 0)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs, "triton-interpret")
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
