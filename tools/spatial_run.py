@@ -77,7 +77,6 @@ from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backend.executors import (
     BACKENDS,
-    COMPILE_OPTIONS,
     Q8_0_AS_STORED,
     BackendFailed,
     BackendUnavailable,
@@ -575,17 +574,10 @@ class Compiled:
 
     def compiled(self) -> ModuleOp:
         if self.module is None:
-            options, why = COMPILE_OPTIONS.get(self.args.backend, ({}, ""))
-            if options:
-                given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
-                line = f"spatial-run: {self.args.backend} compiles with {given}: {why}"
-                print(line, file=self.out)
             fns = self.chain if self.args.chain else self.chain[0]
             accumulate = self.args.accumulate
             try:
-                self.module = compile_module(
-                    fns, self.args.target, accumulate=accumulate, **options
-                )
+                self.module = compile_module(fns, self.args.target, accumulate=accumulate)
             except InternalError:
                 raise  # the compiler's own bug, reported as such, not as a refusal
             except DiagnosticException as e:

@@ -22,7 +22,7 @@ def gemm_text(m: int, k: int, n: int, dt: str) -> str:
 
 def check(text: str, target: str, runner, seed: int = 0, **options: str):
     """(comparisons, module) of `text` compiled for `target` as spatial-run compiles for
-    tt-lang-sim (its COMPILE_OPTIONS, and any other pipeline option, e.g. grid="1x1") and run by
+    tt-lang-sim (the pipeline options given, e.g. grid="1x1", and no others) and run by
     `runner`; an arg-max is compared with its near ties."""
     fn = entry_function(parse_module(text))
     module = compile_module(fn, target, **options)

@@ -19,7 +19,7 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   (+ an aliased spill, + the printer's own staging DFBs, - IR buffers it keeps as block values:
   `printed_l1`); a GEMM's selector DFBs = `selector_l1`.
 
-The programs are compiled as spatial-run compiles for tt-lang-sim (executors.COMPILE_OPTIONS).
+The programs are compiled as spatial-run compiles them (the default pipeline options).
 SPATIAL_TTLANG_TRACES=all adds the prefill steps (about 4 minutes more on the loaded two cores).
 """
 

@@ -33,7 +33,6 @@ from gemm_cases import gemm_text  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 TENSIX = ["wormhole_n150", "blackhole_p150"]
 WIDTH = 100
-SIM_OPTIONS: dict[str, int] = {}  # spatial-run --backend tt-lang-sim forces no option
 
 EXAMPLES = sorted(
     p.name for p in (ROOT / "examples").glob("*.mlir") if "qwen3_next_80b_a3b_prefill" not in p.name
@@ -144,17 +143,10 @@ def test_an_example_as_spatial_opt_prints_it(example, target):
 
 
 @pytest.mark.parametrize("target", TENSIX)
-@pytest.mark.parametrize("example", EXAMPLES)
-def test_an_example_as_tt_lang_sim_runs_it(example, target):
-    text = (ROOT / "examples" / example).read_text()
-    assert_reads_as_written(_emit(text, target, **SIM_OPTIONS), example)
-
-
-@pytest.mark.parametrize("target", TENSIX)
 @pytest.mark.parametrize("program", INPUTS)
 def test_a_backend_test_input(program, target):
     text = (ROOT / "test/backend/ttlang/Inputs" / program).read_text()
-    assert_reads_as_written(_emit(text, target, **SIM_OPTIONS), program)
+    assert_reads_as_written(_emit(text, target), program)
 
 
 @pytest.mark.parametrize(
@@ -166,4 +158,4 @@ def test_a_backend_test_input(program, target):
     ],
 )
 def test_a_gemm(m, k, n, dt, target):
-    assert_reads_as_written(_emit(gemm_text(m, k, n, dt), target, **SIM_OPTIONS), "gemm.py")
+    assert_reads_as_written(_emit(gemm_text(m, k, n, dt), target), "gemm.py")
