@@ -8,9 +8,9 @@ The real step (examples/llama3_8b_decode.mlir: 4096 wide, 14336 FFN, a 128256-ro
 4096-row cache) is too big to simulate, so the table traces THE SAME LAYER SCALED DOWN: head_dim
 128 and GQA 4:1 kept (8 query heads over 2 kv heads), hidden 1024, FFN 3584 (Llama's 3.5x), a
 2048-row vocabulary and a 128-row KV cache, one layer; one token. Every section kind of the
-decode step is in it (gather, rms_norm, the GEMMs, rope, the cache scatters, attention, the
-residual adds, swiglu, the LM head, arg-max), with the plans the default pipeline chooses (split-K
-where it pays); `--kv-splits P` forces flash decoding (the planner splits no 128-row cache), so
+decode step is in it (rms_norm, the GEMMs, rope, attention, the residual adds, swiglu, the LM
+head, arg-max; the gather and the cache scatters are host steps, ttnn ops, not traced), with the
+plans the default pipeline chooses (split-K where it pays); `--kv-splits P` forces flash decoding (the planner splits no 128-row cache), so
 the table shows `attention` (the splits) and `attention_combine` rows.
 
 Columns: DRAM KiB priced / traced (the plan's tensors; constant tables the printer reads are
@@ -45,10 +45,9 @@ sys.path.insert(0, str(ROOT / "test" / "backend" / "ttlang"))
 from trace_counts import (  # noqa: E402
     counted,
     differences,
-    operations,
     partials_pipes,
     price,
-    sections,
+    traced_sections,
 )
 
 SCALED = Model("llama3_8b_scaled", 1024, 8, 2, 128, 3584, 1e-5, qk_norm=False, vocab=2048)
@@ -89,7 +88,13 @@ def table(target: str, kv_splits: int | None = None) -> list[str]:
         "differences |",
         "|---|---|---|---|---|---|---|",
     ]
-    for i, (sec, events) in enumerate(zip(sections(module), operations(traced), strict=True)):
+    for sec, op, events in traced_sections(module, traced):
+        if op is None:
+            rows.append(
+                f"| @{sec.sym_name.data} | {sec.kind.value} | host step (a ttnn op between the "
+                "operations): not traced | | | | |"
+            )
+            continue
         p, c = price(module, sec), counted(events, partials_pipes(sec))
         kind = p.kind
         if (slices := sec.one(sp.WorkOp).k_slices) > 1:
@@ -97,7 +102,7 @@ def table(target: str, kv_splits: int | None = None) -> list[str]:
         priced = kib(module, sec, p.dram_read) + kib(module, sec, p.dram_written)
         got = kib(module, sec, c.dram_read) + kib(module, sec, c.dram_written)
         const = sum(c.constants.values())
-        diffs = differences(traced, sec, i, events, p)
+        diffs = differences(traced, sec, op, events, p)
         rows.append(
             f"| @{sec.sym_name.data} | {kind} | {priced:.0f} / {got:.0f}"
             f"{f' (+{const} tiles)' if const else ''} | {p.tile_matmuls:.0f} / {c.tile_matmuls}"

@@ -2,16 +2,18 @@
 what the cost model prices for the same section (docs/backend-ttlang.md, "Traces against
 prices").
 
-- `operations(traced)`: the trace cut into the host program's operations (one per section, in
-  the module's order: the printer prints one `ttl.operation` per section).
+- `operations(traced)`: the trace cut into the host program's operations; `traced_sections`
+  pairs them with the sections (the printer prints one `ttl.operation` per section in the
+  module's order, but a lone gather or scatter, a host step between operations: a ttnn op on a
+  chip, torch on the tensors under tt-lang-sim, so nothing of it is traced).
 - `counted(events)`: one operation's tiles read from DRAM per tensor (`copy_start` from a
   Tensor: its `dram`), tiles written per tensor, tiles through pipes per family (a rectangle
   destination is a multicast, one core a unicast: the printer's `line` groups and uneven members
   are unicast pipes; split-K's hand-over, slice to slice, is the family `partials`, named by
-  `partials_pipes` from the plan), and its compute: `tile_matmul` (m x k x n tiles of each block product) and
-  `tile_op` (the tiles of every other block expression; a reduction's input tiles) from
-  runner.COMPUTE_HOOK. The printer's constant tables (`_eye_*`, `_rope_*`, `_onehot`, ...: host
-  tensors whose names start with `_`) are counted apart: no plan prices them.
+  `partials_pipes` from the plan), and its compute: `tile_matmul` (m x k x n tiles of each
+  block product) and `tile_op` (the tiles of every other block expression; a reduction's input
+  tiles) from runner.COMPUTE_HOOK. The printer's constant tables (`_eye_*`, `_rope_*`, ...:
+  host tensors whose names start with `_`) are counted apart: no plan prices them.
 - `price(module, section)`: the same quantities as the cost model has them for the plan the
   section records. A GEMM through gemm_quantities (passes/gemm_view.py gemm_plan); any other
   section through passes/stream_plans.py's StreamPlanner at the section's own block (its
@@ -20,7 +22,7 @@ prices").
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
 - `differences(...)`: the two compared, after the printer's own forms, each stated once below
-  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
+  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
   `selector_l1`, `splitk_l1`, `combine_selector_matmuls`): what the printed program does that
   no price includes, in its own function so that a printer change that removes it (e.g. the
   sub-block selectors, or size-buffers laying out split-K's send DFB) shows here.
@@ -57,6 +59,25 @@ def operations(traced) -> list[list[dict]]:  # noqa: ANN001
         if ev in ("operation_start", "operation_end"):
             previous = ev
     return ops
+
+
+def traced_sections(module, traced) -> list[tuple[sp.ProgramOp, int | None, list[dict]]]:  # noqa: ANN001
+    """Each section with its operation's number (DFB_HOOK's) and events, or (None, []) for a host
+    step (tools/backend/ttlang/indexed.py host_step: a lone gather or scatter, run between the
+    operations by a ttnn op; the simulator's trace has nothing of it)."""
+    from spatial_dialect.tools.backend.ttlang.indexed import host_step
+
+    ops = operations(traced)
+    out: list[tuple[sp.ProgramOp, int | None, list[dict]]] = []
+    n = 0
+    for i, sec in enumerate(sections(module)):
+        if host_step(sec, i) is not None:
+            out.append((sec, None, []))
+            continue
+        out.append((sec, n, ops[n]))
+        n += 1
+    assert n == len(ops), f"{len(ops)} operations traced, {n} sections print one"
+    return out
 
 
 @dataclass
@@ -285,35 +306,6 @@ def node_buffers(traced, section: sp.ProgramOp, op: int = 0, events=None) -> lis
 # against prices"): each difference between trace and price is one of these, stated here once.
 
 
-def _indexed(section: sp.ProgramOp) -> tuple[str, int, int]:
-    """(the indexed tensor, the rows the stage moves, the tiles of a row) of a gather/scatter."""
-    from spatial_dialect.sp import IndexedStage
-
-    stage = next(s for s in section.stages() if isinstance(s, IndexedStage))
-    table = _name(section, stage)
-    rows_of = section.tensor(
-        _name(
-            section,
-            section.one(sp.StoreOp) if isinstance(stage, sp.GatherOp) else section.one(sp.LoadOp),
-        )
-    )
-    return table, rows_of.shape2d[0], rows_of.tiles[1]
-
-
-def printed_dram(section: sp.ProgramOp, p: Price) -> tuple[dict[str, int], dict[str, int]]:
-    """(reads, writes) per tensor the printed program makes for the plan priced as `p`. An indexed
-    row lives in a tile of the tiled table: a gather reads one tile per row it gathers and a
-    scatter reads and writes one per row it sets (the model prices the moved rows' own tiles)."""
-    read, written = Counter(p.dram_read), Counter(p.dram_written)
-    if section.kind is sp.SectionKind.GATHER:
-        table, rows, cols = _indexed(section)
-        read[table] = rows * cols
-    elif section.kind is sp.SectionKind.SCATTER:
-        table, rows, cols = _indexed(section)
-        read[table] = written[table] = rows * cols
-    return dict(read), dict(written)
-
-
 def _count_at(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     return next((r.count for r in section.ops_of(sp.SitesOp) if site in r.rect.sites()), 0)
 
@@ -418,13 +410,10 @@ def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
 
 
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
-# by `counted`): a gather's and a scatter's one-hot row selection, rope's half-table duplication
-# and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
+# by `counted`): rope's half-table duplication and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
 # convolution's shift and tap selectors, the delta rule's row masks, flash decoding's combine
 # (m and l moved out of a partials tile: `combine_selector_matmuls`); and a GEMM's sub-blocks.
 SELECTOR_KINDS = {
-    "gather",
-    "scatter",
     "rope",
     "attention",
     "attention_combine",
@@ -443,12 +432,6 @@ def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
     of a kind in SELECTOR_KINDS)."""
     if section.one(sp.MatmulTilesOp) is not None:
         return subblock_selector_matmuls(section)
-    if section.kind is sp.SectionKind.GATHER:
-        _, rows, cols = _indexed(section)
-        return rows * cols  # a one-hot row (1 x 32) @ the row's tile
-    if section.kind is sp.SectionKind.SCATTER:
-        _, rows, cols = _indexed(section)
-        return 2 * rows * cols  # place the row, keep the tile's other rows
     if section.kind is sp.SectionKind.ATTENTION_COMBINE:
         return combine_selector_matmuls(section)
     return None if section.kind.value in SELECTOR_KINDS else 0
@@ -500,11 +483,10 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
     c = counted(events, partials_pipes(section))
     name = f"@{section.sym_name.data} ({p.kind})"
     out = []
-    read, written = printed_dram(section, p)
-    if c.dram_read != read:
-        out.append(f"{name}: DRAM reads {c.dram_read}, priced {read}")
-    if c.dram_written != written:
-        out.append(f"{name}: DRAM writes {c.dram_written}, priced {written}")
+    if c.dram_read != p.dram_read:
+        out.append(f"{name}: DRAM reads {c.dram_read}, priced {p.dram_read}")
+    if c.dram_written != p.dram_written:
+        out.append(f"{name}: DRAM writes {c.dram_written}, priced {p.dram_written}")
     pipes, multicast = pipe_receipts(section)
     model = {f: n for f, n in p.pipe_received.items() if f != "partials"}
     if sum(model.values()) != multicast:
@@ -554,9 +536,7 @@ UNDECLARED = {"attention": ("o", "ml"), "attention_combine": ("o",), "argmax": (
 
 def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     """Bytes of the printed DFBs a site's kernels use beyond size-buffers' layout (negative: IR
-    buffers the printer does not declare). A gather stages each table tile (a DFB as its
-    output's); a scatter the destination tile before and after the row is set (two DFBs as its
-    source's)."""
+    buffers the printer does not declare; split-K's FIFOs: `splitk_l1`)."""
     work = section.one(sp.WorkOp)
     r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
     b = r.bindings(work.k_block)
@@ -564,10 +544,6 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     extra = -sum(
         r.bytes_of(bufs[n], b) for n in UNDECLARED.get(section.kind.value, ()) if n in bufs
     )
-    if section.kind is sp.SectionKind.GATHER:
-        extra += r.bytes_of(bufs["out"], b)
-    elif section.kind is sp.SectionKind.SCATTER:
-        extra += 2 * r.bytes_of(bufs["in0"], b)
     return extra + splitk_l1(section, r)
 
 
