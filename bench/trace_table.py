@@ -10,8 +10,9 @@ The real step (examples/llama3_8b_decode.mlir: 4096 wide, 14336 FFN, a 128256-ro
 2048-row vocabulary and a 128-row KV cache, one layer; one token. Every section kind of the
 decode step is in it (rms_norm, the GEMMs, rope, attention, the residual adds, swiglu, the LM
 head, arg-max; the gather and the cache scatters are host steps, ttnn ops, not traced), with the
-plans the default pipeline chooses (split-K where it pays); `--kv-splits P` forces flash decoding (the planner splits no 128-row cache), so
-the table shows `attention` (the splits) and `attention_combine` rows.
+plans the default pipeline chooses (split-K where it pays); `--kv-splits P` forces flash
+decoding (the planner splits no 128-row cache), so the table shows `attention` (the splits) and
+`attention_combine` rows.
 
 Columns: DRAM KiB priced / traced (the plan's tensors; constant tables the printer reads are
 `const`, unpriced), tile-matmuls priced (whole tiles) / traced on the plan's operands / traced

@@ -22,8 +22,8 @@ prices").
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
 - `differences(...)`: the two compared, after the printer's own forms, each stated once below
-  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
-  `selector_l1`, `splitk_l1`, `combine_selector_matmuls`): what the printed program does that
+  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `selector_l1`,
+  `splitk_l1`, `combine_selector_matmuls`, `combine_l1`): what the printed program does that
   no price includes, in its own function so that a printer change that removes it (e.g. the
   sub-block selectors, or size-buffers laying out split-K's send DFB) shows here.
 
@@ -410,9 +410,10 @@ def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
 
 
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
-# by `counted`): rope's half-table duplication and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
-# convolution's shift and tap selectors, the delta rule's row masks, flash decoding's combine
-# (m and l moved out of a partials tile: `combine_selector_matmuls`); and a GEMM's sub-blocks.
+# by `counted`): rope's half-table duplication and rotation (cos @ D, sin @ D, x @ P),
+# attention's head selectors (q @ C_j), the causal convolution's shift and tap selectors, the
+# delta rule's row masks, flash decoding's combine (m and l moved out of a partials tile:
+# `combine_selector_matmuls`); and a GEMM's sub-blocks.
 SELECTOR_KINDS = {
     "rope",
     "attention",
