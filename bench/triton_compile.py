@@ -2,8 +2,8 @@
 
     python bench/triton_compile.py [FILE.mlir ...] [--target h100] [--smoke] [--json OUT]
 
-For each section of the sized program (`spatial-pipeline{target=T kv-splits=1}`, as the Triton
-backends compile it) the kernel `-t triton`
+For each section of the sized program (`spatial-pipeline{target=T}`, as the Triton backends
+compile it: flash decoding and split-K as planned) the kernel `-t triton`
 prints is compiled by `triton.compile(ASTSource(fn, signature), target=GPUTarget("cuda", CC, 32))`
 (sm_86 for rtx3060, sm_90 for h100 and h200), and the bench prints, side by side:
 
@@ -59,8 +59,7 @@ def sized(path: Path, target: str):
     for dialect in (builtin.Builtin, func.Func, arith.Arith, TG, SP):
         ctx.load_dialect(dialect)
     module = Parser(ctx, path.read_text()).parse_module()
-    # kv-splits=1: the Triton printer has no flash-decoding form (tools/backend/executors.py)
-    spec = f"spatial-pipeline{{target={target} kv-splits=1 split-k=1}}"
+    spec = f"spatial-pipeline{{target={target}}}"  # as spatial-run --backend triton compiles
     PassPipeline.parse_spec(get_all_passes(), spec).apply(ctx, module)
     return module
 

@@ -38,10 +38,10 @@ def main() -> None:
     layers = int(sys.argv[1]) if len(sys.argv) > 1 else 32
     target = sys.argv[2] if len(sys.argv) > 2 else "wormhole_n150"
     module = parse_module(generate.stacked_layers_program(generate.LLAMA3_8B, 1, 4096, layers))
-    # as spatial-run --backend tt-lang-sim compiles (tools/backend/executors.py); dram-mem: the 32
+    # as spatial-run --backend tt-lang-sim compiles (the default options); dram-mem: the 32
     # layers' 15 GB of weights exceed one wormhole_n150's DRAM (as bench/compile_speed.py does
     # for its 70B step), and the time is what is measured
-    spec = f"spatial-pipeline{{target={target} split-k=1 kv-splits=1 dram-mem=400GB}}"
+    spec = f"spatial-pipeline{{target={target} dram-mem=400GB}}"
     pipeline = PassPipeline.parse_spec(get_all_passes(), spec)
     t0 = time.process_time()
     pipeline.apply(default_context(), module)
