@@ -47,6 +47,17 @@ def softmax(rows: int, cols: int, elt: str) -> str:
 }}"""
 
 
+def softmax_rms(rows: int, cols: int, elt: str) -> str:
+    """A softmax whose output's padding an rms_norm reads (its sum of squares): the apply map
+    must leave that padding finite (exp(0 - max) overflows where the logits are far below 0)."""
+    x, r = f"tensor<{rows}x{cols}x{elt}>", f"tensor<1x{cols}x{elt}>"
+    return f"""func.func @sr(%x: {x}, %w: {r}) -> {x} {{
+  %s = tg.softmax %x : ({x}) -> {x}
+  %y = tg.rms_norm %s, %w eps 1.0e-05 : ({x}, {r}) -> {x}
+  func.return %y : {x}
+}}"""
+
+
 def inputs(text: str, offset: float, scale: float) -> dict[str, np.ndarray]:
     fn = entry_function(parse_module(text))
     rng = np.random.default_rng(2)
@@ -92,6 +103,31 @@ CASES = {
         3.0,
         ["# section @y__stats"],
     ),
+    # blocked rows that are not whole blocks: the last block is short (44 of 64 columns, 18
+    # of 32, 108 of 128); the partials read the column mask at their own columns, layer_norm's
+    # combine the short block's count
+    "layer_norm 40x300": (
+        layer_norm(40, 300, "f32"),
+        50.0,
+        3.0,
+        ["_keep_300_320[0:1, c0:c0 + 2]", "_stat_counts(5, 64, 44)"],
+    ),
+    "layer_norm 40x300 bf16": (
+        layer_norm(40, 300, "bf16"),
+        50.0,
+        3.0,
+        ["_keep_300_320[0:1, c0:c0 + ", "# section @y__stats"],
+    ),
+    "softmax 40x300": (softmax(40, 300, "f32"), -300.0, 4.0, ["_keep_300_320[0:1, c0:c0 + 2]"]),
+    "softmax 5x210 bf16": (softmax(5, 210, "bf16"), -300.0, 4.0, ["_keep_210_224[0:1, c0:c0 + "]),
+    "softmax 7x236": (softmax(7, 236, "f32"), -300.0, 4.0, ["_keep_236_256[0:1, c0:c0 + 4]"]),
+    # the apply's padding, read by the rms_norm after it: exp(0 - max) would be inf there
+    "softmax 40x300 then rms_norm": (
+        softmax_rms(40, 300, "f32"),
+        -300.0,
+        4.0,
+        ["# section @s__partials", "# section @y__partials"],
+    ),
 }
 
 
@@ -106,30 +142,71 @@ def test_statistics_beyond_column_0_pass_under_the_simulator(case: str, target: 
         assert needle in program, needle
 
 
-MUTATIONS = {
+MUTATIONS = {  # what breaks -> (case, old text, new text, the section replaced in, else all)
     # the mask replaced by ones: the padding enters the variance
-    "layer_norm 40x72": ("k[:, :cols] = 1.0", "k[:, :] = 1.0"),
+    "whole layer_norm mask": ("layer_norm 40x72", "k[:, :cols] = 1.0", "k[:, :] = 1.0", None),
     # the spread of the blocks' means left out of the merged variance
-    "layer_norm 4x8192": (") * ttl.block.fill(128.0, (1, 1))", ") * ttl.block.fill(0.0, (1, 1))"),
+    "blocked layer_norm spread": (
+        "layer_norm 4x8192",
+        ") * ttl.block.fill(128.0, (1, 1))",
+        ") * ttl.block.fill(0.0, (1, 1))",
+        None,
+    ),
     # the running sum not rescaled to a new maximum
-    "softmax 4x8192": ("t2 = t2 * ttl.math.exp(t1 - top)", "t2 = t2 * ttl.math.exp(t1 - t1)"),
+    "blocked softmax rescale": (
+        "softmax 4x8192",
+        "t2 = t2 * ttl.math.exp(t1 - top)",
+        "t2 = t2 * ttl.math.exp(t1 - t1)",
+        None,
+    ),
+    # the short block's partial divides its sum by the block's width, not its real columns
+    "short block mean": (
+        "layer_norm 40x300",
+        "a / n,",
+        "a / ttl.block.fill(64.0, (1, 1)),",
+        "@y__partials:",
+    ),
+    # the combine weighs the short block as a whole one
+    "short block count": (
+        "layer_norm 40x300",
+        "n[:, 32 * (kw - 1)] = last",
+        "n[:, 32 * (kw - 1)] = block",
+        None,
+    ),
+    # the short block's padding (0) enters the maximum's sum as exp(0 - max)
+    "short block softmax mask": (
+        "softmax 40x300",
+        "k[:, :cols] = 1.0",
+        "k[:, :] = 1.0",
+        None,
+    ),
+    # the apply's padding left unmasked: inf, which the rms_norm after it sums
+    "apply padding": (
+        "softmax 40x300 then rms_norm",
+        ") * ttl.block.fill(1e+30, (1, 2))",
+        ") * ttl.block.fill(0.0, (1, 2))",
+        "@s:",
+    ),
 }
 
 
 @needs_sim
-@pytest.mark.parametrize("case", sorted(MUTATIONS))
-def test_the_cases_can_fail(case: str, monkeypatch) -> None:
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_the_cases_can_fail(mutation: str, monkeypatch) -> None:
     """The printed program with one of its steps broken misses the reference on the same
     inputs: each case above checks the step."""
     from spatial_dialect.tools.backend.ttlang import runner
 
-    old, new = MUTATIONS[case]
+    case, old, new, section = MUTATIONS[mutation]
     emit = runner.emit
 
     def broken(module):  # noqa: ANN001, ANN202
-        text = emit(module)
-        assert old in text
-        return text.replace(old, new)
+        parts = emit(module).split("\n# section ")  # the host code, then one part a section
+        hit = [i for i, p in enumerate(parts) if section is None or p.startswith(section)]
+        assert any(old in parts[i] for i in hit), old
+        for i in hit:
+            parts[i] = parts[i].replace(old, new)
+        return "\n# section ".join(parts)
 
     monkeypatch.setattr(runner, "emit", broken)
     text, offset, scale, _ = CASES[case]

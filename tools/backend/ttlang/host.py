@@ -130,6 +130,15 @@ def _stat_gather(col, kw):
     return g
 
 
+def _stat_counts(kw, block, last):
+    """Column 0 of tile j of a page of kw partials: its block's real columns (`block`, the
+    last one `last`); 1 elsewhere (a divisor where the statistics are masked out)."""
+    n = np.ones((32, 32 * kw), np.float32)
+    n[:, 0::32] = block
+    n[:, 32 * (kw - 1)] = last
+    return n
+
+
 def _onehot():
     """Tile a * 32 + b is E(a, b): 1 at (a, b), zeros elsewhere (row moves by matmul)."""
     e = np.zeros((32, 32 * 1024), np.float32)
@@ -246,6 +255,7 @@ KERNEL_HELPERS = (
     _col_keep,
     _stat_col,
     _stat_gather,
+    _stat_counts,
     _onehot,
     _attn_d,
     _argmax_idx,
