@@ -1,8 +1,10 @@
 """layer_norm and softmax in TT-Lang where their statistics need more than column 0 of a tile
 (tools/backend/ttlang/stats.py, compute.py): a whole row that is not whole tiles (the host's
 column mask) and a row wider than a site holds (blocked: partials, combine, apply, the two
-statistics in columns 0 and 1 reached through the host's selector tiles), under tt-lang-sim on
-both Tensix presets, against the numpy reference.
+statistics in columns 0 and 1 reached through the host's selector tiles), also where that row is
+not whole blocks (a short last block: the mask read at each partial's own columns, the short
+block's count in the combine, the apply's padding kept finite), under tt-lang-sim on both Tensix
+presets, against the numpy reference.
 
 The inputs are chosen so that a wrong form fails: rows far from zero (a mean of 50: layer_norm's
 padding would be -50 once centred, and merging block variances without the means' spread is

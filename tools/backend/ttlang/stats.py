@@ -247,7 +247,8 @@ def _partial(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp,
 def _combine(sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict) -> None:
     """The partials of a group page by page (kw of them a page, unrolled): layer_norm merges
     each page's (sum, M2) into the running ones by Chan et al.'s update (every count is known
-    here: `block` columns a partial); softmax rescales its running sum to the new maximum."""
+    here: `block` columns a partial, the short last block's its own); softmax rescales its
+    running sum to the new maximum (its short block's padding added nothing)."""
     h, kw = page_of(s.ins[0], b)
     if sec.k_tiles % kw:
         raise TTLangUnsupported(
