@@ -16,6 +16,8 @@ import importlib.util
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.interpreters.compare import compare
@@ -214,6 +216,32 @@ def test_the_cases_can_fail(mutation: str, monkeypatch) -> None:
     text, offset, scale, _ = CASES[case]
     result, _ = run(text, "wormhole_n150", inputs(text, offset, scale))
     assert not result.ok
+
+
+def rms_norm(rows: int, cols: int, elt: str) -> str:
+    x, r = f"tensor<{rows}x{cols}x{elt}>", f"tensor<1x{cols}x{elt}>"
+    return f"""func.func @rms(%x: {x}, %w: {r}) -> {x} {{
+  %y = tg.rms_norm %x, %w eps 1.0e-05 : ({x}, {r}) -> {x}
+  func.return %y : {x}
+}}"""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    op=st.sampled_from([layer_norm, softmax, rms_norm]),
+    rows=st.integers(1, 70),
+    cols=st.integers(1, 600),
+    elt=st.sampled_from(["bf16", "f32"]),
+    target=st.sampled_from(TENSIX),
+)
+def test_every_row_plan_the_pipeline_chooses_prints(op, rows, cols, elt, target) -> None:
+    """The default pipeline's plan for a one-op row program prints with `-t ttlang`: whole or
+    blocked, whole tiles or not (the compiler never refuses a plan it chose itself)."""
+    from spatial_dialect.tools.backend.ttlang.runner import emit
+
+    assert "@ttl.operation" in emit(
+        compile_module(entry_function(parse_module(op(rows, cols, elt))), target)
+    )
 
 
 def _stats_planner(target: str):
