@@ -8,17 +8,25 @@
 //   partial tiles into one tile each (`_stat_gather`; the 16 columns past them masked out of
 //   the maximum), merges pages with a running maximum; the apply map reads column 1 as a
 //   masked reduce_sum.
+// - a row of 300 columns, blocked in 5 blocks of 64: the last block holds 44 real columns. The
+//   partials read the row's mask `_col_keep(300, 320)` at their own columns (per item, after
+//   x): layer_norm's count is reduce_sum of that slice, softmax's padding goes to -1e30;
+//   layer_norm's combine divides its page (the 5 partials, the short one last) by the counts
+//   tile `_stat_counts(5, 64, 44)`; softmax's apply masks its padding too.
 
-func.func @f(%x: tensor<40x72xf32>, %w: tensor<1x72xf32>, %b: tensor<1x72xf32>, %z: tensor<4x8192xf32>) -> (tensor<40x72xf32>, tensor<40x72xf32>, tensor<4x8192xf32>) {
+func.func @f(%x: tensor<40x72xf32>, %w: tensor<1x72xf32>, %b: tensor<1x72xf32>, %z: tensor<4x8192xf32>, %v: tensor<40x300xf32>, %vw: tensor<1x300xf32>, %vb: tensor<1x300xf32>) -> (tensor<40x72xf32>, tensor<40x72xf32>, tensor<4x8192xf32>, tensor<40x300xf32>, tensor<40x300xf32>) {
   %l = tg.layer_norm %x, %w, %b eps 1.0e-05 : (tensor<40x72xf32>, tensor<1x72xf32>, tensor<1x72xf32>) -> tensor<40x72xf32>
   %s = tg.softmax %x : (tensor<40x72xf32>) -> tensor<40x72xf32>
   %y = tg.softmax %z : (tensor<4x8192xf32>) -> tensor<4x8192xf32>
-  func.return %l, %s, %y : tensor<40x72xf32>, tensor<40x72xf32>, tensor<4x8192xf32>
+  %ln = tg.layer_norm %v, %vw, %vb eps 1.0e-05 : (tensor<40x300xf32>, tensor<1x300xf32>, tensor<1x300xf32>) -> tensor<40x300xf32>
+  %sm = tg.softmax %v : (tensor<40x300xf32>) -> tensor<40x300xf32>
+  func.return %l, %s, %y, %ln, %sm : tensor<40x72xf32>, tensor<40x72xf32>, tensor<4x8192xf32>, tensor<40x300xf32>, tensor<40x300xf32>
 }
 
 // CHECK: def _col_keep(cols, cpad):
 // CHECK: def _stat_col(col, n):
 // CHECK: def _stat_gather(col, kw):
+// CHECK: def _stat_counts(kw, block, last):
 
 // CHECK: # section @l: tg.layer_norm
 // CHECK: def section_0_l(t_x, t_w, t_b, t_l, _keep_72_96):
@@ -69,6 +77,42 @@ func.func @f(%x: tensor<40x72xf32>, %w: tensor<1x72xf32>, %b: tensor<1x72xf32>, 
 // CHECK: ttl.math.exp(i0 - ttl.block.broadcast(i1, dims=[-1], shape=(1, 8)))
 // CHECK-NEXT: * ttl.block.broadcast(second, dims=[-1], shape=(1, 8))
 
+// CHECK: # section @ln__partials: tg.layer_norm
+// CHECK: _keep_300_320_dfb = ttl.make_dataflow_buffer_like(_keep_300_320, shape=(1, 2), block_count=2)
+// CHECK: in0_dfb.wait() as i0,
+// CHECK-NEXT: _keep_300_320_dfb.wait() as _keep_300_320_blk,
+// CHECK-NEXT: out_dfb.reserve() as o_blk,
+// CHECK: a = ttl.math.reduce_sum(i0, dims=[-1], shape=(1, 1))
+// CHECK-NEXT: n = ttl.block.broadcast(
+// CHECK-NEXT: ttl.math.reduce_sum(_keep_300_320_blk, dims=[-1], shape=(1, 1)),
+// CHECK: (i0 - ttl.block.broadcast(a / n, dims=[-1], shape=(1, 2)))
+// CHECK-NEXT: * _keep_300_320_blk
+// CHECK: tx = ttl.copy(t_v[r0:r0 + 1, c0:c0 + 2], blk)
+// CHECK-NEXT: tx.wait()
+// CHECK-NEXT: with _keep_300_320_dfb.reserve() as blk:
+// CHECK-NEXT: tx = ttl.copy(_keep_300_320[0:1, c0:c0 + 2], blk)
+
+// CHECK: # section @ln__stats: tg.layer_norm
+// CHECK: p_blk / _stat_counts_5_64_44_blk
+// CHECK: dev * dev * _stat_counts_5_64_44_blk, dims=[-1], shape=(1, 1)
+// CHECK: tx = ttl.copy(_stat_counts_5_64_44[0:1, 0:5], blk)
+
+// CHECK: # section @sm__partials: tg.softmax
+// CHECK: xm = (
+// CHECK-NEXT: i0
+// CHECK-NEXT: + (
+// CHECK-NEXT: _keep_300_320_blk - ttl.block.fill(1.0, (1, 2))
+// CHECK-NEXT: ) * ttl.block.fill(1e+30, (1, 2))
+// CHECK: a = ttl.math.reduce_max(xm, dims=[-1], shape=(1, 1))
+
+// CHECK: # section @sm: tg.softmax
+// CHECK: _keep_300_320_dfb.wait() as _keep_300_320_blk,
+// CHECK: xm = (
+// CHECK: ttl.math.exp(xm - ttl.block.broadcast(i1, dims=[-1], shape=(1, 2)))
+// CHECK: tx = ttl.copy(_keep_300_320[0:1, c0:c0 + 2], blk)
+
 // CHECK: '_keep_72_96': lambda: _col_keep(72, 96),
 // CHECK: '_stat_gather_0_16': lambda: _stat_gather(0, 16),
 // CHECK: '_keep_16_32': lambda: _col_keep(16, 32),
+// CHECK: '_keep_300_320': lambda: _col_keep(300, 320),
+// CHECK: '_stat_counts_5_64_44': lambda: _stat_counts(5, 64, 44),

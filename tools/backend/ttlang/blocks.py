@@ -26,6 +26,11 @@ class Constant:
     shape: tuple[int, int]
     source: str
     pages: dict[int, tuple[int, int]]
+    per_item: bool = False
+    """Read per item, not per range: the tiles at the columns of the load that fills the
+    stage's first input (a row's column mask at each block's own columns), by that load's
+    movement kernel just after it, into a DFB of block_count 2 the compute pops with the
+    stage's pages (`with_blocks`)."""
 
 
 def page_of(v, b: dict) -> tuple[int, int]:  # noqa: ANN001
@@ -39,6 +44,12 @@ def with_blocks(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, l
     names = [f"i{k}" for k in range(len(ins))]
     parts = [
         f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
+    ]
+    ri = sec.ranges.index(r)
+    parts += [  # the constants read at the item's columns (Constant.per_item), as `{name}_blk`
+        f"{sec.const_dfb_name(n, sec.const_pages[n][ri])}.wait() as {n}_blk"
+        for n, buf in sec.item_consts.items()
+        if buf is sp.buffer_of(ins[0])
     ]
     if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice
         parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")

@@ -40,6 +40,7 @@ from spatial_dialect.tools.backend.ttlang.stats import (
     check_pair,
     column_1,
     emit_pair,
+    masked_logits,
     pair_constants,
 )
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
@@ -238,6 +239,7 @@ def _layer_apply(m: MapText) -> str:
 def _softmax_apply(m: MapText) -> str:
     # exp(x - max) * 1/sum: the maximum in column 0 (args[1]), 1/sum in column 1
     x, peak = m.args[:2]
+    x = masked_logits(m.out, m.stage, x, m.rows, m.shape)
     return f"ttl.math.exp({x} - {peak}) * {_stats_column_1(m)}"
 
 

@@ -99,6 +99,15 @@ def _stat_gather(col, kw):
     return g
 
 
+def _stat_counts(kw, block, last):
+    """Column 0 of tile j of a page of kw partials: its block's real columns (`block`, the
+    last one `last`); 1 elsewhere (a divisor where the statistics are masked out)."""
+    n = np.ones((32, 32 * kw), np.float32)
+    n[:, 0::32] = block
+    n[:, 32 * (kw - 1)] = last
+    return n
+
+
 def _attn_d(queries, keys, qpad, kpad, causal):
     """Per (query i, key j): j - i (causal) or 0 where both are real, else 1e9; a key is masked
     where this exceeds the threshold (pos for causal, 0.5 otherwise)."""
@@ -272,6 +281,7 @@ KERNEL_HELPERS = (
     _col_keep,
     _stat_col,
     _stat_gather,
+    _stat_counts,
     _attn_d,
     _argmax_idx,
     _argmax_neg,

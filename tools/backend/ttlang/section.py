@@ -110,13 +110,17 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
         self.const_pages: dict[str, dict[int, tuple[int, int]]] = {}
         self.const_engine: str | None = None
+        # the constants read per item (Constant.per_item) -> the buffer whose load they follow
+        self.item_consts: dict[str, sp.BufferOp] = {}
         for st in self.stages:
             consts = stage_constants(self, st)
-            if consts:
+            if any(not c.per_item for c in consts.values()):
                 self.const_engine = engine_key(load_into(self.stages, st.ins[0]))
             for cname, c in consts.items():
                 self.consts[cname] = (c.shape, c.source)
                 self.const_pages.setdefault(cname, {}).update(c.pages)
+                if c.per_item:
+                    self.item_consts[cname] = sp.buffer_of(st.ins[0])
         # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
         # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
         # attention whose sub-blocks are its heads pushes each head's output as it is and needs
@@ -283,10 +287,11 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
 
     def emit_const_buffers(self, out: Lines) -> None:
         for name, pages in self.const_pages.items():
+            count = 2 if name in self.item_consts else 1
             for page in sorted(set(pages.values())):
                 out(
                     f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
-                    f"shape=({page[0]}, {page[1]}), block_count=1)"
+                    f"shape=({page[0]}, {page[1]}), block_count={count})"
                 )
 
     # Sub-blocks ------------------------------------------------------------------------------
@@ -301,12 +306,13 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
         compute kernel holds them over the items. Returns the indentation it opened."""
-        if not self.const_pages:
-            self.const_dfb = {}
-            return 0
         self.const_dfb = {
-            n: self.const_dfb_name(n, pages[ri]) for n, pages in self.const_pages.items()
+            n: self.const_dfb_name(n, pages[ri])
+            for n, pages in self.const_pages.items()
+            if n not in self.item_consts
         }
+        if not self.const_dfb:
+            return 0
         if key == "compute":
             parts = [f"{d}.wait() as {n}_blk" for n, d in self.const_dfb.items()]
             out("with " + ", ".join(parts) + ":")
@@ -553,6 +559,15 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
             with out.indent():
                 out(f"tx = ttl.copy(blk, {view})")
                 out("tx.wait()")
+        if isinstance(s, sp.LoadOp):  # the constants read at this item's columns, after it
+            ri = self.ranges.index(r)
+            for n, buf in self.item_consts.items():
+                if buf is sp.buffer_of(s.dst):
+                    ph, pw = self.const_pages[n][ri]
+                    out(f"with {self.const_dfb_name(n, (ph, pw))}.reserve() as blk:")
+                    with out.indent():
+                        out(f"tx = ttl.copy({n}[0:{ph}, {col}:{col + pw}], blk)")
+                        out("tx.wait()")
         out.depth -= opened
         if (
             isinstance(s, sp.LoadOp)
