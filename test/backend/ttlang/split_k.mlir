@@ -42,7 +42,7 @@ func.func @gemm(%a: tensor<32x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<32x6
 // receives before it sends, and only the last slice stores.
 // CHECK:      def dm0():
 // CHECK:      if 0 <= x <= 1 and y == 0:
-// CHECK:          _, c0 = _coord(x + y * 2 + t, 1, 2, 2, 1, False)
+// CHECK:          c0 = (x + y * 2 + t) % 2
 // CHECK-NEXT:     for k0 in range(0, 4, 4):
 // CHECK-NOT:  t_c[
 // CHECK:          with partials_send_dfb.wait() as blk:
@@ -51,7 +51,7 @@ func.func @gemm(%a: tensor<32x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<32x6
 // CHECK-NEXT:             txp.wait()
 // CHECK-NEXT:         partials_net.if_src(send)
 // CHECK:      if 0 <= x <= 1 and y == 1:
-// CHECK:          _, c0 = _coord(x + y * 2 + t - 2, 1, 2, 2, 1, False)
+// CHECK:          c0 = (x + y * 2 + t - 2) % 2
 // CHECK-NEXT:     for k0 in range(4, 8, 4):
 // CHECK-NOT:  t_c[
 // CHECK:          with partials_dfb.reserve() as blk:

@@ -30,7 +30,7 @@ from spatial_dialect.tools.interpreters.q8_0 import dequantize, quantize
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ttlang_backend import needs_sim  # noqa: E402
-from trace_counts import moved, priced  # noqa: E402
+from trace_counts import counted, price  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 TENSIX = ["wormhole_n150", "blackhole_p150"]
@@ -100,16 +100,17 @@ def test_the_program_moves_the_bytes_priced_for_a_q8_0_weight():
     }
     assert fifo.tile_bytes == p_tile(module) == per_tile[(2, 1)] == 1088
     assert per_tile[(1, 2)] == 2048
-    got, p = moved(traced), priced(module, sec)
-    assert got.dram_read["wv"] == p.q.b_tiles_dram
-    assert got.dram_written == {"z": p.q.c_tiles_written}
+    got, p = counted(traced.events), price(module, sec)
+    q, cost = p.detail["q"], p.detail["cost"]
+    assert got.dram_read["wv"] == q.b_tiles_dram
+    assert got.dram_written == {"z": q.c_tiles_written}
     # the DRAM bytes: each tensor's traced tiles at its DFB's bytes a tile, as priced
     traced_bytes = (
         got.dram_read["x"] * per_tile[(1, 2)]
         + got.dram_read["wv"] * per_tile[(2, 1)]
         + got.dram_written["z"] * 2048
     )
-    assert traced_bytes == p.cost.dram_bytes
+    assert traced_bytes == cost.dram_bytes
 
 
 def p_tile(module) -> int:  # noqa: ANN001
