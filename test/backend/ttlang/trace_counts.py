@@ -549,23 +549,21 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
 
 
 def splitk_l1(section: sp.ProgramOp, r: sp.SitesOp) -> int:
-    """A split-K range's DFB bytes beyond size-buffers' layout (splitk.py): slices s < S - 1 send
-    their sums from a DFB of their own, `partials_send_dfb` (the partials FIFO's page, depth and
-    type), which size-buffers does not lay out (+), and store nothing (- the output FIFO, laid
-    out, unused); slice 0 receives nothing (- the partials FIFO, laid out, unused). The last
-    slice uses its layout as laid out."""
+    """A split-K range's DFB bytes beyond size-buffers' layout (splitk.py): the partials FIFO is
+    laid out as sp.PARTIALS_RINGS rings, printed as a receive and a send DFB of one ring each.
+    Slices s < S - 1 store nothing (- the output FIFO, laid out, unused); slice 0 receives
+    nothing and the last slice sends nothing (- one ring, laid out, unused)."""
     work = section.one(sp.WorkOp)
     if work.k_slices == 1:
         return 0
     x0, _, y0, _ = r.rect.bounds
     s = section.item_space().k_slice(r.first_item(x0, y0))
-    if s == work.k_slices - 1:
-        return 0
     b = r.bindings(work.k_block)
     mm = section.one(sp.MatmulTilesOp)
-    partials = r.bytes_of(sp.buffer_of(mm.partials), b)
+    ring = r.bytes_of(sp.buffer_of(mm.partials), b) // sp.PARTIALS_RINGS
     out = r.bytes_of(sp.buffer_of(mm.out), b)
-    return partials - out - (partials if s == 0 else 0)
+    last = work.k_slices - 1
+    return -(out if s < last else 0) - (ring if s in (0, last) else 0)
 
 
 def partials_pipes(section: sp.ProgramOp) -> set[str]:
