@@ -25,7 +25,7 @@ prices").
   (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `selector_l1`,
   `splitk_l1`, `combine_selector_matmuls`, `combine_l1`): what the printed program does that
   no price includes, in its own function so that a printer change that removes it (e.g. the
-  sub-block selectors, or size-buffers laying out split-K's send DFB) shows here.
+  sub-block selectors, or the split-K rings and FIFOs a slice leaves unused) shows here.
 
 Split-K (tools/backend/ttlang/splitk.py) is a GEMM priced by its GemmPlan, its hand-over the
 model's one accumulator tile per output tile per slice after the first (`partials`). Flash
