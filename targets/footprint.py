@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spatial_dialect.sp.kinds import PARTIALS_RINGS
+
 from .gemm import GemmPlan, GemmShape
 from .spec import Target
 
@@ -81,11 +83,12 @@ def footprint_parts(
     interm = 0
     if plan.k_blocks(shape.kt) > 1 and not target.acc_in_registers and not in_place:
         interm = _accumulator_pages(target, ob, sub * sub_tiles, exact)
-    # Split-K: the partial sums the previous slice sends, one page per sub-block at the
-    # accumulator's precision (docs/passes.md#tile-split-k-where-the-grid-does-not-fill).
+    # Split-K: the partial sums the previous slice sends and those this slice sends on, one page
+    # each per sub-block at the accumulator's precision (PARTIALS_RINGS; docs/passes.md#tile-
+    # split-k-where-the-grid-does-not-fill). A middle slice holds both rings at once.
     partials = 0
     if plan.split_k > 1:
-        partials = _accumulator_pages(target, out, sub * sub_tiles, exact)
+        partials = _accumulator_pages(target, out, PARTIALS_RINGS * sub * sub_tiles, exact)
     return FootprintParts(in0=in0, in1=in1, out=outbuf, interm=interm, partials=partials)
 
 

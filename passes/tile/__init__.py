@@ -357,11 +357,14 @@ def apply_gemm_plan(
 
 
 def partials_fifo(numerics: Numerics, target: Target) -> sp.FifoOp:
-    """Split-K's partial sums from the slice before: one page per sub-block at the
-    accumulator's precision (the footprint function's `partials`)."""
+    """Split-K's partial sums at the accumulator's precision, two pages per sub-block (the
+    footprint function's `partials`): the `subs` pages received from the slice before and the
+    `subs` pages sent to the slice after. A middle slice does both, and the two halves cannot be
+    one ring: the received pages are filled by the movement kernel, the sent ones by the compute
+    (one producer per ring), so the IR prices and lays out both halves here."""
     fifo = sp.FifoOp(
         "partials",
-        SizesAttr.of("subs"),
+        sp.partials_depth(),
         SizesAttr.of("sh", "sw"),
         ELEMENT_TYPES[numerics.acc],
         target.tile_bytes(numerics.acc),

@@ -107,6 +107,7 @@ from spatial_dialect.sp.enums import (
 from spatial_dialect.sp.item_space import ItemRect, ItemSpace, ItemSpaceError, ceil_div
 from spatial_dialect.sp.kinds import (
     MAP_KINDS,
+    PARTIALS_RINGS,
     ROPE_STYLES,
     ROW_FORMS,
     ROW_KINDS,
@@ -125,7 +126,14 @@ from spatial_dialect.sp.kinds import (
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.program import EntryOp, ProgramOp, TensorOp
 from spatial_dialect.sp.route import ROUTE_PICKS, RouteOp
-from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
+from spatial_dialect.sp.stages import (
+    GatherOp,
+    LoadOp,
+    MatmulTilesOp,
+    ScatterOp,
+    StoreOp,
+    partials_depth,
+)
 from spatial_dialect.sp.work import PlanOp, WorkOp
 
 SP = Dialect(
@@ -276,6 +284,8 @@ __all__ = [
     "ROPE_STYLES",
     "ROW_FORMS",
     "ROW_KINDS",
+    "PARTIALS_RINGS",
+    "partials_depth",
     # Size symbols, loop variables and their syntax
     "LOOP_VARS",
     "SITE_VARS",

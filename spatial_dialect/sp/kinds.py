@@ -149,6 +149,13 @@ ROW_FORMS = ("whole", "partial", "combine")
 
 ROPE_STYLES = ("neox", "interleaved")
 
+PARTIALS_RINGS = 2
+"""Rings of pages a split-K partials FIFO holds per sub-block (`sp.matmul_tiles ... partials`):
+the sums received from the slice before and the sums sent to the slice after. A middle slice
+holds both at once and they cannot share a ring (the writer fills the one, the compute the
+other; a ring has one producer), so the IR's depth, tile's footprint and size-buffers' layout
+all count both (docs/sp.md#matmul_tiles)."""
+
 Q8_0_BLOCK = 32
 """Values per Q8_0 block (each with one f16 scale)."""
 

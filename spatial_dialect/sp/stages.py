@@ -29,12 +29,14 @@ from spatial_dialect.sp.attrs import (
     AccessAttr,
     BufferType,
     EngineAttr,
+    SizesAttr,
+    size_expr,
 )
 from spatial_dialect.sp.enums import (
     FidelityAttr,
 )
 from spatial_dialect.sp.formats import Engine, TensorAccess
-from spatial_dialect.sp.kinds import Fidelity
+from spatial_dialect.sp.kinds import PARTIALS_RINGS, Fidelity
 from spatial_dialect.sp.syntax import IntValue, int_attr, opt_int_prop
 
 
@@ -126,6 +128,12 @@ class StoreOp(StageOp):
         return f"store {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
 
 
+def partials_depth() -> SizesAttr:
+    """The depth of split-K's partials FIFO: `PARTIALS_RINGS` pages per sub-block (received,
+    sent)."""
+    return SizesAttr.of(size_expr("subs") * PARTIALS_RINGS)
+
+
 @irdl_op_definition
 class MatmulTilesOp(StageOp):
     """`sp.matmul_tiles %in0, %in1 -> %out acc %dst [spill %spill] [transpose_b] [fidelity hifi4]
@@ -160,7 +168,8 @@ class MatmulTilesOp(StageOp):
     s < S - 1 then pushes the sums, unrounded, to `%p` of the site that runs the same block in
     slice s + 1 (over the NoC, through the site's writer) instead of to the output FIFO. Only
     the last slice's items push to the output FIFO, and only they store. `%p` is a FIFO at the
-    accumulator's element type, one page per sub-block.
+    accumulator's element type of depth `subs * 2` (`partials_depth`): one [sh, sw] page per
+    sub-block received, one per sub-block to send.
     """
 
     name = "sp.matmul_tiles"

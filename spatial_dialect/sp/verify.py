@@ -61,7 +61,14 @@ from spatial_dialect.sp.item_space import ItemSpace, ItemSpaceError, ceil_div
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.sp.placement import GroupOp, MeshOp, ShareOp, SitesOp
 from spatial_dialect.sp.route import RouteOp
-from spatial_dialect.sp.stages import GatherOp, LoadOp, MatmulTilesOp, ScatterOp, StoreOp
+from spatial_dialect.sp.stages import (
+    GatherOp,
+    LoadOp,
+    MatmulTilesOp,
+    ScatterOp,
+    StoreOp,
+    partials_depth,
+)
 from spatial_dialect.sp.work import PlanOp, WorkOp
 
 if TYPE_CHECKING:
@@ -336,8 +343,9 @@ def _check_q8_0_matmul(
 
 
 def _check_split(p: ProgramOp, s: MatmulTilesOp) -> None:
-    """Split-K's partial sums travel through a FIFO at the accumulator's precision, one page per
-    sub-block; a matmul has one exactly when its work splits K."""
+    """Split-K's partial sums travel through a FIFO at the accumulator's precision, two pages per
+    sub-block (those received from the slice before and those sent to the slice after); a
+    matmul has one exactly when its work splits K."""
     work = p.one(WorkOp)
     slices = 1 if work is None else work.k_slices
     if (s.partials is not None) != (slices > 1):
@@ -353,9 +361,11 @@ def _check_split(p: ProgramOp, s: MatmulTilesOp) -> None:
         raise TypeMismatch(
             f"matmul_tiles: the partials are an sp.fifo at the accumulator's precision {acc.elt}"
         )
-    if partials.page != SizesAttr.of("sh", "sw") or partials.depth != SizesAttr.of("subs"):
+    if partials.page != SizesAttr.of("sh", "sw") or partials.depth != partials_depth():
         raise TypeMismatch(
-            "matmul_tiles: the partials FIFO holds one [sh, sw] page per sub-block (depth subs)"
+            "matmul_tiles: the partials FIFO holds two [sh, sw] pages per sub-block, received "
+            f"and sent (depth {partials_depth().scalar_text()}), not page {partials.page.text()} depth "
+            f"{partials.depth.scalar_text()}"
         )
 
 

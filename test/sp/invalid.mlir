@@ -1110,6 +1110,29 @@ sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
 
 // -----
 
+// Split-K with one ring of partials: a middle slice receives the slice before's sums and sends its
+// own at once, and the two cannot share a ring (the writer fills the one, the compute the other),
+// so the FIFO holds two pages a sub-block (depth subs * 2) and its bytes are priced and laid out.
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
+  sp.tensor @a : tensor<32x128xbf16> tiles 1x4 input tiled
+  sp.tensor @b : tensor<128x32xbf16> tiles 4x1 input tiled
+  sp.tensor @c : tensor<32x32xbf16> tiles 1x1 output tiled
+  sp.work @c block 1x1 k 4 by 2 split 2 along y
+  sp.plan blocked grid 1x1 block 1x1 packing operand_with_store predicted 100 bound compute
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] f32
+  %partials = sp.fifo "partials" depth subs page [sh, sw] f32 tile_bytes 4096
+  sp.load @a[r0, k0] x [h, kw] -> %in0
+  sp.load @b[k0, c0] x [kw, w] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst partials %partials
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK: matmul_tiles: the partials FIFO holds two [sh, sw] pages per sub-block, received and sent (depth subs * 2), not page [sh, sw] depth subs
+
+// -----
+
 // A K block that does not divide a slice: 2 slices of 2 K tiles walked in blocks of 4.
 sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
   sp.tensor @c : tensor<32x32xbf16> tiles 1x1 output tiled

@@ -126,3 +126,28 @@ sp.program @y op "tg.attention" kind attention_combine phase linked tile 32x32 {
 // CHECK-LABEL: sp.program @y op "tg.attention" kind attention_combine
 // CHECK:         sp.attention_combine %parts -> %out state %o splits 4
 // CHECK-GENERIC: "sp.attention_combine"(%parts, %out, %o) <{splits = 4 : i64}> : (!sp.buffer, !sp.buffer, !sp.buffer) -> ()
+
+// -----
+
+// Split-K: the matmul's partials FIFO at the accumulator's type, two pages a sub-block (those
+// received from the slice before, those sent to the slice after).
+sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
+  sp.tensor @a : tensor<32x128xbf16> tiles 1x4 input tiled
+  sp.tensor @b : tensor<128x32xbf16> tiles 4x1 input tiled
+  sp.tensor @c : tensor<32x32xbf16> tiles 1x1 output tiled
+  sp.work @c block 1x1 k 4 by 2 split 2 along y
+  sp.plan blocked grid 1x1 block 1x1 packing operand_with_store predicted 100 bound compute
+  %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
+  %in1 = sp.fifo "in1" depth 2 page [kw, w] bf16 tile_bytes 2048
+  %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
+  %dst = sp.acc "dst" page [sh, sw] f32
+  %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
+  sp.load @a[r0, k0] x [h, kw] -> %in0
+  sp.load @b[k0, c0] x [kw, w] -> %in1
+  sp.matmul_tiles %in0, %in1 -> %out acc %dst partials %partials
+  sp.store %out -> @c[r0 + ti, c0 + tj] x [sh, sw]
+}
+// CHECK-LABEL: sp.program @c op "tg.matmul" kind gemm
+// CHECK:         %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
+// CHECK:         sp.matmul_tiles %in0, %in1 -> %out acc %dst partials %partials
+// CHECK-GENERIC: "sp.matmul_tiles"(%in0, %in1, %out, %dst, %partials)

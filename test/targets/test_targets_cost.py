@@ -437,17 +437,18 @@ def test_split_floor_is_a_floor():
 
 def test_split_footprint():
     # Operands: 2 pages of 1 x 2 tiles each = 4 x 2048 = 8192 bytes, A and B alike. Output in
-    # place: 1 page of 1 tile (one sub-block). No spill (one K block). Partials: 1 page per
-    # sub-block at the accumulator's type, bf16 2048 in place, f32 4096 exact.
+    # place: 1 page of 1 tile (one sub-block). No spill (one K block). Partials: 2 pages per
+    # sub-block (received, sent) at the accumulator's type, bf16 2 x 2048 in place, f32 2 x 4096
+    # exact.
     parts = footprint_parts(toy(), SHAPE, PLAN, in_place=True)
     assert (parts.in0, parts.in1, parts.out, parts.interm, parts.partials) == (
         8192,
         8192,
         2048,
         0,
-        2048,
+        4096,
     )
-    assert footprint_parts(toy(), SHAPE, PLAN, exact=True).partials == 4096
+    assert footprint_parts(toy(), SHAPE, PLAN, exact=True).partials == 8192
     unsplit = GemmPlan(2, 1, 1, 1, 1, 1, 2)
     assert footprint_parts(toy(), SHAPE, unsplit, in_place=True).partials == 0
 

@@ -26,12 +26,12 @@ func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<1
 // BH-NEXT: sp.plan blocked grid 11x4 block 1x1 packing operand_with_store multicast a, b predicted 29202 bound dram
 // BH-SAME: runner_up "blocked per_site 2x3 block 1x1 k_block 2 k_blocks 16 grid 11x2 split 4 along y" 29265
 // BH-SAME: split_why = "K split 2 along y (29202 cycles); every unsplit plan takes at least 31881 cycles"
-// BH:      %partials = sp.fifo "partials" depth subs page [sh, sw] f32 tile_bytes 4096
+// BH:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
 // BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
 // BH16:      sp.work @c block 2x3 k 128 by 2 split 4 along y
 // BH16-NEXT: sp.plan blocked grid 11x2 block 1x1 packing operand_with_store multicast a, b predicted 28701 bound dram
 // BH16-SAME: split_why = "K split 4 along y (28701 cycles); every unsplit plan takes at least 31881 cycles"
-// BH16:      %partials = sp.fifo "partials" depth subs page [sh, sw] bf16 tile_bytes 2048
+// BH16:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] bf16 tile_bytes 2048
 // BH16:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
 // OFF-NOT: split_why
@@ -54,7 +54,7 @@ func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x9
 // WH-NEXT: sp.sites [0, 2]x[2, 3] first x + y * 3 count 1
 // WH-NEXT: sp.sites [0, 2]x[4, 5] first x + y * 3 count 1
 // WH-NEXT: sp.sites [0, 2]x[6, 7] first x + y * 3 count 1
-// WH:      %partials = sp.fifo "partials" depth subs page [sh, sw] f32 tile_bytes 4096
+// WH:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
 // WH:      sp.group @in0_rows %in0 rows [0, 2]x[0, 7] sender 0
 // WH-NEXT: sp.group @in1_columns %in1 columns [0, 2]x[0, 7] every 2 sender 0
 

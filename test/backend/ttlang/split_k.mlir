@@ -2,7 +2,8 @@
 // their K range; the writer of a slice s > 0 receives the previous slice's f32 partial sums over
 // a unicast pipe (one slice's grid further along the split axis) before its store, the compute
 // adds them on the last K block, and a slice s < S - 1 sends its unrounded sums on from a DFB
-// of its own instead of storing. Only the last slice stores.
+// of its own instead of storing. Only the last slice stores. The receive and the send DFB are
+// the two rings of the IR's partials FIFO (depth subs * 2), one block each here.
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 grid=8x8 split-k=4}' -t ttlang | filecheck %s
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150 grid=8x8 split-k=2}' -t ttlang | filecheck %s --check-prefix=TWO
 

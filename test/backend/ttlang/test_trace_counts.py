@@ -17,8 +17,8 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   count (`printed_selectors`: GEMM sub-blocks, the flash combine), and only in the kinds
   listed;
 - per node, DFBs <= 32 and the bytes of those its kernels use = size-buffers' layout for its site
-  (+ an aliased spill, + the printer's own staging DFBs, + split-K's send DFB less the FIFOs a
-  slice leaves unused, - IR buffers it keeps as block values: `printed_l1`); a GEMM's selector
+  (+ an aliased spill, + the printer's own staging DFBs, - the FIFOs and partials rings a
+  split-K slice leaves unused, - IR buffers it keeps as block values: `printed_l1`); a GEMM's selector
   DFBs = `selector_l1`, the combine's = `combine_l1`; used and constant DFBs within the local
   memory.
 

@@ -91,24 +91,42 @@ def test_split_k_runs_and_agrees_with_numpy(case):
     assert results and all(r.ok for r in results), [str(r) for r in results]
 
 
-def test_a_send_dfb_that_does_not_fit_is_refused_by_name():
-    """The send DFB is L1 that size-buffers does not lay out (docs/backend-ttlang.md#split-k-
-    decision): under a budget that holds the layout (28672 bytes: A, B, out, spill and partials
-    pages) but not the 4096 more, the printer names the range and the bytes."""
-    from spatial_dialect.passes.pipeline import compile_module
-    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
-    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+@needs_sim
+def test_the_send_ring_is_planned_laid_out_and_runs_in_a_full_local_memory():
+    """The partials FIFO holds the received and the sent sums (depth subs * 2): tile prices both
+    rings and size-buffers lays them out, so under a 32768-byte budget the plan fills it exactly
+    (A, B 2 x 4096; out 2 x 2048; the f32 spill 4096; partials 2 x 4096) and the printer
+    declares the receive and the send DFB inside it, one f32 tile each, instead of refusing its
+    own plan for 4096 bytes more (docs/backend-ttlang.md#split-k)."""
+    from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
 
-    fn = entry_function(parse_module(gemm_text(32, 512, 64, "bf16")))
-    module = compile_module(fn, "wormhole_n150", grid="8x8", split_k=2, local_mem=30000)
+    results, module = check(
+        gemm_text(32, 512, 64, "bf16"),
+        "wormhole_n150",
+        runner(),
+        grid="8x8",
+        split_k=2,
+        local_mem=32768,
+    )
     sec = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     assert sec.one(sp.WorkOp).k_slices == 2
-    with pytest.raises(TTLangUnsupported) as err:
-        print_ttlang(module, io.StringIO())
-    assert str(err.value).endswith(
-        "LocalMemExceeded: range (0, 1, 0, 0) sends its partial sums from a DFB of 4096 bytes "
-        "beside the 28672 bytes size-buffers laid out: 32768 > the 30000-byte local memory"
-    )
+    for r in sec.ops_of(sp.SitesOp):
+        assert r.offsets() == {
+            "in0": 0,
+            "in1": 8192,
+            "out": 16384,
+            "spill": 20480,
+            "partials": 24576,
+        }
+    stream = io.StringIO()
+    print_ttlang(module, stream)
+    text = stream.getvalue()
+    for dfb in ("partials_dfb", "partials_send_dfb"):
+        assert (
+            f"{dfb} = ttl.make_dataflow_buffer_like(_f32_page_1x1, shape=(1, 1), block_count=1)"
+            in text
+        )
+    assert results and all(r.ok for r in results), [str(r) for r in results]
 
 
 @pytest.mark.parametrize("target", ["wormhole_n150", "blackhole_p150"])

@@ -25,7 +25,7 @@ prices").
   (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `selector_l1`,
   `splitk_l1`, `combine_selector_matmuls`, `combine_l1`): what the printed program does that
   no price includes, in its own function so that a printer change that removes it (e.g. the
-  sub-block selectors, or size-buffers laying out split-K's send DFB) shows here.
+  sub-block selectors, or the split-K rings and FIFOs a slice leaves unused) shows here.
 
 Split-K (tools/backend/ttlang/splitk.py) is a GEMM priced by its GemmPlan, its hand-over the
 model's one accumulator tile per output tile per slice after the first (`partials`). Flash
@@ -549,23 +549,21 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
 
 
 def splitk_l1(section: sp.ProgramOp, r: sp.SitesOp) -> int:
-    """A split-K range's DFB bytes beyond size-buffers' layout (splitk.py): slices s < S - 1 send
-    their sums from a DFB of their own, `partials_send_dfb` (the partials FIFO's page, depth and
-    type), which size-buffers does not lay out (+), and store nothing (- the output FIFO, laid
-    out, unused); slice 0 receives nothing (- the partials FIFO, laid out, unused). The last
-    slice uses its layout as laid out."""
+    """A split-K range's DFB bytes beyond size-buffers' layout (splitk.py): the partials FIFO is
+    laid out as sp.PARTIALS_RINGS rings, printed as a receive and a send DFB of one ring each.
+    Slices s < S - 1 store nothing (- the output FIFO, laid out, unused); slice 0 receives
+    nothing and the last slice sends nothing (- one ring, laid out, unused)."""
     work = section.one(sp.WorkOp)
     if work.k_slices == 1:
         return 0
     x0, _, y0, _ = r.rect.bounds
     s = section.item_space().k_slice(r.first_item(x0, y0))
-    if s == work.k_slices - 1:
-        return 0
     b = r.bindings(work.k_block)
     mm = section.one(sp.MatmulTilesOp)
-    partials = r.bytes_of(sp.buffer_of(mm.partials), b)
+    ring = r.bytes_of(sp.buffer_of(mm.partials), b) // sp.PARTIALS_RINGS
     out = r.bytes_of(sp.buffer_of(mm.out), b)
-    return partials - out - (partials if s == 0 else 0)
+    last = work.k_slices - 1
+    return -(out if s < last else 0) - (ring if s in (0, last) else 0)
 
 
 def partials_pipes(section: sp.ProgramOp) -> set[str]:

@@ -352,7 +352,7 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
             like = self.like_tensor(by_label[label])
             out(
                 f"{name} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, {page[1]}), "
-                f"block_count={depth})"
+                f"block_count={self.ring_depth(label, depth)})"
             )
 
     def like_tensor(self, buf: sp.BufferOp) -> str:

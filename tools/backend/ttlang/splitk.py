@@ -17,10 +17,11 @@ What is decided, and why:
 - The sender's sums need a DFB of their own (`<partials>_send`): a Tensix packer writes only its
   own core's L1, and one DFB cannot be filled by the writer (received sums) and by the compute
   (sums to send) on a middle slice: a DFB has one producer and one consumer (the specification's
-  forwarding example declares one DFB to send and one to receive). Same page, depth and element
-  type as the partials FIFO: the accumulator's, so f32 partial sums stay f32 (unrounded) from
-  slice to slice. Its bytes are L1 that size-buffers does not lay out; check_splitk refuses
-  a site where they do not fit.
+  forwarding example declares one DFB to send and one to receive). The IR's partials FIFO holds
+  both (depth `subs * 2`, sp.PARTIALS_RINGS rings of `subs` pages; tile prices it, size-buffers
+  lays it out), so the receive and the send DFB are each one ring of it: same page and element
+  type, `subs` blocks, the accumulator's, so f32 partial sums stay f32 (unrounded) from slice to
+  slice.
 - The compute adds the received page to its last K block's sums (the simulator's order:
   tools/simulator/matmul.py) and pushes the result to the send DFB (s < S - 1) or to the output
   FIFO, rounded once (the last slice).
@@ -76,12 +77,11 @@ class SplitKPartials:
         return None
 
     def check_splitk(self: OperationWriter) -> None:
-        """Refusals of a split-K section, by name and numbers: a range whose sites run items of
-        several slices, and a site where the send DFB does not fit beside size-buffers' layout."""
+        """Refuses a split-K range whose sites run items of several slices, by name and numbers
+        (its code is printed for one slice)."""
         if self.slices == 1:
             return
-        buf = self.partials_buf()
-        assert buf is not None  # the verifier: a partials FIFO exactly where the work splits K
+        assert self.partials_buf() is not None  # the verifier: exactly where the work splits K
         for r in self.ranges:
             slices = {self.space.k_slice(i) for x, y in r.rect.sites() for i in r.items(x, y)}
             if len(slices) != 1:
@@ -90,31 +90,20 @@ class SplitKPartials:
                     f"range {r.rect.bounds} runs items of K slices {sorted(slices)}: a split-K "
                     "range is printed for one slice",
                 )
-            if self.k_slice(r) == self.slices - 1:
-                continue
-            b = r.bindings(self.work.k_block)
-            offsets = r.offsets()
-            end = max(
-                (
-                    offsets[x.label.data] + r.bytes_of(x, b)
-                    for x in self.p.buffers()
-                    if not isinstance(x, sp.AccOp) and x.label.data in offsets
-                ),
-                default=0,
-            )
-            send = r.bytes_of(buf, b)
-            if end + send > self.mesh.local_mem:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"LocalMemExceeded: range {r.rect.bounds} sends its partial sums from a DFB "
-                    f"of {send} bytes beside the {end} bytes size-buffers laid out: "
-                    f"{end + send} > the {self.mesh.local_mem}-byte local memory",
-                )
+
+    def ring_depth(self: OperationWriter, label: str, depth: int) -> int:
+        """The block count of a DFB printed for a buffer at `depth`: the partials FIFO's is two
+        DFBs, received and sent, of one ring each; any other buffer's is its depth."""
+        buf = self.partials_buf()
+        if buf is None or label != buf.label.data:
+            return depth
+        assert depth % sp.PARTIALS_RINGS == 0  # the verifier: depth subs * PARTIALS_RINGS
+        return depth // sp.PARTIALS_RINGS
 
     # Declarations ----------------------------------------------------------------------------
 
     def emit_partials_buffers(self: OperationWriter, out: Lines) -> None:
-        """The send DFB of every variant of the partials FIFO: same shape, depth and type."""
+        """The send DFB of every variant of the partials FIFO: its other ring (`ring_depth`)."""
         buf = self.partials_buf()
         if buf is None or self.slices == 1:
             return
@@ -123,7 +112,7 @@ class SplitKPartials:
             if label == buf.label.data:
                 out(
                     f"{send_name(name)} = ttl.make_dataflow_buffer_like({like}, "
-                    f"shape=({page[0]}, {page[1]}), block_count={depth})"
+                    f"shape=({page[0]}, {page[1]}), block_count={self.ring_depth(label, depth)})"
                 )
 
     def emit_partials_net(self: OperationWriter, out: Lines) -> None:
@@ -181,8 +170,8 @@ class SplitKPartials:
 
     def emit_partials_receive(self: OperationWriter, out: Lines, r: sp.SitesOp, b: dict) -> None:
         """Slice s > 0, before its store or send: the item's `subs` pages of the previous
-        slice's sums, from the pipe into the partials FIFO (depth `subs`: all of them fit, so
-        the compute never waits on this kernel's later pages)."""
+        slice's sums, from the pipe into the partials FIFO's receive ring (`subs` blocks: all
+        of them fit, so the compute never waits on this kernel's later pages)."""
         if self.k_slice(r) == 0:
             return
         dfb = self.dfb(self.partials_buf(), r)
