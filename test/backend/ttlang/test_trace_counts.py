@@ -14,10 +14,11 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   noc_tile_hops;
 - tile-matmuls on the plan's operands = the model's whole-tile count (`printed_matmuls`: the delta
   rule's forward substitution stated); products with a constant table (selectors) = the stated
-  count (`printed_selectors`: GEMM sub-blocks, gather, scatter), and only in the kinds listed;
+  count (`printed_selectors`: gather, scatter; none for a GEMM, whose blocks of several
+  sub-blocks are computed whole), and only in the kinds listed;
 - per node, DFBs <= 32 and the bytes of those its kernels use = size-buffers' layout for its site
   (+ an aliased spill, + the printer's own staging DFBs, - IR buffers it keeps as block values:
-  `printed_l1`); a GEMM's selector DFBs = `selector_l1`.
+  `printed_l1`); a GEMM reads no constant table.
 
 The programs are compiled as spatial-run compiles for tt-lang-sim (executors.COMPILE_OPTIONS).
 SPATIAL_TTLANG_TRACES=all adds the prefill steps (about 4 minutes more on the loaded two cores).
@@ -56,7 +57,8 @@ CASES = {
     "mcast-rows-rounds-boundary": (256, 128, 224, "4x4", WH, {"rows"}, 2, 2, False),
     "mcast-columns-boundary-kblocks": (160, 256, 96, "4x2", WH, {"columns"}, 1, 2, True),
     "mcast-both-boundary": (224, 64, 256, "4x4", WH, {"rows", "columns"}, 1, 2, False),
-    # 2 sub-blocks of 5x1 per 5x2 block (a boundary range of 5x1), spilled over 2 K blocks
+    # 2 sub-blocks of 5x1 per 5x2 block (a boundary range of 5x1), spilled over 2 K blocks: the
+    # whole block computed, no selector product
     "subblocks-boundary-kblocks": (160, 64, 224, "2x2", WH, set(), 1, 2, True),
     # rows groups whose members run 2 or 1 items: unicast pipes, a member receiving only its
     # own items' blocks (120 tiles; the model's multicast delivers 144)

@@ -255,7 +255,8 @@ def test_mutation_missing_k_tile_fails():
 # ── Refusals and the runner's messages ────────────────────────────────────────────────────────
 
 
-# Several sub-blocks per block: a GEMM's sub-block is (R @ A) @ (B @ C) with one-hot selectors
+# Several sub-blocks per block: a GEMM computes the whole block, its output and spill DFBs holding
+# whole blocks in the bytes size-buffers laid out for the sub-block pages
 # (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid, accumulate): sub-blocks per 5x2 block
 # over K blocks (f32 partial sums spilled), a boundary range; sub-blocks per 5x2 block over 4 K
 # blocks in f32; under accumulate=bf16 (the 16-bit dest's 8 tiles), 3 sub-blocks of 1x3 per 3x3
@@ -318,28 +319,42 @@ def print_example(example: str, accumulate: str = "f32") -> subprocess.Completed
     )
 
 
-def test_gemm_2048_prints_with_its_sub_blocks():
-    """Too large to simulate here (2048-cubed); it prints, selectors and all (the 16-bit dest's
-    plan: 2x4 sub-blocks of 4x4 blocks)."""
+def test_gemm_2048_prints_its_sub_blocks_as_whole_blocks():
+    """Too large to simulate here (2048-cubed); it prints (the 16-bit dest's plan: 2 sub-blocks
+    of 2x4 per 4x4 block over 32 K blocks): the output FIFO (depth 2 of [2, 4] pages) and the
+    spill (2 pages) as one [4, 4] block each, the product over the whole block, no selector."""
     proc = print_example("gemm_2048.mlir", accumulate="bf16")
     assert proc.returncode == 0, proc.stderr
-    assert "sub_rows_dfb" in proc.stdout and "(r_blk @ a_blk)" in proc.stdout
+    assert "out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(4, 4), block_count=1)" in (
+        proc.stdout
+    )
+    assert "spill_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(4, 4), block_count=1)" in (
+        proc.stdout
+    )
+    assert "part = p_blk + a_blk @ b_blk" in proc.stdout
+    assert "_eye" not in proc.stdout and "ti in" not in proc.stdout
 
 
 @needs_sim
 @pytest.mark.parametrize(
     "program, marks",
     [
-        # a one-tile-row rope: 2 sub-blocks of 1x4 per 1x8 block (a column selector)
-        ("rope_subs.mlir", ["sub_cols_dfb", "part = full @ c_blk"]),
+        # a one-tile-row rope: 2 sub-blocks of 1x4 per 1x8 block (output depth 2: one block)
+        (
+            "rope_subs.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_qr, shape=(1, 8), block_count=1)"],
+        ),
         # the prefill's rms_apply @h: 2 sub-blocks of 1x4 per 1x8 block (its one-row weight
         # moves one row a tile, so wide blocks that read the f32 statistics once win)
-        ("rms_subs.mlir", ["sub_cols_dfb", "part = full @ c_blk"]),
+        (
+            "rms_subs.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_h, shape=(1, 8), block_count=1)"],
+        ),
     ],
 )
 def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks):
-    """A rope or map with several sub-blocks per block computes the whole block and pushes one
-    slice per sub-block through the one-hot selectors (docs/backend-ttlang.md#sub-blocks)."""
+    """A rope or map with several sub-blocks per block computes and pushes the whole block, the
+    writer storing it whole: no selector (docs/backend-ttlang.md#sub-blocks)."""
     from spatial_dialect.tools.spatial_run import main
 
     path = ROOT / "test/backend/ttlang/Inputs" / program
@@ -360,6 +375,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
     assert proc.returncode == 0, proc.stderr
     for mark in marks:
         assert mark in proc.stdout
+    assert "_eye" not in proc.stdout and "ti in" not in proc.stdout
     assert main([str(path), "--target", "wormhole_n150", "--backend", "tt-lang-sim"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
 

@@ -19,9 +19,9 @@ prices").
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
 - `differences(...)`: the two compared, after the printer's own forms, each stated once below
-  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`,
-  `selector_l1`): what the printed program does that no price includes, in its own function so
-  that a printer change that removes it (e.g. the sub-block selectors) shows here.
+  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`):
+  what the printed program does that no price includes, in its own function so
+  that a printer change that removes it shows here.
 
 A kind the printer learns later (split-K partials, flash decoding's splits and combine) slots in
 through `price`: a GEMM is priced by its GemmPlan, everything else by its stream plan.
@@ -354,43 +354,11 @@ def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
     return p.tile_matmuls
 
 
-def subblock_selector_matmuls(section: sp.ProgramOp) -> int:
-    """The one-hot selector products of a GEMM whose blocks hold several sub-blocks
-    (subblocks.py): per item, K block and sub-block, R @ A (sh x h x kw) where the sub-block is
-    shorter than the block and B @ C (kw x w x sw) where it is narrower."""
-    work = section.one(sp.WorkOp)
-    k_blocks = -(-work.k_tiles // work.k_block)
-    total = 0
-    for r in section.ops_of(sp.SitesOp):
-        b = r.bindings(work.k_block)
-        if b["subs"] == 1:
-            continue
-        per = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
-            b["w"] * b["sw"] if b["sw"] != b["w"] else 0
-        )
-        total += len(list(r.rect.sites())) * r.count * k_blocks * b["subs"] * per * work.k_block
-    return total
-
-
-def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
-    """A GEMM site's sub-block selector DFBs (f32, block_count 2; not in the sized IR:
-    subblocks.py): `[sh, h]` where the sub-block is shorter than the block, `[w, sw]` where it is
-    narrower."""
-    work = section.one(sp.WorkOp)
-    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
-    b = r.bindings(work.k_block)
-    if b["subs"] == 1:
-        return 0
-    tiles = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
-        b["w"] * b["sw"] if b["sw"] != b["w"] else 0
-    )
-    return 2 * tiles * 4096
-
-
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
 # by `counted`): a gather's and a scatter's one-hot row selection, rope's half-table duplication
 # and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
-# convolution's shift and tap selectors, the delta rule's row masks; and a GEMM's sub-blocks.
+# convolution's shift and tap selectors, the delta rule's row masks. (A GEMM has none: a block
+# of several sub-blocks is computed whole.)
 SELECTOR_KINDS = {"gather", "scatter", "rope", "attention", "causal_conv", "gated_delta"}
 
 
@@ -402,8 +370,6 @@ CONSTANT_KINDS = SELECTOR_KINDS | {"argmax", "route"}
 def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
     """The selector products the printed program performs, where stated exactly (None: some,
     of a kind in SELECTOR_KINDS)."""
-    if section.one(sp.MatmulTilesOp) is not None:
-        return subblock_selector_matmuls(section)
     if section.kind is sp.SectionKind.GATHER:
         _, rows, cols = _indexed(section)
         return rows * cols  # a one-hot row (1 x 32) @ the row's tile
@@ -445,11 +411,8 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
                 f"{name}: node {nb.site} uses {nb.used_bytes} B of DFBs, laid out {expected}"
             )
         gemm = section.one(sp.MatmulTilesOp) is not None
-        if gemm and nb.constant_bytes != selector_l1(section, nb.site):
-            out.append(
-                f"{name}: node {nb.site} holds {nb.constant_bytes} B of selectors, stated "
-                f"{selector_l1(section, nb.site)}"
-            )
+        if gemm and nb.constant_bytes:
+            out.append(f"{name}: node {nb.site} holds {nb.constant_bytes} B of constant DFBs")
     return out
 
 

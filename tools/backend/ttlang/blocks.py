@@ -40,6 +40,5 @@ def with_blocks(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, l
     parts = [
         f"{sec.dfb(sp.buffer_of(v), r)}.wait() as {n}" for v, n in zip(ins, names, strict=True)
     ]
-    if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice
-        parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
+    parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
     return "with " + ", ".join(parts) + ":", names
