@@ -147,6 +147,8 @@ def test_gemm_trace_counts_equal_the_cost_models(case):
 PROGRAMS = {
     # a blocked rms_norm over a 1024-wide row
     "test/backend/ttlang/Inputs/rms_wide.mlir": {"partial", "combine", "rms_apply"},
+    # a rope of 1x16 blocks of four sub-blocks: one whole block in its 2-page output FIFO
+    "test/backend/ttlang/Inputs/rope_subs4.mlir": {"rope"},
     "tiny_decode.mlir": {
         "gather",
         "rms_norm",

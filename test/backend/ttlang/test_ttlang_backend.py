@@ -282,6 +282,39 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumu
     assert _run_text(gemm_text(m, k, n, dt), module, accumulate).ok
 
 
+def test_a_sub_block_fifo_shallower_than_its_block_holds_one_block():
+    """An output FIFO of fewer sub-block pages than the block has sub-blocks (a stream
+    section's depth 2) holds one whole block: L1 beyond the layout, printed where it fits and
+    refused by name, with the bytes, where it does not. Here: 3 [1, 2] pages (12288 bytes) under
+    5x2 blocks of 5 sub-blocks, one [5, 2] block of 20480 bytes."""
+    import io
+
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    fn = entry_function(parse_module(gemm_text(160, 64, 224, "bf16")))
+    module = compile_module(fn, "wormhole_n150", grid="2x2", split_k=1)
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    r = section.ops_of(sp.SitesOp)[0]
+    assert (r.block, r.sub_block) == ((5, 2), (1, 2))
+    r.set_memory(r.offsets(), {**r.depths(), "out": 3})
+    stream = io.StringIO()
+    print_ttlang(module, stream)
+    assert "out_dfb_5x2 = ttl.make_dataflow_buffer_like(t_c, shape=(5, 2), block_count=1)" in (
+        stream.getvalue()
+    )
+    budget = section.one(sp.MeshOp).local_mem
+    r.set_memory({**r.offsets(), "out": budget - 12288}, {**r.depths(), "out": 3})
+    with pytest.raises(TTLangUnsupported) as err:
+        print_ttlang(module, io.StringIO())
+    assert str(err.value).endswith(
+        f"LocalMemExceeded: range (0, 1, 0, 0) holds whole 5x2 blocks in 8192 bytes more than "
+        f"the {budget} bytes size-buffers laid out for their sub-block pages: {budget + 8192} > "
+        f"the {budget}-byte local memory"
+    )
+
+
 def _run_text(text, module, accumulate="f32"):
     from spatial_dialect.tools.interpreters.compare import compare
     from spatial_dialect.tools.interpreters.inputs import draw_inputs
@@ -349,6 +382,12 @@ def test_gemm_2048_prints_its_sub_blocks_as_whole_blocks():
         (
             "rms_subs.mlir",
             ["out_dfb = ttl.make_dataflow_buffer_like(t_h, shape=(1, 8), block_count=1)"],
+        ),
+        # the Llama-3-8B prefill's rope: 4 sub-blocks of 1x4 per 1x16 block through a 2-page
+        # output FIFO: one whole block, 2 pages beyond the layout
+        (
+            "rope_subs4.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_qr, shape=(1, 16), block_count=1)"],
         ),
     ],
 )

@@ -433,11 +433,28 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     extra = -sum(
         r.bytes_of(bufs[n], b) for n in UNDECLARED.get(section.kind.value, ()) if n in bufs
     )
+    extra += _whole_blocks_l1(section, r, b, bufs.values())
     if section.kind is sp.SectionKind.GATHER:
         extra += r.bytes_of(bufs["out"], b)
     elif section.kind is sp.SectionKind.SCATTER:
         extra += 2 * r.bytes_of(bufs["in0"], b)
     return extra
+
+
+def _whole_blocks_l1(section: sp.ProgramOp, r: sp.SitesOp, b: dict, bufs) -> int:  # noqa: ANN001
+    """A block of several sub-blocks is declared whole (docs/backend-ttlang.md#sub-blocks): a
+    buffer of depth d [sh, sw] pages holds max(1, d // subs) [h, w] blocks; the bytes that
+    differ from d pages (none where subs divides d). An attention whose sub-blocks are its heads
+    keeps its pages."""
+    att = section.one(sp.AttentionOp)
+    if b["subs"] == 1 or (att is not None and b["sh"] == b["h"] and 32 * b["sw"] == att.v_head_dim):
+        return 0
+    sub = sp.SizesAttr.of("sh", "sw")
+    return sum(
+        b["h"] * b["w"] * max(1, r.depth_of(x, b) // b["subs"]) * x.tile_bytes - r.bytes_of(x, b)
+        for x in bufs
+        if x.page == sub
+    )
 
 
 def partials_pipes(section: sp.ProgramOp) -> set[str]:

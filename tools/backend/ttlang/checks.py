@@ -129,3 +129,14 @@ class OperationChecks:
                         f"LocalMemExceeded: buffer {n} [{lo}, {hi}) ends past the "
                         f"{budget}-byte local memory",
                     )
+            # a whole block where a FIFO was laid out with fewer sub-block pages takes L1 that
+            # size-buffers did not lay out (OperationWriter.declared)
+            excess = self.whole_block_excess(r)
+            end = max((hi for _, hi, _ in spans), default=0)
+            if excess > 0 and end + excess > budget:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"LocalMemExceeded: range {r.rect.bounds} holds whole {b['h']}x{b['w']} "
+                    f"blocks in {excess} bytes more than the {end} bytes size-buffers laid out "
+                    f"for their sub-block pages: {end + excess} > the {budget}-byte local memory",
+                )

@@ -104,6 +104,14 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
+        # ranges whose blocks hold several sub-blocks: the compute computes and pushes the whole
+        # block (see `declared`; an attention whose sub-blocks are its heads pushes each head's
+        # output as it is: head_sub_blocks)
+        self.whole_blocks: set[int] = set()
+        for i, r in enumerate(self.ranges):
+            b = r.bindings(self.work.k_block)
+            if b["subs"] != 1 and not head_sub_blocks(self, b):
+                self.whole_blocks.add(i)
         self.check()
         # constant tensors the host allocates for this section (rope's permutation matrices, a
         # row reduction's column mask: compute.stage_constants): name -> (shape in elements,
@@ -118,14 +126,6 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
             for cname, c in consts.items():
                 self.consts[cname] = (c.shape, c.source)
                 self.const_pages.setdefault(cname, {}).update(c.pages)
-        # ranges whose blocks hold several sub-blocks: the compute computes and pushes the whole
-        # block (see `declared`; an attention whose sub-blocks are its heads pushes each head's
-        # output as it is: head_sub_blocks)
-        self.whole_blocks: set[int] = set()
-        for i, r in enumerate(self.ranges):
-            b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and not head_sub_blocks(self, b):
-                self.whole_blocks.add(i)
         # the identity an attention's head selectors are read from (indexed.head_selector_pages)
         sides = [max(p) for p in head_selector_pages(self)]
         if sides:
@@ -186,19 +186,29 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         whole-block expression into dest-sized pieces itself (ttl-assign-dst), so the compute
         pushes each item's whole block once: no one-hot selector products, which no price
         includes. Size-buffers gives such a buffer at least `subs` pages (one per sub-block), so
-        the DFB takes the bytes it laid out (docs/backend-ttlang.md#sub-blocks)."""
+        the DFB takes the bytes it laid out; a FIFO of fewer pages (a stream section's output
+        FIFO, depth 2) holds one block, L1 beyond the layout that check_memory_map checks
+        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks)."""
         b = r.bindings(self.work.k_block)
         page = buf.page.resolve(b)
         depth = r.depth_of(buf, b) if isinstance(buf, sp.MemoryBufferOp) else 1
         if self.ranges.index(r) not in self.whole_blocks or buf.page != SUB_BLOCK_PAGE:
             return (page[0], page[1]), depth
-        if depth < b["subs"]:
-            raise TTLangUnsupported(
-                self.name,
-                f"buffer {buf.label.data}: depth {depth} < the {b['subs']} sub-blocks of a "
-                f"{b['h']}x{b['w']} block on range {r.rect.bounds}: no whole block fits",
-            )
-        return (b["h"], b["w"]), depth // b["subs"]
+        return (b["h"], b["w"]), max(1, depth // b["subs"])
+
+    def whole_block_excess(self, r: sp.SitesOp) -> int:
+        """Bytes range `r`'s whole-block DFBs (`declared`) take beyond what size-buffers laid
+        out for their sub-block pages: > 0 where a FIFO holds fewer pages than the block has
+        sub-blocks (a stream section's output FIFO is 2 deep), < 0 where its depth is not a
+        multiple of `subs` (the remainder pages go unused)."""
+        b = r.bindings(self.work.k_block)
+        excess = 0
+        for buf in self.p.buffers():
+            if isinstance(buf, sp.AccOp) or not self.whole_page(buf, r):
+                continue
+            (h, w), count = self.declared(buf, r)
+            excess += h * w * count * buf.tile_bytes - r.bytes_of(buf, b)
+        return excess
 
     def whole_page(self, buf: sp.BufferOp, r: sp.SitesOp) -> bool:
         """Whether `buf`'s IR page is a sub-block and its DFB's a whole block: regrouped
