@@ -14,7 +14,8 @@ source locations: passes import no tools) or functions already parsed (spatial-r
 locations through tools/frontend/diagnostics.py and hands the functions over, which are cloned into
 a fresh module so the caller's module is left as it was). A refusal is the pass's own typed
 diagnostic, as from any xDSL pass; spatial-run, which must tell a refused program apart from a
-verifier error in its input, wraps it in its CompileRefused.
+verifier error in its input, wraps it in its CompileRefused. The compiled module failing the sp
+verifier is not a refusal but a compiler bug, raised as InternalError (`verify_output`).
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.passes.fuse_operands import FuseOperandsPass
 from spatial_dialect.passes.link import LinkPass
 from spatial_dialect.passes.place import PlacePass
 from spatial_dialect.passes.size_buffers import SizeBuffersPass
 from spatial_dialect.passes.tile import TilePass
+from spatial_dialect.sp.errors import InternalError
 
 
 @dataclass(frozen=True)
@@ -101,5 +104,14 @@ def compile_module(
         functions = [program] if isinstance(program, FuncOp) else program
         module = ModuleOp([f.clone() for f in functions])
     SpatialPipelinePass(target=target, **options).apply(ctx, module)  # type: ignore[arg-type]
-    module.verify()  # what the compiler produced must pass its own verifier
+    verify_output(module, "spatial-pipeline")
     return module
+
+
+def verify_output(module: ModuleOp, after: str) -> None:
+    """What a pass produced must pass its own verifier: the input was verified before it ran,
+    so a failure here is the compiler's (InternalError), never a refusal of the program."""
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise InternalError(after, e) from e

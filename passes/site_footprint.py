@@ -24,6 +24,22 @@ def operand_fifos(program: sp.ProgramOp) -> list[sp.FifoOp]:
     return [f for f in dict.fromkeys(fifos) if isinstance(f, sp.FifoOp)]
 
 
+def dram_fifos(program: sp.ProgramOp) -> list[sp.FifoOp]:
+    """The FIFOs between DRAM and the compute stage (those loads fill and those stores drain),
+    each once: what a single-buffered stream plan keeps at one page."""
+    ends = [sp.buffer_of(ld.dst) for ld in program.ops_of(sp.LoadOp)]
+    ends += [sp.buffer_of(st.src) for st in program.ops_of(sp.StoreOp)]
+    return [f for f in dict.fromkeys(ends) if isinstance(f, sp.FifoOp)]
+
+
+def single_buffered(program: sp.ProgramOp) -> bool:
+    """Whether tile gave the section a single-buffered plan: every FIFO between DRAM and the
+    compute stage at one page (stream_plans.StreamPlanner.rank: no double-buffered plan fit).
+    size-buffers keeps such a plan's FIFOs at one page and the report prices it serial."""
+    fifos = dram_fifos(program)
+    return bool(fifos) and all(f.depth.resolve({})[0] == 1 for f in fifos)
+
+
 def buffer_bytes(
     buffers: Sequence[sp.MemoryBufferOp],
     bindings: dict[str, int],

@@ -47,7 +47,13 @@ from xdsl.passes import ModulePass
 
 from spatial_dialect import sp
 from spatial_dialect.passes.phases import refusals_at, sections_taken
-from spatial_dialect.passes.site_footprint import k_block, memory_buffers, operand_fifos, site_bytes
+from spatial_dialect.passes.site_footprint import (
+    k_block,
+    memory_buffers,
+    operand_fifos,
+    single_buffered,
+    site_bytes,
+)
 from spatial_dialect.passes.target_choice import module_target
 from spatial_dialect.sp import Phase
 from spatial_dialect.sp.errors import AccTilesExceeded, LocalMemExceeded, SpatialPassError
@@ -149,7 +155,8 @@ def give_back(
 def deepened(program: sp.ProgramOp, target: Target) -> Depths:
     """Operand FIFO depths from the credit loop, per range (a range's pages are its own), each
     multicast group at its members' minimum, shrunk under the default budget range by range
-    (a range where even the shallowest do not fit keeps the depths it had)."""
+    (a range where even the shallowest do not fit keeps the depths it had), then capped until
+    the LAYOUT fits (`capped`)."""
     kw = k_block(program)
     fifos = operand_fifos(program)
     families = [(buf, rs) for buf, rs in multicast_ranges(program) if buf in fifos]
@@ -164,14 +171,60 @@ def deepened(program: sp.ProgramOp, target: Target) -> Depths:
             depths.update({f: r.depth_of(f, b) for f in fifos})
         # what this range gave back, its group partners give back too (which only frees memory)
         unify_groups(trial, families)
-    return trial
+    return capped(program, trial, families, target.local_mem_bytes)
 
 
-def lay_out(program: sp.ProgramOp, depths: Depths) -> None:
-    """First-fit per range at `depths` (else the range's own), group buffers first at one offset;
-    refuses a site over budget."""
-    mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
-    assert mesh is not None and work is not None
+def capped(
+    program: sp.ProgramOp,
+    trial: Depths,
+    families: list[tuple[sp.MemoryBufferOp, list[sp.SitesOp]]],
+    budget: int,
+) -> Depths:
+    """`trial` with every FIFO at most `cap` pages above the depth tile priced, for the largest cap
+    whose layout fits `budget` on every range (or, on a range past it at tile's depths, adds
+    nothing there): the uncapped depths where they fit, tile's own depths where none does, which
+    tile's footprint makes fit the configurable budget.
+
+    Why: `give_back` fits each range's buffers as a SUM, but a multicast group lands at one
+    offset on all its members, the largest cursor among them, so a boundary range that deepened
+    its small in0 pages pushes the interior's in1 up by the difference. A 1024x8192x1024 bf16 GEMM
+    on blackhole_p150 was refused so (1492992 bytes against 1474560): a plan tile had priced at
+    870400. The cursors grow with every depth (sums and maxima of buffer bytes), so the largest
+    cap is found by bisection over whole layouts."""
+    kw = k_block(program)
+    base = {r: {f: r.depth_of(f, r.bindings(kw)) for f in depths} for r, depths in trial.items()}
+
+    def at(cap: int) -> Depths:
+        depths = {
+            r: {f: min(d, base[r][f] + cap) for f, d in ds.items()} for r, ds in trial.items()
+        }
+        unify_groups(depths, families)
+        return depths
+
+    # A range already past `budget` at tile's depths (a GPU plan in the opt-in shared memory
+    # beyond the default) may stay there: deepening must only not push it further.
+    allowed = {r: max(budget, end) for r, end in layout(program, at(0))[1].items()}
+
+    def fits(cap: int) -> bool:
+        return all(end <= allowed[r] for r, end in layout(program, at(cap))[1].items())
+
+    top = max((d - base[r][f] for r, ds in trial.items() for f, d in ds.items()), default=0)
+    if fits(top):
+        return trial
+    lo, hi = 0, top  # cap hi does not fit; cap lo is the answer if nothing above it fits
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return at(lo)
+
+
+def layout(
+    program: sp.ProgramOp, depths: Depths
+) -> tuple[Offsets, dict[sp.SitesOp, int], dict[sp.SitesOp, dict[sp.MemoryBufferOp, int]]]:
+    """First-fit per range at `depths` (else the range's own), group buffers first at one offset:
+    each range's offsets, its end cursor (the bytes its sites need) and the depths laid out."""
+    work = program.one(sp.WorkOp)
+    assert work is not None
     ranges = program.ops_of(sp.SitesOp)
     bindings = {r: r.bindings(work.k_block) for r in ranges}
     buffers = memory_buffers(program)
@@ -208,16 +261,25 @@ def lay_out(program: sp.ProgramOp, depths: Depths) -> None:
                 continue
             offsets[r][label] = cursor[r]
             cursor[r] += nbytes(buf, r)
+    return offsets, cursor, depth
+
+
+def lay_out(program: sp.ProgramOp, depths: Depths) -> None:
+    """The `layout` at `depths`, written as each range's memory map; refuses a site over budget."""
+    mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
+    assert mesh is not None and work is not None
+    ranges = program.ops_of(sp.SitesOp)
+    buffers = memory_buffers(program)
+    offsets, cursor, depth = layout(program, depths)
     budget = mesh.local_mem
     for r in ranges:
         if cursor[r] > budget:
             x0, _, y0, _ = r.rect.bounds
             raise LocalMemExceeded((x0, y0), cursor[r], budget)
     for r in ranges:
+        bindings = r.bindings(work.k_block)
         own = {
-            buf.label.data: d
-            for buf, d in depth[r].items()
-            if d != buf.depth.resolve(bindings[r])[0]
+            buf.label.data: d for buf, d in depth[r].items() if d != buf.depth.resolve(bindings)[0]
         }
         r.set_memory({b.label.data: offsets[r][b.label.data] for b in buffers}, own)
 
@@ -229,7 +291,10 @@ def size_section(program: sp.ProgramOp, target: Target) -> None:
     assert plan is not None
     # A streaming site holds one tile per page and walks tiles as fast as they come: its
     # double buffering is tt-metal's, and the credit loop is the blocked plans' question.
-    lay_out(program, {} if plan.streaming else deepened(program, target))
+    # A single-buffered plan is tile's answer to a memory where two pages did not fit: its
+    # FIFOs keep their one page.
+    deepen = not plan.streaming and not single_buffered(program)
+    lay_out(program, deepened(program, target) if deepen else {})
     program.set_phase(Phase.SIZED)
 
 

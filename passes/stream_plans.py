@@ -28,7 +28,8 @@ section kind allows (`space`):
 
 Every candidate whose buffers fit a site's configurable budget (`site_footprint.buffer_bytes`, THE
 function size-buffers lays out) is priced by `targets/stream_cost.py` from the quantities read off
-the IR under the candidate's bindings; the cheapest wins, ties going to fewer items, then the
+the IR under the candidate's bindings (where none fits, the same candidates single-buffered:
+one page per FIFO between DRAM and compute, priced serial); the cheapest wins, ties going to fewer items, then the
 larger sub-block, then the wider K block, so the choice is deterministic. The items are dealt
 out over the whole mesh by split_work_to_sites (place), so every block divides its extent: items
 of one shape.
@@ -46,7 +47,7 @@ from xdsl.dialects.builtin import IntegerType
 
 from spatial_dialect import sp
 from spatial_dialect.passes.dram_layout import dram_tile_bytes
-from spatial_dialect.passes.site_footprint import buffer_bytes, memory_buffers
+from spatial_dialect.passes.site_footprint import buffer_bytes, dram_fifos, memory_buffers
 from spatial_dialect.sp import (
     COMPUTE_STAGES,
     AttentionCombineOp,
@@ -79,6 +80,7 @@ class Candidate:
     sh: int
     sw: int
     kw: int
+    depth: int = 2  # pages of each FIFO between DRAM and compute: 1 where no 2 fits
 
     def bindings(self) -> dict[str, int]:
         """The size symbols of a site running this plan (sp/attrs.py)."""
@@ -93,7 +95,11 @@ class Candidate:
         }
 
     def text(self) -> str:
-        return f"block {self.bm}x{self.bn} sub_block {self.sh}x{self.sw} k_block {self.kw}"
+        single = " single-buffered" if self.depth == 1 else ""
+        return f"block {self.bm}x{self.bn} sub_block {self.sh}x{self.sw} k_block {self.kw}{single}"
+
+    def single_buffered(self) -> Candidate:
+        return Candidate(self.bm, self.bn, self.sh, self.sw, self.kw, 1)
 
 
 @dataclass(frozen=True)
@@ -349,6 +355,7 @@ class StreamPlanner:
         self.tile_elems = program.tile[0] * program.tile[1]
         self.facts = StageFacts.of(stage)
         self.buffers = memory_buffers(program)
+        self.dram_fifos = dram_fifos(program)
         self.movements: list[Movement] = []
         for s in program.stages():
             if isinstance(s, sp.LoadOp | sp.StoreOp | IndexedStage):
@@ -365,7 +372,10 @@ class StreamPlanner:
         """Everything `legal` and `quantities` read, and the candidates (the space without its
         tensor's name)."""
         sp_ = self.space
-        buffers = tuple((b.depth, b.page, b.tile_bytes, b.alias is None) for b in self.buffers)
+        buffers = tuple(
+            (b.depth, b.page, b.tile_bytes, b.alias is None, b in self.dram_fifos)
+            for b in self.buffers
+        )
         return (
             self.section_kind,
             self.kind,
@@ -388,7 +398,8 @@ class StreamPlanner:
             return False
         if self.section_kind is SectionKind.GATED_DELTA and c.kw * c.kw > f32_acc:
             return False
-        return buffer_bytes(self.buffers, c.bindings()) <= self.target.local_mem_max_bytes
+        depths = dict.fromkeys(self.dram_fifos, 1) if c.depth == 1 else None
+        return buffer_bytes(self.buffers, c.bindings(), depths) <= self.target.local_mem_max_bytes
 
     def items(self, c: Candidate) -> int:
         mt, nt = self.space.tensor.tiles
@@ -464,6 +475,7 @@ class StreamPlanner:
             dtype,
             compulsory,
             steps=extents["k0"],
+            serial=c.depth == 1,
         )
 
     def _delta_work(self, c: Candidate) -> tuple[int, float]:
@@ -485,12 +497,15 @@ class StreamPlanner:
         return chunks * tiles * self.tile_elems, float(matmuls)
 
     def rank(self, fidelity: str) -> list[tuple[Candidate, StreamCost]]:
-        """The legal plans with their costs, best first."""
-        costed = [
-            (c, stream_cost(self.target, self.quantities(c), fidelity))
-            for c in self.space.candidates()
-            if self.legal(c)
-        ]
+        """The legal plans with their costs, best first. Where no plan fits with its operand
+        FIFOs double-buffered, the single-buffered plans (one page each: a block's load waits
+        for the previous block's compute, priced so) are the plan space: a small local memory
+        (rtx3060's 99 KiB of shared memory under an f32 attention's 128-wide heads) then runs
+        the section slower rather than refusing it (docs/passes.md#tile-single-buffering-where-nothing-else-fits)."""
+        legal = [c for c in self.space.candidates() if self.legal(c)]
+        if not legal:
+            legal = [d for c in self.space.candidates() if self.legal(d := c.single_buffered())]
+        costed = [(c, stream_cost(self.target, self.quantities(c), fidelity)) for c in legal]
         costed.sort(
             key=lambda cc: (
                 cc[1].total_cycles,

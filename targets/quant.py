@@ -11,10 +11,15 @@ chip's choice, a function of the target and the product's datatypes only:
   tile products; Tensix dest, accumulating across K in place, cannot.
 - ``dequantize``: the compute stage widens each Q8_0 block (``f32(d) * q``) to a float type the
   matrix engine multiplies (the activation's, else f32) before the product. Tensix does this
-  (its unpacker feeds the engine 19-bit source registers); the runner-up there, storing the
-  weight as bfp8_b, is exact only for a block whose scale is a power of two (bfp8_b shares one
-  power-of-two exponent per 16 values; a Q8_0 scale has 11 significant bits), which the shapes
-  cannot tell, so it is never taken. Plasticine, with a 32-bit datapath only, widens to f32.
+  (its unpacker feeds the engine 19-bit source registers). Plasticine, with a 32-bit datapath
+  only, widens to f32.
+
+Where the weight is stored is the target's other fact, `Target.q8_0_storage`: Tensix has no Q8_0
+tile, so `-t ttlang` stores it as bfp8_b (converted at load; the same 34 bytes per 32 values, the
+format tt-metal stores Llama weights in), which the unpacker widens as it widens any block-float
+tile. bfp8_b is exact only for a block whose scale is a power of two (it shares one power-of-two
+exponent per 16 values; a Q8_0 scale has 11 significant bits): the difference is bfp8_b's
+rounding, checked with its own tolerance term (tools/interpreters/compare.py: BFP8_B_STORAGE).
 """
 
 from __future__ import annotations
@@ -75,8 +80,9 @@ def q8_0_compute(target: Target, activation: str, act_dtype: str) -> Q8Compute:
             "between tile products"
         )
     runner = (
-        "; runner-up: bfp8_b storage, exact only for a block whose scale is a power of two"
-        if target.has_dtype("bfp8_b")
+        f"; stored as {target.q8_0_storage} (34 bytes per 32 values), exact only for a block "
+        "whose scale is a power of two"
+        if target.q8_0_storage != "q8_0"
         else ""
     )
     return Q8Compute(DEQUANTIZE, widen, f"{dequantize}: {reason}{runner}")

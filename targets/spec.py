@@ -231,6 +231,15 @@ class Target:
         """One past the last byte a buffer may occupy under the configurable maximum."""
         return self.local_mem_base + self.local_mem_max_bytes
 
+    @property
+    def q8_0_storage(self) -> str:
+        """The format a Q8_0 tensor is stored in on this chip, the one fact that `tile_bytes`
+        prices and `-t ttlang` prints: bfp8_b where the chip has it (Tensix: ttnn has no Q8_0
+        tile; bfp8_b keeps 32 values in the same 34 bytes, a sign-and-7-bit value each and an
+        exponent per 16, and is the format tt-metal stores Llama weights in;
+        docs/backend-ttlang.md#q8_0-weights), else Q8_0 itself (ggml's blocks, 34 bytes per 32)."""
+        return "bfp8_b" if "bfp8_b" in self.datatypes else "q8_0"
+
     def has_dtype(self, dtype: str) -> bool:
         return normalize_dtype(dtype) in self.datatypes
 
@@ -238,8 +247,11 @@ class Target:
         """Bytes of one tile of ``dtype`` on this chip (block-float formats carry their shared
         exponents: bfp8_b is 1024 mantissa bytes + 64 exponent bytes = 1088)."""
         d = normalize_dtype(dtype)
-        if d in Q8_0_FORMATS:  # bytes every chip stores and moves (targets/quant.py: computes)
-            return q8_0_bytes(self.tile_elems)
+        if d in Q8_0_FORMATS:  # what the chip stores and moves (targets/quant.py: computes)
+            storage = self.q8_0_storage
+            return (
+                q8_0_bytes(self.tile_elems) if storage in Q8_0_FORMATS else self.tile_bytes(storage)
+            )
         for name, b in self.dtype_tile_bytes:
             if name == d:
                 return b

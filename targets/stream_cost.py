@@ -91,6 +91,7 @@ class StreamQuantities:
     matmul_dtype: str = "f32"
     compulsory_bytes: int = 0
     steps: int = 1  # the K blocks an item walks (its read-compute pipeline's stages)
+    serial: bool = False  # single-buffered operands: a block's load waits for the last compute
 
     def sites_used(self, target: Target) -> int:
         return min(self.items, target.sites)
@@ -157,11 +158,16 @@ def stream_cost(target: Target, q: StreamQuantities, fidelity: str = "hifi4") ->
     fill = (target.dram_latency_cycles or 0) + item_compute / max(1, q.steps)
     steady = max(compute, movement, dram)
     bound = "compute" if steady == compute else "noc" if steady == movement else "dram"
+    if q.serial:
+        # One page per operand FIFO: the reader refills a page only once compute has released
+        # it, so an item's movement and compute add up instead of overlapping.
+        steady = max(compute + movement, dram)
+        bound = "dram" if steady == dram else "compute" if compute >= movement else "noc"
     total = math.ceil(steady + fill)
     why = (
         f"{bound}-bound: {q.items} item(s), {busiest} on the busiest of {q.sites_used(target)} "
         f"site(s): compute {compute:.0f} / movement {movement:.0f} / DRAM {dram:.0f} cycles, "
-        f"fill {fill:.0f}"
+        f"fill {fill:.0f}" + ("; single-buffered: movement and compute serial" if q.serial else "")
     )
     return StreamCost(
         compute,

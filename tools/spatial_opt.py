@@ -40,6 +40,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spatial_dialect import get_all_dialects
 from spatial_dialect.passes import get_all_output_targets, get_all_passes
+from spatial_dialect.passes.pipeline import verify_output
 from spatial_dialect.tools.frontend.diagnostics import (
     capture_diagnostic_ops,
     diagnostic_location,
@@ -289,7 +290,10 @@ class SpatialOptMain(xDSLOptMain):
             if self.args.time_passes and previous is not None:
                 print(f"Pass {previous.name} took {time.perf_counter() - start} seconds")
             if not self.args.disable_verify and id(previous) not in inner:
-                module.verify()
+                if previous is None:
+                    module.verify()  # the input: its verifier errors are the user's
+                else:
+                    verify_output(module, previous.name)  # InternalError: the compiler's
             if previous and next_pass and self.args.print_between_passes:
                 print(f"IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)

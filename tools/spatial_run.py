@@ -17,7 +17,9 @@ Tolerances (tools/interpreters/compare.py): an element passes when
 0 (exact) for i8 and i32; an arg-max may pick another index only where the reference's value
 there is within that tolerance of the row's maximum. `--accumulate bf16` compiles with the 16-bit
 accumulator (`accumulate=bf16`), which breaks the f32 accumulation these assume, and checks
-bf16 at 2^-3 and f16 at 2^-6.
+bf16 at 2^-3 and f16 at 2^-6. Downstream of a Q8_0 product a float output has more: one Q8_0
+level where the product quantizes its activation, and 2^-4 where the backend stores Q8_0 as
+bfp8_b (tt-lang-sim on Tensix).
 
 `--chain prefill,decode` runs several functions of the file in that order as one deployment
 (docs/simulator.md#chained-entries): they are compiled together, so the tensors they share by
@@ -70,12 +72,12 @@ from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
-from spatial_dialect.sp.errors import InvalidTarget
+from spatial_dialect.sp.errors import InternalError, InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backend.executors import (
     BACKENDS,
-    COMPILE_OPTIONS,
+    Q8_0_AS_STORED,
     BackendFailed,
     BackendUnavailable,
     backend_runner,
@@ -91,6 +93,7 @@ from spatial_dialect.tools.interpreters.compare import (
     Comparison,
     compare,
     compare_argmax,
+    q8_0_downstream,
     quantized_downstream,
     rule_text,
 )
@@ -372,20 +375,25 @@ def compare_outputs(
     simulated: dict[str, np.ndarray],
     accumulate: str = ACCUMULATE[0],
     quantized: Collection[str] = (),
+    bfp8_b: Collection[str] | None = None,
 ) -> list[Comparison]:
     """Each output against the reference, at the tolerance of the accumulation it was compiled
     with and one Q8_0 level more downstream of a quantized activation (`quantized`: the inputs
-    an earlier chained function's such outputs feed); an arg-max against its input's near ties."""
+    an earlier chained function's such outputs feed); where the program stores Q8_0 as bfp8_b
+    (`bfp8_b` not None: the inputs fed by such outputs), the bfp8_b term more downstream of a
+    Q8_0 tensor; an arg-max against its input's near ties."""
     results = []
     downstream = quantized_downstream(fn, quantized)
+    stored = q8_0_downstream(fn, bfp8_b) if bfp8_b is not None else set()
     for name, value in zip(output_names(fn), returned_values(fn), strict=True):
         ref, sim = reference[name], simulated[name]
         if isinstance(value.owner, tg.ArgmaxOp):
             logits = value.owner.x
-            after = logits in downstream
-            results.append(compare_argmax(name, ref, sim, values[logits], accumulate, after))
+            after, b8 = logits in downstream, logits in stored
+            results.append(compare_argmax(name, ref, sim, values[logits], accumulate, after, b8))
         else:
-            results.append(compare(name, ref, sim, accumulate, value in downstream))
+            after, b8 = value in downstream, value in stored
+            results.append(compare(name, ref, sim, accumulate, after, b8))
     return results
 
 
@@ -485,6 +493,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     saved: dict[str, dict[str, np.ndarray]] = {}
     evaluated, bad, status = 0, [], 0
     quantized: set[str] = set()  # outputs downstream of a quantized activation, by chain name
+    q8_0: set[str] = set()  # outputs downstream of a Q8_0 tensor, by chain name
     for fn in chain:
         name = fn.sym_name.data
         given = entry_inputs(args, fn, chain, own, outputs["reference"])
@@ -512,7 +521,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         quantized.update(
             n for n, v in zip(chain_names(fn), returned_values(fn), strict=True) if v in downstream
         )
-        for c in compare_outputs(fn, reference, values, simulated, args.accumulate, fed):
+        fed8 = q8_0.intersection(given.fed)
+        downstream = q8_0_downstream(fn, fed8)
+        q8_0.update(
+            n for n, v in zip(chain_names(fn), returned_values(fn), strict=True) if v in downstream
+        )
+        stored = fed8 if runner.stores_bfp8_b else None
+        for c in compare_outputs(fn, reference, values, simulated, args.accumulate, fed, stored):
             print(c.line(), file=out)
             if not c.ok:
                 bad.append(f"{c.name} of @{name}" if args.chain else c.name)
@@ -546,6 +561,12 @@ class Compiled:
             raise UsageError(str(e)) from None
 
     @property
+    def stores_bfp8_b(self) -> bool:
+        """The program stores Q8_0 tensors as bfp8_b: its backend prints them as the target
+        stores them (Q8_0_AS_STORED) and the target stores them so (Target.q8_0_storage)."""
+        return self.args.backend in Q8_0_AS_STORED and self.target.q8_0_storage == "bfp8_b"
+
+    @property
     def timing(self) -> str:
         if not self.args.timing:
             return ""
@@ -553,17 +574,12 @@ class Compiled:
 
     def compiled(self) -> ModuleOp:
         if self.module is None:
-            options, why = COMPILE_OPTIONS.get(self.args.backend, ({}, ""))
-            if options:
-                given = " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items())
-                line = f"spatial-run: {self.args.backend} compiles with {given}: {why}"
-                print(line, file=self.out)
             fns = self.chain if self.args.chain else self.chain[0]
             accumulate = self.args.accumulate
             try:
-                self.module = compile_module(
-                    fns, self.args.target, accumulate=accumulate, **options
-                )
+                self.module = compile_module(fns, self.args.target, accumulate=accumulate)
+            except InternalError:
+                raise  # the compiler's own bug, reported as such, not as a refusal
             except DiagnosticException as e:
                 raise CompileRefused(e) from None
         return self.module

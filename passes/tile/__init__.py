@@ -77,6 +77,7 @@ from spatial_dialect import sp
 from spatial_dialect.passes.gemm_view import GemmView
 from spatial_dialect.passes.numerics import ACCUMULATE, ELEMENT_TYPES, Numerics
 from spatial_dialect.passes.phases import refusals_at, sections_taken
+from spatial_dialect.passes.site_footprint import dram_fifos
 from spatial_dialect.passes.stream_plans import StreamRanked, choose_stream_plan
 from spatial_dialect.passes.target_choice import module_target, options, record
 from spatial_dialect.passes.tile.gemm import (
@@ -401,6 +402,9 @@ def tile_section(
         work, plan = stream_plan_ops(program, target, choice)
         first = next(op for op in program.body.block.ops if not isinstance(op, sp.TensorOp))
         rewriter.insert_op([work, plan], InsertPoint.before(first))
+        if choice.best.depth == 1:  # single-buffered: each FIFO to or from DRAM holds one page
+            for fifo in dram_fifos(program):
+                rewriter.replace_op(fifo, rebuilt_fifo(fifo, SizesAttr.of(1), fifo.page))
     program.set_phase(Phase.TILED)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from xdsl.dialects.builtin import StringAttr
 
 from spatial_dialect import sp
+from spatial_dialect.passes.site_footprint import single_buffered
 from spatial_dialect.passes.stream_plans import (
     Candidate,
     StreamChoice,
@@ -80,7 +81,7 @@ def cost_of(
     """The cost model's numbers for a tiled stream section's plan, as tile priced it."""
     work, plan = program.one(sp.WorkOp), program.one(sp.PlanOp)
     assert work is not None and plan is not None
-    c = Candidate(*work.block, *plan.sub_block, work.k_block)
+    c = Candidate(*work.block, *plan.sub_block, work.k_block, 1 if single_buffered(program) else 2)
     q = StreamPlanner(program, target).quantities(c)
     return q, stream_cost(target, q, fidelity)
 

@@ -379,7 +379,13 @@ class RopeOp(ComputeStage):
         if len(self.ins) != 3:
             raise VerifyException("rope: takes x, cos and sin")
         bufs = [fifo_of(self, v, r) for v, r in zip(self.ins, ("x", "cos", "sin"), strict=True)]
-        same_elt(self, [*bufs, fifo_of(self, self.out, "the output")], "x, cos, sin and the output")
+        # x and the output agree (tg.rope's result is like x); the tables may hold any float type
+        # of their own (llama.cpp keeps them in f32 beside bf16 activations): the rotation is
+        # computed in f32 and rounded once, to the output's type (docs/sp.md#sp-rope).
+        same_elt(self, [bufs[0], fifo_of(self, self.out, "the output")], "x and the output")
+        for buf, role in zip(bufs[1:], ("cos", "sin"), strict=True):
+            if isinstance(buf.elt, IntegerType):
+                raise TypeMismatch(f"{self.stage_name()}: {role} holds {buf.elt}, not a float type")
         if self.head_dim <= 0 or self.head_dim % 2:
             raise VerifyException(f"rope: head_dim {self.head_dim} must be even")
 
@@ -503,10 +509,10 @@ class AttentionOp(StageOp):
             )
         fifos = [fifo_of(self, x, r) for x, r in ((self.q, "q"), (self.k, "k"), (self.v, "v"))]
         out = fifo_of(self, self.out, "the output")
-        if self.splits is None:
-            same_elt(self, [*fifos, out], "q, k, v and the output")
-        else:
-            same_elt(self, fifos, "q, k and v")
+        # q, k and v agree (tg.attention's contract: the two tile products read their operands in
+        # one format); the output is O / l in f32 rounded once to its own type (docs/sp.md).
+        same_elt(self, fifos, "q, k and v")
+        if self.splits is not None:
             if self.splits < 1 or self.queries != 1:
                 raise VerifyException(
                     f"attention: splits {self.splits} needs a positive count and one query row "

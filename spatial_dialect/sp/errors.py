@@ -10,7 +10,9 @@ class says one fact wherever it is found.
 
 from __future__ import annotations
 
-from xdsl.utils.exceptions import PassFailedException, VerifyException
+import re
+
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 
 class SpatialVerifyError(VerifyException):
@@ -19,6 +21,26 @@ class SpatialVerifyError(VerifyException):
 
 class SpatialPassError(PassFailedException):
     """A pass that refuses its input."""
+
+
+class InternalError(DiagnosticException):
+    """What a pass built failing the sp verifier: a bug of the compiler, never a fault of the
+    program, so it is told apart from a refusal (docs/passes.md#shared-the-compiler-never-refuses-its-own-output).
+
+    Every program the tg verifier accepts either compiles or is refused by a named rule of link or
+    of the target before sp is built; an sp verifier error on a pass's output therefore means the
+    pass broke an sp invariant. It keeps the ops the verifier named (`spatial_ops`), so the
+    drivers still point at the tg op whose section is wrong."""
+
+    def __init__(self, after: str, error: VerifyException):
+        self.after, self.error = after, error
+        self.spatial_ops = list(getattr(error, "spatial_ops", []))
+        found = re.search(r"Operation does not verify: (.*)", str(error))
+        message = found.group(1) if found else (str(error).strip().splitlines() or [""])[0]
+        super().__init__(
+            f"internal error: the sp program after {after} fails the sp verifier: {message} "
+            "(a compiler bug, not a refusal of the program; please report it)"
+        )
 
 
 class _Named(SpatialPassError):

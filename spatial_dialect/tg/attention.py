@@ -103,6 +103,14 @@ class AttentionOp(TgOp):
         s, k_cols = self.require_rank("k", 2)
         s_v, v_cols = self.require_rank("v", 2)
         self.require_float("q", "k", "v", "res")
+        elts = {f: self.elt(getattr(self, f)) for f in ("q", "k", "v")}
+        if len(set(elts.values())) > 1:
+            raise self.err(
+                f"q holds {elts['q']}, k {elts['k']} and v {elts['v']}; they must hold one "
+                "element type: the scores q k^T "
+                "and their product with v are tile matmuls, which read both operands in one "
+                "format (keep the KV cache in q's type; the result may differ)"
+            )
         h, kv, d = (self.require_positive(p) for p in ("heads", "kv_heads", "head_dim"))
         if h % kv:
             raise self.err(f"heads {h} is not a multiple of kv_heads {kv}")

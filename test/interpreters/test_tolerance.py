@@ -12,14 +12,18 @@ import numpy as np
 import pytest
 
 from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.tools.interpreters.bfp8 import round_bfp8_b
 from spatial_dialect.tools.interpreters.compare import (
+    BFP8_B_STORAGE,
     Q8_0_LEVEL,
     RTOL,
     RTOL_16BIT_ACCUMULATOR,
     compare,
+    q8_0_downstream,
     quantized_downstream,
+    rtol,
 )
-from spatial_dialect.tools.interpreters.q8_0 import quantize
+from spatial_dialect.tools.interpreters.q8_0 import dequantize, matmul_q8_0, quantize
 from spatial_dialect.tools.interpreters.reference import output_names, returned_values
 from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
@@ -151,3 +155,57 @@ def test_the_program_says_which_outputs_are_downstream(fed, want):
     downstream = quantized_downstream(fn, fed)
     names = {v: n for n, v in zip(output_names(fn), returned_values(fn), strict=True)}
     assert sorted(names[v] for v in downstream if v in names) == want
+
+
+def test_the_program_says_which_outputs_read_a_q8_0_tensor():
+    """Every Q8_0 product, whichever way it reads its activation, and what reads it."""
+    fn = entry_function(parse_module(DOWNSTREAM))
+    names = {v: n for n, v in zip(output_names(fn), returned_values(fn), strict=True)}
+    assert sorted(names[v] for v in q8_0_downstream(fn) if v in names) == ["f", "q", "s"]
+
+
+# ── Downstream of a Q8_0 tensor stored as bfp8_b (compare.py: BFP8_B_STORAGE) ──────────────────
+
+
+def test_the_bfp8_b_term_is_two_operands_of_2_to_the_minus_5_of_a_group_rms():
+    """Half a unit, 2^-7 of a group's leading power of two, times max|x| <= sqrt(16) rms, per
+    operand; a float output after a quantizing product over a bfp8_b weight has all three terms."""
+    assert BFP8_B_STORAGE == 2 * (2.0**-7 * np.sqrt(16))
+    assert rtol(np.dtype(BF16), quantized=True, bfp8_b=True) == RTOL["bf16"] + Q8_0_LEVEL + 2**-4
+    assert rtol(np.dtype(np.int32), quantized=True, bfp8_b=True) == 0
+
+
+@pytest.fixture(scope="module")
+def q8_0_product() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The docstring's largest case: 32x4096x1024, Student-t(3) weights, seed 2. The reference
+    (ggml: Q8_0 view, int8 dot), the chip's result (both operands bfp8_b, f32 sums, bf16), the
+    result without the conversion (the view and the weight exact), and a, w as the chip holds them."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((32, 4096)).astype(BF16).astype(np.float32)
+    w = (rng.standard_t(3, (4096, 1024)) * 0.02).astype(np.float32)
+    values, scales = quantize(w, axis=0)
+    ref = matmul_q8_0(a, values, scales, "q8_0").astype(BF16)
+    qa, da = quantize(a, axis=1)
+    wd = dequantize(values, scales, axis=0)
+    exact = (dequantize(qa, da, axis=1) @ wd).astype(BF16)
+    ab, wb = round_bfp8_b(a), round_bfp8_b(wd)
+    return ref, (ab @ wb).astype(BF16), exact, (ab, wb)
+
+
+def test_a_q8_0_product_as_a_chip_holds_it_passes_with_the_term(q8_0_product):
+    """The conversion costs (its error is about twice that of the exact view and weight), and
+    the measured 0.056 is within rtol + one level + the term."""
+    ref, chip, exact, _ = q8_0_product
+    verdict = compare("y", ref, chip, quantized=True, bfp8_b=True)
+    assert verdict.ok and "+bfp8_b storage" in verdict.line()
+    assert verdict.max_rel > 2 * compare("y", ref, exact, quantized=True).max_rel
+    assert verdict.max_rel == pytest.approx(0.056, abs=0.001)
+
+
+def test_a_q8_0_product_missing_a_k_tile_fails_with_the_term(q8_0_product):
+    ref, chip, _, (ab, wb) = q8_0_product
+    rows, cols = slice(0, TILE), slice(5 * TILE, 6 * TILE)
+    wrong = chip.copy()
+    wrong[rows, cols] = (ab[rows, TILE:] @ wb[TILE:, cols]).astype(BF16)
+    verdict = compare("y", ref, wrong, quantized=True, bfp8_b=True)
+    assert not verdict.ok and verdict.bad <= TILE * TILE

@@ -27,10 +27,10 @@ func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96x
 // WH-NEXT:   %in0 = sp.fifo "in0" depth 2 page [h, w] bf16 tile_bytes 2048
 // WH-NEXT:   %out = sp.fifo "out" depth 2 page [sh, sw] i8 as "q8_0" tile_bytes 1088
 // WH:        sp.map quantize_q8_0 %in0 [full] -> %out valid 1x128
-// Tensix widens the blocks to bf16 in the compute stage, and says why and what came second; the
-// widened tiles accumulate in f32 (the tg contract: dest in its fp32 mode).
+// Tensix widens the blocks to bf16 in the compute stage, says why and that it stores them as
+// bfp8_b; the widened tiles accumulate in f32 (the tg contract: dest in its fp32 mode).
 // WH:      sp.program @y op "tg.matmul_q8_0" kind gemm
-// WH-SAME:   q8_0 = "dequantize: dequantize to bf16 in the compute stage (64 cycles per tile): wormhole_n150's accumulator adds across K in place, with no per-block scale between tile products; runner-up: bfp8_b storage, exact only for a block whose scale is a power of two"
+// WH-SAME:   q8_0 = "dequantize: dequantize to bf16 in the compute stage (64 cycles per tile): wormhole_n150's accumulator adds across K in place, with no per-block scale between tile products; stored as bfp8_b (34 bytes per 32 values), exact only for a block whose scale is a power of two"
 // WH-NEXT:   sp.tensor @x__q8_0_0 : tensor<1x128xi8> tiles 1x4 input rows format "q8_0"
 // WH-NEXT:   sp.tensor @wv : tensor<128x96xi8> tiles 4x3 input tiled format "q8_0_kn" scales @ws
 // WH:        %in0 = sp.fifo "in0" depth 2 page [h, kw] i8 as "q8_0" tile_bytes 1088

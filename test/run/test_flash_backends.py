@@ -13,7 +13,6 @@ import pytest
 
 from spatial_dialect import sp
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.spatial_run import (
     compare_outputs,
@@ -59,8 +58,7 @@ RUNS = [
 
 def run(text: str, target: str, backend: str, splits: int, position: int | None):
     fn = entry_function(parse_module(text))
-    # split-k=1: the backends' other refusal (tools/backend/executors.py), not flash decoding's
-    module = compile_module(fn, target, kv_splits=splits, split_k=1)
+    module = compile_module(fn, target, kv_splits=splits)
     combines = [op.splits for op in module.walk() if isinstance(op, sp.AttentionCombineOp)]
     assert combines == ([splits] if splits > 1 else []), combines
     inputs = draw_inputs(fn, 3)
@@ -94,11 +92,11 @@ def test_a_combine_of_two_tile_blocks_runs_to_the_reference(target, backend):
 
 @pytest.mark.parametrize("target, backend", RUNS)
 def test_the_priced_split_runs_under_the_backends_own_options(target, backend):
-    """What spatial-run --backend compiles (tools/backend/executors.py: COMPILE_OPTIONS) keeps
+    """What spatial-run --backend compiles (the default options: no backend forces any) keeps
     the count link priced: a 1024-key cache over 2 kv heads splits (4 ways on every preset
     here), and the backend runs that program to the reference."""
     fn = entry_function(parse_module(attention(1024, 8, 2, 64)))
-    module = compile_module(fn, target, **COMPILE_OPTIONS[backend][0])
+    module = compile_module(fn, target)
     combines = [op.splits for op in module.walk() if isinstance(op, sp.AttentionCombineOp)]
     assert len(combines) == 1 and combines[0] > 1, combines
     inputs = draw_inputs(fn, 5)

@@ -53,8 +53,10 @@ def test_a_q8_0_weight_is_priced_at_its_own_tiles():
 def test_each_target_computes_q8_0_in_a_datatype_it_has(name, activation, dtype, path, computes):
     choice = q8_0_compute(PRESETS[name], activation, dtype)
     assert (choice.path, choice.dtype) == (path, computes)
-    # Tensix and the int8 dot name what came second; a plain widening has no rival.
-    assert ("runner-up" in choice.why) == (path == INT8_DOT or name.endswith("150"))
+    # the int8 dot names what came second; a plain widening has no rival; Tensix names the
+    # format it stores the weight in (Target.q8_0_storage)
+    assert ("runner-up" in choice.why) == (path == INT8_DOT)
+    assert ("stored as bfp8_b" in choice.why) == name.endswith("150")
 
 
 def test_a_chip_that_multiplies_no_float_is_refused_by_name():

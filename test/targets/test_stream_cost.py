@@ -64,3 +64,24 @@ def test_an_item_walking_k_pays_a_round_trip_a_block_and_one_blocks_fill():
     assert cost.compute_cycles == 2048
     assert cost.fill_cycles == 500 + 512
     assert cost.total_cycles == 51676 + 1012
+
+
+def test_a_single_buffered_item_pays_movement_and_compute_in_series():
+    # The arg-max above, single-buffered (one page a FIFO: a block's load waits for the last
+    # block's compute): the steady part is movement 51676 + compute 2048, not their maximum.
+    wormhole = PRESETS["wormhole_n150"]
+    q = StreamQuantities(
+        kind="argmax",
+        items=1,
+        read_bytes=65536,
+        write_bytes=0,
+        tiles_moved=1024,
+        moved_bytes=65536,
+        elements=32768,
+        steps=4,
+        serial=True,
+    )
+    cost = stream_cost(wormhole, q)
+    assert cost.total_cycles == 51676 + 2048 + 1012
+    assert cost.bound == "noc"
+    assert cost.why.endswith("single-buffered: movement and compute serial")

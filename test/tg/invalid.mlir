@@ -313,6 +313,15 @@ func.func @attn_v_cols(%q: tensor<4x32xf32>, %k: tensor<8x32xf32>, %v: tensor<8x
 
 // -----
 
+// q, k and v in one element type (the result may differ): docs/tg.md#tgattention.
+func.func @attention_mixed(%q: tensor<4x32xbf16>, %k: tensor<8x16xf32>, %v: tensor<8x16xbf16>) {
+  %r = "tg.attention"(%q, %k, %v) <{heads = 2 : i64, kv_heads = 1 : i64, head_dim = 16 : i64, causal = true, scale = 0.25 : f32}> : (tensor<4x32xbf16>, tensor<8x16xf32>, tensor<8x16xbf16>) -> tensor<4x32xf32>
+  func.return
+}
+// CHECK: tg.attention: q holds bf16, k f32 and v bf16; they must hold one element type: the scores q k^T and their product with v are tile matmuls, which read both operands in one format (keep the KV cache in q's type; the result may differ)
+
+// -----
+
 func.func @attn_pos(%q: tensor<4x32xf32>, %k: tensor<8x16xf32>, %p: tensor<2xi32>) {
   %r = "tg.attention"(%q, %k, %k, %p) <{heads = 2 : i64, kv_heads = 1 : i64, head_dim = 16 : i64, causal = true, scale = 0.25 : f32}> : (tensor<4x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<2xi32>) -> tensor<4x32xf32>
   func.return

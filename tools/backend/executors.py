@@ -1,8 +1,10 @@
 """The executors `spatial-run --backend NAME` checks a compiled program with.
 
-Every backend runs the sized sp module that spatial-pipeline produced (with the backend's
-`COMPILE_OPTIONS`) and returns the entry function's outputs; spatial-run then compares them with the numpy reference under one
-tolerance table (tools/interpreters/compare.py), whichever executor ran them:
+Every backend runs the sized sp module that spatial-pipeline produced, with the options it was
+given and no others (the program a backend checks is the one `-t report` priced: split-K and
+flash decoding's splits print on every backend), and returns the entry function's outputs;
+spatial-run then compares them with the numpy reference under one tolerance table
+(tools/interpreters/compare.py), whichever executor ran them:
 
     sim               our functional simulator (tools/simulator/program.py), the default
     tt-lang-sim       the TT-Lang program `-t ttlang` prints, run by Tenstorrent's simulator
@@ -46,23 +48,10 @@ BACKENDS: dict[str, tuple[str, str]] = {
 """Backend name -> (module, runner function)."""
 
 
-COMPILE_OPTIONS: dict[str, tuple[dict[str, int], str]] = {
-    name: ({"split_k": 1}, why)
-    for name, why in (
-        (
-            "triton-interpret",
-            "a Triton program of this printer has no cross-program reduction",
-        ),
-        (
-            "triton",
-            "a Triton program of this printer has no cross-program reduction",
-        ),
-    )
-}
-"""Backend name -> (pipeline options it compiles with, why): what a backend's printer cannot
-emit is not planned for it (split-K, docs/passes.md#tile-split-k-where-the-grid-does-not-fill),
-so it runs the best plan it can print; spatial-run says so. Flash decoding's splits print on
-every backend, so the count is the one link priced."""
+Q8_0_AS_STORED = frozenset({"tt-lang-sim"})
+"""The backends whose program holds a Q8_0 tensor in the format the target stores it in
+(Target.q8_0_storage: bfp8_b on Tensix), not as ggml's blocks: spatial-run checks their outputs
+with the bfp8_b term of tools/interpreters/compare.py. The others compute ggml's Q8_0 exactly."""
 
 
 def backend_runner(name: str) -> Runner:

@@ -15,7 +15,6 @@ pytest.importorskip("triton")
 pytest.importorskip("torch")
 
 from spatial_dialect.passes.pipeline import compile_module  # noqa: E402
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS  # noqa: E402
 from spatial_dialect.tools.interpreters.inputs import draw_inputs  # noqa: E402
 from spatial_dialect.tools.spatial_run import (  # noqa: E402
     compare_outputs,
@@ -43,8 +42,7 @@ func.func @mm(%x: tensor<4x64xT>, %wv: tensor<64x96xi8>, %ws: tensor<2x96xf16>, 
 def interpreted(text: str, target: str = "h100", given: dict | None = None):
     """(reference, reference values, Triton's outputs, comparison) of the entry of `text`."""
     fn = entry_function(parse_module(text))
-    options, _ = COMPILE_OPTIONS["triton-interpret"]
-    module = compile_module(fn, target, **options)
+    module = compile_module(fn, target)
     inputs = {**draw_inputs(fn, 0), **(given or {})}
     reference, values = reference_outputs(fn, inputs)
     got = simulated_outputs(fn, module, inputs, "triton-interpret")

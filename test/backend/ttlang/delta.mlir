@@ -56,7 +56,11 @@ func.func @mixer(%x: tensor<1x64xbf16>, %w: tensor<4x64xbf16>, %cs: tensor<3x64x
 // CHECK: gc = ttl.math.reduce_sum(g_blk * sel, dims=[-1], shape=(1, 1)) * m_blk
 // CHECK: tri = eye
 // CHECK-NEXT: for i in range(1, 32):
-// CHECK-NEXT: tri = (eye + ttl.math.eq(ri, ttl.block.fill(i + 1.0, (1, 1))) * a) @ tri
+// CHECK-NEXT: at_i = (
+// CHECK-NEXT: ttl.block.fill(1.0, (1, 1))
+// CHECK-NEXT: - ttl.math.sign(ttl.math.abs(ri - ttl.block.fill(i + 1.0, (1, 1))))
+// CHECK-NEXT: )
+// CHECK-NEXT: tri = (eye + at_i * a) @ tri
 // CHECK: o_blk.store(o * ttl.block.broadcast(m_blk, dims=[-1], shape=(1, 1)))
 // CHECK: with s_dfb.reserve() as sb:
 // CHECK-NEXT: sb.store(s_new)

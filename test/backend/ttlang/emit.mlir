@@ -31,7 +31,9 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // range reads B alone, and no unicast helper (_count) is printed for a multicast pipe.
 // CHECK: def dm0():
 // CHECK-NOT: _count
-// CHECK: r0, c0 = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
+// The item's block in row-major numbering, as integer arithmetic (no helper call in a kernel):
+// CHECK: r0 = (x + y * 5 + t) // 5
+// CHECK-NEXT: c0 = (x + y * 5 + t) % 5
 // CHECK: with in1_dfb.reserve() as blk:
 // CHECK-NEXT: if y == 0:
 // CHECK: in1_columns_net.if_src(send)
@@ -40,7 +42,8 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // CHECK-NOT: else:
 // CHECK: tx = ttl.copy(blk, t_c[r0:r0 + 1, c0:c0 + 1])
 // CHECK: def dm1():
-// CHECK: r0, _ = _coord(x + y * 5 + t, 3, 5, 5, 3, False)
+// CHECK: r0 = (x + y * 5 + t) // 5
+// CHECK-NOT: c0 =
 // CHECK: tx = ttl.copy(t_a[r0:r0 + 1, k0:k0 + 7], blk)
 // CHECK: SECTIONS = [
 // CHECK-NEXT: (section_0_c, ['a', 'b', 'c']),

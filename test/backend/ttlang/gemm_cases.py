@@ -2,7 +2,6 @@
 that compiles a program, runs it and compares every output as spatial-run does."""
 
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.tools.backend.executors import COMPILE_OPTIONS
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.interpreters.reference import input_names, output_names
 from spatial_dialect.tools.spatial_run import (
@@ -23,10 +22,10 @@ def gemm_text(m: int, k: int, n: int, dt: str) -> str:
 
 def check(text: str, target: str, runner, seed: int = 0, **options: str):
     """(comparisons, module) of `text` compiled for `target` as spatial-run compiles for
-    tt-lang-sim (its COMPILE_OPTIONS, and any other pipeline option, e.g. grid="1x1") and run by
+    tt-lang-sim (the pipeline options given, e.g. grid="1x1", and no others) and run by
     `runner`; an arg-max is compared with its near ties."""
     fn = entry_function(parse_module(text))
-    module = compile_module(fn, target, **COMPILE_OPTIONS["tt-lang-sim"][0], **options)
+    module = compile_module(fn, target, **options)
     inputs = draw_inputs(fn, seed)
     reference, values = reference_outputs(fn, inputs)
     outs = runner(module, [inputs[n] for n in input_names(fn)])

@@ -2,9 +2,10 @@
 
 // tg.moe in decode (T = 1): the route sections rank the experts in block math (k times: the
 // row maximum, the least column index of a hit, that column knocked out) and push the chosen id
-// or weight in column 0; the expert GEMMs read their B
-// block at the routed id, read at run time by the prelude's `_index` (simulator-only) and
-// range-checked; moe_combine is `x * weight + acc` with the weight's column 0 broadcast.
+// or weight in column 0 (a hit is 1 - sign(|a - b|): the specification has no block
+// comparison); no kernel reads the id: each stacked expert tensor is one DRAM tensor per expert
+// (EXPERTS) and the host passes the routed one to the expert GEMMs, which read it from row 0;
+// moe_combine is `x * weight + acc` with the weight's column 0 broadcast.
 
 func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf16>, %u: tensor<256x32xbf16>, %d: tensor<128x64xbf16>) -> tensor<1x64xbf16> {
   %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" renormalize true : (tensor<1x64xbf16>, tensor<64x4xbf16>, tensor<256x32xbf16>, tensor<256x32xbf16>, tensor<128x64xbf16>) -> tensor<1x64xbf16>
@@ -34,7 +35,12 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK-NEXT: ttl.block.fill(32.0, (1, 1))
 // CHECK-NEXT: - ttl.math.reduce_max(hit * rev, dims=[-1], shape=(1, 1))
 // CHECK-NEXT: )
-// CHECK: one = ttl.math.eq(idx, ttl.block.broadcast(at, dims=[-1], shape=(1, 1)))
+// CHECK: one = (
+// CHECK-NEXT: ttl.block.fill(1.0, (1, 1))
+// CHECK-NEXT: - ttl.math.sign(
+// CHECK-NEXT: ttl.math.abs(idx - ttl.block.broadcast(at, dims=[-1], shape=(1, 1)))
+// CHECK-NEXT: )
+// CHECK-NEXT: )
 // CHECK: lg = lg - one * ttl.block.fill(1e+30, (1, 1))
 // CHECK-NEXT: if j == 0:
 // CHECK-NEXT: picked = at
@@ -44,15 +50,11 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK: picked = w
 // CHECK: picked = picked / ttl.block.broadcast(total, dims=[-1], shape=(1, 1))
 // CHECK: # section @y__gate0: tg.moe
-// CHECK: e = _index(t_y__id0, 0)  # simulator-only: a scalar read
-// CHECK-NEXT: if not 0 <= e < 4:
-// CHECK-NEXT: raise RuntimeError(
-// CHECK-NEXT: f'id {e} in @y__id0 outside [0, 4) blocks'
-// CHECK-NEXT: ' of 2 tile rows of @g'
-// CHECK-NEXT: )
-// CHECK: tx = ttl.copy(t_g[k0 + e * 2:k0 + e * 2 + 2, c0:c0 + 1], blk)
+// CHECK: def section_3_y__gate0(t_x, t_g, t_y__gate0):
+// CHECK-NOT: _index
+// CHECK: tx = ttl.copy(t_g[k0:k0 + 2, c0:c0 + 1], blk)
 // CHECK: # section @y__down0: tg.moe
-// CHECK: tx = ttl.copy(t_d[k0 + e:k0 + e + 1, c0:c0 + 1], blk)
+// CHECK: tx = ttl.copy(t_d[k0:k0 + 1, c0:c0 + 1], blk)
 // CHECK: # section @y__sum0: tg.moe
 // CHECK: o_blk.store(i0 * ttl.block.broadcast(i1, dims=[-1], shape=(1, 1)))
 // CHECK: # section @y: tg.moe
@@ -60,3 +62,6 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK: CONSTANTS = {
 // CHECK: '_route_idx_4_32': lambda: _argmax_idx(4, 32),
 // CHECK: '_route_neg_4_32': lambda: _argmax_neg(4, 32),
+// CHECK: EXPERTS = {'g': 64, 'u': 64, 'd': 32}
+// CHECK: (section_3_y__gate0, ['x', ('g', 'y__id0'), 'y__gate0']),
+// CHECK: (section_6_y__down0, ['y__act0', ('d', 'y__id0'), 'y__down0']),

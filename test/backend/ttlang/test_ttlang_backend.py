@@ -332,8 +332,10 @@ def _run_text(text, module, accumulate="f32"):
     return compare("c", ref, out, accumulate)
 
 
-def print_example(example: str, accumulate: str = "f32") -> subprocess.CompletedProcess:
-    """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=wormhole_n150} -t ttlang`."""
+def print_example(
+    example: str, accumulate: str = "f32", target: str = "wormhole_n150", more: str = ""
+) -> subprocess.CompletedProcess:
+    """`spatial-opt examples/EXAMPLE -p spatial-pipeline{target=TARGET ...} -t ttlang`."""
     return subprocess.run(
         [
             sys.executable,
@@ -341,8 +343,8 @@ def print_example(example: str, accumulate: str = "f32") -> subprocess.Completed
             "spatial_dialect.tools.spatial_opt",
             str(ROOT / "examples" / example),
             "-p",
-            f"spatial-pipeline{{target=wormhole_n150 accumulate={accumulate} split-k=1 "
-            "kv-splits=1}",
+            f"spatial-pipeline{{target={target} accumulate={accumulate} split-k=1 "
+            f"kv-splits=1{more}}}",
             "-t",
             "ttlang",
         ],
@@ -433,28 +435,44 @@ def test_the_real_layers_print_whole(example):
 @pytest.mark.parametrize(
     "example, marks",
     [
-        ("qwen3_30b_a3b_decode.mlir", ["e = _index(t_moe__id7, 0)", "for j in range(8):"]),
+        ("qwen3_30b_a3b_decode.mlir", ["'moe__id7')", "for j in range(8):"]),
         (
             "qwen3_next_80b_a3b_decode.mlir",
-            ["e = _index(t_moe__id9, 0)", "for j in range(10):", "tri = (eye + ", "keep = c_blk"],
+            ["'moe__id9')", "for j in range(10):", "tri = (eye + ", "keep = c_blk"],
         ),
     ],
 )
 def test_the_moe_and_delta_layers_print_whole(example, marks):
     """The real-shape MoE decodes print every section: the router's top-8 / top-10 ranks, each
-    slot's expert GEMMs reading the routed block, the causal conv and the delta rule."""
+    slot's expert GEMMs given the routed expert's tensor by the host (an (experts, ids) pair in
+    SECTIONS), the causal conv and the delta rule."""
     proc = print_example(example)
     assert proc.returncode == 0, proc.stderr
     for mark in marks:
         assert mark in proc.stdout
 
 
+@pytest.mark.parametrize("target", ["wormhole_n150", "blackhole_p150"])
+def test_the_q8_0_layer_prints_its_weights_as_bfp8_b(target):
+    """The Q8_0 Llama-3 decode layer prints whole: each Q8_0 weight is a bfp8_b tensor the host
+    converts at load from its values and scales (blocks of 32 along K, axis 0), each quantized
+    activation view a bfp8_b tensor; no Q8_0 scale reaches a kernel."""
+    proc = print_example("llama3_8b_decode_q8_0.mlir", target=target)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for w in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"):
+        assert f"'{w}': (_q8_0_as_bfp8_b, '{w}_scales', 0)," in out
+    assert "'wq': ((4096, 4096), 'bfp8_b')" in out
+    assert "'h__q8_0_1': ((1, 4096), 'bfp8_b')" in out
+    assert "_scales" not in out.split("TENSORS = ")[0]
+
+
 def test_an_unemitted_section_is_refused_by_name_in_one_line():
-    """The Q8_0 Llama-3 decode layer stops at its first Q8_0 buffer (the quantized view of the
-    normed activations): ttnn has no Q8_0 tile format."""
-    proc = print_example("llama3_8b_decode_q8_0.mlir")
+    """Block-float storage of the float tensors (format=bfp8_b) stops the Llama-3 decode layer
+    at its first section, naming the buffer."""
+    proc = print_example("llama3_8b_decode.mlir", more=" format=bfp8_b")
     assert proc.returncode == 1
-    assert "error: -t ttlang: section @h__q8_0_1: buffer out stores q8_0" in proc.stderr
+    assert "error: -t ttlang: section @h__partials: buffer in0 stores bfp8_b" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
 
@@ -603,11 +621,10 @@ def test_equal_logits_go_to_the_lower_expert():
 @needs_sim
 def test_an_expert_id_out_of_range_is_refused_before_any_read():
     """The router's id of slot 0 replaced by an entry input holding 4, of experts 0..3: the
-    first GEMM that loads by it raises, naming the id and the range (the printed check)."""
+    host, picking the expert tensor of the first GEMM that loads by it, raises, naming the id,
+    the range and the tensor (host.py's `_arg`), before that GEMM runs."""
     module, inputs = _moe_test("routed_by_an_out_of_range_id")(split_k=1)
-    with pytest.raises(
-        BackendFailed, match=r"id 4 in @y__id0 outside \[0, 4\) blocks of 2 tile rows of @g"
-    ):
+    with pytest.raises(BackendFailed, match=r"id 4 in @y__id0 outside \[0, 4\) experts of @g"):
         runner()(module, inputs)
 
 

@@ -2,15 +2,18 @@
 what the cost model prices for the same section (docs/backend-ttlang.md, "Traces against
 prices").
 
-- `operations(traced)`: the trace cut into the host program's operations (one per section, in
-  the module's order: the printer prints one `ttl.operation` per section).
+- `operations(traced)`: the trace cut into the host program's operations; `traced_sections`
+  pairs them with the sections (the printer prints one `ttl.operation` per section in the
+  module's order, but a lone gather or scatter, a host step between operations: a ttnn op on a
+  chip, torch on the tensors under tt-lang-sim, so nothing of it is traced).
 - `counted(events)`: one operation's tiles read from DRAM per tensor (`copy_start` from a
   Tensor: its `dram`), tiles written per tensor, tiles through pipes per family (a rectangle
   destination is a multicast, one core a unicast: the printer's `line` groups and uneven members
-  are unicast pipes), and its compute: `tile_matmul` (m x k x n tiles of each block product) and
-  `tile_op` (the tiles of every other block expression; a reduction's input tiles) from
-  runner.COMPUTE_HOOK. The printer's constant tables (`_eye_*`, `_rope_*`, `_onehot`, ...: host
-  tensors whose names start with `_`) are counted apart: no plan prices them.
+  are unicast pipes; split-K's hand-over, slice to slice, is the family `partials`, named by
+  `partials_pipes` from the plan), and its compute: `tile_matmul` (m x k x n tiles of each
+  block product) and `tile_op` (the tiles of every other block expression; a reduction's input
+  tiles) from runner.COMPUTE_HOOK. The printer's constant tables (`_eye_*`, `_rope_*`, ...:
+  host tensors whose names start with `_`) are counted apart: no plan prices them.
 - `price(module, section)`: the same quantities as the cost model has them for the plan the
   section records. A GEMM through gemm_quantities (passes/gemm_view.py gemm_plan); any other
   section through passes/stream_plans.py's StreamPlanner at the section's own block (its
@@ -19,12 +22,15 @@ prices").
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
 - `differences(...)`: the two compared, after the printer's own forms, each stated once below
-  (`printed_dram`, `pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`):
-  what the printed program does that no price includes, in its own function so
-  that a printer change that removes it shows here.
+  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `splitk_l1`,
+  `combine_selector_matmuls`, `combine_l1`): what the printed program does that no price
+  includes, in its own function so that a printer change that removes it (e.g. size-buffers
+  laying out split-K's send DFB) shows here.
 
-A kind the printer learns later (split-K partials, flash decoding's splits and combine) slots in
-through `price`: a GEMM is priced by its GemmPlan, everything else by its stream plan.
+Split-K (tools/backend/ttlang/splitk.py) is a GEMM priced by its GemmPlan, its hand-over the
+model's one accumulator tile per output tile per slice after the first (`partials`). Flash
+decoding's `sp.attention ... splits P` and `sp.attention_combine` are stream sections priced by
+their stream plans; the combine's selector products (flash.py) are stated, not priced.
 """
 
 from __future__ import annotations
@@ -55,12 +61,31 @@ def operations(traced) -> list[list[dict]]:  # noqa: ANN001
     return ops
 
 
+def traced_sections(module, traced) -> list[tuple[sp.ProgramOp, int | None, list[dict]]]:  # noqa: ANN001
+    """Each section with its operation's number (DFB_HOOK's) and events, or (None, []) for a host
+    step (tools/backend/ttlang/indexed.py host_step: a lone gather or scatter, run between the
+    operations by a ttnn op; the simulator's trace has nothing of it)."""
+    from spatial_dialect.tools.backend.ttlang.indexed import host_step
+
+    ops = operations(traced)
+    out: list[tuple[sp.ProgramOp, int | None, list[dict]]] = []
+    n = 0
+    for i, sec in enumerate(sections(module)):
+        if host_step(sec, i) is not None:
+            out.append((sec, None, []))
+            continue
+        out.append((sec, n, ops[n]))
+        n += 1
+    assert n == len(ops), f"{len(ops)} operations traced, {n} sections print one"
+    return out
+
+
 @dataclass
 class Counted:
     dram_read: dict[str, int]  # tensor name (without t_) -> tiles read from DRAM
     dram_written: dict[str, int]
     constants: dict[str, int]  # the printer's constant tables: tiles read
-    pipe_sent: dict[str, int]  # family (multicast / unicast) -> tiles sent
+    pipe_sent: dict[str, int]  # family (multicast / unicast / partials) -> tiles sent
     pipe_received: dict[str, int]
     tile_matmuls: int  # products of the plan's operands
     selector_matmuls: int  # products with an operand from a constant table (selectors, ...)
@@ -90,7 +115,9 @@ def constant_dfbs(events: list[dict]) -> set[str]:
     return out
 
 
-def counted(events: list[dict]) -> Counted:
+def counted(events: list[dict], partials: set[str] = frozenset()) -> Counted:
+    """`partials`: the trace's names of split-K's hand-over pipes (`partials_pipes`), counted as
+    their own family."""
     constant = constant_dfbs(events)
     read: Counter[str] = Counter()
     written: Counter[str] = Counter()
@@ -108,10 +135,9 @@ def counted(events: list[dict]) -> Counted:
                 constants[name] += e["dram"]
         elif ev == "copy_start" and e.get("dst") == "Tensor":
             written[e["tensor"].removeprefix("t_")] += e["dram"]
-        elif ev == "pipe_send":
-            sent[_family(e["pipe"])] += e["tiles"]
-        elif ev == "pipe_recv":
-            received[_family(e["pipe"])] += e["tiles"]
+        elif ev in ("pipe_send", "pipe_recv"):
+            family = "partials" if e["pipe"] in partials else _family(e["pipe"])
+            (sent if ev == "pipe_send" else received)[family] += e["tiles"]
         elif ev == "tile_matmul" and constant.intersection(e["operands"]):
             selectors += e["tiles"]
         elif ev == "tile_matmul":
@@ -137,7 +163,7 @@ class Price:
     kind: str
     dram_read: dict[str, int]
     dram_written: dict[str, int]
-    pipe_received: dict[str, int]  # family -> tiles delivered through pipes
+    pipe_received: dict[str, int]  # family -> tiles delivered through pipes (split-K: partials)
     tile_matmuls: float  # whole tiles
     vector_tiles: float  # vector instructions per element x the elements of whole tiles
     detail: dict = field(default_factory=dict)  # the model's own objects (GemmQuantities ...)
@@ -173,11 +199,16 @@ def _gemm_price(target, section: sp.ProgramOp) -> Price:  # noqa: ANN001
     a, b, c = _name(section, view.load_a), _name(section, view.load_b), _name(section, view.store)
     read = Counter({a: q.a_tiles_dram})
     read[b] += q.b_tiles_dram
+    pipes = {"line" if q.line else "multicast": q.noc_tile_hops} if q.noc_tile_hops else {}
+    if q.k_slices > 1:
+        # the hand-over noc_tiles adds (targets/quantities.py gemm_quantities): every output
+        # tile's partial sums, once per slice after the first
+        pipes["partials"] = (q.k_slices - 1) * shape.mt * shape.nt
     return Price(
         "gemm",
         dict(read),
         {c: q.c_tiles_written},
-        {"line" if q.line else "multicast": q.noc_tile_hops} if q.noc_tile_hops else {},
+        pipes,
         q.tile_matmuls,
         0.0,
         {
@@ -275,35 +306,6 @@ def node_buffers(traced, section: sp.ProgramOp, op: int = 0, events=None) -> lis
 # against prices"): each difference between trace and price is one of these, stated here once.
 
 
-def _indexed(section: sp.ProgramOp) -> tuple[str, int, int]:
-    """(the indexed tensor, the rows the stage moves, the tiles of a row) of a gather/scatter."""
-    from spatial_dialect.sp import IndexedStage
-
-    stage = next(s for s in section.stages() if isinstance(s, IndexedStage))
-    table = _name(section, stage)
-    rows_of = section.tensor(
-        _name(
-            section,
-            section.one(sp.StoreOp) if isinstance(stage, sp.GatherOp) else section.one(sp.LoadOp),
-        )
-    )
-    return table, rows_of.shape2d[0], rows_of.tiles[1]
-
-
-def printed_dram(section: sp.ProgramOp, p: Price) -> tuple[dict[str, int], dict[str, int]]:
-    """(reads, writes) per tensor the printed program makes for the plan priced as `p`. An indexed
-    row lives in a tile of the tiled table: a gather reads one tile per row it gathers and a
-    scatter reads and writes one per row it sets (the model prices the moved rows' own tiles)."""
-    read, written = Counter(p.dram_read), Counter(p.dram_written)
-    if section.kind is sp.SectionKind.GATHER:
-        table, rows, cols = _indexed(section)
-        read[table] = rows * cols
-    elif section.kind is sp.SectionKind.SCATTER:
-        table, rows, cols = _indexed(section)
-        read[table] = written[table] = rows * cols
-    return dict(read), dict(written)
-
-
 def _count_at(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     return next((r.count for r in section.ops_of(sp.SitesOp) if site in r.rect.sites()), 0)
 
@@ -326,7 +328,8 @@ def pipe_receipts(section: sp.ProgramOp) -> tuple[dict[str, int], int]:
         for sender, members in families:
             r = next(r for r in section.ops_of(sp.SitesOp) if sender in r.rect.sites())
             b = r.bindings(work.k_block)
-            per_item = (b["h"] if a else b["w"]) * work.k_tiles  # the shared operand's tiles
+            # the shared operand's tiles of an item: its K slice's
+            per_item = (b["h"] if a else b["w"]) * work.k_slice_tiles
             rest = [m for m in members if m != sender]
             uniform &= len({_count_at(section, m) for m in members}) == 1
             xs, ys = {m[0] for m in rest}, {m[1] for m in rest}
@@ -339,7 +342,26 @@ def pipe_receipts(section: sp.ProgramOp) -> tuple[dict[str, int], int]:
         if got:
             printed["multicast" if uniform else "unicast"] += got
         model += sent
+    if handed := partials_receipts(section):
+        printed["partials"] = handed
     return dict(printed), model
+
+
+def partials_receipts(section: sp.ProgramOp) -> int:
+    """Split-K's hand-over as printed (splitk.py): every site of a slice s > 0 receives, per item
+    it runs, the item's block of partial sums (`subs` pages of sh x sw: h x w tiles) from the
+    site of slice s - 1 that runs the same block."""
+    work = section.one(sp.WorkOp)
+    if work.k_slices == 1:
+        return 0
+    space = section.item_space()
+    total = 0
+    for r in section.ops_of(sp.SitesOp):
+        b = r.bindings(work.k_block)
+        x0, _, y0, _ = r.rect.bounds
+        if space.k_slice(r.first_item(x0, y0)) > 0:
+            total += sum(len(r.items(x, y)) for x, y in r.rect.sites()) * b["h"] * b["w"]
+    return total
 
 
 def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
@@ -355,11 +377,18 @@ def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
 
 
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
-# by `counted`): a gather's and a scatter's one-hot row selection, rope's half-table duplication
-# and rotation (cos @ D, sin @ D, x @ P), attention's head selectors (q @ C_j), the causal
-# convolution's shift and tap selectors, the delta rule's row masks. (A GEMM has none: a block
-# of several sub-blocks is computed whole.)
-SELECTOR_KINDS = {"gather", "scatter", "rope", "attention", "causal_conv", "gated_delta"}
+# by `counted`): rope's half-table duplication and rotation (cos @ D, sin @ D, x @ P),
+# attention's head selectors (q @ C_j), the causal convolution's shift and tap selectors, the
+# delta rule's row masks, flash decoding's combine (m and l moved out of a partials tile:
+# `combine_selector_matmuls`). (A GEMM has none: a block of several sub-blocks is computed
+# whole.)
+SELECTOR_KINDS = {
+    "rope",
+    "attention",
+    "attention_combine",
+    "causal_conv",
+    "gated_delta",
+}
 
 
 # Kinds whose printed form reads constant tables from DRAM (unpriced): those with selectors,
@@ -370,29 +399,69 @@ CONSTANT_KINDS = SELECTOR_KINDS | {"argmax", "route"}
 def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
     """The selector products the printed program performs, where stated exactly (None: some,
     of a kind in SELECTOR_KINDS)."""
-    if section.kind is sp.SectionKind.GATHER:
-        _, rows, cols = _indexed(section)
-        return rows * cols  # a one-hot row (1 x 32) @ the row's tile
-    if section.kind is sp.SectionKind.SCATTER:
-        _, rows, cols = _indexed(section)
-        return 2 * rows * cols  # place the row, keep the tile's other rows
+    if section.kind is sp.SectionKind.ATTENTION_COMBINE:
+        return combine_selector_matmuls(section)
     return None if section.kind.value in SELECTOR_KINDS else 0
+
+
+def combine_selector_matmuls(section: sp.ProgramOp) -> int:
+    """Flash decoding's combine (flash.py): per item, of a `[1, w]` page of partials, and per
+    split, `U @ X` (1 x 1 x w: row 1's m and l into every row), `ml @ E_m` and `ml @ E_l`
+    (1 x w x w each: column 0 / 1 of each tile over its tile) and `Z @ X` (1 x 1 x w: row 0's O),
+    2 w^2 + 2 w tile products (a block of several sub-blocks is pushed whole: no selector).
+    TT-Lang has no scalar read and no slice of a block, so the printer moves m
+    and l with products; the model prices the combine's exp and sums (vector work) and no
+    products. Exact (one nonzero term per sum)."""
+    work = section.one(sp.WorkOp)
+    splits = section.one(sp.AttentionCombineOp).splits
+    total = 0
+    for r in section.ops_of(sp.SitesOp):
+        b = r.bindings(work.k_block)
+        w = b["w"]
+        items = sum(len(r.items(x, y)) for x, y in r.rect.sites())
+        total += items * splits * (2 * w * w + 2 * w)
+    return total
+
+
+def combine_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    """The combine's constant DFBs on a site (flash.py; f32, block_count 1, not in the sized IR):
+    U and Z (a tile each) and E_m and E_l (w x w tiles each). At w = 16 the E pages alone are 2 MiB, past either preset's L1."""
+    work = section.one(sp.WorkOp)
+    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
+    w = r.bindings(work.k_block)["w"]
+    return (2 + 2 * w * w) * 4096
+
+
+def constant_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int | None:
+    """The bytes of constant DFBs a site holds, where stated (None: not stated for the kind)."""
+    if section.one(sp.MatmulTilesOp) is not None:
+        return 0  # a block of several sub-blocks is computed whole: no selector
+    if section.kind is sp.SectionKind.ATTENTION_COMBINE:
+        return combine_l1(section, site)
+    return None
 
 
 def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: Price) -> list[str]:  # noqa: ANN001
     """What operation `op`'s trace does that the price `p` and the printer's stated forms do not
     account for ([] when every count agrees)."""
-    c = counted(events)
+    c = counted(events, partials_pipes(section))
     name = f"@{section.sym_name.data} ({p.kind})"
     out = []
-    read, written = printed_dram(section, p)
-    if c.dram_read != read:
-        out.append(f"{name}: DRAM reads {c.dram_read}, priced {read}")
-    if c.dram_written != written:
-        out.append(f"{name}: DRAM writes {c.dram_written}, priced {written}")
+    if c.dram_read != p.dram_read:
+        out.append(f"{name}: DRAM reads {c.dram_read}, priced {p.dram_read}")
+    if c.dram_written != p.dram_written:
+        out.append(f"{name}: DRAM writes {c.dram_written}, priced {p.dram_written}")
     pipes, multicast = pipe_receipts(section)
-    if sum(p.pipe_received.values()) != multicast:
-        out.append(f"{name}: the model's multicast {p.pipe_received}, the IR's {multicast}")
+    model = {f: n for f, n in p.pipe_received.items() if f != "partials"}
+    if sum(model.values()) != multicast:
+        out.append(f"{name}: the model's multicast {model}, the IR's {multicast}")
+    if p.pipe_received.get("partials", 0) != pipes.get("partials", 0):
+        out.append(
+            f"{name}: split-K hand-over priced {p.pipe_received.get('partials', 0)} tiles, "
+            f"the IR's {pipes.get('partials', 0)}"
+        )
+    if c.pipe_sent.get("partials", 0) != c.pipe_received.get("partials", 0):
+        out.append(f"{name}: partials sent {c.pipe_sent}, received {c.pipe_received}")
     if c.pipe_received != pipes:
         out.append(f"{name}: pipe tiles {c.pipe_received}, printed form {pipes}")
     if c.tile_matmuls != printed_matmuls(section, p):
@@ -402,6 +471,7 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
         out.append(f"{name}: selector tile-matmuls {c.selector_matmuls}, stated {selectors}")
     if c.constants and not (selectors or section.kind.value in CONSTANT_KINDS):
         out.append(f"{name}: reads constant tables {c.constants}")
+    local_mem = section.one(sp.MeshOp).local_mem
     for nb in node_buffers(traced, section, op, events):
         if nb.declared > 32:
             out.append(f"{name}: {nb.declared} DFBs on node {nb.site}")
@@ -410,22 +480,28 @@ def differences(traced, section: sp.ProgramOp, op: int, events: list[dict], p: P
             out.append(
                 f"{name}: node {nb.site} uses {nb.used_bytes} B of DFBs, laid out {expected}"
             )
-        gemm = section.one(sp.MatmulTilesOp) is not None
-        if gemm and nb.constant_bytes:
-            out.append(f"{name}: node {nb.site} holds {nb.constant_bytes} B of constant DFBs")
+        if nb.used_bytes + nb.constant_bytes > local_mem:
+            out.append(
+                f"{name}: node {nb.site} holds {nb.used_bytes} B of DFBs and "
+                f"{nb.constant_bytes} B of constants, past the {local_mem}-byte local memory"
+            )
+        if (stated := constant_l1(section, nb.site)) is not None and nb.constant_bytes != stated:
+            out.append(
+                f"{name}: node {nb.site} holds {nb.constant_bytes} B of constants, stated {stated}"
+            )
     return out
 
 
-# IR buffers the printer keeps in no DFB: attention's running output and statistics (`o`, `ml`)
-# and arg-max's running best (`best`) are block values carried across the K loop.
-UNDECLARED = {"attention": ("o", "ml"), "argmax": ("best",)}
+# IR buffers the printer keeps in no DFB: attention's running output and statistics (`o`, `ml`),
+# the combine's running output (`o`: flash.py's `acc`, with m_run and l_run) and arg-max's
+# running best (`best`) are block values carried across the K loop.
+UNDECLARED = {"attention": ("o", "ml"), "attention_combine": ("o",), "argmax": ("best",)}
 
 
 def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     """Bytes of the printed DFBs a site's kernels use beyond size-buffers' layout (negative: IR
-    buffers the printer does not declare). A gather stages each table tile (a DFB as its
-    output's); a scatter the destination tile before and after the row is set (two DFBs as its
-    source's)."""
+    buffers the printer does not declare; split-K's FIFOs: `splitk_l1`; blocks of several
+    sub-blocks declared whole: `_whole_blocks_l1`)."""
     work = section.one(sp.WorkOp)
     r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
     b = r.bindings(work.k_block)
@@ -433,12 +509,7 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     extra = -sum(
         r.bytes_of(bufs[n], b) for n in UNDECLARED.get(section.kind.value, ()) if n in bufs
     )
-    extra += _whole_blocks_l1(section, r, b, bufs.values())
-    if section.kind is sp.SectionKind.GATHER:
-        extra += r.bytes_of(bufs["out"], b)
-    elif section.kind is sp.SectionKind.SCATTER:
-        extra += 2 * r.bytes_of(bufs["in0"], b)
-    return extra
+    return extra + splitk_l1(section, r) + _whole_blocks_l1(section, r, b, bufs.values())
 
 
 def _whole_blocks_l1(section: sp.ProgramOp, r: sp.SitesOp, b: dict, bufs) -> int:  # noqa: ANN001
@@ -455,6 +526,26 @@ def _whole_blocks_l1(section: sp.ProgramOp, r: sp.SitesOp, b: dict, bufs) -> int
         for x in bufs
         if x.page == sub
     )
+
+
+def splitk_l1(section: sp.ProgramOp, r: sp.SitesOp) -> int:
+    """A split-K range's DFB bytes beyond size-buffers' layout (splitk.py): slices s < S - 1 send
+    their sums from a DFB of their own, `partials_send_dfb` (the partials FIFO's page, depth and
+    type), which size-buffers does not lay out (+), and store nothing (- the output FIFO, laid
+    out, unused); slice 0 receives nothing (- the partials FIFO, laid out, unused). The last
+    slice uses its layout as laid out."""
+    work = section.one(sp.WorkOp)
+    if work.k_slices == 1:
+        return 0
+    x0, _, y0, _ = r.rect.bounds
+    s = section.item_space().k_slice(r.first_item(x0, y0))
+    if s == work.k_slices - 1:
+        return 0
+    b = r.bindings(work.k_block)
+    mm = section.one(sp.MatmulTilesOp)
+    partials = r.bytes_of(sp.buffer_of(mm.partials), b)
+    out = r.bytes_of(sp.buffer_of(mm.out), b)
+    return partials - out - (partials if s == 0 else 0)
 
 
 def partials_pipes(section: sp.ProgramOp) -> set[str]:

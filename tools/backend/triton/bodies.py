@@ -20,6 +20,7 @@ from spatial_dialect.tools.backend.triton.kernel import (
 # the map and row-reduction bodies register their section kinds when imported
 from spatial_dialect.tools.backend.triton.maps import map_body  # noqa: F401
 from spatial_dialect.tools.backend.triton.rows import row_reduce  # noqa: F401
+from spatial_dialect.tools.backend.triton.splitk import k_range, store_partials
 from spatial_dialect.tools.backend.triton.text import below, conj, offset
 
 # ── Kernel bodies, one per section kind ───────────────────────────────────────────────────────
@@ -96,8 +97,9 @@ b = tl.load({s.arg(b_t)} + {_times(f"{b_rows}[:, None]", k_stride)} + {_times("r
         # the datatype tl.dot multiplies: a Q8_0 operand is widened to the `dequantize` type
         dot_elt = str(mm.dequantize) if mm.dequantize is not None else ea
         prec = ', input_precision="ieee"' if dot_elt == "f32" else ""
+        ks = k_range(s)
         s.emit(f"""
-for k0 in range(0, {s.k_tiles}, {s.k_block}):
+for k0 in range({ks}):
     rk = k0 * {tw} + tl.arange(0, {pk})
     mk_ = {conj(below(f"tl.arange(0, {pk})", bk, pk), f"rk < {K}")}
 """)
@@ -124,7 +126,10 @@ if INTERPRETED:
                 3,
             )
         s.emit(f"acc += tl.dot(a, b, out_dtype={acc_ty}{prec})", 3)
-    s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
+    if s.k_slices > 1:  # the slice's sums to the partials; a second kernel adds and stores
+        store_partials(s, acc_ty, M, N, "mm_[:, None] & mn_[None, :]")
+    else:
+        s.block_store("acc", s.store_of(sp.buffer_of(mm.out)))
 
 
 def _times(expr: str, n: int) -> str:
@@ -146,8 +151,9 @@ def _int8_dot(s: Kernel, a_t: str, b_t: str, loads: str, K: int, t_b: bool, b0: 
         raise s.refuse(f"a K block of {bk} columns is not whole Q8_0 blocks of {Q8_0_BLOCK}")
     da = s.scale_at(a_t, "rm", "kq")
     db = s.scale_at(b_t, "rn", "kq") if t_b else s.scale_at(b_t, "b0 + kq" if b0 else "kq", "rn")
+    ks = k_range(s)
     s.emit(f"""
-for k0 in range(0, {s.k_tiles}, {s.k_block}):
+for k0 in range({ks}):
     for kb in tl.static_range({bk // Q8_0_BLOCK}):
         kq = k0 * {tw} + kb * {Q8_0_BLOCK}
         rk = kq + tl.arange(0, {Q8_0_BLOCK})

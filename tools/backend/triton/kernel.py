@@ -118,6 +118,28 @@ id column) that the templates print as `rows * C`. `*` binds tighter than every 
 kernels print beside it, so dropping it changes no value."""
 
 
+@dataclass
+class Scratch:
+    """A DRAM tensor no sp.tensor declares that a section's kernels pass values through (split-K's
+    partial sums): the host allocates it beside the program's tensors."""
+
+    name: str
+    held: tuple[int, int]
+    elt: str
+    declared: tuple[int, ...]
+
+
+@dataclass
+class After:
+    """A kernel of a section launched after its own (split-K's sum), over some of its sites:
+    indices into the section's SITES table, the item loop and ITEMS table being the section's."""
+
+    fn: str
+    params: list[tuple[str, str, str]]
+    lines: list[str]
+    sites: list[int]
+
+
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
 
@@ -138,7 +160,15 @@ class Kernel:
     k_block: int
     block: tuple[int, int]
     num_stages: int
+    k_slices: int = 1
+    k_slice_tiles: int = 0
+    blocks: int = 0
+    """Split-K's K slices, K tiles a slice and items a slice (blocks of the result)."""
     lines: list[str] = field(default_factory=list)
+    passed_on: set[str] = field(default_factory=set)
+    """Tensors the section's own kernel does not touch: an `after` kernel stores them."""
+    scratch: list[Scratch] = field(default_factory=list)
+    after: list[After] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     """Host-side range checks of runtime indices, run before the launch."""
 
@@ -163,16 +193,22 @@ class Kernel:
     def scales_arg(self, tensor: str) -> str:
         return "S_" + ident(tensor)
 
-    def params(self) -> list[tuple[str, str, str]]:
+    def params(self, only: str | None = None) -> list[tuple[str, str, str]]:
         """(DRAM tensor, kernel parameter, element type) of every pointer the kernel takes, in
-        order: each tensor, a Q8_0 tensor's f16 scales right after its values."""
+        order: each tensor (or the one named `only`), a Q8_0 tensor's f16 scales right after
+        its values, then the scratch tensors."""
         out = []
         for t in self.tensors:
             name = t.sym_name.data
+            skipped = name in self.passed_on if only is None else name != only
+            if skipped:
+                continue
             out.append((name, self.arg(name), str(t.type.get_element_type())))
             scales = scales_of(t)
             if scales is not None:
                 out.append((scales, self.scales_arg(name), "f16"))
+        if only is None:
+            out += [(t.name, self.arg(t.name), t.elt) for t in self.scratch]
         return out
 
     def scale_at(self, tensor: str, row: str, col: str) -> str:
@@ -225,6 +261,16 @@ class Kernel:
         )
         return f"{var}_rm[:, None] & {var}_cm[None, :]"
 
+    def store_mask(self, store: sp.StoreOp) -> str:
+        """Emits the rows, columns and masks of a store's block (`o_r`, `o_c`, ...) before the
+        store (`block_store(..., masked=True)`), for a body that reads the same block."""
+        th, tw = self.tile
+        a = access(store.access, self.ranges)
+        R, C = self.shape(store.tensor.root_reference.data)
+        mask = self.block_mask("o", a, pow2(a.max_rows * th), pow2(a.max_cols * tw), R, C)
+        self.emit(f"o_m = {mask}")
+        return "o_m"
+
     def block_load(self, var: str, tensor: str, a: Access, widen: bool = True) -> None:
         """`var` = the [rows x cols] tiles at the pattern's origin, masked to the extent and
         the tensor, widened to f32 (a Q8_0 tensor's elements: f32(scale) * value, exact);
@@ -251,11 +297,14 @@ class Kernel:
         store: sp.StoreOp,
         extra_mask: str = "",
         scales: str | None = None,
+        masked: bool = False,
     ) -> None:
         """Stores `value` (the [rows x cols] block of the pattern) at the pattern's origin,
         rounded once to the tensor's type. Into a Q8_0 tensor (blocks along rows), `scales` is
         the block's f16 scales ([rows x cols / 32], a gather's rows) or, absent, the float
-        block is quantized here (pushing to a Q8_0 FIFO is what quantizes: docs/sp.md)."""
+        block is quantized here (pushing to a Q8_0 FIFO is what quantizes: docs/sp.md).
+        `masked`: the caller emitted the block's rows, columns and mask `o_m` (`store_mask`)."""
+        assert not (masked and extra_mask), "a store under a mask of its own makes its own o_m"
         th, tw = self.tile
         tensor = store.tensor.root_reference.data
         a = access(store.access, self.ranges)
@@ -269,11 +318,12 @@ class Kernel:
             )
         if axis is not None and scales is None:
             value, scales = self.quantize(value, pr, pc)
-        mask = self.block_mask("o", a, pr, pc, R, C)
+        if not masked:
+            mask = self.block_mask("o", a, pr, pc, R, C)
+            self.emit(f"o_m = {conj(mask, extra_mask or None)}")
         out = self.arg(tensor)
         self.emit(
             f"""
-o_m = {conj(mask, extra_mask or None)}
 o_at = {out} + o_r[:, None] * {C} + o_c[None, :]
 tl.store(o_at, {par(value)}.to({out}.dtype.element_ty), mask=o_m)
 """,
@@ -336,12 +386,6 @@ def section_of(program: sp.ProgramOp) -> Kernel:
         )
     work = program.one(sp.WorkOp)
     assert work is not None
-    if work.k_slices > 1:
-        raise TritonNotEmitted(
-            name,
-            f"K is split into {work.k_slices} slices whose partial sums pass between sites: "
-            "not emitted (compile with split-k=1)",
-        )
     ranges, sites, items = _sites_and_items(program)
     # One launch has one num_stages: per operand FIFO the smallest depth any range's memory map
     # gives it (every range affords that many pages).
@@ -364,6 +408,9 @@ def section_of(program: sp.ProgramOp) -> Kernel:
         k_block=work.k_block,
         block=work.block,
         num_stages=max(depths) if depths else 1,
+        k_slices=work.k_slices,
+        k_slice_tiles=work.k_slice_tiles,
+        blocks=program.item_space().blocks,
     )
 
 

@@ -1,7 +1,7 @@
 """`spatial-opt -t triton`: the sized sp program as a self-contained Python module of Triton
 kernels (docs/backend-triton.md).
 
-One `@triton.jit` kernel per section; a host function `run` launches them in program order over
+One `@triton.jit` kernel per section (and a second where K is split: splitk.py); a host function `run` launches them in program order over
 DRAM tensors held as torch tensors; `__main__` reads an .npz (or draws seeded inputs) and writes
 the outputs to an .npz. Everything the kernels need is READ from the sized IR, never decided
 again:
@@ -121,12 +121,30 @@ def _plan_comment(s: Kernel, clock_ghz: float | None) -> list[str]:
     else:
         lines.append("# plan: none recorded")
     th, tw = s.tile
+    split = f" in {s.k_slices} slices" if s.k_slices > 1 else ""
     lines.append(
         f"# block {s.block[0]}x{s.block[1]} tiles (BLOCK_M={s.block[0] * th}, BLOCK_N={s.block[1] * tw}),"
-        f" K {s.k_tiles} tiles by {s.k_block} (BLOCK_K={s.k_block * tw}); grid {len(s.sites)} program(s),"
+        f" K {s.k_tiles} tiles by {s.k_block} (BLOCK_K={s.k_block * tw}){split}; grid {len(s.sites)} program(s),"
         f" {len(s.items)} item(s); num_stages {s.num_stages} (FIFO depth)"
     )
     return [wrapped for line in lines for wrapped in wrap(line)]
+
+
+def _kernel(fn: str, params: list[tuple[str, str, str]], body: list[str]) -> list[str]:
+    """A kernel's definition: its pointers, the SITES and ITEMS tables, the item loop, `body`."""
+    args = ", ".join(arg for _, arg, _ in params)
+    return ["@triton.jit", *wrap(f"def {fn}_kernel({args}, SITES, ITEMS):"), *preamble(body), *body]
+
+
+def _launch(
+    fn: str, params: list[tuple[str, str, str]], grid: int, sites: str, items: str, stages: int
+) -> list[str]:
+    """A kernel's launch in `launch`: one program per row of the `sites` table."""
+    tensors_of = ", ".join(f"t[{name!r}]" for name, _, _ in params)
+    return wrap(
+        f"{INDENT}{fn}_kernel[({grid},)]({tensors_of}, _table({sites}, device), "
+        f"_table({items}, device), num_warps={NUM_WARPS}, num_stages={stages})"
+    )
 
 
 def emit_module(module: ModuleOp) -> Emitted:
@@ -164,36 +182,39 @@ def emit_module(module: ModuleOp) -> Emitted:
             if scales is not None:  # a Q8_0 tensor's f16 scales: a tensor of their own
                 tensors.setdefault(scales, (scales_shape(t), "f16", scales_shape(t)))
         kernel_of(s)
+        for x in s.scratch:
+            tensors.setdefault(x.name, (x.held, x.elt, x.declared))
         sections.append(s)
-        params = s.params()
-        args = ", ".join(arg for _, arg, _ in params)
+        sites, items = f"{s.fn.upper()}_SITES", f"{s.fn.upper()}_ITEMS"
         out.append("")
         out.append("")
         out.extend(_plan_comment(s, clock))
-        out.append("@triton.jit")
-        out.extend(wrap(f"def {s.fn}_kernel({args}, SITES, ITEMS):"))
-        out.extend(preamble(s.lines))
-        out.extend(s.lines)
+        out.extend(_kernel(s.fn, s.params(), s.lines))
+        for after in s.after:
+            out.append("")
+            out.append("")
+            out.extend(_kernel(after.fn, after.params, after.lines))
         out.append("")
         out.append("")
-        out.extend(wrap_table(f"{s.fn.upper()}_SITES", s.sites))
+        out.extend(wrap_table(sites, s.sites))
         out.append(
             '"""Per program (site of the sp.sites ranges, in order): (first item, item count)."""'
         )
-        out.extend(wrap_table(f"{s.fn.upper()}_ITEMS", s.items))
+        out.extend(wrap_table(items, s.items))
         out.append(
             '"""Per item: (row tile, column tile, rows, columns) of its block, edge blocks clipped."""'
         )
         launches.append(f"{INDENT}# @{s.name}")
         launches.extend(line for c in s.checks for line in wrap(INDENT + c))
-        tensors_of = ", ".join(f"t[{name!r}]" for name, _, _ in params)
-        launches.extend(
-            wrap(
-                f"{INDENT}{s.fn}_kernel[({len(s.sites)},)]({tensors_of}, "
-                f"_table({s.fn.upper()}_SITES, device), _table({s.fn.upper()}_ITEMS, device), "
-                f"num_warps={NUM_WARPS}, num_stages={s.num_stages})"
-            )
-        )
+        launches.extend(_launch(s.fn, s.params(), len(s.sites), sites, items, s.num_stages))
+        for after in s.after:
+            # its sites: a slice of the section's table where they are its last rows
+            n = len(after.sites)
+            if after.sites == list(range(len(s.sites) - n, len(s.sites))):
+                table = f"{sites}[{len(s.sites) - n}:]"
+            else:
+                table = f"[{', '.join(f'{sites}[{i}]' for i in after.sites)}]"
+            launches.extend(_launch(after.fn, after.params, n, table, items, 1))
     inputs = [a.data for a in entry.inputs.data]
     outputs = [a.data for a in entry.outputs.data]
     for name in (*inputs, *outputs):
@@ -204,10 +225,12 @@ def emit_module(module: ModuleOp) -> Emitted:
         for n, (shape, dt, dims) in tensors.items()
         for wrapped in wrap(f"{INDENT}{n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),")
     )
+    kernels = len(sections) + sum(len(s.after) for s in sections)
+    also = " and one more per split-K section" if kernels > len(sections) else ""
     summary = (
         f"Triton program for @{entry.function.data}, printed by spatial-dialect (`spatial-opt -t "
-        f"triton`) for target {target}: {len(sections)} kernel(s), one per section of the sized "
-        "sp program, launched in program order."
+        f"triton`) for target {target}: {kernels} kernel(s), one per section of the sized "
+        f"sp program{also}, launched in program order."
     )
     header = HEADER.format(
         summary=textwrap.fill(

@@ -24,19 +24,14 @@ class OperationChecks:
     """The refusals of one section (`check`), run before anything is printed."""
 
     def check(self: OperationWriter) -> None:
-        # storage formats first: a Q8_0 section's stages (quantize, dequantizing products) are
-        # refused for their storage, which is what TT-Lang lacks
+        # storage formats first: a block-float format other than Q8_0's is refused before
+        # the stages that read it
         for buf in self.p.buffers():
             fmt = getattr(buf, "format", None)
             if fmt is None:
                 continue
             if fmt.data in Q8_0_FORMATS:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"buffer {buf.label.data} stores {fmt.data} (int8 values with an f16 scale "
-                    "per 32, 34-byte blocks): ttnn has no Q8_0 tile format (tt-lang-sim's ttnn "
-                    "has no int8 dtype at all); the bf16 and f32 layers print",
-                )
+                continue  # stored as bfp8_b (Target.q8_0_storage; host.py converts at load)
             raise TTLangUnsupported(
                 self.name,
                 f"buffer {buf.label.data} stores {fmt.data}: block-float storage is not emitted "

@@ -95,13 +95,10 @@ _INTEGER = (
     "int8 tensor for an i8 clamp, and an i32 clamp in f32 is exact only below 2^24 in "
     "magnitude (Triton and the simulator print it)"
 )
-_Q8_0 = "Q8_0 storage: ttnn has no Q8_0 tile format (tt-lang-sim's ttnn has no int8 dtype)"
 
 REFUSED_MAP_KINDS: dict[MapKindName, str] = {
     MapKindName.REQUANT: _I8,
     MapKindName.CLAMP: _INTEGER,
-    MapKindName.QUANTIZE_Q8_0: _Q8_0,
-    MapKindName.DEQUANTIZE_Q8_0: _Q8_0,
 }
 """Map kind -> why TT-Lang cannot print it (the message of its refusal)."""
 
@@ -123,9 +120,18 @@ def map_kind(
     return register
 
 
-@map_kind(MapKindName.COPY, MapKindName.TILIZE, MapKindName.UNTILIZE)
+@map_kind(
+    MapKindName.COPY,
+    MapKindName.TILIZE,
+    MapKindName.UNTILIZE,
+    MapKindName.QUANTIZE_Q8_0,
+    MapKindName.DEQUANTIZE_Q8_0,
+)
 def _identity(m: MapText) -> str:
-    return m.args[0]  # a layout bridge: ttnn's tiles are the layout the program reads
+    # a layout bridge: ttnn's tiles are the layout the program reads. A Q8_0 tensor is stored
+    # as bfp8_b on Tensix (Target.q8_0_storage): pushing into its DFB is the packer's rounding
+    # to bfp8_b, popping from it the unpacker's widening (docs/backend-ttlang.md#q8_0-weights)
+    return m.args[0]
 
 
 @map_kind(MapKindName.SILU)

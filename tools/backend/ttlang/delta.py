@@ -37,6 +37,7 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     const_buffers,
     const_dfb,
     const_read,
+    eq,
     expr,
     input_engine,
     load_into,
@@ -354,7 +355,8 @@ class GatedDeltaPrinter(StagePrinter):
                 out("tri = eye")
                 out(f"for i in range(1, {kw * TILE}):")
                 with out.indent():
-                    out(f"tri = (eye + ttl.math.eq(ri, ttl.block.fill(i + 1.0, {cc})) * a) @ tri")
+                    out(f"at_i = {eq('ri', f'ttl.block.fill(i + 1.0, {cc})', cc)}")
+                    out("tri = (eye + at_i * a) @ tri")
                 out(f"eg = ttl.math.exp({wide('cg', kd)})")
                 out(f"vn = tri @ (v_blk * {wide('bc', kv)}) - (tri @ (kb_ * eg)) @ s_blk")
                 out("o = (qq * eg) @ s_blk + ((qq @ ttl.block.transpose(kk)) * dm) @ vn")

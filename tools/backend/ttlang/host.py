@@ -5,19 +5,36 @@ tensors, calls the sections in order and reads the outputs back. That host code 
 functions the linter and the type checker read, and `print_ttlang` copies each one a program
 uses by its source (`inspect.getsource`), under the name it has here; nothing is a string
 literal. What a program uses is what its text names (printer.py: `used_helpers`), so a GEMM
-prints neither the rope matrices nor `_index`.
+prints neither the rope matrices nor `_embedding`.
 
-The program's own tables (TENSORS, CONSTANTS, INPUTS, OUTPUTS, SECTIONS) are printed per program
-after its sections; they are declared below, empty, only so that `run` reads here as it runs
-there. torch and ttnn come with tt-lang-sim and are imported by the program, not by this module.
+No kernel reads a value from a tensor: the TT-Lang specification has no scalar read of a tensor
+or a block in a kernel and no runtime argument (an operation takes TT-NN tensors), so a
+data-dependent address is host work between operations (docs/backend-ttlang.md#indexed):
+
+- the embedding gather and the KV-cache write are ttnn ops the host calls (`_embedding`,
+  `_update_cache`): on a chip `ttnn.embedding` and `ttnn.experimental.paged_update_cache`, as
+  tt-metal's Llama runs them; tt-lang-sim 1.1.6's ttnn has neither, so there the same rows move
+  by torch on the tensors' host copies, still outside every kernel. Each shim picks its branch
+  once per call by what ttnn offers, and prints the ttnn call a chip makes.
+- an expert's weights are their own DRAM tensor (EXPERTS: each stacked weight tensor is
+  allocated as one tensor per expert, of its rows), and the host passes the routed one to the
+  section (`_arg`): it reads the id the route section wrote, as `ttnn.to_torch` does on a chip.
+
+The program's own tables (TENSORS, CONSTANTS, EXPERTS, INPUTS, OUTPUTS, SECTIONS) are printed per
+program after its sections; they are declared below, empty, only so that `run` reads here as it
+runs there. torch and ttnn come with tt-lang-sim and are imported by the program, not by this
+module.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from spatial_dialect.tools.interpreters.bfp8 import round_bfp8_b
 
 if TYPE_CHECKING:
     import torch
@@ -27,59 +44,11 @@ if TYPE_CHECKING:
 
 TENSORS: dict[str, tuple[tuple[int, ...], str]] = {}
 CONSTANTS: dict[str, object] = {}
+EXPERTS: dict[str, int] = {}
+Q8_0_WEIGHTS: dict[str, tuple[Callable[..., np.ndarray], str, int]] = {}
 INPUTS: list[str] = []
 OUTPUTS: list[str] = []
 SECTIONS: list[tuple[object, list[str]]] = []
-
-
-# Read by the kernels ──────────────────────────────────────────────────────────────────────────
-
-
-def _index(t, i):
-    # element i of an index vector in DRAM as a Python int: SIMULATOR-ONLY (TT-Lang has no
-    # scalar read of a tensor or a block in a datamovement kernel)
-    return int(t.to_torch()[0, i])
-
-
-def _coord(item, items_m, items_n, gx, gy, dealt):
-    """The block (row, column) of work item `item`: sp's item space
-    (docs/sp.md#work-items-and-the-item-space)."""
-    if not dealt:
-        return divmod(item, items_n)
-    rm, em, rn, en = items_m // gy, items_m % gy, items_n // gx, items_n % gx
-    per_long_row = (rm + 1) * items_n
-    if item < em * per_long_row:
-        y = item // per_long_row
-    else:
-        y = em + (item - em * per_long_row) // (rm * items_n)
-    rest = item - (y * rm + min(y, em)) * items_n
-    rmy = rm + (y < em)
-    rnx_long = rn + 1
-    per_long_col = rnx_long * rmy
-    if rest < en * per_long_col:
-        x = rest // per_long_col
-    else:
-        x = en + (rest - en * per_long_col) // (rn * rmy)
-    t = rest - rmy * (x * rn + min(x, en))
-    rnx = rn + (x < en)
-    if t < rm * rn:
-        i, j = divmod(t, rn)
-    else:
-        t -= rm * rn
-        i = j = None
-        if rnx > rn:
-            if t < rm:
-                i, j = t, rn
-            else:
-                t -= rm
-        if i is None and rmy > rm:
-            if t < rn:
-                i, j = rm, t
-            else:
-                t -= rn
-        if i is None:
-            i, j = rm, rn
-    return y + i * gy, x + j * gx
 
 
 # The constants the host allocates beside the program's tensors ────────────────────────────────
@@ -130,15 +99,6 @@ def _stat_gather(col, kw):
     return g
 
 
-def _onehot():
-    """Tile a * 32 + b is E(a, b): 1 at (a, b), zeros elsewhere (row moves by matmul)."""
-    e = np.zeros((32, 32 * 1024), np.float32)
-    for a in range(32):
-        for b in range(32):
-            e[a, (a * 32 + b) * 32 + b] = 1.0
-    return e
-
-
 def _attn_d(queries, keys, qpad, kpad, causal):
     """Per (query i, key j): j - i (causal) or 0 where both are real, else 1e9; a key is masked
     where this exceeds the threshold (pos for causal, 0.5 otherwise)."""
@@ -161,12 +121,64 @@ def _argmax_neg(cols, cpad):
     return n
 
 
+# The host steps between operations: a row at an address read at run time ─────────────────────
+
+
+def _embedding(ids, table, out, rows, table_rows):
+    """out[r] = table[ids[r]] for r < rows: the token embedding."""
+    if hasattr(ttnn, "embedding"):  # a chip
+        ttnn.embedding(ids, table, layout=ttnn.TILE_LAYOUT, output_tensor=out)
+        return
+    # tt-lang-sim's ttnn has no embedding: the same rows by torch, on the host
+    i = ttnn.to_torch(ids)[0, :rows].long()
+    if i.min() < 0 or i.max() >= table_rows:
+        raise RuntimeError(f"gather: an id of {i.tolist()} outside [0, {table_rows})")
+    ttnn.to_torch(out)[:rows] = ttnn.to_torch(table)[i]
+
+
+def _update_cache(cache, src, pos, rows, cache_rows):
+    """cache[p + r] = src[r] for r < rows, p = pos[0]: the KV-cache write, in place."""
+    if hasattr(ttnn, "experimental"):  # a chip: the position stays on the device
+        ttnn.experimental.paged_update_cache(cache, src, update_idxs_tensor=pos)
+        return
+    # tt-lang-sim's ttnn has no update_cache: the same rows by torch, on the host
+    p = int(ttnn.to_torch(pos)[0, 0])
+    if p < 0 or p + rows > cache_rows:
+        raise RuntimeError(f"scatter: rows {p}..{p + rows} outside [0, {cache_rows})")
+    ttnn.to_torch(cache)[p : p + rows] = ttnn.to_torch(src)[:rows]
+
+
+def _arg(dram, name):
+    """A section's argument: a tensor by name, or (experts, ids): the expert ids[0] routes to,
+    one DRAM tensor of EXPERTS' split, picked by the host (it reads the id back, a device-to-host
+    read of one tile)."""
+    if isinstance(name, str):
+        return dram[name]
+    experts, ids = name
+    e = int(ttnn.to_torch(dram[ids])[0, 0])
+    if not 0 <= e < len(dram[experts]):
+        raise RuntimeError(
+            f"id {e} in @{ids} outside [0, {len(dram[experts])}) experts of @{experts}"
+        )
+    return dram[experts][e]
+
+
 # The host: allocate, run the sections in order, read the outputs back ─────────────────────────
+
+
+def _q8_0_as_bfp8_b(values, scales, axis):
+    """A Q8_0 argument (i8 values, one f16 scale per 32 along `axis`) as the chip stores it:
+    f32(d) * q (exact in f32), rounded to bfp8_b by tt-metal's rule (round_bfp8_b). ttnn's
+    from_torch(dtype=ttnn.bfloat8_b) rounds so on a chip, where this rounding is then exact; a
+    simulator that keeps bfloat8_b in bf16 or f32 holds the chip's values because of it."""
+    d = np.repeat(np.asarray(scales).astype(np.float16).astype(np.float32), 32, axis=axis)
+    return round_bfp8_b(np.asarray(values).astype(np.float32) * d)
 
 
 def _dtypes(dt):
     """(torch dtype, ttnn dtype) of an element type of the IR."""
     return {
+        "bfp8_b": (torch.float32, ttnn.bfloat8_b),
         "bf16": (torch.bfloat16, ttnn.bfloat16),
         "f16": (torch.float16, ttnn.float16),
         "f32": (torch.float32, ttnn.float32),
@@ -185,26 +197,36 @@ def _as_2d(shape):
 
 def run(arrays):
     """The program on `arrays` (input name -> numpy array): allocates every DRAM tensor (tile
-    layout, DRAM), calls the sections in program order, returns the outputs by name."""
+    layout, DRAM; a stacked expert tensor as one per expert), calls the sections in program
+    order, returns the outputs by name."""
     device = ttnn.open_device(device_id=0)
     try:
         dram = {}
         arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
+        for name, (convert, scales, axis) in Q8_0_WEIGHTS.items():
+            arrays[name] = convert(arrays[name], arrays[scales], axis)
         for name, (shape, dt) in TENSORS.items():
             if name in arrays:
                 host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
             else:
                 host = torch.zeros(_as_2d(shape))
             torch_dtype, ttnn_dtype = _dtypes(dt)
-            dram[name] = ttnn.from_torch(
-                host.to(torch_dtype),
-                dtype=ttnn_dtype,
-                layout=ttnn.TILE_LAYOUT,
-                device=device,
-                memory_config=ttnn.DRAM_MEMORY_CONFIG,
-            )
+            parts = [host]
+            if name in EXPERTS:
+                parts = list(torch.split(host, EXPERTS[name]))
+            parts = [
+                ttnn.from_torch(
+                    part.to(torch_dtype),
+                    dtype=ttnn_dtype,
+                    layout=ttnn.TILE_LAYOUT,
+                    device=device,
+                    memory_config=ttnn.DRAM_MEMORY_CONFIG,
+                )
+                for part in parts
+            ]
+            dram[name] = parts if name in EXPERTS else parts[0]
         for section, names in SECTIONS:
-            section(*[dram[n] for n in names])
+            section(*[_arg(dram, n) for n in names])
         results = {}
         for name in OUTPUTS:
             shape, dt = TENSORS[name] if name in TENSORS else (np.shape(arrays[name]), "f32")
@@ -222,9 +244,15 @@ def run(arrays):
 
 def _seeded_inputs(seed=0):
     gen = np.random.default_rng(seed)
-    return {
+    drawn = {
         n: gen.standard_normal(TENSORS[n][0]).astype(np.float32) for n in INPUTS if n in TENSORS
     }
+    for name, (_, scales, axis) in Q8_0_WEIGHTS.items():  # values in -127..127, scales 2^-9
+        drawn[name] = np.clip(np.round(drawn[name] * 32), -127, 127)
+        shape = list(TENSORS[name][0])
+        shape[axis] //= 32
+        drawn[scales] = np.full(shape, 2.0**-9, np.float32)
+    return drawn
 
 
 def main():
@@ -239,19 +267,24 @@ def main():
 
 
 KERNEL_HELPERS = (
-    _index,
-    _coord,
     _rope_perm,
     _rope_dup,
     _col_keep,
     _stat_col,
     _stat_gather,
-    _onehot,
     _attn_d,
     _argmax_idx,
     _argmax_neg,
+    _embedding,
+    _update_cache,
 )
-"""Printed before the sections, each only where the program names it."""
+"""Printed before the sections, each only where the program names it: the constants' sources
+and the host steps' ttnn shims (called by a section that is a host step, never by a kernel: a
+kernel calls no Python function, api_check.py)."""
 
-HOST = (_dtypes, _as_2d, run, _seeded_inputs, main)
+HOST = (_dtypes, _as_2d, _arg, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
+
+LOAD_HELPERS = (round_bfp8_b, _q8_0_as_bfp8_b)
+"""Printed before the tables, where a program's Q8_0_WEIGHTS names them (a Q8_0 argument's
+conversion at load)."""

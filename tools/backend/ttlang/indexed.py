@@ -1,18 +1,18 @@
 """The stages that use a value read at run time or produce an index (`-t ttlang`): sp.gather,
 sp.scatter, sp.attention, sp.argmax (docs/backend-ttlang.md#indexed).
 
-TT-Lang copies are tile granular and its blocks are whole units, so a row moved to or from a
-runtime row is a tile read plus block math with one-hot tiles:
+No kernel addresses DRAM by a value it reads: the TT-Lang specification has no scalar read of
+a tensor or a block in a kernel and no runtime argument (an operation takes TT-NN tensors), and
+tt-metal moves rows at run-time addresses with ttnn ops between its operations. So:
 
-- **gather**: per real row i of the page, the movement kernel reads id = ids[row] (a scalar read
-  of the index tensor: SIMULATOR-ONLY, TT-Lang has no scalar read in a datamovement kernel),
-  copies the table's tile row holding id ([1, w] tiles) and the one-hot tile E(i, id % 32) of
-  the constant `_onehot`; compute sums E @ T over the rows and pushes the page.
-- **scatter**: p = pos[0] read the same way (SIMULATOR-ONLY); per real row i, a read-modify-write
-  of the cache tile row holding p + r: new = old - E(j, j) @ old + E(j, i) @ src, j = (p + r) % 32.
+- **gather** and **scatter**, each a section of its own with its store or load, print as a
+  host step (`HostStep`): a function that calls host.py's `_embedding` (on a chip
+  `ttnn.embedding`) or `_update_cache` (`ttnn.experimental.paged_update_cache`, the position
+  a device tensor). The report prices the plan's rows; ttnn moves the same rows its own way.
 - **attention**: block math only (no runtime scalar in a kernel): the position page the IR loads
   is broadcast from element (0, 0); a constant mask tensor `_attn_d_*` (j - i for real query i,
-  key j, else 1e9) read per K block gives the causal mask as gt(d, pos); online softmax in
+  key j, else 1e9) read per K block gives the causal mask as gt(d, pos) (stage.py: built from
+  sign and relu, the spec having no comparison); online softmax in
   temporaries (the dest registers). An item holding g > 1 query heads (of one kv head) selects
   head j's queries as q @ C_j, C_j a one-hot column selector of the identity streamed through
   one DFB, and pushes each head's output as its sub-block where the IR's sub-blocks are the
@@ -21,8 +21,8 @@ runtime row is a tile read plus block math with one-hot tiles:
   index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
   combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
 
-The DFBs and DRAM reads these add (the one-hot, head selector and mask tiles, a cache tile row
-per scattered row) are not in the sized IR; the docs list them.
+The DFBs and DRAM reads these add (the head selector and mask tiles, argmax's index tiles) are
+not in the sized IR; the docs list them.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
 from spatial_dialect.targets.gemm import TILE
-from spatial_dialect.tools.backend.index import Ix, ix
+from spatial_dialect.tools.backend.index import ix
+from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang import flash
 from spatial_dialect.tools.backend.ttlang.stage import dfb_name as _dfb
-from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into
+from spatial_dialect.tools.backend.ttlang.stage import engine_key, eq, gt, load_into
 from spatial_dialect.tools.backend.ttlang.stage import expr as _expr
 from spatial_dialect.tools.backend.ttlang.stage import pad as _pad
 from spatial_dialect.tools.backend.ttlang.stage import page as _page
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.text import Lines
 
 BIG = 1e30
-ONEHOT = "_onehot"
 
 INDEXED = (sp.GatherOp, sp.ScatterOp, sp.AttentionOp, sp.ArgmaxOp)
 
@@ -56,13 +56,13 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
     """Refusals of the indexed stages, by name."""
     for r in sec.ranges:
         b = r.bindings(sec.work.k_block)
-        if isinstance(s, sp.GatherOp | sp.ScatterOp):
-            eh, _ = s.access.extent.resolve(b)
-            if eh != 1:
-                raise TTLangUnsupported(
-                    sec.name, f"{s.name} over {eh} tile rows per page (printed: one tile row)"
-                )
-        elif isinstance(s, sp.AttentionOp):
+        if isinstance(s, sp.GatherOp | sp.ScatterOp):  # host_step takes them when alone
+            raise TTLangUnsupported(
+                sec.name,
+                f"{s.name} beside {len(sec.stages) - 1} other stages: printed only as a section "
+                "of its own (a ttnn op between the operations)",
+            )
+        if isinstance(s, sp.AttentionOp):
             h, w = _page(s.q, b)
             if s.head_dim % TILE or s.v_head_dim % TILE:
                 raise TTLangUnsupported(
@@ -85,9 +85,7 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
 def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], str]]:
     out: dict[str, tuple[tuple[int, int], str]] = {}
     for s in sec.stages:
-        if isinstance(s, sp.GatherOp | sp.ScatterOp):
-            out[ONEHOT] = ((TILE, TILE * TILE * TILE), "_onehot()")
-        elif isinstance(s, sp.AttentionOp):
+        if isinstance(s, sp.AttentionOp):
             q = sec.tensors[load_into(sec.stages, s.q).tensor.root_reference.data]
             k = sec.tensors[load_into(sec.stages, s.k).tensor.root_reference.data]
             qp, kp = _pad(q.type.get_shape()[0]), _pad(k.type.get_shape()[0])
@@ -143,8 +141,6 @@ def head_sub_blocks(sec: OperationWriter, b: dict) -> bool:
 
 def extra_engines(sec: OperationWriter, s: sp.StageOp) -> list[str]:
     """The kernels an indexed stage is printed in besides its own engine's."""
-    if isinstance(s, sp.GatherOp | sp.ScatterOp):
-        return ["compute"]
     if isinstance(s, sp.AttentionOp):
         return [engine_key(load_into(sec.stages, s.k))]
     if isinstance(s, sp.ArgmaxOp):
@@ -160,30 +156,7 @@ def in_k_loop(s: sp.StageOp, key: str) -> bool:
 def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
     """The DFBs the indexed stages add (not in the sized IR)."""
     for s in sec.stages:
-        if isinstance(s, sp.GatherOp | sp.ScatterOp):
-            table = _tname(s.tensor.root_reference.data)
-            pages = _pages(sec, lambda b, s=s: (1, s.access.extent.resolve(b)[1]))
-            names = ("g_tab", "g_sel") if isinstance(s, sp.GatherOp) else ("s_old", "s_sel")
-            for p in pages:
-                out(
-                    f"{_dfb(names[0], p, pages)} = ttl.make_dataflow_buffer_like({table}, "
-                    f"shape={p}, block_count=2)"
-                )
-                if isinstance(s, sp.ScatterOp):
-                    out(
-                        f"{_dfb('s_new', p, pages)} = ttl.make_dataflow_buffer_like({table}, "
-                        f"shape={p}, block_count=2)"
-                    )
-            out(
-                f"{names[1]}_dfb = ttl.make_dataflow_buffer_like({ONEHOT}, shape=(1, 1), "
-                "block_count=2)"
-            )
-            if isinstance(s, sp.ScatterOp):
-                out(
-                    f"s_drop_dfb = ttl.make_dataflow_buffer_like({ONEHOT}, shape=(1, 1), "
-                    "block_count=2)"
-                )
-        elif isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
+        if isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
             heads = head_selector_pages(sec) if isinstance(s, sp.AttentionOp) else []
             for p in heads:  # streamed one at a time: g selectors per item, not held
                 out(
@@ -212,109 +185,11 @@ def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
 def emit_indexed(
     sec: OperationWriter, out: Lines, s: sp.StageOp, key: str, r: sp.SitesOp, b: dict
 ) -> None:
-    if isinstance(s, sp.GatherOp):
-        _gather(sec, out, s, key, r, b)
-    elif isinstance(s, sp.ScatterOp):
-        _scatter(sec, out, s, key, r, b)
-    elif isinstance(s, sp.AttentionOp):
+    if isinstance(s, sp.AttentionOp):
         _attention(sec, out, s, key, r, b)
     else:
         assert isinstance(s, sp.ArgmaxOp)
         _argmax(sec, out, s, key, r, b)
-
-
-def _rows_line(out: Lines, s: sp.GatherOp | sp.ScatterOp) -> tuple[Ix, Ix]:
-    row, col = (_expr(e) for e in s.access.origin.data.results)
-    out(f"n_rows = max(0, min({TILE}, {s.count - row * TILE}))")
-    return row, col
-
-
-def _gather(
-    sec: OperationWriter, out: Lines, s: sp.GatherOp, key: str, r: sp.SitesOp, b: dict
-) -> None:
-    _, w = s.access.extent.resolve(b)
-    pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
-    tab, sel = _dfb("g_tab", (1, w), pages), "g_sel_dfb"
-    table = _tname(s.tensor.root_reference.data)
-    ids = _tname(s.index.root_reference.data)
-    n_table = sec.tensors[s.tensor.root_reference.data].type.get_shape()[0]
-    row, col = _rows_line(out, s)
-    if key == "compute":
-        o = sec.dfb(sp.buffer_of(s.dst), r)
-        out("acc = None")
-        out("for i in range(n_rows):")
-        with out.indent():
-            out(f"with {sel}.wait() as e_blk, {tab}.wait() as t_blk:")
-            with out.indent():
-                out("part = e_blk @ t_blk")
-                out("acc = part if acc is None else acc + part")
-        out(f"with {o}.reserve() as o_blk:")
-        with out.indent():
-            out(f"o_blk.store(acc if acc is not None else ttl.block.fill(0.0, (1, {w})))")
-        return
-    out("for i in range(n_rows):")
-    with out.indent():
-        out(f"rid = _index({ids}, {row * TILE + ix('i')})  # simulator-only: a scalar read")
-        out(f"if not 0 <= rid < {n_table}:")
-        with out.indent():
-            out(f"raise RuntimeError(f'gather: id {{rid}} outside [0, {n_table})')")
-        out(f"with {tab}.reserve() as blk:")
-        with out.indent():
-            out(f"tx = ttl.copy({table}[rid // {TILE}:rid // {TILE} + 1, {col}:{col + w}], blk)")
-            out("tx.wait()")
-        out(f"with {sel}.reserve() as blk:")
-        with out.indent():
-            out(f"e = i * {TILE} + rid % {TILE}")
-            out(f"tx = ttl.copy({ONEHOT}[0:1, e:e + 1], blk)")
-            out("tx.wait()")
-
-
-def _scatter(
-    sec: OperationWriter, out: Lines, s: sp.ScatterOp, key: str, r: sp.SitesOp, b: dict
-) -> None:
-    _, w = s.access.extent.resolve(b)
-    pages = _pages(sec, lambda bb: (1, s.access.extent.resolve(bb)[1]))
-    old, new = _dfb("s_old", (1, w), pages), _dfb("s_new", (1, w), pages)
-    cache = _tname(s.tensor.root_reference.data)
-    pos = _tname(s.index.root_reference.data)
-    n_cache = sec.tensors[s.tensor.root_reference.data].type.get_shape()[0]
-    row, col = _rows_line(out, s)
-    if key == "compute":
-        src = sec.dfb(sp.buffer_of(s.src), r)
-        out(f"with {src}.wait() as src_blk:")
-        with out.indent():
-            out("for i in range(n_rows):")
-            with out.indent():
-                out(
-                    f"with {old}.wait() as old_blk, s_sel_dfb.wait() as e_blk, "
-                    f"s_drop_dfb.wait() as d_blk, {new}.reserve() as o_blk:"
-                )
-                with out.indent():
-                    out("o_blk.store(old_blk - d_blk @ old_blk + e_blk @ src_blk)")
-        return
-    out(f"p = _index({pos}, 0)  # simulator-only: a scalar read")
-    out(f"if p < 0 or p + {s.count} > {n_cache}:")
-    with out.indent():
-        out(f"raise RuntimeError(f'scatter: rows {{p}}..{{p + {s.count}}} outside [0, {n_cache})')")
-    out("for i in range(n_rows):")
-    with out.indent():
-        out(f"dst = {ix('p') + row * TILE + ix('i')}")
-        out(f"j = dst % {TILE}")
-        view = f"{cache}[dst // {TILE}:dst // {TILE} + 1, {col}:{col + w}]"
-        out(f"with {old}.reserve() as blk:")
-        with out.indent():
-            out(f"tx = ttl.copy({view}, blk)")
-            out("tx.wait()")
-        for dfb, tile in (("s_sel_dfb", f"j * {TILE} + i"), ("s_drop_dfb", f"j * {TILE} + j")):
-            out(f"with {dfb}.reserve() as blk:")
-            with out.indent():
-                out(f"e = {tile}")
-                out(f"tx = ttl.copy({ONEHOT}[0:1, e:e + 1], blk)")
-                out("tx.wait()")
-        out(f"with {new}.wait() as blk:")
-        with out.indent():
-            out(f"tx = ttl.copy(blk, {view})")
-            out("tx.wait()")
 
 
 def _const_name(sec: OperationWriter, prefix: str) -> str:
@@ -379,7 +254,7 @@ def _attention(
             out(f"with {k}.wait() as k_blk, {v}.wait() as v_blk, {ddfb}.wait() as d_blk:")
             with out.indent():
                 out("kt = ttl.block.transpose(k_blk)")
-                out("off = ttl.math.gt(d_blk, thr)")
+                out(f"off = {gt('d_blk', 'thr')}")
                 out(f"keep = ttl.block.fill(1.0, {sk}) - off")
                 for j, qj in enumerate(queries):
                     _online_softmax(out, j, qj, s, sk, so, col)
@@ -483,7 +358,7 @@ def _argmax(
         with out.indent():
             out("xm = x_blk + n_blk")
             out(f"bm = ttl.math.reduce_max(xm, dims=[-1], shape={col})")
-            out(f"hit = ttl.math.eq(xm, ttl.block.broadcast(bm, dims=[-1], shape={full}))")
+            out(f"hit = {eq('xm', f'ttl.block.broadcast(bm, dims=[-1], shape={full})', full)}")
             out(
                 f"cand = hit * i_blk + (ttl.block.fill(1.0, {full}) - hit) * "
                 f"ttl.block.fill(1e9, {full})"
@@ -496,7 +371,7 @@ def _argmax(
                 "kb == 0",
                 ["best_m, best_i = bm, bi"],
                 [
-                    "take = ttl.math.gt(bm, best_m)",
+                    f"take = {gt('bm', 'best_m')}",
                     f"best_i = take * bi + (ttl.block.fill(1.0, {col}) - take) * best_i",
                     "best_m = ttl.math.max(best_m, bm)",
                 ],
@@ -504,3 +379,71 @@ def _argmax(
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
         out("o_blk.store(ttl.block.transpose(best_i))")
+
+
+class HostStep:
+    """A section that is one sp.gather or sp.scatter with its load or store: a host function
+    that calls the ttnn op a chip runs for it (host.py's `_embedding`, `_update_cache`), in
+    place of a `@ttl.operation`. A kernel cannot address DRAM by a value it reads (the TT-Lang
+    specification has no scalar read and no runtime argument), and tt-metal runs these steps as
+    ttnn ops between its operations. The report prices the section's plan (the sized IR's rows);
+    ttnn moves the same rows on its own cores (docs/backend-ttlang.md#indexed)."""
+
+    def __init__(self, program: sp.ProgramOp, index: int, stage: sp.GatherOp | sp.ScatterOp):
+        self.p, self.stage = program, stage
+        self.name = program.sym_name.data
+        self.fn = f"section_{index}_{ident(self.name, prefix='')}"
+        self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
+        self.consts: dict[str, tuple[tuple[int, int], str]] = {}
+        moved = next(
+            s.tensor.root_reference.data
+            for s in program.stages()
+            if isinstance(s, sp.LoadOp | sp.StoreOp)
+        )
+        indexed = stage.tensor.root_reference.data
+        rows = self.tensors[indexed].type.get_shape()[0]
+        widths = {n: self.tensors[n].type.get_shape()[-1] for n in (moved, indexed)}
+        if len(set(widths.values())) != 1:
+            raise TTLangUnsupported(
+                self.name, f"{stage.name} between widths {widths}: printed for whole rows"
+            )
+        args = [_tname(stage.index.root_reference.data), _tname(indexed), _tname(moved)]
+        if isinstance(stage, sp.GatherOp):  # ids, table, out
+            self.call = f"_embedding({', '.join(args)}, rows={stage.count}, table_rows={rows})"
+        else:  # cache, src, pos
+            self.call = (
+                f"_update_cache({args[1]}, {args[2]}, {args[0]}, rows={stage.count}, "
+                f"cache_rows={rows})"
+            )
+
+    def tensor_args(self) -> list[str]:
+        return [_tname(n) for n in self.tensors]
+
+    def section_args(self) -> list[str | tuple[str, str]]:
+        return list(self.tensors)
+
+    def emit(self, out: Lines) -> None:
+        from spatial_dialect.tools.backend.ttlang.section import _plan_lines
+
+        out(f"# section @{self.name}: {self.p.source_op.data}")
+        plan = self.p.one(sp.PlanOp)
+        if plan is not None:
+            for line in _plan_lines(plan):
+                out(f"#   {line}")
+        out("#   a ttnn op between the operations: no kernel addresses DRAM by a value it reads")
+        out(f"def {self.fn}({', '.join(self.tensor_args())}):")
+        with out.indent():
+            out(self.call)
+        out()
+        out()
+
+
+def host_step(program: sp.ProgramOp, index: int) -> HostStep | None:
+    """The section as a host step where it is one gather or scatter and its load or store."""
+    stages = list(program.stages())
+    indexed = [s for s in stages if isinstance(s, sp.GatherOp | sp.ScatterOp)]
+    if len(indexed) != 1 or not all(
+        isinstance(s, sp.LoadOp | sp.StoreOp | sp.GatherOp | sp.ScatterOp) for s in stages
+    ):
+        return None
+    return HostStep(program, index, indexed[0])

@@ -11,9 +11,12 @@
   Column 0 of the pushed [h, 1] page holds the `at`-th id or weight, or expert `at`'s weight
   (the chosen scores times a constant column selector, summed), divided by the k weights' sum
   with `renormalize`; a row mask zeroes the rows past `rows`. Compilable constructs.
-- **indexed load**: before the load's loops, e = `_index(ids, 0)` (host.py's scalar read of
-  DRAM: SIMULATOR-ONLY, as for gather and scatter), range-checked against the tensor's
-  tile rows / stride, then every origin row is offset by e * stride.
+- **indexed load**: no kernel reads the id (TT-Lang has no scalar read in a kernel and no
+  runtime argument). The stacked expert tensor is allocated as one DRAM tensor per expert
+  (the program's EXPERTS table) and the host passes the routed expert's tensor to the section
+  (host.py's `_arg` reads the id back from the route section's output), so the load is a plain
+  load of that tensor from row 0. The bytes a section moves are the priced expert's rows; the
+  host's read of the id (one tile) is not priced.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.index import Ix, ix
 from spatial_dialect.tools.backend.ttlang.stage import (
     TILE,
     Consts,
@@ -29,6 +31,7 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     const_buffers,
     const_dfb,
     const_read,
+    eq,
     expr,
     input_engine,
     load_into,
@@ -36,7 +39,6 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     page,
     prints,
     rows_mask,
-    tname,
 )
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
@@ -47,24 +49,42 @@ if TYPE_CHECKING:
 BIG = 1e30
 
 
-def indexed_offset(sec: OperationWriter, out: Lines, s: sp.LoadOp) -> Ix | None:
-    """For an indexed load: print the read of its block id e (before the load's loops) and
-    return the offset of its origin rows, e * stride; None for a plain load. The id is read by
-    `_index`: simulator-only."""
-    if s.index is None or s.stride is None:
-        return None
-    ids = tname(s.index.root_reference.data)
-    name = s.tensor.root_reference.data
-    blocks = sec.tensors[name].tiles[0] // s.stride
-    out(f"e = _index({ids}, 0)  # simulator-only: a scalar read")
-    out(f"if not 0 <= e < {blocks}:")
-    with out.indent():
-        out("raise RuntimeError(")
-        with out.indent():
-            out(f"f'id {{e}} in @{s.index.root_reference.data} outside [0, {blocks}) blocks'")
-            out(f"' of {s.stride} tile rows of @{name}'")
-        out(")")
-    return ix("e") * s.stride
+def expert_picks(stages: list[sp.StageOp]) -> dict[str, str]:
+    """The section's indexed loads: stacked expert tensor -> the id tensor that routes it. The
+    host passes the routed expert's own DRAM tensor (host.py's `_arg`), so the kernel reads it
+    from row 0, as a plain load."""
+    return {
+        s.tensor.root_reference.data: s.index.root_reference.data
+        for s in stages
+        if isinstance(s, sp.LoadOp) and s.index is not None and s.stride is not None
+    }
+
+
+def index_only(stages: list[sp.StageOp]) -> set[str]:
+    """The id tensors no stage reads but as an indexed load's index: not the operation's."""
+    ids = set(expert_picks(stages).values())
+    read = {s.tensor.root_reference.data for s in stages if isinstance(s, sp.LoadOp | sp.StoreOp)}
+    return ids - read
+
+
+def experts_table(sections: list[OperationWriter]) -> dict[str, int]:
+    """EXPERTS of the printed program: stacked expert tensor -> its rows per expert, so the
+    host allocates one DRAM tensor per expert."""
+    out: dict[str, int] = {}
+    for sec in sections:
+        for s in sec.stages:
+            if isinstance(s, sp.LoadOp) and s.index is not None and s.stride is not None:
+                name = s.tensor.root_reference.data
+                rows, total = s.stride * TILE, sec.tensors[name].type.get_shape()[0]
+                if total % rows:
+                    raise TTLangUnsupported(
+                        sec.name, f"@{name}'s {total} rows are not whole experts of {rows}"
+                    )
+                if out.setdefault(name, rows) != rows:
+                    raise TTLangUnsupported(
+                        sec.name, f"@{name} read as experts of {out[name]} and {rows} rows"
+                    )
+    return out
 
 
 @prints(sp.RouteOp)
@@ -162,14 +182,13 @@ class RoutePrinter(StagePrinter):
             # knock-out), where a select of lg and a second candidate block made it nine
             out(f"for j in range({s.top_k}):")
             with out.indent():
-                out(
-                    f"hit = ttl.math.eq(lg, {wide(f'ttl.math.reduce_max(lg, dims=[-1], shape={col})')})"
-                )
+                top = wide(f"ttl.math.reduce_max(lg, dims=[-1], shape={col})")
+                out(f"hit = {eq('lg', top, full)}")
                 out(
                     f"at = {fill(float(pad(s.cols)), col)} - ttl.math.reduce_max(hit * rev, "
                     f"dims=[-1], shape={col})"
                 )
-                out(f"one = ttl.math.eq(idx, {wide('at')})")
+                out(f"one = {eq('idx', wide('at'), full)}")
                 out(f"w = ttl.math.reduce_sum(one * sc, dims=[-1], shape={col})")
                 out("total = total + w")
                 out("chosen = chosen + one * sc")

@@ -8,8 +8,8 @@ group family. Every number is READ from the sized IR (docs/backend-ttlang.md):
 
 - the kernels walk, per site range, the items `first(x, y) .. + count` of `ttl.node()`: one branch
   per RANGE, the site's first item is the range's affine map of the node's (x, y);
-- an item's block (r0, c0) is `_coord(item, ...)`, the item space's numbering (sp/item_space.py)
-  printed once into the program, so uneven rounds and the 2-D map are the IR's;
+- an item's block (r0, c0) is the item space's numbering (sp/item_space.py) as integer
+  statements in the kernel (coord.py), so uneven rounds and the 2-D map are the IR's;
 - a range whose pages differ from another's (boundary blocks) has its own variant of the buffer,
   since a TT-Lang dataflow buffer has one block shape per operation.
 
@@ -34,7 +34,10 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.tools.backend.ttlang import host
+from spatial_dialect.tools.backend.ttlang.indexed import host_step
+from spatial_dialect.tools.backend.ttlang.moe import experts_table
 from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS
 from spatial_dialect.tools.backend.ttlang.section import OperationWriter, names_in
 from spatial_dialect.tools.backend.ttlang.text import Lines
@@ -55,15 +58,22 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     if not target.name.startswith(("wormhole", "blackhole")) and "tensix" not in target.name:
         raise TTLangUnsupported("-", f"target {target.name} is not a Tensix chip")
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
-    sections = [OperationWriter(p, i) for i, p in enumerate(programs)]
+    # a lone gather or scatter is a host step, a ttnn op between operations (indexed.py)
+    sections = [host_step(p, i) or OperationWriter(p, i) for i, p in enumerate(programs)]
     body = Lines()
     for s in sections:
         s.emit(body)
-    # tensors: name -> (shape, dtype)
+    # tensors: name -> (shape, dtype); a Q8_0 tensor in the format the chip stores it in, and
+    # an argument's (values, scales) converted to it at load: name -> (scales, block axis)
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
+    q8_0: dict[str, tuple[str, int]] = {}
     for p in programs:
         for t in p.ops_of(sp.TensorOp):
-            tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), str(t.element_type)))
+            fmt = t.format.data if t.format is not None else None
+            dtype = target.q8_0_storage if fmt in Q8_0_FORMATS else str(t.element_type)
+            tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), dtype))
+            if fmt in Q8_0_FORMATS and t.scales is not None:
+                q8_0[t.sym_name.data] = (t.scales.root_reference.data, Q8_0_FORMATS[fmt])
     consts: dict[str, str] = {}
     for sec in sections:
         for n, (shape, src) in sec.consts.items():
@@ -77,16 +87,24 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             for n, src in consts.items():
                 tables(f"{n!r}: lambda: {src},")
         tables("}")
+    tables(f"EXPERTS = {experts_table([s for s in sections if isinstance(s, OperationWriter)])!r}")
+    tables("Q8_0_WEIGHTS = {" + ("" if q8_0 else "}"))
+    if q8_0:
+        with tables.indent():
+            for n, (scales, axis) in q8_0.items():
+                tables(f"{n!r}: ({host._q8_0_as_bfp8_b.__name__}, {scales!r}, {axis}),")
+        tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
     tables("SECTIONS = [")
     with tables.indent():
         for s in sections:
-            tables(f"({s.fn}, {[*s.tensors, *s.consts]!r}),")
+            tables(f"({s.fn}, {s.section_args()!r}),")
     tables("]")
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
+        *host.LOAD_HELPERS,
     ]
     helpers = used_helpers(
         [*dict.fromkeys(kernel_helpers), *host.HOST],

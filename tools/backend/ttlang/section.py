@@ -25,6 +25,7 @@ from spatial_dialect.tools.backend.index import (
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
 from spatial_dialect.tools.backend.ttlang.compute import stage_constants
+from spatial_dialect.tools.backend.ttlang.coord import origin_lines
 from spatial_dialect.tools.backend.ttlang.indexed import (
     INDEXED,
     emit_indexed,
@@ -36,7 +37,7 @@ from spatial_dialect.tools.backend.ttlang.indexed import (
     indexed_constants,
 )
 from spatial_dialect.tools.backend.ttlang.matmul import MatmulCompute
-from spatial_dialect.tools.backend.ttlang.moe import indexed_offset
+from spatial_dialect.tools.backend.ttlang.moe import expert_picks, index_only
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.splitk import SplitKPartials
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
@@ -299,7 +300,14 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         out()
 
     def tensor_args(self) -> list[str]:
-        return [tname(n) for n in self.tensors] + list(self.consts)
+        skip = index_only(self.stages)
+        return [tname(n) for n in self.tensors if n not in skip] + list(self.consts)
+
+    def section_args(self) -> list[str | tuple[str, str]]:
+        """SECTIONS' names for the host: an expert tensor as (experts, ids) (moe.py)."""
+        picks, skip = expert_picks(self.stages), index_only(self.stages)
+        names = [(n, picks[n]) if n in picks else n for n in self.tensors if n not in skip]
+        return [*names, *self.consts]
 
     def const_dfb_name(self, name: str, page: tuple[int, int]) -> str:
         pages = set(self.const_pages[name].values())
@@ -457,41 +465,27 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         ):
             self.emit_count_fn(out)
         out("x, y = ttl.node(dims=2)")
-        sp_ = self.space
-        over = sp_.over or (sp_.items_n, sp_.items_m)
         for ri, r in enumerate(self.ranges):
             b = r.bindings(self.work.k_block)
             with _when(out, in_rect(r.rect.bounds)):
                 first = from_affine(r.first.data.results[0], ("x", "y"))
                 opened = self.open_consts(out, key, ri)
+                item_lines = Lines()
+                self.emit_item(item_lines, stages, r, b)
+                # the item's block origin, where the item reads it (a compute kernel pops its
+                # pages in order and never does), as integer statements (coord.py)
+                text = item_lines.statement_text()
+                need = {v for v in ("r0", "c0") if names_in(v, text)}
+                site, origin = (
+                    origin_lines(self.space, first - self.slice_base(r), need) if need else ([], [])
+                )
+                for line in site:
+                    out(line)
                 out(f"for t in range({r.count}):")
                 with out.indent():
-                    item = Lines()
-                    self.emit_item(item, stages, r, b)
-                    # the item's block origin, where the item reads it (a compute kernel pops
-                    # its pages in order and never does)
-                    text = item.statement_text()
-                    origin = {
-                        v: e
-                        for v, e in (
-                            ("r0", ix("bi") * sp_.block_m),
-                            ("c0", ix("bj") * sp_.block_n),
-                        )
-                        if names_in(v, text)
-                    }
-                    coord = (
-                        f"_coord({self.item_origin(first, r)}, {sp_.items_m}, {sp_.items_n}, "
-                        f"{over[0]}, {over[1]}, {sp_.over is not None})"
-                    )
-                    if origin and all(str(e) in ("bi", "bj") for e in origin.values()):
-                        # blocks of one tile: the block coordinates are the origin
-                        out(
-                            f"{'r0' if 'r0' in origin else '_'}, {'c0' if 'c0' in origin else '_'} = {coord}"
-                        )
-                    elif origin:
-                        out(f"bi, bj = {coord}")
-                        out(f"{', '.join(origin)} = {', '.join(map(str, origin.values()))}")
-                    out.extend(item)
+                    for line in origin:
+                        out(line)
+                    out.extend(item_lines)
                 out.depth -= opened
 
     def emit_item(self, out: Lines, stages: list[sp.StageOp], r: sp.SitesOp, b: dict) -> None:
@@ -544,8 +538,6 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
             "v": f"range({b['sw']})",
         }
         opened = 0
-        # an indexed load (tg.moe's expert weights) reads its block id before its loops
-        offset = indexed_offset(self, out, s) if isinstance(s, sp.LoadOp) else None
         # a DFB of whole blocks where the IR's pages are sub-blocks (`declared`): one copy of
         # the block, at the access's origin for sub-block (0, 0)
         whole = self.whole_page(sp.buffer_of(s.src if isinstance(s, sp.StoreOp) else s.dst), r)
@@ -563,8 +555,6 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
                 opened += 1
         dims = [0 if whole and v in ("ti", "tj") else v for v in LOOP_NAMES]
         row, col = (from_affine(e, dims) for e in s.access.origin.data.results)
-        if offset is not None:
-            row = row + offset
         eh, ew = (b["h"], b["w"]) if whole else s.access.extent.resolve(b)
         tensor = tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row + eh}, {col}:{col + ew}]"
@@ -608,7 +598,10 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
             out("tx.wait()")
             if kind is not PipeKind.NONE:
                 out("def send(pipe):")
-                with out.indent(), _when(out, "_count(*pipe.dst) > t", kind is PipeKind.UNICAST):
+                with (
+                    out.indent(),
+                    _when(out, "_count(pipe.dst[0], pipe.dst[1]) > t", kind is PipeKind.UNICAST),
+                ):
                     out("txp = ttl.copy(blk, pipe)")
                     out("txp.wait()")
                 out(f"{net}.if_src(send)")

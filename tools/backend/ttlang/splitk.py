@@ -5,8 +5,8 @@ What is decided, and why:
 
 - A range's sites run one K slice (place gives each slice's sites their own ranges), so every
   slice-dependent number is a constant of the range's code: its loads walk K tiles
-  [s K / S, (s + 1) K / S) and its items' blocks are those of slice 0 (`_coord` of the item
-  less s x blocks).
+  [s K / S, (s + 1) K / S) and its items' blocks are those of slice 0 (the item number
+  less s x blocks, coord.py).
 - The partials travel over the NoC core to core, as the cost model prices the hand-over
   (docs/targets.md#split-k): one PipeNet of unicast pipes, site (x, y) of slice s to the site
   one slice's grid further along the split axis, where slice s + 1 runs the same blocks in the
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
-from spatial_dialect.tools.backend.index import Ix, ix
+from spatial_dialect.tools.backend.index import ix
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
@@ -218,10 +218,6 @@ class SplitKPartials:
         buf = self.partials_buf()
         assert buf is not None
         return 1 if self.whole_page(buf, r) else b["subs"]
-
-    def item_origin(self: OperationWriter, first: Ix, r: sp.SitesOp) -> Ix:
-        """The item number `_coord` takes: slice 0's numbering of the range's t-th item."""
-        return first + ix("t") - self.slice_base(r)
 
 
 class _repeat:  # noqa: N801  (a context manager read as a clause)

@@ -162,3 +162,15 @@ def const_read(out: Lines, dfb: str, view: str) -> None:
     with out.indent():
         out(f"tx = ttl.copy({view}, blk)")
         out("tx.wait()")
+
+
+def gt(a: str, b: str) -> str:
+    """1 where a > b, else 0. The TT-Lang specification has no block comparison (tt-lang-sim's
+    `ttl.math.gt` is the simulator's own): relu keeps the positive differences, sign makes
+    them 1 (api_check.py)."""
+    return f"ttl.math.sign(ttl.math.relu({a} - {b}))"
+
+
+def eq(a: str, b: str, shape: str) -> str:
+    """1 where a == b, else 0, from the specification's functions as `gt`: 1 - sign(|a - b|)."""
+    return f"ttl.block.fill(1.0, {shape}) - ttl.math.sign(ttl.math.abs({a} - {b}))"
