@@ -40,7 +40,7 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 // CHECK-NEXT: else:
 // CHECK: in1_columns_net.if_dst(recv)
 // CHECK-NOT: else:
-// CHECK: tx = ttl.copy(blk, t_c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
+// CHECK: tx = ttl.copy(blk, t_c[r0:r0 + 1, c0:c0 + 1])
 // CHECK: def dm1():
 // CHECK: r0 = (x + y * 5 + t) // 5
 // CHECK-NOT: c0 =

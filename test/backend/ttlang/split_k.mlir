@@ -65,7 +65,7 @@ func.func @gemm(%a: tensor<32x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<32x6
 // CHECK:          for k0 in range(12, 16, 4):
 // CHECK:          partials_net.if_dst(recv)
 // CHECK-NOT:      partials_send_dfb
-// CHECK:          tx = ttl.copy(blk, t_c[r0 + ti:r0 + ti + 1, c0 + tj:c0 + tj + 1])
+// CHECK:          tx = ttl.copy(blk, t_c[r0:r0 + 1, c0:c0 + 1])
 // CHECK:      def dm1():
 
 // Two slices: one pipe per site of slice 0, written with the one row it has.

@@ -14,13 +14,13 @@ Per section (trace_counts.py: `counted` the trace, `price` the model, `differenc
   = what the IR's later slices receive, at the partials' tile bytes completing noc_bytes;
 - tile-matmuls on the plan's operands = the model's whole-tile count (`printed_matmuls`: the delta
   rule's forward substitution stated); products with a constant table (selectors) = the stated
-  count (`printed_selectors`: GEMM sub-blocks, the flash combine), and only in the kinds
-  listed;
+  count (`printed_selectors`: the flash combine; none for a GEMM, whose blocks of several
+  sub-blocks are computed whole), and only in the kinds listed;
 - per node, DFBs <= 32 and the bytes of those its kernels use = size-buffers' layout for its site
   (+ an aliased spill, + the printer's own staging DFBs, - the FIFOs and partials rings a
-  split-K slice leaves unused, - IR buffers it keeps as block values: `printed_l1`); a GEMM's selector
-  DFBs = `selector_l1`, the combine's = `combine_l1`; used and constant DFBs within the local
-  memory.
+  split-K slice leaves unused, - IR buffers it keeps as block values, +/- blocks of several
+  sub-blocks declared whole: `printed_l1`); a GEMM holds no constant DFB, the combine's =
+  `combine_l1`; used and constant DFBs within the local memory.
 
 The programs are compiled as spatial-run compiles them (the default pipeline options, split-K
 and flash decoding as planned); flash decoding is forced on one program (`OPTIONS`).
@@ -204,6 +204,8 @@ def _check_gemm(fn, module, sec: sp.ProgramOp):  # noqa: ANN001
 PROGRAMS = {
     # a blocked rms_norm over a 1024-wide row
     "test/backend/ttlang/Inputs/rms_wide.mlir": {"partial", "combine", "rms_apply"},
+    # a rope of 1x16 blocks of four sub-blocks: one whole block in its 2-page output FIFO
+    "test/backend/ttlang/Inputs/rope_subs4.mlir": {"rope"},
     "tiny_decode.mlir": {
         "gather host step",
         "rms_norm",

@@ -255,7 +255,8 @@ def test_mutation_missing_k_tile_fails():
 # ── Refusals and the runner's messages ────────────────────────────────────────────────────────
 
 
-# Several sub-blocks per block: a GEMM's sub-block is (R @ A) @ (B @ C) with one-hot selectors
+# Several sub-blocks per block: a GEMM computes the whole block, its output and spill DFBs holding
+# whole blocks in the bytes size-buffers laid out for the sub-block pages
 # (docs/backend-ttlang.md#sub-blocks). (m, k, n, dtype, grid, accumulate): sub-blocks per 5x2 block
 # over K blocks (f32 partial sums spilled), a boundary range; sub-blocks per 5x2 block over 4 K
 # blocks in f32; under accumulate=bf16 (the 16-bit dest's 8 tiles), 3 sub-blocks of 1x3 per 3x3
@@ -279,6 +280,39 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumu
     k_block = section.one(sp.WorkOp).k_block
     assert max(r.bindings(k_block)["subs"] for r in section.ops_of(sp.SitesOp)) > 1
     assert _run_text(gemm_text(m, k, n, dt), module, accumulate).ok
+
+
+def test_a_sub_block_fifo_shallower_than_its_block_holds_one_block():
+    """An output FIFO of fewer sub-block pages than the block has sub-blocks (a stream
+    section's depth 2) holds one whole block: L1 beyond the layout, printed where it fits and
+    refused by name, with the bytes, where it does not. Here: 3 [1, 2] pages (12288 bytes) under
+    5x2 blocks of 5 sub-blocks, one [5, 2] block of 20480 bytes."""
+    import io
+
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    fn = entry_function(parse_module(gemm_text(160, 64, 224, "bf16")))
+    module = compile_module(fn, "wormhole_n150", grid="2x2", split_k=1)
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    r = section.ops_of(sp.SitesOp)[0]
+    assert (r.block, r.sub_block) == ((5, 2), (1, 2))
+    r.set_memory(r.offsets(), {**r.depths(), "out": 3})
+    stream = io.StringIO()
+    print_ttlang(module, stream)
+    assert "out_dfb_5x2 = ttl.make_dataflow_buffer_like(t_c, shape=(5, 2), block_count=1)" in (
+        stream.getvalue()
+    )
+    budget = section.one(sp.MeshOp).local_mem
+    r.set_memory({**r.offsets(), "out": budget - 12288}, {**r.depths(), "out": 3})
+    with pytest.raises(TTLangUnsupported) as err:
+        print_ttlang(module, io.StringIO())
+    assert str(err.value).endswith(
+        f"LocalMemExceeded: range (0, 1, 0, 0) holds whole 5x2 blocks in 8192 bytes more than "
+        f"the {budget} bytes size-buffers laid out for their sub-block pages: {budget + 8192} > "
+        f"the {budget}-byte local memory"
+    )
 
 
 def _run_text(text, module, accumulate="f32"):
@@ -320,28 +354,48 @@ def print_example(
     )
 
 
-def test_gemm_2048_prints_with_its_sub_blocks():
-    """Too large to simulate here (2048-cubed); it prints, selectors and all (the 16-bit dest's
-    plan: 2x4 sub-blocks of 4x4 blocks)."""
+def test_gemm_2048_prints_its_sub_blocks_as_whole_blocks():
+    """Too large to simulate here (2048-cubed); it prints (the 16-bit dest's plan: 2 sub-blocks
+    of 2x4 per 4x4 block over 32 K blocks): the output FIFO (depth 2 of [2, 4] pages) and the
+    spill (2 pages) as one [4, 4] block each, the product over the whole block, no selector."""
     proc = print_example("gemm_2048.mlir", accumulate="bf16")
     assert proc.returncode == 0, proc.stderr
-    assert "sub_rows_dfb" in proc.stdout and "(r_blk @ a_blk)" in proc.stdout
+    assert "out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(4, 4), block_count=1)" in (
+        proc.stdout
+    )
+    assert "spill_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(4, 4), block_count=1)" in (
+        proc.stdout
+    )
+    assert "part = p_blk + a_blk @ b_blk" in proc.stdout
+    assert "_eye" not in proc.stdout and "ti in" not in proc.stdout
 
 
 @needs_sim
 @pytest.mark.parametrize(
     "program, marks",
     [
-        # a one-tile-row rope: 2 sub-blocks of 1x4 per 1x8 block (a column selector)
-        ("rope_subs.mlir", ["sub_cols_dfb", "part = full @ c_blk"]),
+        # a one-tile-row rope: 2 sub-blocks of 1x4 per 1x8 block (output depth 2: one block)
+        (
+            "rope_subs.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_qr, shape=(1, 8), block_count=1)"],
+        ),
         # the prefill's rms_apply @h: 2 sub-blocks of 1x4 per 1x8 block (its one-row weight
         # moves one row a tile, so wide blocks that read the f32 statistics once win)
-        ("rms_subs.mlir", ["sub_cols_dfb", "part = full @ c_blk"]),
+        (
+            "rms_subs.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_h, shape=(1, 8), block_count=1)"],
+        ),
+        # the Llama-3-8B prefill's rope: 4 sub-blocks of 1x4 per 1x16 block through a 2-page
+        # output FIFO: one whole block, 2 pages beyond the layout
+        (
+            "rope_subs4.mlir",
+            ["out_dfb = ttl.make_dataflow_buffer_like(t_qr, shape=(1, 16), block_count=1)"],
+        ),
     ],
 )
 def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks):
-    """A rope or map with several sub-blocks per block computes the whole block and pushes one
-    slice per sub-block through the one-hot selectors (docs/backend-ttlang.md#sub-blocks)."""
+    """A rope or map with several sub-blocks per block computes and pushes the whole block, the
+    writer storing it whole: no selector (docs/backend-ttlang.md#sub-blocks)."""
     from spatial_dialect.tools.spatial_run import main
 
     path = ROOT / "test/backend/ttlang/Inputs" / program
@@ -362,6 +416,7 @@ def test_compute_with_several_sub_blocks_per_block_passes(capsys, program, marks
     assert proc.returncode == 0, proc.stderr
     for mark in marks:
         assert mark in proc.stdout
+    assert "_eye" not in proc.stdout and "ti in" not in proc.stdout
     assert main([str(path), "--target", "wormhole_n150", "--backend", "tt-lang-sim"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("PASS")
 

@@ -22,10 +22,10 @@ prices").
   declares and the bytes of those its kernels use, beside what size-buffers laid out for its
   site.
 - `differences(...)`: the two compared, after the printer's own forms, each stated once below
-  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `selector_l1`,
-  `splitk_l1`, `combine_selector_matmuls`, `combine_l1`): what the printed program does that
-  no price includes, in its own function so that a printer change that removes it (e.g. the
-  sub-block selectors, or the split-K rings and FIFOs a slice leaves unused) shows here.
+  (`pipe_receipts`, `printed_matmuls`, `printed_selectors`, `printed_l1`, `splitk_l1`,
+  `combine_selector_matmuls`, `combine_l1`): what the printed program does that no price
+  includes, in its own function so that a printer change that removes it (e.g. the split-K
+  rings and FIFOs a slice leaves unused) shows here.
 
 Split-K (tools/backend/ttlang/splitk.py) is a GEMM priced by its GemmPlan, its hand-over the
 model's one accumulator tile per output tile per slice after the first (`partials`). Flash
@@ -376,44 +376,12 @@ def printed_matmuls(section: sp.ProgramOp, p: Price) -> float:
     return p.tile_matmuls
 
 
-def subblock_selector_matmuls(section: sp.ProgramOp) -> int:
-    """The one-hot selector products of a GEMM whose blocks hold several sub-blocks
-    (subblocks.py): per item, K block (of its K slice) and sub-block, R @ A (sh x h x kw) where
-    the sub-block is shorter than the block and B @ C (kw x w x sw) where it is narrower."""
-    work = section.one(sp.WorkOp)
-    k_blocks = -(-work.k_slice_tiles // work.k_block)
-    total = 0
-    for r in section.ops_of(sp.SitesOp):
-        b = r.bindings(work.k_block)
-        if b["subs"] == 1:
-            continue
-        per = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
-            b["w"] * b["sw"] if b["sw"] != b["w"] else 0
-        )
-        total += len(list(r.rect.sites())) * r.count * k_blocks * b["subs"] * per * work.k_block
-    return total
-
-
-def selector_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
-    """A GEMM site's sub-block selector DFBs (f32, block_count 2; not in the sized IR:
-    subblocks.py): `[sh, h]` where the sub-block is shorter than the block, `[w, sw]` where it is
-    narrower."""
-    work = section.one(sp.WorkOp)
-    r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
-    b = r.bindings(work.k_block)
-    if b["subs"] == 1:
-        return 0
-    tiles = (b["sh"] * b["h"] if b["sh"] != b["h"] else 0) + (
-        b["w"] * b["sw"] if b["sw"] != b["w"] else 0
-    )
-    return 2 * tiles * 4096
-
-
 # Kinds whose printed form multiplies by constant tables, work no price includes (counted apart
 # by `counted`): rope's half-table duplication and rotation (cos @ D, sin @ D, x @ P),
 # attention's head selectors (q @ C_j), the causal convolution's shift and tap selectors, the
 # delta rule's row masks, flash decoding's combine (m and l moved out of a partials tile:
-# `combine_selector_matmuls`); and a GEMM's sub-blocks.
+# `combine_selector_matmuls`). (A GEMM has none: a block of several sub-blocks is computed
+# whole.)
 SELECTOR_KINDS = {
     "rope",
     "attention",
@@ -431,8 +399,6 @@ CONSTANT_KINDS = SELECTOR_KINDS | {"argmax", "route"}
 def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
     """The selector products the printed program performs, where stated exactly (None: some,
     of a kind in SELECTOR_KINDS)."""
-    if section.one(sp.MatmulTilesOp) is not None:
-        return subblock_selector_matmuls(section)
     if section.kind is sp.SectionKind.ATTENTION_COMBINE:
         return combine_selector_matmuls(section)
     return None if section.kind.value in SELECTOR_KINDS else 0
@@ -442,9 +408,8 @@ def combine_selector_matmuls(section: sp.ProgramOp) -> int:
     """Flash decoding's combine (flash.py): per item, of a `[1, w]` page of partials, and per
     split, `U @ X` (1 x 1 x w: row 1's m and l into every row), `ml @ E_m` and `ml @ E_l`
     (1 x w x w each: column 0 / 1 of each tile over its tile) and `Z @ X` (1 x 1 x w: row 0's O),
-    2 w^2 + 2 w tile products; and where the block holds several sub-blocks, per sub-block
-    `R @ full` (sh x h x w, where sh < h) and `@ C` (sh x w x sw, where sw < w: subblocks.py
-    emit_sub_slices). TT-Lang has no scalar read and no slice of a block, so the printer moves m
+    2 w^2 + 2 w tile products (a block of several sub-blocks is pushed whole: no selector).
+    TT-Lang has no scalar read and no slice of a block, so the printer moves m
     and l with products; the model prices the combine's exp and sums (vector work) and no
     products. Exact (one nonzero term per sum)."""
     work = section.one(sp.WorkOp)
@@ -452,27 +417,25 @@ def combine_selector_matmuls(section: sp.ProgramOp) -> int:
     total = 0
     for r in section.ops_of(sp.SitesOp):
         b = r.bindings(work.k_block)
-        h, w, sh, sw = b["h"], b["w"], b["sh"], b["sw"]
+        w = b["w"]
         items = sum(len(r.items(x, y)) for x, y in r.rect.sites())
-        subs = (sh * h * w if sh != h else 0) + (sh * w * sw if sw != w else 0)
-        total += items * (splits * (2 * w * w + 2 * w) + b["subs"] * subs)
+        total += items * splits * (2 * w * w + 2 * w)
     return total
 
 
 def combine_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     """The combine's constant DFBs on a site (flash.py; f32, block_count 1, not in the sized IR):
-    U and Z (a tile each) and E_m and E_l (w x w tiles each), plus its sub-block selectors
-    (`selector_l1`). At w = 16 the E pages alone are 2 MiB, past either preset's L1."""
+    U and Z (a tile each) and E_m and E_l (w x w tiles each). At w = 16 the E pages alone are 2 MiB, past either preset's L1."""
     work = section.one(sp.WorkOp)
     r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
     w = r.bindings(work.k_block)["w"]
-    return (2 + 2 * w * w) * 4096 + selector_l1(section, site)
+    return (2 + 2 * w * w) * 4096
 
 
 def constant_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int | None:
     """The bytes of constant DFBs a site holds, where stated (None: not stated for the kind)."""
     if section.one(sp.MatmulTilesOp) is not None:
-        return selector_l1(section, site)
+        return 0  # a block of several sub-blocks is computed whole: no selector
     if section.kind is sp.SectionKind.ATTENTION_COMBINE:
         return combine_l1(section, site)
     return None
@@ -537,7 +500,8 @@ UNDECLARED = {"attention": ("o", "ml"), "attention_combine": ("o",), "argmax": (
 
 def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     """Bytes of the printed DFBs a site's kernels use beyond size-buffers' layout (negative: IR
-    buffers the printer does not declare; split-K's FIFOs: `splitk_l1`)."""
+    buffers the printer does not declare; split-K's FIFOs: `splitk_l1`; blocks of several
+    sub-blocks declared whole: `_whole_blocks_l1`)."""
     work = section.one(sp.WorkOp)
     r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
     b = r.bindings(work.k_block)
@@ -545,7 +509,23 @@ def printed_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     extra = -sum(
         r.bytes_of(bufs[n], b) for n in UNDECLARED.get(section.kind.value, ()) if n in bufs
     )
-    return extra + splitk_l1(section, r)
+    return extra + splitk_l1(section, r) + _whole_blocks_l1(section, r, b, bufs.values())
+
+
+def _whole_blocks_l1(section: sp.ProgramOp, r: sp.SitesOp, b: dict, bufs) -> int:  # noqa: ANN001
+    """A block of several sub-blocks is declared whole (docs/backend-ttlang.md#sub-blocks): a
+    buffer of depth d [sh, sw] pages holds max(1, d // subs) [h, w] blocks; the bytes that
+    differ from d pages (none where subs divides d). An attention whose sub-blocks are its heads
+    keeps its pages."""
+    att = section.one(sp.AttentionOp)
+    if b["subs"] == 1 or (att is not None and b["sh"] == b["h"] and 32 * b["sw"] == att.v_head_dim):
+        return 0
+    sub = sp.SizesAttr.of("sh", "sw")
+    return sum(
+        b["h"] * b["w"] * max(1, r.depth_of(x, b) // b["subs"]) * x.tile_bytes - r.bytes_of(x, b)
+        for x in bufs
+        if x.page == sub
+    )
 
 
 def splitk_l1(section: sp.ProgramOp, r: sp.SitesOp) -> int:

@@ -51,6 +51,5 @@ def with_blocks(sec: OperationWriter, ins, out_v, r: sp.SitesOp) -> tuple[str, l
         for n, buf in sec.item_consts.items()
         if buf is sp.buffer_of(ins[0])
     ]
-    if not sec.sub_compute(r):  # several sub-blocks: the output is reserved per slice
-        parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
+    parts.append(f"{sec.dfb(sp.buffer_of(out_v), r)}.reserve() as o_blk")
     return "with " + ", ".join(parts) + ":", names

@@ -1,8 +1,8 @@
 """What `-t ttlang` refuses, by name, before it prints a section: storage formats TT-Lang has no
-tile for, split-K ranges and L1 (splitk.py), stages without a printer, sub-blocks a stage cannot select, and a memory
-map that is not a valid sized program
-(docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of OperationWriter
-(printer.py), like the sub-block selectors. The kinds a map or row reduction cannot print are
+tile for, split-K ranges and L1 (splitk.py), stages without a printer, several sub-blocks per
+block in a stage that is not printed over whole blocks, and a memory map that is not a valid
+sized program (docs/backend-ttlang.md#what-is-printed-and-what-is-refused). A mixin of
+OperationWriter (printer.py). The kinds a map or row reduction cannot print are
 refused from compute.py's tables (REFUSED_MAP_KINDS, REFUSED_ROW_KINDS)."""
 
 from __future__ import annotations
@@ -59,9 +59,8 @@ class OperationChecks:
         # A `rows` tensor (decode activations) is printed as a tile-layout tensor padded to
         # whole tiles: sp already counts its pages in tiles (docs/backend-ttlang.md#rows).
         gemm = all(isinstance(st, sp.LoadOp | sp.StoreOp | sp.MatmulTilesOp) for st in self.stages)
-        # a map, a whole row_reduce, a rope or an attention computes the whole block and pushes
-        # one slice per sub-block through the same one-hot selectors: R_ti @ f(x) @ C_tj (see
-        # sub_compute)
+        # a map, a whole row_reduce, a rope or an attention computes and pushes the whole block
+        # where it holds several sub-blocks (OperationWriter.declared)
         sliced = all(
             isinstance(
                 st,
@@ -83,8 +82,8 @@ class OperationChecks:
                     f"range {r.rect.text() if hasattr(r.rect, 'text') else r.rect} has "
                     f"{b['subs']} sub-blocks of {b['sh']}x{b['sw']} tiles per {b['h']}x{b['w']} "
                     "block: TT-Lang blocks are whole units (no sub-block view of a block); "
-                    "a GEMM, map, whole row_reduce, rope or attention selects its sub-blocks with "
-                    "one-hot matmuls, this stage has no such form here "
+                    "a GEMM, map, whole row_reduce, rope or attention computes and pushes the "
+                    "whole block, this stage has no such form here "
                     "(docs/backend-ttlang.md#sub-blocks)",
                 )
         self.check_memory_map()
@@ -125,3 +124,14 @@ class OperationChecks:
                         f"LocalMemExceeded: buffer {n} [{lo}, {hi}) ends past the "
                         f"{budget}-byte local memory",
                     )
+            # a whole block where a FIFO was laid out with fewer sub-block pages takes L1 that
+            # size-buffers did not lay out (OperationWriter.declared)
+            excess = self.whole_block_excess(r)
+            end = max((hi for _, hi, _ in spans), default=0)
+            if excess > 0 and end + excess > budget:
+                raise TTLangUnsupported(
+                    self.name,
+                    f"LocalMemExceeded: range {r.rect.bounds} holds whole {b['h']}x{b['w']} "
+                    f"blocks in {excess} bytes more than the {end} bytes size-buffers laid out "
+                    f"for their sub-block pages: {end + excess} > the {budget}-byte local memory",
+                )

@@ -493,27 +493,14 @@ def emit_compute(sec: OperationWriter, out: Lines, s: sp.StageOp, r: sp.SitesOp,
         _emit_rope(sec, out, s, r, b)
 
 
-def _block(sec: OperationWriter, s: sp.StageOp, r: sp.SitesOp, b: dict) -> tuple[int, int]:
-    """The shape the stage computes in: the output page, or the whole block when the output
-    page is one of several sub-blocks."""
-    if sec.sub_compute(r):
-        return b["h"], b["w"]
-    return page_of(s.out, b)
-
-
-def _store(
-    sec: OperationWriter, out: Lines, expr: str, s: sp.StageOp, r: sp.SitesOp, b: dict
-) -> None:
-    """Push the block's result: whole, or one [sh, sw] slice per sub-block (R_ti @ f @ C_tj)."""
-    if not sec.sub_compute(r):
-        out(f"o_blk.store({expr})")
-        return
-    out(f"full = {expr}")
-    sec.emit_sub_slices(out, r, b, "full", sec.dfb(sp.buffer_of(s.out), r))
+def _block(sec: OperationWriter, s: sp.StageOp, r: sp.SitesOp) -> tuple[int, int]:
+    """The shape the stage computes in: its output DFB's page (the whole block where the IR's
+    output page is one of several sub-blocks: OperationWriter.declared)."""
+    return sec.declared(sp.buffer_of(s.out), r)[0]
 
 
 def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: dict) -> None:
-    oh, ow = _block(sec, s, r, b)
+    oh, ow = _block(sec, s, r)
     shape = f"({oh}, {ow})"
     head, names = with_blocks(sec, list(s.ins), s.out, r)
     args = []
@@ -527,7 +514,7 @@ def _emit_map(sec: OperationWriter, out: Lines, s: sp.MapOp, r: sp.SitesOp, b: d
     out(head)
     with out.indent():
         expr = MAP_PRINTERS[s.kind.data](MapText(args, shape, s, out, names, oh))
-        _store(sec, out, expr, s, r, b)
+        out(f"o_blk.store({expr})")
 
 
 def _emit_row_reduce(
@@ -542,7 +529,7 @@ def _emit_row_reduce(
             _emit_blocked(sec, out, s, r, b)
         return
     h, w = page_of(ins[0], b)
-    oh, ow = _block(sec, s, r, b)
+    oh, ow = _block(sec, s, r)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
             sec.name,
@@ -565,14 +552,14 @@ def _emit_row_reduce(
                 out(f"keep = ttl.block.broadcast({keep}, dims=[0], shape={full})")
                 keep = "keep"
         text = RowText(names, full, f"({h}, 1)", s, out, keep)
-        _store(sec, out, ROW_PRINTERS[kind].whole(text), s, r, b)
+        out(f"o_blk.store({ROW_PRINTERS[kind].whole(text)})")
 
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
     x_v, cos_v, sin_v = list(s.ins)
     h, w = page_of(x_v, b)
     ch, cw = page_of(cos_v, b)
-    oh, ow = _block(sec, s, r, b)
+    oh, ow = _block(sec, s, r)
     if (oh, ow) != (h, w):
         raise TTLangUnsupported(
             sec.name, f"sp.rope: output block {oh}x{ow} differs from the {h}x{w} input page"
@@ -585,7 +572,7 @@ def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b:
         x, c, si = names
         out(f"c_full = {c} @ {dn}_blk")
         out(f"s_full = {si} @ {dn}_blk")
-        _store(sec, out, f"{x} * c_full + ({x} @ {pn}_blk) * s_full", s, r, b)
+        out(f"o_blk.store({x} * c_full + ({x} @ {pn}_blk) * s_full)")
 
 
 def _emit_blocked(

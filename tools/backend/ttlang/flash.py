@@ -208,9 +208,6 @@ class AttentionCombinePrinter(StagePrinter):
                         ],
                     )
             out(f"full = acc / (l_run + ttl.block.fill(1e-30, (1, {w})))")
-            if sec.sub_compute(r):
-                sec.emit_sub_slices(out, r, b, "full", o)
-            else:
-                out(f"with {o}.reserve() as o_blk:")
-                with out.indent():
-                    out("o_blk.store(full)")
+            out(f"with {o}.reserve() as o_blk:")
+            with out.indent():
+                out("o_blk.store(full)")

@@ -282,14 +282,9 @@ def _attention(
             result = "full"
         else:
             result = heads_out[0]
-        if sec.sub_compute(r):
-            if result != "full":
-                out(f"full = {result}")
-            sec.emit_sub_slices(out, r, b, "full", o)
-        else:
-            out(f"with {o}.reserve() as o_blk:")
-            with out.indent():
-                out(f"o_blk.store({result})")
+        out(f"with {o}.reserve() as o_blk:")
+        with out.indent():
+            out(f"o_blk.store({result})")
 
 
 def _head_selector_reads(

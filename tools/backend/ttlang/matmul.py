@@ -1,7 +1,9 @@
 """The GEMM compute stage, `sp.matmul_tiles`, in a compute kernel (docs/sp.md#matmul_tiles):
 per K block one A and one B page, the product added to the partial sums kept in dest (one
 sub-block) or parked in the spill FIFO (several K blocks), pushed to the output FIFO on the last
-K block. Several sub-blocks per block are subblocks.py's; split-K's last K block (the previous
+K block. A block of several sub-blocks is computed whole, `a_blk @ b_blk` over [h, kw] x
+[kw, w]: its output and spill DFBs hold whole blocks (OperationWriter.declared) and TT-Lang's
+compiler splits the product into dest-sized pieces. Split-K's last K block (the previous
 slice's sums added, the result pushed on to the next slice) is splitk.py's `partials_ends`.
 A mixin of OperationWriter (section.py)."""
 
@@ -29,13 +31,9 @@ class MatmulCompute:
         add, o = self.partials_ends(r, self.dfb(sp.buffer_of(s.out), r))
         k_blocks = self.work.k_blocks
         spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
-        ri = self.ranges.index(r)
         # transpose_b: B's page is B^T's block (w x kw tiles of the N x K tensor), transposed
         # in the compute stage as tt-metal's matmul_tiles transposes in1's tile
         bb = "ttl.block.transpose(b_blk)" if s.transposes_b else "b_blk"
-        if ri in self.sub_pages:
-            self.emit_matmul_subs(out, (in0, in1, o, spill, add), k_blocks, ri, b, bb)
-            return
         take = f", {add}.wait() as q_blk" if add else ""
         plus = " + q_blk" if add else ""
         if k_blocks == 1:

@@ -41,11 +41,13 @@ from spatial_dialect.tools.backend.ttlang.moe import expert_picks, index_only
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.splitk import SplitKPartials
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
-from spatial_dialect.tools.backend.ttlang.subblocks import SubBlockSelectors
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 LOOP_NAMES = tuple(sp.LOOP_VARS)
+# the page of a sub-block: a DFB of such pages holds whole blocks where a block holds several
+# (OperationWriter.declared)
+SUB_BLOCK_PAGE = sp.SizesAttr.of("sh", "sw")
 
 
 class PipeKind(Enum):
@@ -86,7 +88,7 @@ def in_rect(rect: tuple[int, int, int, int]) -> Cond:
     return all_of(between(x0, "x", x1), between(y0, "y", y1))
 
 
-class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, OperationChecks):
+class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
     """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
 
     def __init__(self, program: sp.ProgramOp, index: int):
@@ -103,6 +105,14 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
+        # ranges whose blocks hold several sub-blocks: the compute computes and pushes the whole
+        # block (see `declared`; an attention whose sub-blocks are its heads pushes each head's
+        # output as it is: head_sub_blocks)
+        self.whole_blocks: set[int] = set()
+        for i, r in enumerate(self.ranges):
+            b = r.bindings(self.work.k_block)
+            if b["subs"] != 1 and not head_sub_blocks(self, b):
+                self.whole_blocks.add(i)
         self.check()
         # constant tensors the host allocates for this section (rope's permutation matrices, a
         # row reduction's column mask: compute.stage_constants): name -> (shape in elements,
@@ -121,24 +131,8 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
                 self.const_pages.setdefault(cname, {}).update(c.pages)
                 if c.per_item:
                     self.item_consts[cname] = sp.buffer_of(st.ins[0])
-        # sub-blocks: one-hot selectors read from a constant identity (see sub_pages)
-        # (a selector that would be the identity, sh = h or sw = w, is left out: None; an
-        # attention whose sub-blocks are its heads pushes each head's output as it is and needs
-        # neither: head_sub_blocks)
-        self.sub_pages: dict[int, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
-        for i, r in enumerate(self.ranges):
-            b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and head_sub_blocks(self, b):
-                self.sub_pages[i] = (None, None)
-            elif b["subs"] != 1:
-                self.sub_pages[i] = (
-                    (b["sh"], b["h"]) if b["sh"] != b["h"] else None,
-                    (b["w"], b["sw"]) if b["sw"] != b["w"] else None,
-                )
-        # the identity the selectors are read from: the sub-blocks' and an attention's head
-        # selectors (indexed.head_selector_pages)
-        sides = [max(p) for pages in self.sub_pages.values() for p in pages if p is not None]
-        sides += [max(p) for p in head_selector_pages(self)]
+        # the identity an attention's head selectors are read from (indexed.head_selector_pages)
+        sides = [max(p) for p in head_selector_pages(self)]
         if sides:
             n = TILE * max(sides)
             self.eye = f"_eye_{n}"
@@ -175,8 +169,9 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
                     self._zero_page(ph, pw)
 
     def _largest_page(self, buf: sp.BufferOp) -> tuple[int, int]:
-        """The buffer's largest page over the ranges, in tiles (rows, cols)."""
-        pages = [buf.page.resolve(r.bindings(self.work.k_block)) for r in self.ranges]
+        """The buffer's largest page over the ranges as its DFB declares it, in tiles (rows,
+        cols)."""
+        pages = [self.declared(buf, r)[0] for r in self.ranges]
         return max(p[0] for p in pages), max(p[1] for p in pages)
 
     def _zero_page(self, rows: int, cols: int) -> None:
@@ -188,18 +183,57 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
 
     # Buffers ---------------------------------------------------------------------------------
 
+    def declared(self, buf: sp.BufferOp, r: sp.SitesOp) -> tuple[tuple[int, int], int]:
+        """(page, block count) of `buf`'s DFB on range `r`: the sized IR's page and depth, but
+        where the range's block holds several sub-blocks and the page is the sub-block [sh, sw]
+        (the output FIFO, the K-block spill, split-K's partials), the whole block [h, w] with
+        depth // subs blocks. TT-Lang cannot slice a block, and its compiler splits a
+        whole-block expression into dest-sized pieces itself (ttl-assign-dst), so the compute
+        pushes each item's whole block once: no one-hot selector products, which no price
+        includes. Size-buffers gives such a buffer at least `subs` pages (one per sub-block), so
+        the DFB takes the bytes it laid out; a FIFO of fewer pages (a stream section's output
+        FIFO, depth 2) holds one block, L1 beyond the layout that check_memory_map checks
+        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks)."""
+        b = r.bindings(self.work.k_block)
+        page = buf.page.resolve(b)
+        depth = r.depth_of(buf, b) if isinstance(buf, sp.MemoryBufferOp) else 1
+        if self.ranges.index(r) not in self.whole_blocks or buf.page != SUB_BLOCK_PAGE:
+            return (page[0], page[1]), depth
+        return (b["h"], b["w"]), max(1, depth // b["subs"])
+
+    def whole_block_excess(self, r: sp.SitesOp) -> int:
+        """Bytes range `r`'s whole-block DFBs (`declared`) take beyond what size-buffers laid
+        out for their sub-block pages: > 0 where a FIFO holds fewer pages than the block has
+        sub-blocks (a stream section's output FIFO is 2 deep), < 0 where its depth is not a
+        multiple of `subs` (the remainder pages go unused)."""
+        b = r.bindings(self.work.k_block)
+        excess = 0
+        for buf in self.p.buffers():
+            if isinstance(buf, sp.AccOp) or not self.whole_page(buf, r):
+                continue
+            (h, w), count = self.declared(buf, r)
+            excess += h * w * count * buf.tile_bytes - r.bytes_of(buf, b)
+        return excess
+
+    def whole_page(self, buf: sp.BufferOp, r: sp.SitesOp) -> bool:
+        """Whether `buf`'s IR page is a sub-block and its DFB's a whole block: regrouped
+        (`declared`), or a block of one sub-block. A page moved whole is one copy, not a loop
+        over the block's sub-blocks."""
+        subs = r.bindings(self.work.k_block)["subs"]
+        whole = subs == 1 or self.ranges.index(r) in self.whole_blocks
+        return whole and buf.page == SUB_BLOCK_PAGE
+
     def buffer_variants(self) -> dict[tuple[str, tuple[int, int], int], str]:
-        """(label, page, depth) -> DFB name; one variant per distinct page and depth of a buffer
-        (a TT-Lang DFB has one block shape and count per operation; an output FIFO of depth
-        `subs` differs between ranges whose blocks hold different numbers of sub-blocks)."""
+        """(label, page, block count) -> DFB name; one variant per distinct declared page and
+        count of a buffer (a TT-Lang DFB has one block shape and count per operation; an output
+        FIFO differs between ranges whose blocks differ)."""
         out: dict[tuple[str, tuple[int, int], int], str] = {}
         for buf in self.p.buffers():
             if isinstance(buf, sp.AccOp):
                 continue
             shapes: list[tuple[tuple[int, int], int]] = []
             for r in self.ranges:
-                b = r.bindings(self.work.k_block)
-                shape = (buf.page.resolve(b), r.depth_of(buf, b))
+                shape = self.declared(buf, r)
                 if shape not in shapes:
                     shapes.append(shape)
             depths = len({d for _, d in shapes}) > 1
@@ -212,8 +246,7 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
         return out
 
     def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
-        b = r.bindings(self.work.k_block)
-        return self.variants[(buf.label.data, buf.page.resolve(b), r.depth_of(buf, b))]
+        return self.variants[(buf.label.data, *self.declared(buf, r))]
 
     # Emission --------------------------------------------------------------------------------
 
@@ -240,7 +273,6 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
         decls = Lines()
         self.emit_buffers(decls)
         self.emit_const_buffers(decls)
-        self.emit_sub_buffers(decls)
         self.emit_partials_buffers(decls)
         emit_indexed_buffers(self, decls)
         for st in self.stages:
@@ -293,15 +325,6 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
                     f"{self.const_dfb_name(name, page)} = ttl.make_dataflow_buffer_like({name}, "
                     f"shape=({page[0]}, {page[1]}), block_count={count})"
                 )
-
-    # Sub-blocks ------------------------------------------------------------------------------
-    # A TT-Lang block is a whole unit (no slice of a block), but a GEMM's sub-block (ti, tj) of
-    # the product of its operand pages A [h, kw] and B [kw, w] is (R_ti @ A) @ (B @ C_tj), with
-    # R_ti the [sh, h] tiles of rows ti.. of an identity and C_tj its [w, sw] tiles of columns
-    # tj..: one-hot products, exact in any precision. So the IR's pages stay as they are (operand
-    # pages [h, kw] / [kw, w], output and spill pages [sh, sw]); what is added (not in the sized
-    # IR) is the identity constant and two selector DFBs of block_count 2, filled per K block
-    # and sub-block by the movement kernel that loads A (docs/backend-ttlang.md#sub-blocks).
 
     def open_consts(self, out: Lines, key: str, ri: int) -> int:
         """Before a range's items: the movement kernel reads the constant pages once; the
@@ -521,29 +544,26 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
             "v": f"range({b['sw']})",
         }
         opened = 0
-        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
-            if used & {"k0", "u", "v"}:
-                raise TTLangUnsupported(
-                    self.name,
-                    f"{s.stage_name()}: a sub-block store indexed by {sorted(used)} (expected ti, tj)",
-                )
-            self.sub_loops(out, b)
-            opened = 2
+        # a DFB of whole blocks where the IR's pages are sub-blocks (`declared`): one copy of
+        # the block, at the access's origin for sub-block (0, 0)
+        whole = self.whole_page(sp.buffer_of(s.src if isinstance(s, sp.StoreOp) else s.dst), r)
+        if whole and used & {"k0", "u", "v"}:
+            raise TTLangUnsupported(
+                self.name,
+                f"{s.stage_name()}: a sub-block page indexed by {sorted(used)} (expected ti, tj)",
+            )
         for v in LOOP_NAMES[2:]:
-            if opened == 2 and v in ("ti", "tj"):
+            if whole and v in ("ti", "tj"):
                 continue
             if v in used and ranges[v] is not None:
                 out(f"for {v} in {ranges[v]}:")
                 out.depth += 1
                 opened += 1
-        row, col = (from_affine(e, LOOP_NAMES) for e in s.access.origin.data.results)
-        eh, ew = s.access.extent.resolve(b)
+        dims = [0 if whole and v in ("ti", "tj") else v for v in LOOP_NAMES]
+        row, col = (from_affine(e, dims) for e in s.access.origin.data.results)
+        eh, ew = (b["h"], b["w"]) if whole else s.access.extent.resolve(b)
         tensor = tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row + eh}, {col}:{col + ew}]"
-        if isinstance(s, sp.StoreOp) and self.sub_compute(r):
-            # the selectors of each sub-block, read just before that sub-block's store: the
-            # compute pops them in the same order, so neither kernel waits on the other's FIFO
-            self.emit_sub_selectors(out, r)
         if isinstance(s, sp.LoadOp):
             dfb = self.dfb(sp.buffer_of(s.dst), r)
             out(f"with {dfb}.reserve() as blk:")
@@ -569,15 +589,6 @@ class OperationWriter(SubBlockSelectors, MatmulCompute, SplitKPartials, Operatio
                         out(f"tx = ttl.copy({n}[0:{ph}, {col}:{col + pw}], blk)")
                         out("tx.wait()")
         out.depth -= opened
-        if (
-            isinstance(s, sp.LoadOp)
-            and self.ranges.index(r) in self.sub_pages
-            and any(
-                isinstance(m, sp.MatmulTilesOp) and sp.buffer_of(m.in0) is sp.buffer_of(s.dst)
-                for m in self.stages
-            )
-        ):
-            self.emit_selector_reads(out, r, b)
 
     def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str, r: sp.SitesOp) -> None:
         gname = s.group.root_reference.data  # type: ignore[union-attr]

@@ -11,7 +11,7 @@ What is decided, and why:
   (docs/targets.md#split-k): one PipeNet of unicast pipes, site (x, y) of slice s to the site
   one slice's grid further along the split axis, where slice s + 1 runs the same blocks in the
   same order. The store's movement kernel (the writer) carries them: on slice s > 0 it receives
-  the `subs` pages of an item into the IR's partials FIFO before its store; on slice s < S - 1
+  an item's sums (its whole block) into the IR's partials FIFO before its store; on slice s < S - 1
   it sends the compute's sums instead of storing. Pipe copies are movement-kernel work (the
   TT-Lang specification, section 6: a compute kernel never touches a pipe).
 - The sender's sums need a DFB of their own (`<partials>_send`): a Tensix packer writes only its
@@ -169,13 +169,13 @@ class SplitKPartials:
         )
 
     def emit_partials_receive(self: OperationWriter, out: Lines, r: sp.SitesOp, b: dict) -> None:
-        """Slice s > 0, before its store or send: the item's `subs` pages of the previous
-        slice's sums, from the pipe into the partials FIFO's receive ring (`subs` blocks: all
-        of them fit, so the compute never waits on this kernel's later pages)."""
+        """Slice s > 0, before its store or send: the item's sums of the previous slice (its
+        whole block: `pages_per_item`), from the pipe into the partials FIFO (it holds them all,
+        so the compute never waits on this kernel's later pages)."""
         if self.k_slice(r) == 0:
             return
         dfb = self.dfb(self.partials_buf(), r)
-        with _repeat(out, b["subs"]):
+        with _repeat(out, self.pages_per_item(r, b)):
             out(f"with {dfb}.reserve() as blk:")
             with out.indent():
                 out("def recv(pipe):")
@@ -185,13 +185,13 @@ class SplitKPartials:
                 out(f"{self.partials_net}.if_dst(recv)")
 
     def emit_partials_send(self: OperationWriter, out: Lines, r: sp.SitesOp, b: dict) -> bool:
-        """Slice s < S - 1, in place of its store: the item's `subs` pages of unrounded sums,
+        """Slice s < S - 1, in place of its store: the item's unrounded sums (`pages_per_item`),
         from the send DFB into the pipe to the next slice's site. False on the last slice (it
         stores)."""
         if self.k_slice(r) == self.slices - 1:
             return False
         dfb = send_name(self.dfb(self.partials_buf(), r))
-        with _repeat(out, b["subs"]):
+        with _repeat(out, self.pages_per_item(r, b)):
             out(f"with {dfb}.wait() as blk:")
             with out.indent():
                 out("def send(pipe):")
@@ -200,6 +200,13 @@ class SplitKPartials:
                     out("txp.wait()")
                 out(f"{self.partials_net}.if_src(send)")
         return True
+
+    def pages_per_item(self: OperationWriter, r: sp.SitesOp, b: dict) -> int:
+        """The partials pages of one item: one whole block where the IR's `subs` sub-block
+        pages are regrouped (OperationWriter.declared), else `subs`."""
+        buf = self.partials_buf()
+        assert buf is not None
+        return 1 if self.whole_page(buf, r) else b["subs"]
 
 
 class _repeat:  # noqa: N801  (a context manager read as a clause)
