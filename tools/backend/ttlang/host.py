@@ -110,7 +110,7 @@ def _attn_d(queries, keys, qpad, kpad, causal):
 
 
 def _argmax_idx(cols, cpad):
-    """Every row the column indices 0 .. cpad - 1 (argmax's and the router's)."""
+    """Every row the column indices 0 .. cpad - 1 (the router's)."""
     return np.tile(np.arange(cpad, dtype=np.float32), (32, 1))
 
 
