@@ -3,9 +3,10 @@
 // Flash decoding in TT-Lang (docs/backend-ttlang.md#flash-decoding): 128 keys split 4 ways.
 // @y__splits: each item walks its split's one key tile and pushes its f32 partials tile: O
 // undivided in row 0, the head's m and l (the (0, 0) elements of the online softmax's column
-// pages, broadcast) kept at (1, 0) and (1, 1) by two masks read after the last K block.
-// @y: per item a K loop over the 4 splits pops a partials tile, brings row 1 to every row
-// (U @ x), spreads each tile's column 0 and 1 over it (the block-diagonal selectors E_m, E_l),
+// pages, broadcast) kept at (1, 0) and (1, 1) (sp's layout) and over rows 2 and 3 (the tile's
+// padding) by two masks read after the last K block.
+// @y: per item a K loop over the 4 splits pops a partials tile, brings row 2 (m) and row 3 (l)
+// to every row (U_m @ x, U_l @ x: one-tile selectors, three constant tiles at any block width),
 // keeps row 0's O (Z @ x) and merges by log-sum-exp; then pushes O / l.
 
 func.func @dec(%q: tensor<1x128xbf16>, %k: tensor<128x64xbf16>, %v: tensor<128x64xbf16>, %pos: tensor<1xi32>) -> tensor<1x128xbf16> {
@@ -15,7 +16,7 @@ func.func @dec(%q: tensor<1x128xbf16>, %k: tensor<128x64xbf16>, %v: tensor<128x6
 
 // CHECK: def _flash_ml(n):
 // CHECK: def _flash_rows():
-// CHECK: def _flash_spread(w):
+// CHECK-NOT: _flash_spread
 
 // CHECK: # section @y__splits: tg.attention
 // CHECK: @ttl.operation(grid=(8, 8), fp32_dest_acc_en=True)
@@ -44,18 +45,18 @@ func.func @dec(%q: tensor<1x128xbf16>, %k: tensor<128x64xbf16>, %v: tensor<128x6
 
 // CHECK: # section @y: tg.attention
 // CHECK: @ttl.operation(grid=(8, 8), fp32_dest_acc_en=True)
-// CHECK-NEXT: def section_1_y(t_y__splits, t_y, _flash_rows, _flash_spread_1):
-// CHECK: flash_up_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), block_count=1)
+// CHECK-NEXT: def section_1_y(t_y__splits, t_y, _flash_rows):
+// CHECK: flash_u_m_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), block_count=1)
+// CHECK-NEXT: flash_u_l_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), block_count=1)
+// CHECK-NEXT: flash_row0_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), block_count=1)
 // CHECK: with (
-// CHECK-NEXT: flash_up_dfb.wait() as up,
+// CHECK-NEXT: flash_u_m_dfb.wait() as u_m,
+// CHECK-NEXT: flash_u_l_dfb.wait() as u_l,
 // CHECK-NEXT: flash_row0_dfb.wait() as row0,
-// CHECK-NEXT: flash_e_m_dfb.wait() as e_m,
-// CHECK-NEXT: flash_e_l_dfb.wait() as e_l,
 // CHECK-NEXT: ):
 // CHECK-NEXT: for kb in range(4):
 // CHECK-NEXT: with parts_dfb.wait() as x_blk:
-// CHECK-NEXT: ml = up @ x_blk
-// CHECK-NEXT: mp, lp, op = ml @ e_m, ml @ e_l, row0 @ x_blk
+// CHECK-NEXT: mp, lp, op = u_m @ x_blk, u_l @ x_blk, row0 @ x_blk
 // CHECK-NEXT: if kb == 0:
 // CHECK-NEXT: m_run, l_run, acc = mp, lp, op
 // CHECK-NEXT: else:
@@ -69,5 +70,10 @@ func.func @dec(%q: tensor<1x128xbf16>, %k: tensor<128x64xbf16>, %v: tensor<128x6
 // CHECK-NEXT: with parts_dfb.reserve() as blk:
 // CHECK-NEXT: tx = ttl.copy(t_y__splits[0:1, k0 * 4 + c0:k0 * 4 + c0 + 1], blk)
 // CHECK: if k0 == 0:
-// CHECK: tx = ttl.copy(_flash_spread_1[0:1, 1:2], blk)
+// CHECK-NEXT: with flash_u_m_dfb.reserve() as blk:
+// CHECK-NEXT: tx = ttl.copy(_flash_rows[0:1, 0:1], blk)
+// CHECK: with flash_u_l_dfb.reserve() as blk:
+// CHECK-NEXT: tx = ttl.copy(_flash_rows[0:1, 1:2], blk)
+// CHECK: with flash_row0_dfb.reserve() as blk:
+// CHECK-NEXT: tx = ttl.copy(_flash_rows[0:1, 2:3], blk)
 // CHECK: '_flash_ml_1': lambda: _flash_ml(1),

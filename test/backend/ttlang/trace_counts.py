@@ -406,10 +406,10 @@ def printed_selectors(section: sp.ProgramOp, p: Price) -> int | None:
 
 def combine_selector_matmuls(section: sp.ProgramOp) -> int:
     """Flash decoding's combine (flash.py): per item, of a `[1, w]` page of partials, and per
-    split, `U @ X` (1 x 1 x w: row 1's m and l into every row), `ml @ E_m` and `ml @ E_l`
-    (1 x w x w each: column 0 / 1 of each tile over its tile) and `Z @ X` (1 x 1 x w: row 0's O),
-    2 w^2 + 2 w tile products (a block of several sub-blocks is pushed whole: no selector).
-    TT-Lang has no scalar read and no slice of a block, so the printer moves m
+    split, `U_m @ X` and `U_l @ X` (1 x 1 x w each: rows 2 and 3, where the split spreads m
+    and l, into every row) and `Z @ X` (1 x 1 x w: row 0's O), 3 w tile products (a block of
+    several sub-blocks is pushed whole: no selector). TT-Lang has no scalar read and no slice
+    of a block, so the printer moves m
     and l with products; the model prices the combine's exp and sums (vector work) and no
     products. Exact (one nonzero term per sum)."""
     work = section.one(sp.WorkOp)
@@ -419,17 +419,25 @@ def combine_selector_matmuls(section: sp.ProgramOp) -> int:
         b = r.bindings(work.k_block)
         w = b["w"]
         items = sum(len(r.items(x, y)) for x, y in r.rect.sites())
-        total += items * splits * (2 * w * w + 2 * w)
+        total += items * splits * 3 * w
     return total
 
 
 def combine_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
     """The combine's constant DFBs on a site (flash.py; f32, block_count 1, not in the sized IR):
-    U and Z (a tile each) and E_m and E_l (w x w tiles each). At w = 16 the E pages alone are 2 MiB, past either preset's L1."""
+    U_m, U_l and Z (a tile each, whatever the block's width)."""
+    return 3 * 4096
+
+
+def argmax_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int:
+    """arg-max's constant DFBs on a site (indexed.py; f32, block_count 1, held over an item):
+    one K block's column indices (kw tiles), a tile of the block width where there are several
+    K blocks, a tile of the last block's real columns where it has padding."""
     work = section.one(sp.WorkOp)
     r = next(r for r in section.ops_of(sp.SitesOp) if site in r.rect.sites())
-    w = r.bindings(work.k_block)["w"]
-    return (2 + 2 * w * w) * 4096
+    kw, cols = work.k_block, section.one(sp.ArgmaxOp).cols
+    last = cols - (work.k_tiles // kw - 1) * 32 * kw
+    return (kw + (work.k_tiles > kw) + (last < 32 * kw)) * 4096 if r.count else 0
 
 
 def constant_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int | None:
@@ -438,6 +446,8 @@ def constant_l1(section: sp.ProgramOp, site: tuple[int, int]) -> int | None:
         return 0  # a block of several sub-blocks is computed whole: no selector
     if section.kind is sp.SectionKind.ATTENTION_COMBINE:
         return combine_l1(section, site)
+    if section.one(sp.ArgmaxOp) is not None:
+        return argmax_l1(section, site)
     return None
 
 

@@ -2,21 +2,25 @@
 (its online softmax is indexed.py's) and `sp.attention_combine`, the log-sum-exp merge of the
 splits (docs/backend-ttlang.md#flash-decoding-decision; the layout is docs/sp.md's).
 
-A partials tile holds O in row 0 and its head's m and l at (1, 0) and (1, 1). TT-Lang has no
-scalar read and no slice of a block, so both sides move these values with block math over
-constant 0/1 tiles (exact in f32: one nonzero term per sum):
+A partials tile holds O in row 0 and its head's m and l at (1, 0) and (1, 1) (sp's layout).
+TT-Lang has no scalar read and no slice of a block, and a block's tiles can be mixed column-wise
+only by a product with a [w, w] block (a broadcast over columns needs a block one tile wide):
+spreading (1, 0) over its tile would take [w, w]-tile selectors, 2 w^2 products per split and
+2 w^2 f32 tiles of L1 (2 MiB at w = 16, past either preset's budget). Rows mix with one-tile
+products at any w, so the split also keeps m and l spread over every column of rows 2 and 3 of
+each tile: the tile's padding past the tensor's two rows, which only these two kernels write and
+read (a tile-layout tensor holds whole tiles in DRAM; reading the result back drops it). Both
+sides use block math over constant 0/1 tiles (exact in f32: one nonzero term per sum):
 
 - **the split** (`partial_page`): its m and l are the (0, 0) elements of the column pages the
   online softmax keeps (row 0 is the one query row), broadcast over the output's tiles and kept
-  at (1, 0) and (1, 1) of every tile by two masks (`_flash_ml_*`, read once per item after the
-  last K block); O's rows past the first are zero already (the mask `_attn_d` masks every
-  padded query row, so their probabilities are zero).
-- **the combine**: per split, `ml = U @ X` (U: every row takes row 1) puts (m, l) in columns
-  0 and 1 of every row; `ml @ E_m` and `ml @ E_l` spread them over their tile (E: the [w, w]
-  tiles of a block-diagonal selector of column 0 or 1 per tile). A block's tiles can only be
-  mixed column-wise by a product with a [w, w] block (a broadcast over columns needs a block
-  one tile wide), so these are 2 w^2 tile products per split, which the cost model does not
-  price (docs/backend-ttlang.md lists them). `Z @ X` (Z: (0, 0) only) keeps row 0's O.
+  at (1, 0) and over row 2 (m), at (1, 1) and over row 3 (l) of every tile by two masks
+  (`_flash_ml_*`, read once per item after the last K block); O's rows past the first are zero
+  already (the mask `_attn_d` masks every padded query row, so their probabilities are zero).
+- **the combine**: per split, `U_m @ X` and `U_l @ X` (U_m: every row takes row 2, U_l row 3)
+  are m and l over every element of their tiles, and `Z @ X` (Z: (0, 0) only) keeps row 0's O:
+  3 w tile products per split, which the cost model does not price (docs/backend-ttlang.md
+  lists them), and three constant tiles of L1 whatever the block's width.
 
 A wholly masked split (causal, every key past the position) has m = -1e30 (the printer masks by
 subtracting 1e30, not with -inf) and l = O = 0: exp(m_p - m) underflows to 0 and it adds nothing.
@@ -34,10 +38,8 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     Consts,
     StagePrinter,
     const_read,
-    dfb_name,
     input_engine,
     page,
-    pages,
     prints,
 )
 
@@ -50,29 +52,24 @@ if TYPE_CHECKING:
 
 
 def _flash_ml(n):
-    """[M | L], each n tiles wide: 1 at (1, 0) of every tile of M and (1, 1) of every tile of
-    L, where a partials tile keeps its head's m and l."""
+    """[M | L], each n tiles wide: in every tile of M 1 at (1, 0) and over row 2, in every tile
+    of L 1 at (1, 1) and over row 3: where a partials tile keeps its head's m and l (sp's
+    layout) and where the combine takes them (rows 2 and 3, the tile's padding)."""
     a = np.zeros((32, 64 * n), np.float32)
     a[1, 0 : 32 * n : 32] = 1.0
+    a[2, : 32 * n] = 1.0
     a[1, 32 * n + 1 :: 32] = 1.0
+    a[3, 32 * n :] = 1.0
     return a
 
 
 def _flash_rows():
-    """[U | Z]: U takes row 1 into every row (U[i, 1] = 1), Z keeps row 0 (Z[0, 0] = 1)."""
-    a = np.zeros((32, 64), np.float32)
-    a[:, 1] = 1.0
-    a[0, 32] = 1.0
-    return a
-
-
-def _flash_spread(w):
-    """[E_m | E_l], each w x w tiles, block-diagonal: X @ E_m puts column 0 of each tile of X
-    on every column of that tile, X @ E_l column 1."""
-    a = np.zeros((32 * w, 64 * w), np.float32)
-    for t in range(w):
-        a[32 * t, 32 * t : 32 * t + 32] = 1.0
-        a[32 * t + 1, 32 * w + 32 * t : 32 * w + 32 * t + 32] = 1.0
+    """[U_m | U_l | Z]: U_m takes row 2 into every row (U_m[i, 2] = 1), U_l row 3, Z keeps row 0
+    (Z[0, 0] = 1)."""
+    a = np.zeros((32, 96), np.float32)
+    a[:, 2] = 1.0
+    a[:, 32 + 3] = 1.0
+    a[0, 64] = 1.0
     return a
 
 
@@ -125,41 +122,22 @@ def partial_page(sec: OperationWriter, s: sp.AttentionOp, out: Lines, g: int, b:
 
 @prints(sp.AttentionCombineOp)
 class AttentionCombinePrinter(StagePrinter):
-    """The four constant pages are read with the first split's page and held over the K loop,
+    """The three constant tiles are read with the first split's page and held over the K loop,
     each through a DFB of its own (the compute holds them all at once)."""
 
-    host = (_flash_ml, _flash_rows, _flash_spread)
+    host = (_flash_ml, _flash_rows)
 
-    ROLES = (  # (role, constant, page per range bindings, column of its slice in tiles)
-        ("up", "rows", lambda b: (1, 1), lambda w: 0),
-        ("row0", "rows", lambda b: (1, 1), lambda w: 1),
-        ("e_m", "spread", lambda b: (b["w"], b["w"]), lambda w: 0),
-        ("e_l", "spread", lambda b: (b["w"], b["w"]), lambda w: w),
-    )
-
-    def _names(self, sec: OperationWriter) -> dict[str, str]:
-        w = max(r.bindings(sec.work.k_block)["w"] for r in sec.ranges)
-        return {"rows": "_flash_rows", "spread": f"_flash_spread_{w}"}
+    ROLES = ("u_m", "u_l", "row0")  # `_flash_rows`' tiles, in column order
 
     def constants(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> Consts:  # type: ignore[override]
-        w = max(r.bindings(sec.work.k_block)["w"] for r in sec.ranges)
-        return {
-            "_flash_rows": ((TILE, 2 * TILE), "_flash_rows()"),
-            f"_flash_spread_{w}": ((TILE * w, 2 * TILE * w), f"_flash_spread({w})"),
-        }
-
-    def _dfb(self, sec: OperationWriter, role: str, page_of, b: dict) -> str:  # noqa: ANN001
-        return dfb_name(f"flash_{role}", page_of(b), pages(sec, page_of))
+        return {"_flash_rows": ((TILE, 3 * TILE), "_flash_rows()")}
 
     def buffers(self, sec: OperationWriter, s: sp.AttentionCombineOp, out: Lines) -> None:  # type: ignore[override]
-        names = self._names(sec)
-        for role, const, page_of, _ in self.ROLES:
-            all_pages = pages(sec, page_of)
-            for p in all_pages:
-                out(
-                    f"{dfb_name(f'flash_{role}', p, all_pages)} = ttl.make_dataflow_buffer_like("
-                    f"{names[const]}, shape={p}, block_count=1)"
-                )
+        for role in self.ROLES:
+            out(
+                f"flash_{role}_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), "
+                "block_count=1)"
+            )
 
     def engines(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> list[str]:  # type: ignore[override]
         return [input_engine(sec, s.parts)]
@@ -177,26 +155,21 @@ class AttentionCombinePrinter(StagePrinter):
         b: dict,
     ) -> None:
         w = page(s.parts, b)[1]
-        names = self._names(sec)
-        d = {role: self._dfb(sec, role, page_of, b) for role, _, page_of, _ in self.ROLES}
         if key != "compute":  # with the first split's page: the compute holds them over the loop
             out("if k0 == 0:")
             with out.indent():
-                for role, const, page_of, lo in self.ROLES:
-                    ph, pw = page_of(b)
-                    c0 = lo(w)
-                    const_read(out, d[role], f"{names[const]}[0:{ph}, {c0}:{c0 + pw}]")
+                for c, role in enumerate(self.ROLES):
+                    const_read(out, f"flash_{role}_dfb", f"_flash_rows[0:1, {c}:{c + 1}]")
             return
         parts = sec.dfb(sp.buffer_of(s.parts), r)
         o = sec.dfb(sp.buffer_of(s.out), r)
-        out("with " + ", ".join(f"{d[role]}.wait() as {role}" for role, *_ in self.ROLES) + ":")
+        out("with " + ", ".join(f"flash_{role}_dfb.wait() as {role}" for role in self.ROLES) + ":")
         with out.indent():
             out(f"for kb in range({s.splits}):")
             with out.indent():
                 out(f"with {parts}.wait() as x_blk:")
                 with out.indent():
-                    out("ml = up @ x_blk")
-                    out("mp, lp, op = ml @ e_m, ml @ e_l, row0 @ x_blk")
+                    out("mp, lp, op = u_m @ x_blk, u_l @ x_blk, row0 @ x_blk")
                     out.branch(
                         "kb == 0",
                         ["m_run, l_run, acc = mp, lp, op"],

@@ -119,8 +119,20 @@ def _attn_d(queries, keys, qpad, kpad, causal):
 
 
 def _argmax_idx(cols, cpad):
-    """Every row the column indices 0 .. cpad - 1 (argmax's and the router's)."""
+    """Every row the column indices 0 .. cpad - 1 (the router's)."""
     return np.tile(np.arange(cpad, dtype=np.float32), (32, 1))
+
+
+def _argmax_cols(kw, last):
+    """arg-max's [I | S | T] for K blocks of kw tiles, in f32 (fill blocks are bf16 and would
+    round indices past 256): I the block's column indices 0 .. 32 kw - 1 in every row, S the
+    block's width (one K block's index offset from the previous), T last - 0.5 (a column of the
+    last block past its `last` real ones is padding: I > T)."""
+    a = np.zeros((32, 32 * kw + 64), np.float32)
+    a[:, : 32 * kw] = np.arange(32 * kw, dtype=np.float32)
+    a[:, 32 * kw : 32 * kw + 32] = 32 * kw
+    a[:, 32 * kw + 32 :] = last - 0.5
+    return a
 
 
 def _argmax_neg(cols, cpad):
@@ -284,6 +296,7 @@ KERNEL_HELPERS = (
     _stat_counts,
     _attn_d,
     _argmax_idx,
+    _argmax_cols,
     _argmax_neg,
     _embedding,
     _update_cache,

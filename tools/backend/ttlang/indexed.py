@@ -18,8 +18,13 @@ tt-metal moves rows at run-time addresses with ttnn ops between its operations. 
   one DFB, and pushes each head's output as its sub-block where the IR's sub-blocks are the
   heads, else puts it back as o_j @ transpose(C_j). Compilable constructs throughout.
 - **argmax**: block math only: per K block the row maximum, eq against it, the least column
-  index of a hit (constant `_argmax_idx_*`) as -reduce_max(-candidates); the running pair is
-  combined with gt; the indices (column 0) are transposed into row 0 of the i32 page.
+  index of a hit within the block as -reduce_max(-candidates), plus the block's offset (a
+  running sum of the block width); the running pair is combined with gt; the indices (column 0)
+  are transposed into row 0 of the i32 page. The last block's padding columns are masked to
+  -1e30 by comparing the column indices with the count of its real ones. Its constants
+  (`_argmax_cols_*`: the indices of one K block, the width, the count less 0.5; f32, as fill
+  blocks are bf16) are read once per item and held: kw + 2 tiles of L1 whatever the row's
+  length, not two pages a K block (1 MiB beside the 776 KiB of Llama-3-8B's `@token` DFBs).
 
 The DFBs and DRAM reads these add (the head selector and mask tiles, argmax's index tiles) are
 not in the sized IR; the docs list them.
@@ -27,6 +32,7 @@ not in the sized IR; the docs list them.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
@@ -34,8 +40,8 @@ from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.backend.index import ix
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang import flash
+from spatial_dialect.tools.backend.ttlang.stage import const_read, engine_key, eq, gt, load_into
 from spatial_dialect.tools.backend.ttlang.stage import dfb_name as _dfb
-from spatial_dialect.tools.backend.ttlang.stage import engine_key, eq, gt, load_into
 from spatial_dialect.tools.backend.ttlang.stage import expr as _expr
 from spatial_dialect.tools.backend.ttlang.stage import pad as _pad
 from spatial_dialect.tools.backend.ttlang.stage import page as _page
@@ -95,10 +101,22 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
             if s.splits is not None:
                 out.update(flash.split_constants(s))
         elif isinstance(s, sp.ArgmaxOp):
-            cp = _pad(s.cols)
-            out[f"_argmax_idx_{s.cols}_{cp}"] = ((TILE, cp), f"_argmax_idx({s.cols}, {cp})")
-            out[f"_argmax_neg_{s.cols}_{cp}"] = ((TILE, cp), f"_argmax_neg({s.cols}, {cp})")
+            for kw, last in dict.fromkeys(_argmax_blocks(sec, s, r) for r in sec.ranges):
+                out[_argmax_const(kw, last)] = (
+                    (TILE, TILE * kw + 2 * TILE),
+                    f"_argmax_cols({kw}, {last})",
+                )
     return out
+
+
+def _argmax_blocks(sec: OperationWriter, s: sp.ArgmaxOp, r: sp.SitesOp) -> tuple[int, int]:
+    """(kw, last): a range's K block in tiles and the real columns of its last K block."""
+    kw = _page(s.x, r.bindings(sec.work.k_block))[1]
+    return kw, s.cols - (sec.k_tiles // kw - 1) * TILE * kw
+
+
+def _argmax_const(kw: int, last: int) -> str:
+    return f"_argmax_cols_{kw}_{last}"
 
 
 def heads_per_item(s: sp.AttentionOp, b: dict) -> int:
@@ -156,30 +174,26 @@ def in_k_loop(s: sp.StageOp, key: str) -> bool:
 def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
     """The DFBs the indexed stages add (not in the sized IR)."""
     for s in sec.stages:
-        if isinstance(s, sp.AttentionOp | sp.ArgmaxOp):
-            heads = head_selector_pages(sec) if isinstance(s, sp.AttentionOp) else []
-            for p in heads:  # streamed one at a time: g selectors per item, not held
-                out(
-                    f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
-                    f"shape={p}, block_count=1)"
-                )
-            if isinstance(s, sp.AttentionOp) and s.splits is not None:
-                flash.split_buffers(sec, s, out)
-            consts = [n for n in sec.consts if n.startswith(("_attn_d", "_argmax"))]
-            src = s.q if isinstance(s, sp.AttentionOp) else s.x
-            pages = _pages(
-                sec,
-                lambda b, s=s, src=src: (
-                    _page(src, b)[0],
-                    _page(s.k, b)[0] if isinstance(s, sp.AttentionOp) else _page(s.x, b)[1],
-                ),
+        if isinstance(s, sp.ArgmaxOp):
+            _argmax_buffers(sec, s, out)
+        if not isinstance(s, sp.AttentionOp):
+            continue
+        heads = head_selector_pages(sec)
+        for p in heads:  # streamed one at a time: g selectors per item, not held
+            out(
+                f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
+                f"shape={p}, block_count=1)"
             )
-            for n in consts:
-                for p in pages:
-                    out(
-                        f"{_dfb(n.lstrip('_'), p, pages)} = ttl.make_dataflow_buffer_like({n}, "
-                        f"shape={p}, block_count=2)"
-                    )
+        if s.splits is not None:
+            flash.split_buffers(sec, s, out)
+        consts = [n for n in sec.consts if n.startswith("_attn_d")]
+        pages = _pages(sec, lambda b, s=s: (_page(s.q, b)[0], _page(s.k, b)[0]))
+        for n in consts:
+            for p in pages:
+                out(
+                    f"{_dfb(n.lstrip('_'), p, pages)} = ttl.make_dataflow_buffer_like({n}, "
+                    f"shape={p}, block_count=2)"
+                )
 
 
 def emit_indexed(
@@ -332,53 +346,98 @@ def _online_softmax(
     )
 
 
+def _argmax_roles(sec: OperationWriter, s: sp.ArgmaxOp, r: sp.SitesOp) -> list[str]:
+    """The parts of `_argmax_cols_*` a range reads: the indices always, the width where it has
+    more than one K block, the count where its last block has padding."""
+    kw, last = _argmax_blocks(sec, s, r)
+    return ["idx"] + (["step"] if sec.k_tiles > kw else []) + (["last"] if last < TILE * kw else [])
+
+
+def _argmax_dfb(sec: OperationWriter, s: sp.ArgmaxOp, role: str, b: dict) -> str:
+    pages = _pages(sec, lambda bb: _page(s.x, bb))
+    return _dfb("argmax_idx", _page(s.x, b), pages) if role == "idx" else f"argmax_{role}_dfb"
+
+
+def _argmax_buffers(sec: OperationWriter, s: sp.ArgmaxOp, out: Lines) -> None:
+    """Read once per item and held over its K loop (block_count 1): one K block's indices (a
+    DFB per page) and, where a range uses them, a tile of the width and one of the count."""
+    made: set[str] = set()
+    for r in sec.ranges:
+        b = r.bindings(sec.work.k_block)
+        name = _argmax_const(*_argmax_blocks(sec, s, r))
+        for role in _argmax_roles(sec, s, r):
+            d = _argmax_dfb(sec, s, role, b)
+            if d not in made:
+                made.add(d)
+                shape = _page(s.x, b) if role == "idx" else (1, 1)
+                out(f"{d} = ttl.make_dataflow_buffer_like({name}, shape={shape}, block_count=1)")
+
+
 def _argmax(
     sec: OperationWriter, out: Lines, s: sp.ArgmaxOp, key: str, r: sp.SitesOp, b: dict
 ) -> None:
     h, kw = _page(s.x, b)
-    iname, nname = _const_name(sec, "_argmax_idx"), _const_name(sec, "_argmax_neg")
-    pages = _pages(sec, lambda bb: _page(s.x, bb))
-    idfb = _dfb(iname.lstrip("_"), (h, kw), pages)
-    ndfb = _dfb(nname.lstrip("_"), (h, kw), pages)
-    if key != "compute":
-        ccol = _expr(load_into(sec.stages, s.x).access.origin.data.results[1])
-        for n, d in ((iname, idfb), (nname, ndfb)):
-            out(f"with {d}.reserve() as blk:")
-            with out.indent():
-                out(f"tx = ttl.copy({n}[0:{h}, {ccol}:{ccol + kw}], blk)")
-                out("tx.wait()")
+    _, last = _argmax_blocks(sec, s, r)
+    roles = _argmax_roles(sec, s, r)
+    d = {role: _argmax_dfb(sec, s, role, b) for role in roles}
+    if key != "compute":  # with the first K block's page: the compute holds them over the loop
+        name = _argmax_const(kw, last)
+        cols = {"idx": (0, kw), "step": (kw, kw + 1), "last": (kw + 1, kw + 2)}
+        if sec.k_tiles > kw:
+            out("if k0 == 0:")
+        with out.indent() if sec.k_tiles > kw else nullcontext():
+            for role in roles:
+                c0, c1 = cols[role]
+                const_read(out, d[role], f"{name}[0:{h}, {c0}:{c1}]")
         return
     x = sec.dfb(sp.buffer_of(s.x), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
-    k_blocks = sec.k_tiles // b["kw"]
+    k_blocks = sec.k_tiles // kw
     full, col = f"({h}, {kw})", f"({h}, 1)"
-    out(f"for kb in range({k_blocks}):")
+    names = {"idx": "i_blk", "step": "step", "last": "last"}
+    out("with " + ", ".join(f"{d[role]}.wait() as {names[role]}" for role in roles) + ":")
     with out.indent():
-        out(f"with {x}.wait() as x_blk, {idfb}.wait() as i_blk, {ndfb}.wait() as n_blk:")
+        out(f"for kb in range({k_blocks}):")
         with out.indent():
-            out("xm = x_blk + n_blk")
-            out(f"bm = ttl.math.reduce_max(xm, dims=[-1], shape={col})")
-            out(f"hit = {eq('xm', f'ttl.block.broadcast(bm, dims=[-1], shape={full})', full)}")
-            out(
-                f"cand = hit * i_blk + (ttl.block.fill(1.0, {full}) - hit) * "
-                f"ttl.block.fill(1e9, {full})"
-            )
-            out(
-                f"bi = ttl.block.fill(0.0, {col}) - ttl.math.reduce_max("
-                f"ttl.block.fill(0.0, {full}) - cand, dims=[-1], shape={col})"
-            )
-            out.branch(
-                "kb == 0",
-                ["best_m, best_i = bm, bi"],
-                [
-                    f"take = {gt('bm', 'best_m')}",
-                    f"best_i = take * bi + (ttl.block.fill(1.0, {col}) - take) * best_i",
-                    "best_m = ttl.math.max(best_m, bm)",
-                ],
-            )
-    out(f"with {o}.reserve() as o_blk:")
-    with out.indent():
-        out("o_blk.store(ttl.block.transpose(best_i))")
+            out(f"with {x}.wait() as x_blk:")
+            with out.indent():
+                xm = "x_blk"
+                if "last" in roles:  # the last block's columns past `last` never win
+                    pad = gt("i_blk", f"ttl.block.broadcast(last, dims=[-1], shape={full})")
+                    masked = f"xm = x_blk - {pad} * ttl.block.fill(1e30, {full})"
+                    if k_blocks == 1:
+                        out(masked)
+                    else:
+                        out.branch(f"kb == {k_blocks - 1}", [masked], ["xm = x_blk"])
+                    xm = "xm"
+                out(f"bm = ttl.math.reduce_max({xm}, dims=[-1], shape={col})")
+                bcast = f"ttl.block.broadcast(bm, dims=[-1], shape={full})"
+                out(f"hit = {eq(xm, bcast, full)}")
+                out(
+                    f"cand = hit * i_blk + (ttl.block.fill(1.0, {full}) - hit) * "
+                    f"ttl.block.fill(1e9, {full})"
+                )
+                out(
+                    f"bi = ttl.block.fill(0.0, {col}) - ttl.math.reduce_max("
+                    f"ttl.block.fill(0.0, {full}) - cand, dims=[-1], shape={col})"
+                )
+                if k_blocks == 1:
+                    out("best_i = bi")
+                else:  # off: this block's first column index (f32, from the width's tile)
+                    out.branch(
+                        "kb == 0",
+                        ["best_m, best_i, off = bm, bi, step"],
+                        [
+                            f"take = {gt('bm', 'best_m')}",
+                            f"best_i = take * (bi + off) + (ttl.block.fill(1.0, {col}) - take) "
+                            "* best_i",
+                            "best_m = ttl.math.max(best_m, bm)",
+                            "off = off + step",
+                        ],
+                    )
+        out(f"with {o}.reserve() as o_blk:")
+        with out.indent():
+            out("o_blk.store(ttl.block.transpose(best_i))")
 
 
 class HostStep:

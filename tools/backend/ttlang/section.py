@@ -26,6 +26,7 @@ from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
 from spatial_dialect.tools.backend.ttlang.compute import stage_constants
 from spatial_dialect.tools.backend.ttlang.coord import origin_lines
+from spatial_dialect.tools.backend.ttlang.fit import check_constants_fit
 from spatial_dialect.tools.backend.ttlang.indexed import (
     INDEXED,
     emit_indexed,
@@ -285,6 +286,7 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         used += "\n" + decls.statement_text()
         # likewise a constant no kept DFB is made like and no kernel reads
         self.consts = {n: c for n, c in self.consts.items() if names_in(n, used)}
+        check_constants_fit(self, decls)
         out(f"# section @{self.name}: {self.p.source_op.data}")
         if plan is not None:
             for line in _plan_lines(plan):
