@@ -47,11 +47,11 @@ from spatial_dialect.tools.backend.ttlang.stage import pad as _pad
 from spatial_dialect.tools.backend.ttlang.stage import page as _page
 from spatial_dialect.tools.backend.ttlang.stage import pages as _pages
 from spatial_dialect.tools.backend.ttlang.stage import tname as _tname
+from spatial_dialect.tools.backend.ttlang.text import Lines, plan_lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
-    from spatial_dialect.tools.backend.ttlang.text import Lines
 
 BIG = 1e30
 
@@ -482,12 +482,10 @@ class HostStep:
         return list(self.tensors)
 
     def emit(self, out: Lines) -> None:
-        from spatial_dialect.tools.backend.ttlang.section import _plan_lines
-
         out(f"# section @{self.name}: {self.p.source_op.data}")
         plan = self.p.one(sp.PlanOp)
         if plan is not None:
-            for line in _plan_lines(plan):
+            for line in plan_lines(plan):
                 out(f"#   {line}")
         out("#   a ttnn op between the operations: no kernel addresses DRAM by a value it reads")
         out(f"def {self.fn}({', '.join(self.tensor_args())}):")

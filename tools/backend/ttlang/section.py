@@ -5,7 +5,7 @@ into one program. See printer.py's docstring for what is printed and how it read
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from enum import Enum
 
 from spatial_dialect import sp
@@ -42,7 +42,7 @@ from spatial_dialect.tools.backend.ttlang.moe import expert_picks, index_only
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.splitk import SplitKPartials
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
-from spatial_dialect.tools.backend.ttlang.text import Lines
+from spatial_dialect.tools.backend.ttlang.text import Lines, plan_lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 LOOP_NAMES = tuple(sp.LOOP_VARS)
@@ -289,7 +289,7 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         check_constants_fit(self, decls)
         out(f"# section @{self.name}: {self.p.source_op.data}")
         if plan is not None:
-            for line in _plan_lines(plan):
+            for line in plan_lines(plan):
                 out(f"#   {line}")
         # The dest registers in their fp32 mode where the section accumulates in 32 bits
         # (tt-lang-sim accepts the flag and computes in f32 either way).
@@ -676,12 +676,3 @@ def run_sender(g: sp.GroupOp, r: sp.SitesOp) -> Cond:
 def names_in(name: str, text: str) -> bool:
     """Whether `text` names `name` (as a whole identifier)."""
     return re.search(rf"\b{re.escape(name.strip())}\b", text) is not None
-
-
-def _plan_lines(plan: sp.PlanOp) -> Iterator[str]:
-    text = str(plan)
-    head = text.split(" attributes ")[0].strip()
-    yield head
-    why = plan.attributes.get("why")
-    if why is not None:
-        yield f"why: {why.data}"  # type: ignore[attr-defined]

@@ -24,6 +24,8 @@ import tokenize
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from spatial_dialect import sp
+
 WIDTH = 100
 INDENT = "    "
 
@@ -210,3 +212,13 @@ def _split(
 def _after_operator(before: str) -> bool:
     before = before.rstrip()
     return not before or before[-1] in "+-*/@%,([{=<>"
+
+
+def plan_lines(plan: sp.PlanOp) -> Iterator[str]:
+    """A section's plan as comment lines: the op's text without its attributes, then its why."""
+    text = str(plan)
+    head = text.split(" attributes ")[0].strip()
+    yield head
+    why = plan.attributes.get("why")
+    if why is not None:
+        yield f"why: {why.data}"  # type: ignore[attr-defined]
