@@ -99,30 +99,57 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def import_model(args: argparse.Namespace) -> str:
-    _, h = read_header(args.model)
-    layers = h.layers if args.layers is None else args.layers
+    return import_checkpoint(
+        args.model,
+        args.step,
+        tokens=args.tokens,
+        cache=args.cache,
+        layers=args.layers,
+        dtype=args.dtype,
+        dequantize=args.dequantize,
+    )
+
+
+def import_checkpoint(
+    path: str,
+    step: str,
+    tokens: int | None = None,
+    cache: int | None = None,
+    layers: int | None = None,
+    dtype: str | None = None,
+    dequantize: bool = False,
+) -> str:
+    """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
+    "decode", "prefill" or "both"; None: the defaults the command line documents)."""
+    _, h = read_header(path)
+    layers = h.layers if layers is None else layers
     if not 1 <= layers <= h.layers:
         raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
     check_tensors(h, layers)
     types = weight_types(h, layers)
-    q8 = "Q8_0" in types and not args.dequantize
-    elt = args.dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
-    t = args.tokens or (1 if args.step == "decode" else 8)
-    cache = args.cache or min(256, h.context)
+    q8 = "Q8_0" in types and not dequantize
+    elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
+    t = tokens if tokens is not None else (1 if step == "decode" else 8)
+    cache = cache if cache is not None else min(256, h.context)
     if t <= 0 or cache < t:
         raise GGUFError(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
-    steps = {"prefill": t, "decode": 1} if args.step == "both" else {args.step: t}
+    if cache > h.context:
+        raise GGUFError(
+            f"--cache {cache} exceeds the model's context_length {h.context}: positions past it "
+            "were never trained"
+        )
+    steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
     header = (
-        f"// Imported by spatial-import from {Path(args.model).name}: {h.arch}, "
+        f"// Imported by spatial-import from {Path(path).name}: {h.arch}, "
         f"{layers}/{h.layers} layer(s), d={h.d}, "
-        f"{' and '.join(f'{step} of {n} token(s)' for step, n in steps.items())} over a "
+        f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
         f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
-    own = (lambda step: f"{step}.") if args.step == "both" else (lambda step: "")
+    own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
     return header + print_functions(
-        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{step}", q8, own(step))
-        for step, n in steps.items()
+        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
+        for s, n in steps.items()
     )
 
 
