@@ -94,6 +94,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="import Q8_0 weights dequantized to f32 (exact; twice the bytes of bf16)",
     )
+    parser.add_argument(
+        "--logits", action="store_true", help="the step also returns its logits (%%logits)"
+    )
+    parser.add_argument(
+        "--hidden",
+        action="store_true",
+        help="the step also returns the final norm's output, the last hidden state (%%final)",
+    )
     parser.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     return parser.parse_args(argv)
 
@@ -107,6 +115,7 @@ def import_model(args: argparse.Namespace) -> str:
         layers=args.layers,
         dtype=args.dtype,
         dequantize=args.dequantize,
+        extra=tuple(e for e, on in (("logits", args.logits), ("final", args.hidden)) if on),
     )
 
 
@@ -118,9 +127,11 @@ def import_checkpoint(
     layers: int | None = None,
     dtype: str | None = None,
     dequantize: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> str:
     """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
-    "decode", "prefill" or "both"; None: the defaults the command line documents)."""
+    "decode", "prefill" or "both"; None: the defaults the command line documents; `extra`: the
+    outputs of layers.STEP_OUTPUTS each step returns after its caches)."""
     _, h = read_header(path)
     layers = h.layers if layers is None else layers
     if not 1 <= layers <= h.layers:
@@ -147,8 +158,21 @@ def import_checkpoint(
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
+    # The decode of a deployment follows the prefill: its ids are the token the step before it
+    # chose and its position the row after that step's (gguf_program.FED_BY, POSITION).
     return header + print_functions(
-        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
+        checkpoint_step(
+            h,
+            n,
+            cache,
+            layers,
+            elt,
+            f"{h.arch}_{s}",
+            q8,
+            own(s),
+            step == "both" and s == "decode",
+            extra,
+        )
         for s, n in steps.items()
     )
 

@@ -54,20 +54,16 @@ import os
 import sys
 import traceback
 import zlib
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spatial_dialect import tg
-from spatial_dialect.passes.link.context import carried_names, value_names
-from spatial_dialect.passes.link.prelude import tg_ops
 from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import parse_bytes
@@ -83,6 +79,8 @@ from spatial_dialect.tools.backend.executors import (
     backend_runner,
 )
 from spatial_dialect.tools.emit.report import section_functions
+from spatial_dialect.tools.frontend.chain_inputs import entry_inputs, fed_inputs
+from spatial_dialect.tools.frontend.chaining import ChainError, chain_names
 from spatial_dialect.tools.frontend.diagnostics import (
     capture_diagnostic_ops,
     format_diagnostic,
@@ -97,12 +95,11 @@ from spatial_dialect.tools.interpreters.compare import (
     quantized_downstream,
     rule_text,
 )
-from spatial_dialect.tools.interpreters.inputs import draw_inputs, load_inputs, save_run
+from spatial_dialect.tools.interpreters.inputs import save_run
 from spatial_dialect.tools.interpreters.numerics import (
     EvaluationError,
     OutOfRange,
     element_name,
-    value_type,
 )
 from spatial_dialect.tools.interpreters.reference import (
     evaluate_values,
@@ -249,86 +246,6 @@ def entry_module(module: ModuleOp, function: str) -> ModuleOp:
     return program
 
 
-def chain_names(fn: FuncOp) -> list[str]:
-    """The names `fn`'s outputs feed a chain by: those sp.entry gives them (link's names, so a
-    cache updated in place and its update are one tensor, named after the cache)."""
-    ops, results = tg_ops(fn), returned_values(fn)
-    names = value_names(fn, ops)
-    carried_names(ops, names, frozenset(results))
-    return [names[v] for v in results]
-
-
-@dataclass
-class EntryInputs:
-    """A chained function's own inputs (all but those an earlier function's outputs feed, which
-    `fed` names), and how many of them are an earlier function's (`shared`) or drawn."""
-
-    values: dict[str, np.ndarray]
-    fed: list[str]
-    shared: int
-    drawn: int
-
-    def line(self, fn: FuncOp, seed: int, chained: bool) -> str:
-        given = len(self.values) - self.shared - self.drawn
-        line = (
-            f"spatial-run: @{fn.sym_name.data}, {given} input(s) from file, "
-            f"{self.drawn} drawn with seed {seed}"
-        )
-        if chained:
-            line += f", {len(self.fed)} fed and {self.shared} shared by earlier entries"
-        return line
-
-
-def entry_inputs(
-    args: argparse.Namespace,
-    fn: FuncOp,
-    chain: Sequence[FuncOp],
-    earlier: Mapping[str, np.ndarray],
-    outputs: Collection[str],
-) -> EntryInputs:
-    """`fn`'s own inputs: an input named like one of an `earlier` function's is that tensor (one
-    deployment); the others come from --inputs, else --weights, else are drawn. Those named like
-    an earlier function's `outputs` are fed by the run, not here."""
-    fed = [n for n in input_names(fn) if n in outputs]
-    shared = {n: earlier[n] for n in input_names(fn) if n in earlier and n not in fed}
-    for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
-        if name in shared:
-            check_fits(fn, name, arg, shared[name], "an earlier entry's input")
-    loaded = load_inputs(args.inputs, fn, chain) if args.inputs else {}
-    inputs = {k: v for k, v in loaded.items() if k not in fed}
-    inputs.update(shared)
-    drawn = {
-        k: v for k, v in draw_inputs(fn, args.seed).items() if k not in inputs and k not in fed
-    }
-    inputs.update(drawn)
-    if args.weights:
-        from spatial_dialect.tools.frontend.weights import checkpoint_inputs
-
-        checkpoint = checkpoint_inputs(args.weights, fn, inputs)
-        inputs.update(checkpoint)
-        drawn = {k: v for k, v in drawn.items() if k not in checkpoint}
-    return EntryInputs(inputs, fed, len(shared), len(drawn))
-
-
-def check_fits(fn: FuncOp, name: str, arg: SSAValue, array: np.ndarray, what: str) -> None:
-    """A value handed to `fn`'s input %name from elsewhere in a chain must be of its type."""
-    shape, dtype = value_type(arg)
-    if (array.shape, array.dtype) != (shape, dtype):
-        raise UsageError(
-            f"@{fn.sym_name.data} takes %{name} as {'x'.join(map(str, shape))}x"
-            f"{element_name(dtype)}, but {what} named so is "
-            f"{'x'.join(map(str, array.shape))}x{element_name(array.dtype)}"
-        )
-
-
-def fed_inputs(fn: FuncOp, fed: Sequence[str], outputs: Mapping[str, np.ndarray]) -> dict:
-    """The inputs of `fn` that earlier functions' outputs give, checked against their types."""
-    args = dict(zip(input_names(fn), fn.body.block.args, strict=True))
-    for name in fed:
-        check_fits(fn, name, args[name], outputs[name], "an earlier entry's output")
-    return {name: outputs[name] for name in fed}
-
-
 def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:
     """Each section's predicted time in microseconds, from the cycles its plan carries."""
     times = []
@@ -376,16 +293,18 @@ def compare_outputs(
     accumulate: str = ACCUMULATE[0],
     quantized: Collection[str] = (),
     bfp8_b: Collection[str] | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[Comparison]:
     """Each output against the reference, at the tolerance of the accumulation it was compiled
     with and one Q8_0 level more downstream of a quantized activation (`quantized`: the inputs
     an earlier chained function's such outputs feed); where the program stores Q8_0 as bfp8_b
     (`bfp8_b` not None: the inputs fed by such outputs), the bfp8_b term more downstream of a
-    Q8_0 tensor; an arg-max against its input's near ties."""
+    Q8_0 tensor; an arg-max against its input's near ties. `reference` and `simulated` are
+    keyed by `names` (default: output_names), as the outputs are printed."""
     results = []
     downstream = quantized_downstream(fn, quantized)
     stored = q8_0_downstream(fn, bfp8_b) if bfp8_b is not None else set()
-    for name, value in zip(output_names(fn), returned_values(fn), strict=True):
+    for name, value in zip(names or output_names(fn), returned_values(fn), strict=True):
         ref, sim = reference[name], simulated[name]
         if isinstance(value.owner, tg.ArgmaxOp):
             logits = value.owner.x
@@ -494,40 +413,57 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     evaluated, bad, status = 0, [], 0
     quantized: set[str] = set()  # outputs downstream of a quantized activation, by chain name
     q8_0: set[str] = set()  # outputs downstream of a Q8_0 tensor, by chain name
+    previous: tuple[FuncOp, dict[str, np.ndarray]] | None = None
     for fn in chain:
         name = fn.sym_name.data
-        given = entry_inputs(args, fn, chain, own, outputs["reference"])
+        given = entry_inputs(args, fn, chain, own, outputs["reference"], previous)
         own.update(given.values)
         inputs = {**given.values, **fed_inputs(fn, given.fed, outputs["reference"])}
+        chosen = {n: inputs[n] for n in given.chosen}
+        previous = (fn, inputs)
+        # A chain names an output as it feeds the next step (a cache by its cache's name), in the
+        # lines, in --save and in feeding alike.
+        keys = chain_names(fn) if args.chain else output_names(fn)
         reference, values = reference_outputs(fn, inputs)
+        reference = dict(zip(keys, reference.values(), strict=True))
         print(given.line(fn, args.seed, bool(args.chain)), file=out)
         key = f"/{name}" if args.chain else ""
         saved[f"reference{key}"] = reference
-        outputs["reference"].update(zip(chain_names(fn), reference.values(), strict=True))
+        outputs["reference"].update(reference)
         evaluated += len(reference)
         if runner is None:
             for output, array in reference.items():
                 print(checksum_line(output, array), file=out)
             continue
-        inputs = {**given.values, **fed_inputs(fn, given.fed, outputs["simulated"])}
+        # A choice (the token a step picked) feeds both chains from the reference: where the
+        # program picked a near tie, the next step still runs on the same token, so that the
+        # two stay comparable.
+        simulated_fed = {i: s for i, s in given.fed.items() if i not in given.chosen}
+        inputs = {
+            **given.values,
+            **fed_inputs(fn, simulated_fed, outputs["simulated"]),
+            **chosen,
+        }
         simulated = runner.run(fn, inputs)
         if simulated is None:  # the program is wrong: the runner said how
             status = 1
             break
+        simulated = dict(zip(keys, simulated.values(), strict=True))
         saved[f"simulated{key}"] = simulated
-        outputs["simulated"].update(zip(chain_names(fn), simulated.values(), strict=True))
-        fed = quantized.intersection(given.fed)
+        outputs["simulated"].update(simulated)
+        fed = {i for i, src in given.fed.items() if src in quantized}
         downstream = quantized_downstream(fn, fed)
         quantized.update(
-            n for n, v in zip(chain_names(fn), returned_values(fn), strict=True) if v in downstream
+            n for n, v in zip(keys, returned_values(fn), strict=True) if v in downstream
         )
-        fed8 = q8_0.intersection(given.fed)
+        fed8 = {i for i, src in given.fed.items() if src in q8_0}
         downstream = q8_0_downstream(fn, fed8)
-        q8_0.update(
-            n for n, v in zip(chain_names(fn), returned_values(fn), strict=True) if v in downstream
-        )
+        q8_0.update(n for n, v in zip(keys, returned_values(fn), strict=True) if v in downstream)
         stored = fed8 if runner.stores_bfp8_b else None
-        for c in compare_outputs(fn, reference, values, simulated, args.accumulate, fed, stored):
+        comparisons = compare_outputs(
+            fn, reference, values, simulated, args.accumulate, fed, stored, keys
+        )
+        for c in comparisons:
             print(c.line(), file=out)
             if not c.ok:
                 bad.append(f"{c.name} of @{name}" if args.chain else c.name)
@@ -627,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with capture_diagnostic_ops():
             return run(args, sys.stdout)
-    except (UsageError, EvaluationError, OutOfRange, OverBudget) as e:
+    except (UsageError, EvaluationError, OutOfRange, OverBudget, ChainError) as e:
         return _error(str(e))
     except InvalidTarget as e:
         return _error(str(e))

@@ -311,7 +311,7 @@ def test_prefill_then_decode_passes(models, tmp_path, capsys, name, weights, tar
     lines = capsys.readouterr().out.splitlines()
     assert rc == 0, "\n".join(lines)
     heads = [line for line in lines if line.startswith("spatial-run: @")]
-    assert len(heads) == 2 and ", 4 fed and " in heads[1], heads
+    assert len(heads) == 2 and ", 5 fed and " in heads[1], heads
     assert lines[-1] == "PASS: 10 output(s) within tolerance"
 
 

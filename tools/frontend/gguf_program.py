@@ -55,6 +55,14 @@ TENSORS: dict[Role, tuple[str, str]] = {
 OWN_INPUTS = (Role.IDS, Role.POS, Role.COS, Role.SIN)
 """The step's own inputs: a deployment prefixes them with the step."""
 
+FED_BY = "chain.fed_by"
+"""On a step's input: the output of the step before it that feeds it (the decode's ids take the
+token the previous step chose), by the name the chain gives that output."""
+
+POSITION = "chain.position"
+"""On a step's position input: "next", the row after the previous step's: its position plus the
+rows it wrote (a decode after a prefill of T tokens at p is at p + T)."""
+
 Q8_0_ROLES = frozenset(
     {Role.TABLE, Role.LM_HEAD, Role.Q, Role.K, Role.V, Role.O, Role.GATE, Role.UP, Role.DOWN}
 )
@@ -65,10 +73,11 @@ an expert is declared in the program's float type and dequantized exactly by --w
 class GGUFNames:
     """The arguments of a checkpoint's step: named and tagged after its GGUF tensors."""
 
-    def __init__(self, h: ModelHeader, q8_0: bool, own: str = "") -> None:
+    def __init__(self, h: ModelHeader, q8_0: bool, own: str = "", follows: bool = False) -> None:
         self.h = h
         self.quantized = q8_0
         self.own = own
+        self.follows = follows  # the step follows another in a deployment (the decode)
 
     def tensor_name(self, role: Role, layer: Layer | None) -> str:
         name, _ = TENSORS[role]
@@ -80,6 +89,10 @@ class GGUFNames:
             return Argument(layer.prefix + role.value, {})
         if role in OWN_INPUTS:
             attrs = self.rope_attributes(role) if role in (Role.COS, Role.SIN) else {}
+            if self.follows and role is Role.IDS:
+                attrs = {FED_BY: StringAttr("token")}
+            if self.follows and role is Role.POS:
+                attrs = {POSITION: StringAttr("next")}
             return Argument(self.own + role.value, attrs)
         name, layout = self.tensor_name(role, layer), TENSORS[role][1]
         return Argument(name, {"gguf.tensor": StringAttr(name), "gguf.layout": StringAttr(layout)})
@@ -159,10 +172,14 @@ def checkpoint_step(
     name: str,
     q8_0: bool = False,
     own: str = "",
+    follows: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8_0`:
     Q8_0 weights stay Q8_0 (else they are declared `elt`); `own`: the prefix of the step's own
     inputs (its tokens, their position and rope tables), which in a deployment are no other
-    step's, while the weights and the caches keep their names and are shared."""
-    names = GGUFNames(h, q8_0, own)
-    return step_function(header_model(h, elt), names, t, cache, layers, name)
+    step's, while the weights and the caches keep their names and are shared; `follows`: the
+    step runs after another of the deployment, which feeds its ids (FED_BY) and places it
+    (POSITION); `extra`: outputs returned after the caches ("logits", "final")."""
+    names = GGUFNames(h, q8_0, own, follows)
+    return step_function(header_model(h, elt), names, t, cache, layers, name, extra)

@@ -329,13 +329,26 @@ def moe_block(p: Program, d: int, moe: MoeBlock, x: SSAValue, layer: Layer) -> S
     return p.op(f"{layer.prefix}moe", op)
 
 
+STEP_OUTPUTS = ("logits", "final")
+"""The values a step may return besides its token and caches: the LM head's logits and the final
+norm's output (the last hidden state, as transformers reports it), for checking against another
+implementation."""
+
+
 def step_function(
-    m: Model, names: Naming, t: int, cache: int, layers: int, name: str
+    m: Model,
+    names: Naming,
+    t: int,
+    cache: int,
+    layers: int,
+    name: str,
+    extra: tuple[str, ...] = (),
 ) -> func.FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache:
     the embedding gather of the ids, the layers (each with its own weights and cache), the final
     norm, the LM head (the table itself, transposed, for a tied model) and the arg-max. Returns
-    the token and every layer's updated caches."""
+    the token and every layer's updated caches, then the `extra` of STEP_OUTPUTS asked for, in
+    that order."""
     p = Program(m.elt, m.eps, names)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.weight(Role.TABLE, None, m.vocab, m.d)
@@ -360,7 +373,8 @@ def step_function(
         n = p.rms_norm("final", x, final_norm)
         logits = p.matmul("logits", n, lm_head)
     token = p.op("token", tg.ArgmaxOp(logits))
-    return p.function(name, [token, *caches])
+    values = {"logits": logits, "final": n}
+    return p.function(name, [token, *caches, *(values[e] for e in STEP_OUTPUTS if e in extra)])
 
 
 def layer_function(m: Model, t: int, cache: int) -> func.FuncOp:

@@ -8,9 +8,12 @@ so one wrong tile cannot hide in a large tensor's average:
 
     |sim - ref| <= rtol(E) * (|ref| + rms(ref))
 
-with rms(ref) the root mean square of the whole reference tensor: an element's error is relative
-to its own size, floored by the tensor's typical size so that an element near zero (the result
-of a cancellation) is not held to an absolute zero. The reported "max rel error" is the largest
+with rms(ref) the root mean square of the reference tensor's rows that hold anything (a row
+all zero, a KV cache's row no step has written, says nothing of the tensor's size; a generation
+starts from zero caches, and their unwritten rows would otherwise shrink the scale of the rows
+written by sqrt(written / rows)): an element's error is relative to its own size, floored by
+the tensor's typical size so that an element near zero (the result of a cancellation) is not
+held to an absolute zero. The reported "max rel error" is the largest
 |sim - ref| / (|ref| + rms(ref)), to be read against rtol.
 
     element type   rtol            why
@@ -159,8 +162,8 @@ def rule_text() -> str:
     exact = ", ".join(t for t, v in RTOL.items() if not v)
     fast = ", ".join(f"{t} {v:.6g}" for t, v in RTOL_16BIT_ACCUMULATOR.items())
     return (
-        "An element passes when |sim - ref| <= rtol * (|ref| + rms(ref)), rms over the whole "
-        f"reference tensor; rtol: {floats}; {exact} exact ({fast} with --accumulate bf16); "
+        "An element passes when |sim - ref| <= rtol * (|ref| + rms(ref)), rms over the "
+        f"reference tensor's rows that are not all zero; rtol: {floats}; {exact} exact ({fast} with --accumulate bf16); "
         f"plus {Q8_0_LEVEL:.4g} (one level, sqrt(32)/127) for a float output downstream of a "
         "product that quantizes its activation to Q8_0, and "
         f"{BFP8_B_STORAGE:.4g} downstream of a Q8_0 tensor the program stores as bfp8_b "
@@ -202,9 +205,12 @@ class Comparison:
 
 
 def _scale(values: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """|values| + rms(ref), in f64; rms is floored at the smallest positive float (an all-zero
-    reference then tolerates nothing)."""
+    """|values| + rms(ref), in f64, rms over the rows of `ref` not all zero; rms is floored at
+    the smallest positive float (an all-zero reference then tolerates nothing)."""
     r = ref.astype(np.float64)
+    if r.ndim >= 2:
+        rows = r.reshape(r.shape[0], -1)
+        r = rows[np.any(rows != 0, axis=1)]
     rms = float(np.sqrt(np.mean(r * r))) if r.size else 0.0
     return np.abs(values.astype(np.float64)) + max(rms, np.finfo(np.float64).tiny)
 

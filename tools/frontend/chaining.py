@@ -1,0 +1,116 @@
+"""What links the steps of one deployment, as the imported program states it: read by
+`spatial-run --chain` and by `spatial-generate`, so both run a prefill and its decodes the same
+way.
+
+Three facts, each read from the program, never from a naming convention of the runner:
+
+- State: an input a step updates in place (a KV cache written by `tg.set_rows` and returned)
+  is carried to the next step under the input's name (link's name for it, `chain_names`); a
+  generation starts it at zero.
+- Fed inputs: an input with `chain.fed_by = "NAME"` takes the last rows of the previous step's
+  output NAME, as many as it has (the decode's `%decode.ids` the token the step before it chose
+  at its last position).
+- Placement: an input with `chain.position = "next"` is the row after the previous step's: that
+  step's position plus the rows it wrote (a decode after a prefill of T tokens at p is at p + T;
+  the next decode at p + T + 1). The position of a step is the argument its `tg.set_rows` writes
+  at (`%pos`, `%decode.pos`); a generation starts the first step at 0.
+
+spatial-import writes the attributes (tools/frontend/gguf_program.py: FED_BY, POSITION).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+from spatial_dialect import tg
+from spatial_dialect.passes.link.context import carried_names, value_names
+from spatial_dialect.passes.link.prelude import tg_ops
+from spatial_dialect.tools.frontend.gguf_program import FED_BY, POSITION
+from spatial_dialect.tools.frontend.weights import position  # the rope tables' position too
+from spatial_dialect.tools.interpreters.numerics import EvaluationError
+from spatial_dialect.tools.interpreters.reference import input_names, returned_values
+
+
+def chain_names(fn: func.FuncOp) -> list[str]:
+    """The names `fn`'s outputs feed a chain by: those sp.entry gives them (link's names, so a
+    cache updated in place and its update are one tensor, named after the cache)."""
+    ops, results = tg_ops(fn), returned_values(fn)
+    names = value_names(fn, ops)
+    carried_names(ops, names, frozenset(results))
+    return [names[v] for v in results]
+
+
+def state_inputs(fn: func.FuncOp) -> list[str]:
+    """The inputs `fn` updates in place and returns (its caches): the chain's carried state."""
+    outputs = set(chain_names(fn))
+    return [n for n in input_names(fn) if n in outputs]
+
+
+def _links(fn: func.FuncOp, key: str) -> dict[str, str]:
+    if fn.arg_attrs is None:
+        return {}
+    links = {}
+    for name, attrs in zip(input_names(fn), fn.arg_attrs.data, strict=True):
+        if isinstance(attrs, DictionaryAttr) and isinstance(v := attrs.data.get(key), StringAttr):
+            links[name] = v.data
+    return links
+
+
+class ChainError(EvaluationError):
+    """The program's chain attributes say something a run cannot do (one line)."""
+
+
+def fed_by(fn: func.FuncOp) -> dict[str, str]:
+    """`fn`'s inputs that the previous step's outputs feed by `chain.fed_by`: input -> output."""
+    return _links(fn, FED_BY)
+
+
+def fed_value(output: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """What an output gives the input it feeds by `chain.fed_by`: its last rows, as many as the
+    input has (a prefill chooses a token at each of its T positions; the decode after it takes
+    the one chosen at the last)."""
+    if output.ndim != len(shape) or output.shape[0] < shape[0]:
+        return output  # does not fit: the caller says so with both types
+    return output[output.shape[0] - shape[0] :]
+
+
+def next_position(fn: func.FuncOp) -> str | None:
+    """`fn`'s input placed after the previous step (`chain.position = "next"`), if any."""
+    links = _links(fn, POSITION)
+    for name, value in links.items():
+        if value != "next":
+            raise ChainError(
+                f'@{fn.sym_name.data}: %{name} has {POSITION} = "{value}"; only "next" is known'
+            )
+    return next(iter(links), None)
+
+
+def step_rows(fn: func.FuncOp) -> int:
+    """The rows a step writes at its position (its tokens): the rows of its `tg.set_rows`."""
+    rows = [op.rows.type.get_shape()[0] for op in fn.body.walk() if isinstance(op, tg.SetRowsOp)]
+    if not rows:
+        raise ChainError(f"@{fn.sym_name.data} writes no rows: it has no position to follow")
+    return rows[0]
+
+
+def cache_rows(fn: func.FuncOp) -> int:
+    """The rows of the caches `fn` writes (the context a generation can fill)."""
+    rows = [op.cache.type.get_shape()[0] for op in fn.body.walk() if isinstance(op, tg.SetRowsOp)]
+    if not rows:
+        raise ChainError(f"@{fn.sym_name.data} writes no cache")
+    return min(rows)
+
+
+__all__ = [
+    "ChainError",
+    "cache_rows",
+    "chain_names",
+    "fed_by",
+    "fed_value",
+    "next_position",
+    "position",
+    "state_inputs",
+    "step_rows",
+]
