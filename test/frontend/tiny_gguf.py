@@ -45,6 +45,12 @@ class Tiny:
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # tensors written of these shapes
     experts: int = 8  # qwen3moe: experts a layer (of ffn rows each), experts_used a token
     experts_used: int = 2
+    # the converter's tokenizer: these tokens (default t0, t1, ...) and merges, `special` ids of
+    # type CONTROL, tokenizer.ggml.pre (default by architecture)
+    tokens: tuple[str, ...] = ()
+    merges: tuple[str, ...] = ("t 1", "t 2")
+    special: tuple[int, ...] = ()
+    pre: str | None = None
 
 
 def write_tiny(
@@ -102,11 +108,14 @@ def write_gguf(path: str | Path, m: Tiny) -> Path:
         w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if m.wtype == "Q8_0" else 1)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
         w.add_tokenizer_model("gpt2")
-        w.add_tokenizer_pre("qwen2" if m.arch == "qwen3" else "llama-bpe")
-        w.add_token_list([f"t{i}" for i in range(m.vocab)])
-        w.add_token_types([gguf.TokenType.NORMAL] * m.vocab)
+        w.add_tokenizer_pre(m.pre or ("qwen2" if m.arch == "qwen3" else "llama-bpe"))
+        w.add_token_list(list(m.tokens) or [f"t{i}" for i in range(m.vocab)])
+        types = [gguf.TokenType.NORMAL] * m.vocab
+        for i in m.special:
+            types[i] = gguf.TokenType.CONTROL
+        w.add_token_types(types)
         w.add_token_scores([0.0] * m.vocab)
-        w.add_token_merges(["t 1", "t 2"])
+        w.add_token_merges(list(m.merges))
         w.add_bos_token_id(1)
         w.add_eos_token_id(2)
         w.add_chat_template("{{ messages }}")

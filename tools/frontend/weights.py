@@ -14,7 +14,7 @@ the caches) stay as drawn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 from xdsl.dialects import func
@@ -54,9 +54,14 @@ def position(fn: func.FuncOp) -> str | None:
 
 
 def checkpoint_inputs(
-    path: str, fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
+    path: str,
+    fn: func.FuncOp,
+    inputs: Mapping[str, np.ndarray],
+    only: Collection[str] | None = None,
 ) -> dict[str, np.ndarray]:
-    """The inputs of `fn` that the checkpoint at `path` provides, by argument name."""
+    """The inputs of `fn` that the checkpoint at `path` provides, by argument name (`only`: of
+    these inputs alone; spatial-generate refills a step's rope tables at each position, not its
+    weights)."""
     try:
         reader, header = read_header(path)
     except GGUFError as e:
@@ -64,6 +69,8 @@ def checkpoint_inputs(
     out: dict[str, np.ndarray] = {}
     cache: dict[str, np.ndarray] = {}
     for i, (name, arg) in enumerate(zip(input_names(fn), fn.body.block.args, strict=True)):
+        if only is not None and name not in only:
+            continue
         attrs = _attrs(fn, i)
         shape, dtype = value_type(arg)
         if "gguf.tensor" in attrs:
