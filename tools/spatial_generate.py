@@ -122,15 +122,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.model, len(ids), args.n, args.target, args.backend, args.dtype, args.layers
     )
     generator.check_ids(ids)
-    lines: list[str] = []
 
     def on_step(done: int, step: Step) -> None:
         piece = f" {json.dumps(tokenizer.decode([step.token])):<16}" if tokenizer else ""
-        lines.append(
-            f"step {done:>3} {step.kind:<7} id {step.token:>6}{piece} {step.seconds:.3f} s"
-        )
+        line = f"step {done:>3} @{step.function:<16} id {step.token:>6}{piece} {step.seconds:.3f} s"
         if not args.json:
-            print(lines[-1], file=out, flush=True)
+            print(line, file=out, flush=True)
         progress(done, step)
 
     progress = Progress(args.n, err, args.progress or (err.isatty() and not args.json))
@@ -146,7 +143,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         print(json.dumps({"tokens": result.tokens, "text": text}), file=out)
         return 0
-    decode = [s.seconds for s in result.steps if s.kind == "decode"]
+    decode = [s.seconds for s in result.steps[1:]]  # every step after the prefill decodes
     rate = f", {len(decode) / sum(decode):.2f} tokens/s decoding" if decode and sum(decode) else ""
     print(f"generated {len(result.tokens)} token(s){rate}", file=out)
     if text is None:

@@ -1,7 +1,7 @@
 """spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
 
     spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
-                   [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
+                   [--dtype f32|f16|bf16] [--dequantize] [--logits] [--hidden] -o OUT.mlir
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
 data) of a `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or
@@ -42,7 +42,13 @@ lays each out once for both (passes/link/deployment.py) and the cache the prefil
 one the decode reads, with no bridge between them; each step's own inputs (its tokens, position
 and rope tables) are prefixed by the step (`%prefill.ids`, `%decode.pos`), since the two steps'
 differ in shape and one name in a deployment is one tensor. `spatial-run OUT.mlir --chain
-ARCH_prefill,ARCH_decode` runs the prefill and then the decode on the caches it wrote.
+ARCH_prefill,ARCH_decode` runs the prefill and then the decode on the caches it wrote. The
+decode states what feeds it (tools/frontend/chaining.py): `%decode.ids {chain.fed_by = "token"}`,
+the token the prefill chose at its last position, and `%decode.pos {chain.position = "next"}`,
+the row after the prefill's; spatial-run and spatial-generate read the same attributes.
+
+`--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
+state) to each step's results, after the caches.
 
 Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
 on stderr and exit status 1; usage errors exit 2.

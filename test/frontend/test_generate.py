@@ -96,7 +96,7 @@ def test_the_text_output(capsys, models):
     assert lines[0].startswith(
         "spatial-generate: 2 prompt token(s), 3 to generate on the reference"
     )
-    assert [line.split()[2] for line in lines[1:4]] == ["prefill", "decode", "decode"]
+    assert [line.split()[2] for line in lines[1:4]] == ["@llama_prefill", *["@llama_decode"] * 2]
     assert lines[4].startswith("generated 3 token(s)")
     assert lines[5] == " ".join(line.split()[4] for line in lines[1:4])  # no tokenizer: the ids
 

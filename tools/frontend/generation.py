@@ -61,7 +61,7 @@ class GenerationError(Exception):
 class Step:
     """One step of a generation: the token it chose and how long it took."""
 
-    kind: str  # "prefill" or "decode"
+    function: str  # the function that ran it (@llama_prefill, then @llama_decode)
     token: int
     seconds: float
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # the extra outputs kept
@@ -232,7 +232,7 @@ class Generator:
             outputs = self.run[fn.sym_name.data](inputs)
             token = int(np.asarray(outputs["token"]).reshape(-1)[-1])
             kept = {k: v for k, v in outputs.items() if k in ("logits", "final")}
-            step = Step("prefill" if fn is prefill else "decode", token, 0.0, kept)
+            step = Step(fn.sym_name.data, token, 0.0, kept)
             step.seconds = time.perf_counter() - start
             steps.append(step)
             if on_step is not None:
