@@ -89,6 +89,70 @@ def test_the_simulated_generation_is_the_reference_one(capsys, models, arch, tar
     assert simulated == generated(capsys, *common, "--backend", "reference")
 
 
+@pytest.mark.parametrize(
+    "target, backend", [("wormhole_n150", "tt-lang-sim"), ("h100", "triton-interpret")]
+)
+def test_the_vendors_executors_generate_the_same(capsys, models, target, backend):
+    """The programs we print, run by Tenstorrent's simulator and Triton's interpreter, one step
+    after the prefill each (they are slow on CPUs)."""
+    common = [models["llama"], "--ids", "5,17,99", "-n", 2, "--dtype", "f32"]
+    tokens = generated(capsys, *common, "--target", target, "--backend", backend)
+    assert tokens == generated(capsys, *common, "--backend", "reference")
+
+
+def test_a_weights_chain_is_a_generation(models, tmp_path, capsys):
+    """spatial-run --chain --weights: the prefill at position 0 from zero caches, the decode at
+    the row after it on the prefill's last token; the caches hold those rows and nothing else."""
+    from spatial_dialect.tools.spatial_run import main as run_main
+
+    path = tmp_path / "both.mlir"
+    path.write_text(import_checkpoint(str(models["llama"]), "both", tokens=3, cache=32))
+    saved = tmp_path / "run.npz"
+    chain = ["--chain", "llama_prefill,llama_decode", "--weights", str(models["llama"])]
+    status = run_main([str(path), "--target", "h100", *chain, "--save", str(saved)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "@llama_prefill, 28 input(s) from file, 1 drawn with seed 0, 0 fed and 0 shared" in out
+    assert "from zero state at position 0" in out
+    assert "@llama_decode, 2 input(s) from file, 0 drawn with seed 0, 5 fed and 21 shared" in out
+    assert "at the row after the previous entry's" in out
+    with np.load(saved) as run_:
+        assert run_["prefill.pos"].tolist() == [0] and run_["decode.pos"].tolist() == [3]
+        cache = run_["reference/llama_decode/l0_k_cache"]
+        assert np.all(cache[:4] != 0, axis=1).all() and not cache[4:].any()
+        # the decode's cache row 3 is the prefill's last token's key at position 3
+        ids = [*run_["prefill.ids"].tolist(), int(run_["reference/llama_prefill/token"][-1])]
+        assert "decode.ids" not in run_.files  # fed, not an input of the chain
+    ref = import_checkpoint(str(models["llama"]), "prefill", tokens=4, cache=32)
+    fn = next(iter(parse_source(default_context(), ref, "prefill").ops))
+    inputs = {"ids": np.array(ids, np.int32), "pos": np.zeros(1, np.int32)}
+    for arg in fn.body.block.args:
+        if arg.name_hint.endswith("_cache"):
+            inputs[arg.name_hint] = np.zeros((32, 64), np.float16)
+    from spatial_dialect.tools.frontend.weights import checkpoint_inputs
+
+    inputs.update(checkpoint_inputs(str(models["llama"]), fn, inputs))
+    whole = evaluate(fn, inputs)[1]  # l0_k_cache of one prefill of the four tokens
+    np.testing.assert_allclose(cache[3], whole[3], rtol=2e-2, atol=2e-2)
+
+
+def test_a_drawn_chain_places_the_decode_after_the_prefill(models, tmp_path, capsys):
+    """Without --weights the prefill's position is drawn, in the range where the decode after it
+    still fits the cache, and the decode sits at the row after it."""
+    from spatial_dialect.tools.spatial_run import main as run_main
+
+    path = tmp_path / "both.mlir"
+    path.write_text(import_checkpoint(str(models["llama"]), "both", tokens=8, cache=32))
+    for seed in range(6):
+        saved = tmp_path / f"run{seed}.npz"
+        chain = ["--chain", "llama_prefill,llama_decode", "--reference-only"]
+        assert run_main([str(path), *chain, "--seed", str(seed), "--save", str(saved)]) == 0
+        with np.load(saved) as run_:
+            pos = int(run_["prefill.pos"][0])
+            assert 0 <= pos <= 32 - 8 - 1 and run_["decode.pos"].tolist() == [pos + 8]
+    capsys.readouterr()
+
+
 def test_the_text_output(capsys, models):
     status, out, _ = run(capsys, models["llama"], "--ids", "1,2", "-n", 3, "--backend", "reference")
     lines = out.splitlines()
