@@ -190,29 +190,79 @@ def test_bad_input_is_one_line(capsys, models, argv, says, code):
 # ── The tokenizer of a GGUF file, as llama.cpp's converter writes it ────────────────────────
 
 
-def test_a_gguf_tokenizer_is_the_checkpoints_own(tmp_path):
-    """A byte-level BPE tokenizer written into a GGUF's tokenizer.ggml.* metadata encodes and
-    decodes as the tokenizer.json it came from."""
-    tokenizers = pytest.importorskip("tokenizers")
+@pytest.fixture(scope="module")
+def with_tokenizer(tmp_path_factory):
+    """(a tiny llama GGUF carrying the byte-level BPE tokenizer test/oracle/checkpoints.py trains,
+    as llama.cpp's converter writes one; that tokenizer.json)."""
+    pytest.importorskip("tokenizers")
     sys.path.insert(0, str(Path(__file__).parents[1] / "oracle"))
-    from checkpoints import CORPUS, PROMPT, VOCAB, train_tokenizer
+    from checkpoints import VOCAB, train_tokenizer
 
-    from spatial_dialect.tools.frontend.tokenizer import checkpoint_tokenizer
-
-    train_tokenizer(tmp_path)
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    spec = json.loads((tmp_path / "tokenizer.json").read_text())["model"]
+    d = tmp_path_factory.mktemp("tokenizer")
+    train_tokenizer(d)
+    spec = json.loads((d / "tokenizer.json").read_text())["model"]
     vocab = sorted(spec["vocab"], key=spec["vocab"].get)
     vocab += [f"<pad{i}>" for i in range(VOCAB - len(vocab))]
     merges = [m if isinstance(m, str) else " ".join(m) for m in spec["merges"]]
+    special = (spec["vocab"]["<|endoftext|>"],)
     tiny = Tiny(
-        "llama", vocab=VOCAB, converter=True, tokens=tuple(vocab), merges=tuple(merges), pre="gpt2"
+        "llama",
+        vocab=VOCAB,
+        converter=True,
+        tokens=tuple(vocab),
+        merges=tuple(merges),
+        special=special,
+        pre="gpt2",
     )
-    path = write_gguf(tmp_path / "tok.gguf", tiny)
+    return write_gguf(d / "tok.gguf", tiny), d / "tokenizer.json"
+
+
+def test_a_gguf_tokenizer_is_the_checkpoints_own(with_tokenizer):
+    """A byte-level BPE tokenizer written into a GGUF's tokenizer.ggml.* metadata encodes and
+    decodes as the tokenizer.json it came from."""
+    import tokenizers
+    from checkpoints import CORPUS, PROMPT
+
+    from spatial_dialect.tools.frontend.tokenizer import checkpoint_tokenizer
+
+    path, json_file = with_tokenizer
+    hf = tokenizers.Tokenizer.from_file(str(json_file))
     tok = checkpoint_tokenizer(path)
-    for text in (PROMPT, CORPUS, "unseen words: Zürich, 1234 ... !"):
+    for text in (PROMPT, CORPUS, "unseen words: Zürich, 1234 ... !<|endoftext|>"):
         assert tok.encode(text).ids == hf.encode(text).ids
-        assert tok.decode(tok.encode(text).ids) == text
+        assert tok.decode(tok.encode(text).ids) == hf.decode(hf.encode(text).ids)
+    assert tok.decode(tok.encode(PROMPT).ids) == PROMPT
+
+
+def test_a_prompt_goes_through_the_tokenizer(capsys, with_tokenizer):
+    """--prompt: the ids are the tokenizer's encoding (the same generation as --ids of them),
+    and the text is the generated ids decoded."""
+    import tokenizers
+    from checkpoints import PROMPT
+
+    path, json_file = with_tokenizer
+    hf = tokenizers.Tokenizer.from_file(str(json_file))
+    ids = ",".join(map(str, hf.encode(PROMPT).ids))
+    status, out, _ = run(
+        capsys, path, "--prompt", PROMPT, "-n", 4, "--backend", "reference", "--json"
+    )
+    assert status == 0
+    result = json.loads(out)
+    assert result["text"] == hf.decode(result["tokens"])
+    status, out, _ = run(capsys, path, "--ids", ids, "-n", 4, "--backend", "reference", "--json")
+    assert json.loads(out) == result
+    status, out, _ = run(capsys, path, "--prompt", PROMPT, "-n", 2, "--backend", "reference")
+    assert out.splitlines()[-1] == PROMPT + hf.decode(result["tokens"][:2])
+
+
+def test_a_prompt_longer_than_the_context_is_one_line(capsys, tmp_path):
+    path = write_gguf(tmp_path / "short.gguf", Tiny("llama", keys=(("context_length", 8),)))
+    status, _, err = run(capsys, path, "--ids", ",".join(["1"] * 9), "-n", 1, "--target", "h100")
+    assert status == 1
+    assert err == (
+        "spatial-generate: error: a prompt of 9 token(s) and 1 generated need 9 positions, "
+        "over the model's context_length 8\n"
+    )
 
 
 @pytest.mark.parametrize(
