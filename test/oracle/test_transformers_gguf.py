@@ -1,0 +1,248 @@
+"""transformers as the oracle of the GGUF path: tiny checkpoints made by transformers itself
+(test/oracle/checkpoints.py), converted to GGUF as llama.cpp's converter writes them
+(test/oracle/gguf_convert.py), imported by spatial-import (`--step both --dtype f32`) and
+evaluated by our reference (tools/interpreters/reference.py), against transformers' own forward.
+
+What is compared, for llama, qwen3 (untied and tied) and qwen3moe, over a prefill of T = 5 and
+17 tokens at position 0 from zero caches and one decode step fed by the prefill's caches and
+its last greedy token:
+- the logits (`%logits`, every row), the final hidden state (`%final`, after the final norm:
+  transformers' last_hidden_state) and every K/V cache row written (transformers'
+  DynamicCache; llama's K columns are un-permuted first: the converter permuted q/k rows per
+  head, so our K cache holds each head's (i, i + D/2) pairs interleaved), each within 1e-5
+  relative to transformers (max |ours - theirs| / max |theirs| over the tensor);
+- the greedy token of every prefill row and of the decode step, equal.
+
+An F16 file (`--dtype f32`: the weights are rounded to f16 and computed in f32) is compared with
+transformers' forward of the same model whose converted-to-F16 weights (every 2-D weight but the
+router, which the converter keeps F32) are rounded to f16 the same way: only the weights'
+rounding differs from the F32 case, so the same 1e-5 holds.
+
+transformers' own GGUF loader (`from_pretrained(dir, gguf_file=...)`) reads each converted file
+back: its model's logits equal the original's and its tokenizer encodes as the original does,
+a second check of the converter that this project did not write.
+
+Unseen checkpoints (other seeds, head dimensions, tied or not) pass the same comparison; one
+compiled run on our simulator shows a converted file runs end to end.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from checkpoints import CORPUS, Tiny, config, train_tokenizer  # noqa: E402
+from gguf_convert import convert, permute  # noqa: E402
+
+from spatial_dialect.tools.frontend.weights import checkpoint_inputs  # noqa: E402
+from spatial_dialect.tools.interpreters.numerics import value_type  # noqa: E402
+from spatial_dialect.tools.interpreters.reference import evaluate_values, input_names  # noqa: E402
+from spatial_dialect.tools.spatial_import import import_checkpoint  # noqa: E402
+from spatial_dialect.tools.spatial_run import parse_module  # noqa: E402
+
+TOLERANCE = 1e-5
+"""Relative error allowed against transformers in f32: max |ours - theirs| / max |theirs|."""
+
+CACHE = 32
+"""Rows of the imported KV caches (at least the longest prefill plus the decode step)."""
+
+CLASSES = {
+    "llama": "LlamaForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+    "qwen3moe": "Qwen3MoeForCausalLM",
+}
+
+
+def tiny_model(t: Tiny, head_dim: int | None = None):
+    """checkpoints.model(t), with another head dimension when asked (an unseen shape)."""
+    torch.manual_seed(t.seed)
+    cfg = config(t)
+    if head_dim is not None:
+        cfg.head_dim = head_dim
+    m = getattr(transformers, CLASSES[t.arch])(cfg).to(torch.float32).eval()
+    with torch.no_grad():  # norm weights drawn too, as checkpoints.model does
+        for name, p in m.named_parameters():
+            if "norm" in name:
+                p.copy_(p + 0.1 * torch.randn_like(p))
+    return m
+
+
+def hf_dir(path: Path, t: Tiny, head_dim: int | None = None):
+    m = tiny_model(t, head_dim)
+    m.save_pretrained(path, safe_serialization=True)
+    train_tokenizer(path)
+    return m
+
+
+def rel(ours: np.ndarray, theirs: np.ndarray) -> float:
+    theirs = np.asarray(theirs, np.float64)
+    return float(np.max(np.abs(np.asarray(ours, np.float64) - theirs)) / np.max(np.abs(theirs)))
+
+
+def hf_cache_rows(cache, layer: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(K, V) of a layer as our caches hold them: rows x (kv_heads * head_dim)."""
+    entry = cache.layers[layer]
+    k, v = (
+        x[0].transpose(0, 1).reshape(x.shape[2], -1)[:rows].numpy()
+        for x in (entry.keys, entry.values)
+    )
+    return k, v
+
+
+def transformers_run(model, ids: list[int]) -> dict:
+    """transformers' prefill over `ids` from an empty DynamicCache, then one decode step of the
+    prefill's last greedy token."""
+    cache = transformers.DynamicCache(config=model.config)
+    n = len(ids)
+    with torch.no_grad():
+        out = model(torch.tensor([ids]), cache=cache, use_cache=True, output_hidden_states=True)
+        logits = out.logits[0].numpy()
+        hidden = out.hidden_states[-1][0].numpy()
+        layers = len(cache.layers)
+        caches = [hf_cache_rows(cache, i, n) for i in range(layers)]
+        token = int(logits[-1].argmax())
+        out2 = model(
+            torch.tensor([[token]]), cache=cache, use_cache=True, output_hidden_states=True
+        )
+        decode_caches = [hf_cache_rows(cache, i, n + 1) for i in range(layers)]
+    return {
+        "prefill": (logits, hidden, caches),
+        "decode": (out2.logits[0].numpy(), out2.hidden_states[-1][0].numpy(), decode_caches),
+        "token": token,
+    }
+
+
+def values_by_name(fn, inputs) -> dict[str, np.ndarray]:
+    return {v.name_hint: a for v, a in evaluate_values(fn, inputs).items() if v.name_hint}
+
+
+def step_values(path: Path, fn, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every named value of one step: `given` (ids, pos, caches) and the checkpoint's tensors."""
+    inputs = dict(given)
+    inputs.update(checkpoint_inputs(str(path), fn, inputs))
+    return values_by_name(fn, inputs)
+
+
+def our_run(path: Path, ids: list[int], layers: int) -> dict:
+    """Our reference over the imported deployment: the same prefill and decode."""
+    text = import_checkpoint(str(path), "both", tokens=len(ids), cache=CACHE, dtype="f32")
+    prefill, decode = parse_module(text).body.ops
+    n = len(ids)
+    given = {"prefill.ids": np.array(ids, np.int32), "prefill.pos": np.array([0], np.int32)}
+    for name, arg in zip(input_names(prefill), prefill.body.block.args, strict=True):
+        if name.endswith("_cache"):
+            shape, dtype = value_type(arg)
+            given[name] = np.zeros(shape, dtype)
+    pv = step_values(path, prefill, given)
+    token = int(pv["token"][-1])
+    given = {"decode.ids": np.array([token], np.int32), "decode.pos": np.array([n], np.int32)}
+    for i in range(layers):
+        given[f"l{i}_k_cache"], given[f"l{i}_v_cache"] = pv[f"l{i}_kc"], pv[f"l{i}_vc"]
+    dv = step_values(path, decode, given)
+
+    def caches(v, rows):
+        return [(v[f"l{i}_kc"][:rows], v[f"l{i}_vc"][:rows]) for i in range(layers)]
+
+    return {
+        "prefill": (pv["logits"], pv["final"], caches(pv, n)),
+        "decode": (dv["logits"], dv["final"], caches(dv, n + 1)),
+        "tokens": (pv["token"], dv["token"]),
+    }
+
+
+def un_permute(k: np.ndarray, kv_heads: int) -> np.ndarray:
+    """Our llama K columns in transformers' order: our column j holds its column perm[j]."""
+    perm = permute(np.arange(k.shape[1]), kv_heads)
+    out = np.empty_like(k)
+    out[:, perm] = k
+    return out
+
+
+def compare(model, path: Path, arch: str, ids: list[int]) -> dict[str, float]:
+    """Relative errors of ours against transformers over a prefill of `ids` and one decode
+    step; asserts the greedy tokens agree."""
+    theirs = transformers_run(model, ids)
+    layers = model.config.num_hidden_layers
+    ours = our_run(path, ids, layers)
+    kv = model.config.num_key_value_heads
+    errors: dict[str, float] = {}
+    for step in ("prefill", "decode"):
+        (ol, oh, oc), (tl, th, tc) = ours[step], theirs[step]
+        errors[f"{step} logits"] = rel(ol, tl)
+        errors[f"{step} hidden"] = rel(oh, th)
+        for i, ((ok, ov), (tk, tv)) in enumerate(zip(oc, tc, strict=True)):
+            ok = un_permute(ok, kv) if arch == "llama" else ok
+            errors[f"{step} l{i} K"] = rel(ok, tk)
+            errors[f"{step} l{i} V"] = rel(ov, tv)
+    prefill_tokens, decode_token = ours["tokens"]
+    assert list(prefill_tokens) == list(theirs["prefill"][0].argmax(axis=-1))
+    assert int(decode_token[0]) == int(theirs["decode"][0].argmax(axis=-1)[0])
+    return errors
+
+
+def corpus_ids(hf: Path, t: int) -> list[int]:
+    """The first t ids of the training text, by the checkpoint's own tokenizer."""
+    ids = transformers.AutoTokenizer.from_pretrained(hf)(CORPUS)["input_ids"][:t]
+    assert len(ids) == t
+    return ids
+
+
+def assert_close(errors: dict[str, float]) -> None:
+    worst = max(errors, key=errors.get)
+    assert errors[worst] <= TOLERANCE, f"{worst}: {errors[worst]:.2e} relative (of {errors})"
+
+
+CASES = {  # name: (Tiny, head_dim override)
+    "llama": (Tiny("llama"), None),
+    "qwen3": (Tiny("qwen3"), None),
+    "qwen3_tied": (Tiny("qwen3", tied=True), None),
+    "qwen3moe": (Tiny("qwen3moe"), None),
+}
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, tuple]:
+    """name: (transformers model, HF directory, F32 GGUF) of every case, made once."""
+    out = {}
+    for name, (t, hd) in CASES.items():
+        d = tmp_path_factory.mktemp(name)
+        model = hf_dir(d / "hf", t, hd)
+        out[name] = (model, d / "hf", convert(d / "hf", d / f"{name}-F32.gguf", "F32"))
+    return out
+
+
+@pytest.mark.parametrize("t", [5, 17])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_f32_gguf_agrees_with_transformers(checkpoints, name, t):
+    model, hf, path = checkpoints[name]
+    assert_close(compare(model, path, CASES[name][0].arch, corpus_ids(hf, t)))
+
+
+def f16_rounded(model):
+    """The model with the weights an F16 conversion rounds (2-D, not the router) rounded."""
+    import copy
+
+    m = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if p.ndim >= 2 and not name.endswith("mlp.gate.weight"):
+                p.copy_(p.half().float())
+    return m
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen3moe"])
+def test_f16_gguf_computed_in_f32_agrees_with_the_rounded_model(checkpoints, tmp_path, name):
+    model, hf, _ = checkpoints[name]
+    path = convert(hf, tmp_path / f"{name}-F16.gguf", "F16")
+    ids = corpus_ids(hf, 5)
+    assert_close(compare(f16_rounded(model), path, CASES[name][0].arch, ids))
