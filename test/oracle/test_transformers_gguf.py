@@ -18,9 +18,13 @@ transformers' forward of the same model whose converted-to-F16 weights (every 2-
 router, which the converter keeps F32) are rounded to f16 the same way: only the weights'
 rounding differs from the F32 case, so the same 1e-5 holds.
 
-transformers' own GGUF loader (`from_pretrained(dir, gguf_file=...)`) reads each converted file
-back: its model's logits equal the original's and its tokenizer encodes as the original does,
-a second check of the converter that this project did not write.
+A Q8_0 file (`--dequantize --dtype f32`: the weights dequantized exactly, no activation
+quantization) is compared with transformers' forward of transformers' own dequantization of it.
+
+transformers' own GGUF reader (`load_gguf_checkpoint`, what `from_pretrained(dir,
+gguf_file=...)` runs) reads each converted file back: its model's logits equal the original's
+and its tokenizer, rebuilt from the file's tokens and merges, encodes as the original does: a
+second check of the converter, by code this project did not write.
 
 Unseen checkpoints (other seeds, head dimensions, tied or not) pass the same comparison; one
 compiled run on our simulator shows a converted file runs end to end.
@@ -363,3 +367,61 @@ def test_q8_0_file(checkpoints, tmp_path, name):
         assert t.tensor_type.name == ("F32" if kept else "Q8_0"), t.name
     loaded = transformers_gguf_model(hf, path)
     assert_close(compare(loaded, path, CASES[name][0].arch, corpus_ids(hf, 5)))
+
+
+COMMON_KEYS = (
+    "block_count", "context_length", "embedding_length", "feed_forward_length",
+    "attention.head_count", "attention.head_count_kv", "rope.freq_base",
+    "attention.layer_norm_rms_epsilon",
+)  # fmt: skip
+TOKENIZER_KEYS = (
+    "general.quantization_version", "tokenizer.ggml.model", "tokenizer.ggml.pre",
+    "tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges",
+    "tokenizer.ggml.eos_token_id",
+)  # fmt: skip
+EXPECTED_KEYS = {  # the metadata convert_hf_to_gguf.py writes for each, in its order
+    "llama": (
+        *(f"llama.{k}" for k in COMMON_KEYS),
+        "llama.attention.key_length", "llama.attention.value_length", "general.file_type",
+        "llama.vocab_size", "llama.rope.dimension_count",
+    ),
+    "qwen3": (
+        *(f"qwen3.{k}" for k in COMMON_KEYS),
+        "qwen3.attention.key_length", "qwen3.attention.value_length", "general.file_type",
+    ),
+    "qwen3moe": (
+        *(f"qwen3moe.{k}" for k in COMMON_KEYS),
+        "qwen3moe.expert_count", "qwen3moe.expert_used_count",
+        "qwen3moe.attention.key_length", "qwen3moe.attention.value_length", "general.file_type",
+        "qwen3moe.expert_feed_forward_length",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_converter_writes_the_metadata_llama_cpp_does(checkpoints, name):
+    import gguf
+
+    model, hf, path = checkpoints[name]
+    arch = CASES[name][0].arch
+    fields = gguf.GGUFReader(path).fields
+    general = ("general.architecture", "general.type", "general.name", "general.size_label")
+    keys = [k for k in fields if not k.startswith("GGUF.")]
+    assert keys == [*general, *EXPECTED_KEYS[arch], *TOKENIZER_KEYS]
+    assert fields["general.file_type"].contents() == 0  # ALL_F32
+    assert fields["tokenizer.ggml.model"].contents() == "gpt2"
+    tokens = fields["tokenizer.ggml.tokens"].contents()
+    types = fields["tokenizer.ggml.token_type"].contents()
+    vocab = transformers.AutoTokenizer.from_pretrained(hf).get_vocab()
+    assert len(tokens) == model.config.vocab_size > len(vocab)
+    for token, i in vocab.items():  # the tokenizer's own ids; its one special token CONTROL
+        special = token == "<|endoftext|>"
+        assert (tokens[i], types[i]) == (
+            token,
+            gguf.TokenType.CONTROL if special else gguf.TokenType.NORMAL,
+        )
+    for i in range(len(vocab), len(tokens)):  # padding to the model's rows
+        assert (tokens[i], types[i]) == (f"[PAD{i}]", gguf.TokenType.UNUSED)
+    assert fields["tokenizer.ggml.eos_token_id"].contents() == vocab["<|endoftext|>"]
+    if arch == "qwen3moe":
+        assert fields["qwen3moe.expert_feed_forward_length"].contents() == 64
