@@ -46,7 +46,8 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 sys.path.insert(0, str(Path(__file__).parent))
-from checkpoints import CORPUS, Tiny, config, train_tokenizer  # noqa: E402
+from checkpoints import CORPUS, Tiny, save  # noqa: E402
+from checkpoints import model as tiny_model  # noqa: E402
 from gguf_convert import convert, permute  # noqa: E402
 
 from spatial_dialect.tools.frontend.weights import checkpoint_inputs  # noqa: E402
@@ -62,31 +63,11 @@ TOLERANCE = 1e-5
 CACHE = 32
 """Rows of the imported KV caches (at least the longest prefill plus the decode step)."""
 
-CLASSES = {
-    "llama": "LlamaForCausalLM",
-    "qwen3": "Qwen3ForCausalLM",
-    "qwen3moe": "Qwen3MoeForCausalLM",
-}
 
-
-def tiny_model(t: Tiny, head_dim: int | None = None):
-    """checkpoints.model(t), with another head dimension when asked (an unseen shape)."""
-    torch.manual_seed(t.seed)
-    cfg = config(t)
-    if head_dim is not None:
-        cfg.head_dim = head_dim
-    m = getattr(transformers, CLASSES[t.arch])(cfg).to(torch.float32).eval()
-    with torch.no_grad():  # norm weights drawn too, as checkpoints.model does
-        for name, p in m.named_parameters():
-            if "norm" in name:
-                p.copy_(p + 0.1 * torch.randn_like(p))
-    return m
-
-
-def hf_dir(path: Path, t: Tiny, head_dim: int | None = None):
-    m = tiny_model(t, head_dim)
-    m.save_pretrained(path, safe_serialization=True)
-    train_tokenizer(path)
+def hf_dir(path: Path, t: Tiny):
+    """The tiny model of `t`, saved as a Hugging Face directory at `path`."""
+    m = tiny_model(t)
+    save(m, path)
     return m
 
 
@@ -211,11 +192,11 @@ def assert_close(errors: dict[str, float]) -> None:
     assert errors[worst] <= TOLERANCE, f"{worst}: {errors[worst]:.2e} relative (of {errors})"
 
 
-CASES = {  # name: (Tiny, head_dim override)
-    "llama": (Tiny("llama"), None),
-    "qwen3": (Tiny("qwen3"), None),
-    "qwen3_tied": (Tiny("qwen3", tied=True), None),
-    "qwen3moe": (Tiny("qwen3moe"), None),
+CASES = {
+    "llama": Tiny("llama"),
+    "qwen3": Tiny("qwen3"),
+    "qwen3_tied": Tiny("qwen3", tied=True),
+    "qwen3moe": Tiny("qwen3moe"),
 }
 
 
@@ -223,9 +204,9 @@ CASES = {  # name: (Tiny, head_dim override)
 def checkpoints(tmp_path_factory) -> dict[str, tuple]:
     """name: (transformers model, HF directory, F32 GGUF) of every case, made once."""
     out = {}
-    for name, (t, hd) in CASES.items():
+    for name, t in CASES.items():
         d = tmp_path_factory.mktemp(name)
-        model = hf_dir(d / "hf", t, hd)
+        model = hf_dir(d / "hf", t)
         out[name] = (model, d / "hf", convert(d / "hf", d / f"{name}-F32.gguf", "F32"))
     return out
 
@@ -234,7 +215,7 @@ def checkpoints(tmp_path_factory) -> dict[str, tuple]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_f32_gguf_agrees_with_transformers(checkpoints, name, t):
     model, hf, path = checkpoints[name]
-    assert_close(compare(model, path, CASES[name][0].arch, corpus_ids(hf, t)))
+    assert_close(compare(model, path, CASES[name].arch, corpus_ids(hf, t)))
 
 
 def f16_rounded(model):
@@ -254,21 +235,21 @@ def test_f16_gguf_computed_in_f32_agrees_with_the_rounded_model(checkpoints, tmp
     model, hf, _ = checkpoints[name]
     path = convert(hf, tmp_path / f"{name}-F16.gguf", "F16")
     ids = corpus_ids(hf, 5)
-    assert_close(compare(f16_rounded(model), path, CASES[name][0].arch, ids))
+    assert_close(compare(f16_rounded(model), path, CASES[name].arch, ids))
 
 
-UNSEEN = {  # name: (Tiny, head_dim): other seeds, head dimensions, tied or not
-    "llama_hd64_tied": (Tiny("llama", tied=True, seed=1), 64),
-    "llama_hd16": (Tiny("llama", seed=4), 16),
-    "qwen3_hd32": (Tiny("qwen3", seed=2), 32),
-    "qwen3moe_hd64_tied": (Tiny("qwen3moe", tied=True, seed=3), 64),
+UNSEEN = {  # other seeds, head dimensions, tied or not
+    "llama_hd64_tied": Tiny("llama", tied=True, seed=1, head_dim=64),
+    "llama_hd16": Tiny("llama", seed=4, head_dim=16),
+    "qwen3_hd32": Tiny("qwen3", seed=2, head_dim=32),
+    "qwen3moe_hd64_tied": Tiny("qwen3moe", tied=True, seed=3, head_dim=64),
 }
 
 
 @pytest.mark.parametrize("name", sorted(UNSEEN))
 def test_unseen_checkpoints_agree_with_transformers(tmp_path, name):
-    t, head_dim = UNSEEN[name]
-    model = hf_dir(tmp_path / "hf", t, head_dim)
+    t = UNSEEN[name]
+    model = hf_dir(tmp_path / "hf", t)
     path = convert(tmp_path / "hf", tmp_path / "m.gguf", "F32")
     assert_close(compare(model, path, t.arch, corpus_ids(tmp_path / "hf", 5)))
     assert transformers_gguf_logits_error(model, tmp_path / "hf", path) == 0.0
@@ -366,7 +347,7 @@ def test_q8_0_file(checkpoints, tmp_path, name):
         kept = t.name.endswith(("_norm.weight", "ffn_gate_inp.weight"))
         assert t.tensor_type.name == ("F32" if kept else "Q8_0"), t.name
     loaded = transformers_gguf_model(hf, path)
-    assert_close(compare(loaded, path, CASES[name][0].arch, corpus_ids(hf, 5)))
+    assert_close(compare(loaded, path, CASES[name].arch, corpus_ids(hf, 5)))
 
 
 COMMON_KEYS = (
@@ -403,7 +384,7 @@ def test_the_converter_writes_the_metadata_llama_cpp_does(checkpoints, name):
     import gguf
 
     model, hf, path = checkpoints[name]
-    arch = CASES[name][0].arch
+    arch = CASES[name].arch
     fields = gguf.GGUFReader(path).fields
     general = ("general.architecture", "general.type", "general.name", "general.size_label")
     keys = [k for k in fields if not k.startswith("GGUF.")]
