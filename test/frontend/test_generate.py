@@ -212,7 +212,7 @@ def with_tokenizer(tmp_path_factory):
         tokens=tuple(vocab),
         merges=tuple(merges),
         special=special,
-        pre="gpt2",
+        pre="gpt-2",
     )
     return write_gguf(d / "tok.gguf", tiny), d / "tokenizer.json"
 

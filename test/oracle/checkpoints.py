@@ -42,6 +42,7 @@ class Tiny:
     tied: bool = False
     seed: int = 0
     layers: int = 2
+    head_dim: int | None = None  # another head dimension than the architecture's below
 
 
 def train_tokenizer(path: Path) -> None:
@@ -68,6 +69,14 @@ def train_tokenizer(path: Path) -> None:
 
 def config(t: Tiny):
     """The transformers config of a tiny model of `t.arch`."""
+
+    cfg = arch_config(t)
+    if t.head_dim is not None:
+        cfg.head_dim = t.head_dim
+    return cfg
+
+
+def arch_config(t: Tiny):
     import transformers
 
     common = dict(
@@ -155,11 +164,16 @@ def model(t: Tiny):
     return m
 
 
-def hf_checkpoint(path: str | Path, t: Tiny = Tiny()) -> Path:
-    """A Hugging Face directory of the tiny model: config.json, model.safetensors and the
-    tokenizer, as `save_pretrained` writes them."""
+def save(m, path: str | Path) -> Path:
+    """`m` as a Hugging Face directory: config.json, model.safetensors and the tokenizer, as
+    `save_pretrained` writes them."""
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
-    model(t).save_pretrained(out, safe_serialization=True)
+    m.save_pretrained(out, safe_serialization=True)
     train_tokenizer(out)
     return out
+
+
+def hf_checkpoint(path: str | Path, t: Tiny = Tiny()) -> Path:
+    """A Hugging Face directory of the tiny model of `t`."""
+    return save(model(t), path)

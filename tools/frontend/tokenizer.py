@@ -9,7 +9,7 @@ of `spatial-generate`.
   CONTROL or USER_DEFINED are special (matched whole, before the model), and
   `tokenizer.ggml.add_bos_token` prepends `tokenizer.ggml.bos_token_id`. The text is split
   before the BPE by the regex of `tokenizer.ggml.pre`, llama.cpp's pre-tokenizer (the patterns
-  of its llama-vocab.cpp for "llama-bpe", "qwen2" and "gpt2"); another model ("llama": a
+  of its llama-vocab.cpp for "llama-bpe", "qwen2" and "gpt-2"); another model ("llama": a
   SentencePiece vocabulary) or pre-tokenizer is refused by name, never approximated.
 
 A checkpoint without a tokenizer gives None: spatial-generate then takes ids only.
@@ -29,7 +29,7 @@ PRE_TOKENIZERS = {
         r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+"
         r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
     ),
-    "gpt2": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    "gpt-2": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
 }
 """llama.cpp's pre-tokenizer regex of each `tokenizer.ggml.pre` this module builds."""
 
@@ -92,7 +92,7 @@ def gguf_tokenizer(path: Path) -> Any | None:
         raise TokenizerError(
             f"tokenizer.ggml.model '{model}' is not built (only 'gpt2', byte-level BPE)"
         )
-    pre = _metadata(reader, "tokenizer.ggml.pre", "gpt2")
+    pre = _metadata(reader, "tokenizer.ggml.pre", "gpt-2")
     if pre not in PRE_TOKENIZERS:
         raise TokenizerError(
             f"tokenizer.ggml.pre '{pre}' is not built (one of {', '.join(PRE_TOKENIZERS)})"
