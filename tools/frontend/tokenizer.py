@@ -92,7 +92,12 @@ def gguf_tokenizer(path: Path) -> Any | None:
         raise TokenizerError(
             f"tokenizer.ggml.model '{model}' is not built (only 'gpt2', byte-level BPE)"
         )
-    pre = _metadata(reader, "tokenizer.ggml.pre", "gpt-2")
+    pre = _metadata(reader, "tokenizer.ggml.pre")
+    if pre is None:
+        raise TokenizerError(
+            "the GGUF metadata has no 'tokenizer.ggml.pre' (llama.cpp then splits with its "
+            "'default' pre-tokenizer, which is not built)"
+        )
     if pre not in PRE_TOKENIZERS:
         raise TokenizerError(
             f"tokenizer.ggml.pre '{pre}' is not built (one of {', '.join(PRE_TOKENIZERS)})"
