@@ -110,3 +110,31 @@ def test_an_output_of_another_type_than_the_input_it_feeds_is_refused(capsys, tm
 def test_entry_and_chain_are_one_choice(capsys, program):
     status, _, err = run(capsys, program, "--reference-only", "--entry", "write", "--chain", "a,b")
     assert status == 2 and "not allowed with argument" in err
+
+
+# @step's %s is state computed anew (not updated in place): `chain.state` names the output that
+# holds its next value, which the next step's %s takes (Qwen3-Next's conv and recurrent states).
+STATE = """
+func.func @first(%s: tensor<32x32xf32> {chain.state = "s_next"}, %x: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %s_next = tg.add %s, %x : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %s_next : tensor<32x32xf32>
+}
+func.func @second(%s: tensor<32x32xf32> {chain.state = "s_next"}, %y: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %s_next = tg.add %s, %y : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %s_next : tensor<32x32xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("target", [None, "h100"])
+def test_a_state_named_by_chain_state_is_carried(capsys, tmp_path, target):
+    path = tmp_path / "state.mlir"
+    path.write_text(STATE)
+    saved = tmp_path / "run.npz"
+    where = ["--target", target] if target else ["--reference-only"]
+    status, out, _ = run(capsys, path, *where, "--chain", "first,second", "--save", saved)
+    assert status == 0, out
+    assert "@second, 0 input(s) from file, 1 drawn with seed 0, 1 fed and 0 shared" in out
+    with np.load(saved) as run_:
+        s, x, y = run_["s"], run_["x"], run_["y"]
+        np.testing.assert_allclose(run_["reference/second/s_next"], s + x + y, rtol=1e-6)

@@ -24,6 +24,7 @@ from spatial_dialect.tools.frontend.chaining import (
     next_position,
     position,
     state_inputs,
+    state_links,
     step_rows,
 )
 from spatial_dialect.tools.interpreters.inputs import draw_inputs, load_inputs
@@ -76,7 +77,8 @@ def entry_inputs(
     here; one placed by `chain.position` follows the `previous` step's position. A chain with
     --weights starts from zero state at position 0: a real generation (tools/frontend/chaining.py)."""
     chosen = {n: src for n, src in fed_by(fn).items() if src in outputs} if args.chain else {}
-    fed = {n: n for n in input_names(fn) if n in outputs and n not in chosen} | chosen
+    carried = {n: src for n, src in state_links(fn).items() if src in outputs} if args.chain else {}
+    fed = {n: n for n in input_names(fn) if n in outputs and n not in chosen} | carried | chosen
     shared = {n: earlier[n] for n in input_names(fn) if n in earlier and n not in fed}
     for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
         if name in shared:

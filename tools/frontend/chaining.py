@@ -5,8 +5,9 @@ way.
 Three facts, each read from the program, never from a naming convention of the runner:
 
 - State: an input a step updates in place (a KV cache written by `tg.set_rows` and returned)
-  is carried to the next step under the input's name (link's name for it, `chain_names`); a
-  generation starts it at zero.
+  is carried to the next step under the input's name (link's name for it, `chain_names`); an
+  input with `chain.state = "NAME"` (a state computed anew, Qwen3-Next's conv and recurrent
+  states) takes the previous step's output NAME. A generation starts either at zero.
 - Fed inputs: an input with `chain.fed_by = "NAME"` takes the last rows of the previous step's
   output NAME, as many as it has (the decode's `%decode.ids` the token the step before it chose
   at its last position).
@@ -27,10 +28,22 @@ from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 from spatial_dialect import tg
 from spatial_dialect.passes.link.context import carried_names, value_names
 from spatial_dialect.passes.link.prelude import tg_ops
-from spatial_dialect.tools.frontend.gguf_program import FED_BY, POSITION
 from spatial_dialect.tools.frontend.weights import position  # the rope tables' position too
 from spatial_dialect.tools.interpreters.numerics import EvaluationError
 from spatial_dialect.tools.interpreters.reference import input_names, returned_values
+
+FED_BY = "chain.fed_by"
+"""On a step's input: the output of the step before it that feeds it (the decode's ids take the
+token the previous step chose), by the name the chain gives that output."""
+
+POSITION = "chain.position"
+"""On a step's position input: "next", the row after the previous step's: its position plus the
+rows it wrote (a decode after a prefill of T tokens at p is at p + T)."""
+
+STATE = "chain.state"
+"""On a step's input: carried state that is not updated in place (Qwen3-Next's conv and
+recurrent states): the step's output of that name is its next value, which the next step's
+input takes; a generation starts it at zero."""
 
 
 def chain_names(fn: func.FuncOp) -> list[str]:
@@ -43,9 +56,16 @@ def chain_names(fn: func.FuncOp) -> list[str]:
 
 
 def state_inputs(fn: func.FuncOp) -> list[str]:
-    """The inputs `fn` updates in place and returns (its caches): the chain's carried state."""
-    outputs = set(chain_names(fn))
-    return [n for n in input_names(fn) if n in outputs]
+    """The chain's carried state among `fn`'s inputs: those it updates in place and returns (its
+    caches), and those whose next value it returns by `chain.state`."""
+    outputs, links = set(chain_names(fn)), state_links(fn)
+    return [n for n in input_names(fn) if n in outputs or n in links]
+
+
+def state_links(fn: func.FuncOp) -> dict[str, str]:
+    """`fn`'s state inputs carried by `chain.state`: input -> the output holding its next value
+    (which the previous step returned under that name)."""
+    return _links(fn, STATE)
 
 
 def _links(fn: func.FuncOp, key: str) -> dict[str, str]:
@@ -104,6 +124,9 @@ def cache_rows(fn: func.FuncOp) -> int:
 
 
 __all__ = [
+    "FED_BY",
+    "POSITION",
+    "STATE",
     "ChainError",
     "cache_rows",
     "chain_names",
@@ -112,5 +135,6 @@ __all__ = [
     "next_position",
     "position",
     "state_inputs",
+    "state_links",
     "step_rows",
 ]

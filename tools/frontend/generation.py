@@ -12,7 +12,7 @@ program). Then, as llama.cpp runs a prompt:
   its rope tables filled for that position and the caches the previous step returned.
 
 What feeds what is the program's own statement (tools/frontend/chaining.py: the state a step
-updates in place, `chain.fed_by`, `chain.position`), the same facts `spatial-run --chain` reads,
+updates in place or names by `chain.state`, `chain.fed_by`, `chain.position`), the same facts `spatial-run --chain` reads,
 so that a chain checked by spatial-run is the generation this module runs. Weights are filled
 once per function from the checkpoint (tools/frontend/weights.py; a weight two functions share by
 name is read once); only the rope tables are refilled at each step.
@@ -41,6 +41,7 @@ from spatial_dialect.tools.frontend.chaining import (
     next_position,
     position,
     state_inputs,
+    state_links,
     step_rows,
 )
 from spatial_dialect.tools.interpreters.numerics import value_type
@@ -245,6 +246,7 @@ class Generator:
             args = dict(zip(input_names(fn), fn.body.block.args, strict=True))
             inputs = dict(self.weights[fn.sym_name.data])
             inputs.update({n: previous[n] for n in input_names(fn) if n in previous})
+            inputs.update({n: previous[out] for n, out in state_links(fn).items()})
             for name, source in fed_by(fn).items():
                 inputs[name] = fed_value(np.asarray(previous[source]), value_type(args[name])[0])
             placed = next_position(fn)

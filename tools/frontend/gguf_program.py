@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import FloatAttr, StringAttr, f64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
+from spatial_dialect.tools.frontend.chaining import FED_BY, POSITION
 from spatial_dialect.tools.frontend.gguf_model import ModelHeader
 from spatial_dialect.tools.frontend.layers import (
     Argument,
@@ -54,14 +55,6 @@ TENSORS: dict[Role, tuple[str, str]] = {
 
 OWN_INPUTS = (Role.IDS, Role.POS, Role.COS, Role.SIN)
 """The step's own inputs: a deployment prefixes them with the step."""
-
-FED_BY = "chain.fed_by"
-"""On a step's input: the output of the step before it that feeds it (the decode's ids take the
-token the previous step chose), by the name the chain gives that output."""
-
-POSITION = "chain.position"
-"""On a step's position input: "next", the row after the previous step's: its position plus the
-rows it wrote (a decode after a prefill of T tokens at p is at p + T)."""
 
 Q8_0_ROLES = frozenset(
     {Role.TABLE, Role.LM_HEAD, Role.Q, Role.K, Role.V, Role.O, Role.GATE, Role.UP, Role.DOWN}
