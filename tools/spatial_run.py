@@ -25,10 +25,16 @@ bfp8_b (tt-lang-sim on Tensix).
 (docs/simulator.md#chained-entries): they are compiled together, so the tensors they share by
 argument name are laid out once for all of them (link/deployment.py), and each runs as its own
 program; an output feeds every later function's input of the same name (the name sp.entry gives
-it: a cache updated in place goes by its cache's name), in the reference from the reference's
-outputs and in the simulator from the simulator's. An input named like an earlier function's is
-that same tensor (the weights); the rest are drawn (or read from --inputs / --weights) as for one
-function. Every function's outputs are compared; one verdict ends the run.
+it: a cache updated in place goes by its cache's name, in the output lines and --save too), in
+the reference from the reference's outputs and in the simulator from the simulator's. What else
+links the steps is the program's statement (tools/frontend/chaining.py, read by
+tools/frontend/chain_inputs.py): `chain.fed_by` feeds an input the previous step's choice (the
+decode's ids the prefill's last token, the reference's in both chains), `chain.position` places
+it at the row after the previous step's, `chain.state` carries a state computed anew. With
+--weights the chain starts from zero state at position 0, a real generation. An input named like
+an earlier function's is that same tensor (the weights); the rest are drawn (or read from
+--inputs / --weights) as for one function. Every function's outputs are compared; one verdict
+ends the run.
 
 `--reference-only` needs no target: it evaluates the reference and prints each output's name,
 shape, element type and a checksum (CRC-32 of its bytes, sum, max |x|), then `PASS`.

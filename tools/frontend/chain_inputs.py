@@ -21,6 +21,7 @@ from spatial_dialect.tools.frontend.chaining import (
     cache_rows,
     fed_by,
     fed_value,
+    following_position,
     next_position,
     position,
     state_inputs,
@@ -88,9 +89,7 @@ def entry_inputs(
     inputs.update(shared)
     placed = {}
     if args.chain and previous is not None and (at := next_position(fn)) is not None:
-        before, given = previous
-        pos = int(np.asarray(given[position(before)])[0]) + step_rows(before)
-        placed = {at: np.array([pos], np.int32)}
+        placed = {at: np.array([following_position(*previous)], np.int32)}
         arg = dict(zip(input_names(fn), fn.body.block.args, strict=True))[at]
         check_fits(fn, at, arg, placed[at], "the position after the previous entry's")
         inputs.update(placed)

@@ -21,6 +21,8 @@ spatial-import writes the attributes (tools/frontend/gguf_program.py: FED_BY, PO
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
@@ -115,6 +117,15 @@ def step_rows(fn: func.FuncOp) -> int:
     return rows[0]
 
 
+def following_position(before: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> int:
+    """The row after the step `before` ran with `inputs`: its position plus the rows it wrote
+    (where a step placed by `chain.position = "next"` sits)."""
+    at = position(before)
+    if at is None or at not in inputs:
+        raise ChainError(f"@{before.sym_name.data} has no position for the step after it to follow")
+    return int(np.asarray(inputs[at]).reshape(-1)[0]) + step_rows(before)
+
+
 def cache_rows(fn: func.FuncOp) -> int:
     """The rows of the caches `fn` writes (the context a generation can fill)."""
     rows = [op.cache.type.get_shape()[0] for op in fn.body.walk() if isinstance(op, tg.SetRowsOp)]
@@ -132,6 +143,7 @@ __all__ = [
     "chain_names",
     "fed_by",
     "fed_value",
+    "following_position",
     "next_position",
     "position",
     "state_inputs",

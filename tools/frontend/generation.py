@@ -38,12 +38,13 @@ from spatial_dialect.tools.frontend.chaining import (
     chain_names,
     fed_by,
     fed_value,
+    following_position,
     next_position,
     position,
     state_inputs,
     state_links,
-    step_rows,
 )
+from spatial_dialect.tools.frontend.layers import STEP_OUTPUTS
 from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import evaluate, input_names
 
@@ -171,6 +172,11 @@ class Generator:
             f.sym_name.data: executor(f, programs[f.sym_name.data], backend) for f in self.functions
         }
         self.weights = self._weights()
+        # the generated token: the output that feeds the decode's ids
+        feeds = list(fed_by(self.decode).values())
+        if len(feeds) != 1:
+            raise GenerationError(f"@{self.decode.sym_name.data} states no single token it is fed")
+        self.token = feeds[0]
 
     def _weights(self) -> dict[str, dict[str, np.ndarray]]:
         """Each function's weights from the checkpoint, read once: a tensor the functions share
@@ -213,7 +219,7 @@ class Generator:
     ) -> Generation:
         """Greedy generation of `self.n` tokens after `ids` (of the prompt length compiled for)."""
         prefill, decode = self.prefill, self.decode
-        ids_name = input_names(prefill)[0]
+        ids_name = input_names(prefill)[0]  # layers.step_function declares the ids first
         shape = value_type(prefill.body.block.args[0])[0]
         if len(ids) != shape[0]:
             raise GenerationError(f"compiled for a prompt of {shape[0]} tokens, given {len(ids)}")
@@ -227,12 +233,12 @@ class Generator:
         inputs[at] = np.zeros(1, np.int32)
         inputs.update(self._positioned(prefill, inputs))
         steps: list[Step] = []
-        fn, pos = prefill, 0
+        fn = prefill
         while True:
             start = time.perf_counter()
             outputs = self.run[fn.sym_name.data](inputs)
-            token = int(np.asarray(outputs["token"]).reshape(-1)[-1])
-            kept = {k: v for k, v in outputs.items() if k in ("logits", "final")}
+            token = int(fed_value(np.asarray(outputs[self.token]), (1,))[-1])
+            kept = {k: v for k, v in outputs.items() if k in STEP_OUTPUTS}
             step = Step(fn.sym_name.data, token, 0.0, kept)
             step.seconds = time.perf_counter() - start
             steps.append(step)
@@ -241,7 +247,7 @@ class Generator:
             if len(steps) == self.n:
                 break
             # the next step: the decode, fed and placed as its program says
-            pos += step_rows(fn)
+            pos = following_position(fn, inputs)
             previous, fn = outputs, decode
             args = dict(zip(input_names(fn), fn.body.block.args, strict=True))
             inputs = dict(self.weights[fn.sym_name.data])
