@@ -61,6 +61,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from spatial_dialect.tools.frontend.chaining import follows
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
     GGUFError,
@@ -164,23 +165,13 @@ def import_checkpoint(
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
-    # The decode of a deployment follows the prefill: its ids are the token the step before it
-    # chose and its position the row after that step's (gguf_program.FED_BY, POSITION).
-    return header + print_functions(
-        checkpoint_step(
-            h,
-            n,
-            cache,
-            layers,
-            elt,
-            f"{h.arch}_{s}",
-            q8,
-            own(s),
-            step == "both" and s == "decode",
-            extra,
-        )
+    functions = [
+        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s), extra)
         for s, n in steps.items()
-    )
+    ]
+    if step == "both":  # the decode follows the prefill: fed its token, at the row after it
+        follows(functions[1], "token")
+    return header + print_functions(functions)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

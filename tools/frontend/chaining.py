@@ -16,7 +16,8 @@ Three facts, each read from the program, never from a naming convention of the r
   the next decode at p + T + 1). The position of a step is the argument its `tg.set_rows` writes
   at (`%pos`, `%decode.pos`); a generation starts the first step at 0.
 
-spatial-import writes the attributes (tools/frontend/gguf_program.py: FED_BY, POSITION).
+spatial-import writes `chain.fed_by` and `chain.position` on a deployment's decode (`follows`,
+on the built function, whatever its importer named its arguments).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 
 from spatial_dialect import tg
 from spatial_dialect.passes.link.context import carried_names, value_names
@@ -46,6 +47,29 @@ STATE = "chain.state"
 """On a step's input: carried state that is not updated in place (Qwen3-Next's conv and
 recurrent states): the step's output of that name is its next value, which the next step's
 input takes; a generation starts it at zero."""
+
+
+def follows(fn: func.FuncOp, token: str) -> None:
+    """State on `fn`, a step that runs after another (a deployment's decode), what links it to
+    that step: its ids (the argument its embedding gathers) are fed the step's output `token`,
+    and its position (the argument its caches are written at) is the row after that step's.
+    Read from the program, so any importer's step (GGUF or Hugging Face names) is marked alike."""
+    names = input_names(fn)
+    gathered = {op.ids for op in fn.body.walk() if isinstance(op, tg.GatherRowsOp)}
+    ids = [n for n, a in zip(names, fn.body.block.args, strict=True) if a in gathered]
+    at = position(fn)
+    if len(ids) != 1 or at is None:
+        raise ChainError(f"@{fn.sym_name.data} has no single ids argument and position to link")
+    marks = {ids[0]: (FED_BY, token), at: (POSITION, "next")}
+    old = fn.arg_attrs.data if fn.arg_attrs is not None else [DictionaryAttr({})] * len(names)
+    attrs = []
+    for name, d in zip(names, old, strict=True):
+        entries = dict(d.data) if isinstance(d, DictionaryAttr) else {}
+        if name in marks:
+            key, value = marks[name]
+            entries[key] = StringAttr(value)
+        attrs.append(DictionaryAttr(entries))
+    fn.arg_attrs = ArrayAttr(attrs)
 
 
 def chain_names(fn: func.FuncOp) -> list[str]:
@@ -144,6 +168,7 @@ __all__ = [
     "fed_by",
     "fed_value",
     "following_position",
+    "follows",
     "next_position",
     "position",
     "state_inputs",

@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import FloatAttr, StringAttr, f64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
-from spatial_dialect.tools.frontend.chaining import FED_BY, POSITION
 from spatial_dialect.tools.frontend.gguf_model import ModelHeader
 from spatial_dialect.tools.frontend.layers import (
     Argument,
@@ -66,11 +65,10 @@ an expert is declared in the program's float type and dequantized exactly by --w
 class GGUFNames:
     """The arguments of a checkpoint's step: named and tagged after its GGUF tensors."""
 
-    def __init__(self, h: ModelHeader, q8_0: bool, own: str = "", follows: bool = False) -> None:
+    def __init__(self, h: ModelHeader, q8_0: bool, own: str = "") -> None:
         self.h = h
         self.quantized = q8_0
         self.own = own
-        self.follows = follows  # the step follows another in a deployment (the decode)
 
     def tensor_name(self, role: Role, layer: Layer | None) -> str:
         name, _ = TENSORS[role]
@@ -82,10 +80,6 @@ class GGUFNames:
             return Argument(layer.prefix + role.value, {})
         if role in OWN_INPUTS:
             attrs = self.rope_attributes(role) if role in (Role.COS, Role.SIN) else {}
-            if self.follows and role is Role.IDS:
-                attrs = {FED_BY: StringAttr("token")}
-            if self.follows and role is Role.POS:
-                attrs = {POSITION: StringAttr("next")}
             return Argument(self.own + role.value, attrs)
         name, layout = self.tensor_name(role, layer), TENSORS[role][1]
         return Argument(name, {"gguf.tensor": StringAttr(name), "gguf.layout": StringAttr(layout)})
@@ -165,14 +159,12 @@ def checkpoint_step(
     name: str,
     q8_0: bool = False,
     own: str = "",
-    follows: bool = False,
     extra: tuple[str, ...] = (),
 ) -> FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8_0`:
     Q8_0 weights stay Q8_0 (else they are declared `elt`); `own`: the prefix of the step's own
     inputs (its tokens, their position and rope tables), which in a deployment are no other
-    step's, while the weights and the caches keep their names and are shared; `follows`: the
-    step runs after another of the deployment, which feeds its ids (FED_BY) and places it
-    (POSITION); `extra`: outputs returned after the caches ("logits", "final")."""
-    names = GGUFNames(h, q8_0, own, follows)
+    step's, while the weights and the caches keep their names and are shared; `extra`: outputs
+    returned after the caches ("logits", "final")."""
+    names = GGUFNames(h, q8_0, own)
     return step_function(header_model(h, elt), names, t, cache, layers, name, extra)
