@@ -74,6 +74,7 @@ from spatial_dialect.tools.frontend.gguf_program import (
     program_dtype_dequantized,
     weight_types,
 )
+from spatial_dialect.tools.frontend.layers import also_return
 from spatial_dialect.tools.frontend.tg_builder import print_functions
 
 
@@ -166,9 +167,11 @@ def import_checkpoint(
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
     functions = [
-        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s), extra)
+        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
         for s, n in steps.items()
     ]
+    for f in functions:  # --logits, --hidden
+        also_return(f, extra)
     if step == "both":  # the decode follows the prefill: fed its token, at the row after it
         follows(functions[1], "token")
     return header + print_functions(functions)

@@ -159,12 +159,10 @@ def checkpoint_step(
     name: str,
     q8_0: bool = False,
     own: str = "",
-    extra: tuple[str, ...] = (),
 ) -> FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8_0`:
     Q8_0 weights stay Q8_0 (else they are declared `elt`); `own`: the prefix of the step's own
     inputs (its tokens, their position and rope tables), which in a deployment are no other
-    step's, while the weights and the caches keep their names and are shared; `extra`: outputs
-    returned after the caches ("logits", "final")."""
+    step's, while the weights and the caches keep their names and are shared."""
     names = GGUFNames(h, q8_0, own)
-    return step_function(header_model(h, elt), names, t, cache, layers, name, extra)
+    return step_function(header_model(h, elt), names, t, cache, layers, name)

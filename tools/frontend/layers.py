@@ -28,6 +28,7 @@ from enum import Enum
 from typing import Protocol
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import tg
@@ -336,19 +337,12 @@ implementation."""
 
 
 def step_function(
-    m: Model,
-    names: Naming,
-    t: int,
-    cache: int,
-    layers: int,
-    name: str,
-    extra: tuple[str, ...] = (),
+    m: Model, names: Naming, t: int, cache: int, layers: int, name: str
 ) -> func.FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache:
     the embedding gather of the ids, the layers (each with its own weights and cache), the final
     norm, the LM head (the table itself, transposed, for a tied model) and the arg-max. Returns
-    the token and every layer's updated caches, then the `extra` of STEP_OUTPUTS asked for, in
-    that order."""
+    the token and every layer's updated caches (`also_return` adds STEP_OUTPUTS)."""
     p = Program(m.elt, m.eps, names)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.weight(Role.TABLE, None, m.vocab, m.d)
@@ -373,8 +367,26 @@ def step_function(
         n = p.rms_norm("final", x, final_norm)
         logits = p.matmul("logits", n, lm_head)
     token = p.op("token", tg.ArgmaxOp(logits))
-    values = {"logits": logits, "final": n}
-    return p.function(name, [token, *caches, *(values[e] for e in STEP_OUTPUTS if e in extra)])
+    return p.function(name, [token, *caches])
+
+
+def also_return(fn: func.FuncOp, extra: tuple[str, ...]) -> None:
+    """`fn` returns, after what it returns, the values of STEP_OUTPUTS named in `extra` (in
+    STEP_OUTPUTS' order): found by their names in the built function, so a step of any
+    architecture or importer (whatever it called its arguments) returns them alike."""
+    if not extra:
+        return
+    values = {r.name_hint: r for op in fn.body.block.ops for r in op.results}
+    if missing := [e for e in STEP_OUTPUTS if e in extra and e not in values]:
+        raise ValueError(f"@{fn.sym_name.data} computes no %{missing[0]}")
+    ret = fn.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    results = [*ret.arguments, *(values[e] for e in STEP_OUTPUTS if e in extra)]
+    fn.body.block.erase_op(ret)
+    fn.body.block.add_op(func.ReturnOp(*results))
+    fn.function_type = FunctionType.from_lists(
+        fn.function_type.inputs.data, [r.type for r in results]
+    )
 
 
 def layer_function(m: Model, t: int, cache: int) -> func.FuncOp:
