@@ -165,6 +165,19 @@ def test_the_text_output(capsys, models):
     assert lines[5] == " ".join(line.split()[4] for line in lines[1:4])  # no tokenizer: the ids
 
 
+def test_progress_goes_to_stderr_when_asked(capsys, models):
+    argv = ["--ids", "1,2", "-n", 3, "--backend", "reference"]
+    status, out, err = run(capsys, models["llama"], *argv, "--progress")
+    assert status == 0 and "[" not in out
+    assert err.split("\r")[1:] == [
+        "[" + "#" * 10 + "." * 20 + "] 1/3",
+        "[" + "#" * 20 + "." * 10 + "] 2/3",
+        "[" + "#" * 30 + "] 3/3\n",
+    ]
+    status, out, err = run(capsys, models["llama"], *argv)
+    assert status == 0 and err == ""  # not a terminal, not asked
+
+
 @pytest.mark.parametrize(
     "argv, says, code",
     [
@@ -307,3 +320,16 @@ def test_logits_and_the_hidden_state_are_optional_outputs(models):
     plain = import_checkpoint(str(models["qwen3"]), "decode", cache=32)
     (ret,) = [line for line in plain.splitlines() if "func.return" in line]
     assert "%logits" not in ret and "%final" not in ret
+
+
+def test_the_import_command_takes_logits_and_hidden(models, tmp_path):
+    from spatial_dialect.tools.spatial_import import main as import_main
+
+    out = tmp_path / "step.mlir"
+    argv = [str(models["llama"]), "--step", "prefill", "--tokens", "4", "--cache", "32"]
+    assert import_main([*argv, "--hidden", "-o", str(out)]) == 0
+    (ret,) = [line for line in out.read_text().splitlines() if "func.return" in line]
+    assert ret.split(" : ")[0].endswith("%l1_vc, %final")
+    assert import_main([*argv, "--logits", "--hidden", "-o", str(out)]) == 0
+    (ret,) = [line for line in out.read_text().splitlines() if "func.return" in line]
+    assert ret.split(" : ")[0].endswith("%l1_vc, %logits, %final")
