@@ -169,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from spatial_dialect.targets import TargetError
     from spatial_dialect.tools.frontend.gguf_model import GGUFError
     from spatial_dialect.tools.interpreters.numerics import EvaluationError
+    from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
 
     try:
         return run(args, sys.stdout, sys.stderr)
@@ -181,8 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BackendUnavailable as e:
         print(f"spatial-generate: backend unavailable: {e}", file=sys.stderr)
         return 1
-    except BackendFailed as e:
-        return _error(f"{args.backend} rejected the program: {e}")
+    except (BackendFailed, SimulationError) as e:  # the executor found the program wrong
+        return _error(f"{args.backend} rejected the program: {type(e).__name__}: {e}")
+    except NotSimulated as e:
+        return _error(f"cannot simulate: {e}")
     except InternalError as e:  # the compiler's own bug, not a refusal of the program
         return _error(f"internal error: {str(e).strip()} (please report it)")
     except DiagnosticException as e:
