@@ -114,8 +114,11 @@ def bottleneck_bytes(kind: Collective, axis: Axis, nbytes: int) -> float:
     return through / 2 if axis.topology is Topology.RING else through
 
 
-def price(kind: Collective | str, mesh: Mesh, nbytes: int, axis: int = 0) -> CollectivePrice:
-    """The price of ``kind`` over ``mesh``'s axis ``axis`` for ``nbytes`` (module docstring)."""
+def price(
+    kind: Collective | str, mesh: Mesh, nbytes: int, axis: int = 0, links: int | None = None
+) -> CollectivePrice:
+    """The price of ``kind`` over ``mesh``'s axis ``axis`` for ``nbytes`` (module docstring), over
+    ``links`` of the axis's links (default: all of them; an op may open fewer)."""
     try:
         kind = Collective(kind)
     except ValueError:
@@ -123,6 +126,13 @@ def price(kind: Collective | str, mesh: Mesh, nbytes: int, axis: int = 0) -> Col
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
         raise TargetError(f"{kind.value}: bytes must be a non-negative integer, got {nbytes!r}")
     ax = mesh.axis(axis)
+    if links is not None:
+        if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= ax.links:
+            raise TargetError(
+                f"{kind.value}: links must be 1 to the {ax.links} of mesh {mesh.name}'s axis {axis}, "
+                f"got {links!r}"
+            )
+        ax = Axis(ax.size, ax.topology, links)
     n = ax.size
     if n == 1:
         return CollectivePrice(kind, 1, ax.topology, ax.links, nbytes, 0.0, 0.0, 0, 0, 0.0, 0.0)
@@ -138,17 +148,19 @@ def price(kind: Collective | str, mesh: Mesh, nbytes: int, axis: int = 0) -> Col
     )
 
 
-def all_gather(mesh: Mesh, nbytes: int, axis: int = 0) -> CollectivePrice:
-    return price(Collective.ALL_GATHER, mesh, nbytes, axis)
+def all_gather(mesh: Mesh, nbytes: int, axis: int = 0, links: int | None = None) -> CollectivePrice:
+    return price(Collective.ALL_GATHER, mesh, nbytes, axis, links)
 
 
-def reduce_scatter(mesh: Mesh, nbytes: int, axis: int = 0) -> CollectivePrice:
-    return price(Collective.REDUCE_SCATTER, mesh, nbytes, axis)
+def reduce_scatter(
+    mesh: Mesh, nbytes: int, axis: int = 0, links: int | None = None
+) -> CollectivePrice:
+    return price(Collective.REDUCE_SCATTER, mesh, nbytes, axis, links)
 
 
-def all_reduce(mesh: Mesh, nbytes: int, axis: int = 0) -> CollectivePrice:
-    return price(Collective.ALL_REDUCE, mesh, nbytes, axis)
+def all_reduce(mesh: Mesh, nbytes: int, axis: int = 0, links: int | None = None) -> CollectivePrice:
+    return price(Collective.ALL_REDUCE, mesh, nbytes, axis, links)
 
 
-def all_to_all(mesh: Mesh, nbytes: int, axis: int = 0) -> CollectivePrice:
-    return price(Collective.ALL_TO_ALL, mesh, nbytes, axis)
+def all_to_all(mesh: Mesh, nbytes: int, axis: int = 0, links: int | None = None) -> CollectivePrice:
+    return price(Collective.ALL_TO_ALL, mesh, nbytes, axis, links)

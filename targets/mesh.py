@@ -35,9 +35,11 @@ Sources:
 [CCL-STEPS] the same report at commit 5ac66c4a, "Per-invocation cost": launch 1.2 us (BH 1.4), open
             connections 0.8 (0.7), entry barrier 0.7 + 0.95 per hop (0.3 + 0.64), first packet 1.0
             (0.8), exit wait 0.7 + 0.95 per hop (0.3 + 0.64), close 0.4 (0.5) us.
-[LLMS]      tt-metal tech_reports/LLMs/llms.md section 2.5.7.1: n300 and T3000 are 1D meshes whose
-            reduce_scatter uses num_links=1; TG (Galaxy, an (8, 4) mesh) all-reduces along each
-            cluster axis with num_links=2 (sections 2.5.5 and 2.5.7.1).
+[LLMS]      tt-metal tech_reports/LLMs/llms.md: section 3.3.1, all_gather's supported number of links,
+            "N300, T3000: 1", "TG: 4 along cluster_axis=0, 3 along cluster_axis=1"; section 2.5.7.1,
+            n300 and T3000 are 1D meshes and TG a 2D (8, 4) one. (The same document's Llama code
+            all-reduces on TG over num_links=2: an op may use fewer links than the axis has, which
+            ``collectives.price(..., links=)`` prices.)
 [NVLINK]    NVIDIA H100 Tensor Core GPU Architecture whitepaper: NVLink 4, 18 links per GPU, 900 GB/s
             total bidirectional (450 GB/s each way, 25 GB/s per link per direction); HGX H100/H200
             8-GPU boards join the GPUs through NVSwitch. H200 keeps H100's NVLink 4.
@@ -199,13 +201,14 @@ MESH_PRESETS: dict[str, Mesh] = {
             [(2, "line", 1), (4, "line", 1)],
             _WH_ETH,
         ),
-        # TG: an (8, 4) mesh, all-reduced along each axis over num_links=2 [LLMS]. Whether either axis
-        # closes into a ring on Wormhole was not found: lines (the dearer assumption).
+        # TG: an (8, 4) mesh (tt-metal's MeshShape, so axis i is its cluster_axis i); all_gather
+        # supports 4 links along cluster_axis 0 and 3 along cluster_axis 1 [LLMS 3.3.1]. Whether
+        # either axis closes into a ring on Wormhole was not found: lines (the dearer assumption).
         _mesh(
             "galaxy",
-            "Wormhole Galaxy (TG): 32 chips as a 4x8 mesh",
+            "Wormhole Galaxy (TG): 32 chips as an 8x4 mesh",
             "wormhole_n150",
-            [(4, "line", 2), (8, "line", 2)],
+            [(8, "line", 4), (4, "line", 3)],
             _WH_ETH,
         ),
         # A ring of four p150s (issue 23). Links between neighbouring cards: not found; one assumed.

@@ -59,11 +59,16 @@ def test_t3k_all_to_all_relays_through_the_middle_link():
     assert us(p) == pytest.approx(362.158333, rel=1e-6)
 
 
-def test_galaxy_reduce_scatter_over_two_links():
-    # 7/8 x 8 MiB = 7340032 B over 2 links: 3670016 B each; 4.8 + 7 x 2.611 = 23.077 us.
-    p = reduce_scatter(MESH_PRESETS["galaxy"], 8 << 20, axis=1)
-    assert (p.chips, p.links, p.link_bytes, p.hops) == (8, 2, 3670016, 7)
-    assert us(p) == pytest.approx(328.911667, rel=1e-6)
+def test_galaxy_reduce_scatter_over_its_four_links_or_fewer():
+    # 7/8 x 8 MiB = 7340032 B over 4 links: 1835008 B each; 4.8 + 7 x 2.611 = 23.077 us.
+    p = reduce_scatter(MESH_PRESETS["galaxy"], 8 << 20, axis=0)
+    assert (p.chips, p.links, p.link_bytes, p.hops) == (8, 4, 1835008, 7)
+    assert us(p) == pytest.approx(23.077 + 1835008 / 12_000, rel=1e-9)
+    assert us(p) == pytest.approx(175.994333, rel=1e-6)
+    # Over 2 of them, as tt-metal's Llama on TG all-reduces: 3670016 B a link.
+    two = reduce_scatter(MESH_PRESETS["galaxy"], 8 << 20, axis=0, links=2)
+    assert (two.links, two.link_bytes) == (2, 3670016)
+    assert us(two) == pytest.approx(328.911667, rel=1e-6)
 
 
 def test_a_ring_of_eight_from_toml():
@@ -96,6 +101,10 @@ def test_refusals_name_what_is_wrong():
         price("broadcast", MESH_PRESETS["n300"], 1024)
     with pytest.raises(TargetError, match="axis 2 does not exist"):
         all_gather(MESH_PRESETS["t3k"], 1024, axis=2)
+    with pytest.raises(
+        TargetError, match="links must be 1 to the 4 of mesh galaxy's axis 0, got 5"
+    ):
+        all_gather(MESH_PRESETS["galaxy"], 1024, links=5)
     with pytest.raises(TargetError, match="non-negative integer, got -1"):
         all_gather(MESH_PRESETS["n300"], -1)
 

@@ -29,13 +29,19 @@ def test_the_presets_and_their_published_numbers():
     assert shapes == {
         "n300": ((2,), "wormhole_n150"),
         "t3k": ((2, 4), "wormhole_n150"),
-        "galaxy": ((4, 8), "wormhole_n150"),
+        "galaxy": ((8, 4), "wormhole_n150"),
         "p150x4": ((4,), "blackhole_p150"),
         "h100x2": ((2,), "h100"),
         "h100x8": ((8,), "h100"),
         "h200x8": ((8,), "h200"),
     }
     assert MESH_PRESETS["p150x4"].axes[0].topology is Topology.RING
+    # all_gather's links in llms.md 3.3.1: N300 and T3000 1; TG 4 along cluster_axis 0, 3 along 1.
+    assert [[a.links for a in MESH_PRESETS[m].axes] for m in ("n300", "t3k", "galaxy")] == [
+        [1],
+        [1, 1],
+        [4, 3],
+    ]
     for name in ("n300", "t3k", "galaxy"):  # Wormhole ethernet: 100 Gb/s, 711 ns a hop (CCL report)
         m = MESH_PRESETS[name]
         assert (m.link_gbps, m.hop_ns, m.link_efficiency) == (12.5, 711, 0.96)
