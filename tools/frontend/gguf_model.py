@@ -296,3 +296,10 @@ def tensor_array(reader: Any, info: TensorInfo) -> np.ndarray:
             f"cannot read tensor '{info.name}' of '{reader.data.filename}' (truncated?): {e}"
         ) from None
     raise GGUFError(f"tensor '{info.name}' is of type {info.type}, which is not supported")
+
+
+# The metadata readers under public names, for the other architectures' headers
+# (tools/frontend/next_model.py): one definition of each rule (positive, per-layer agreement).
+metadata = _field
+metadata_int = _int
+metadata_float = _float
