@@ -5,8 +5,9 @@
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
 data) of a `llama`, `qwen3`, `qwen3moe` or `qwen3next` model (the last: Gated DeltaNet and gated
-full attention layers, tools/frontend/next_model.py, docs/tg.md#qwen3-next-qwen3next) and writes one func.func (`@ARCH_decode` or
-`@ARCH_prefill`; with `--step both`, one module of both, a deployment, below): the embedding
+full attention layers, tools/frontend/next_model.py, docs/tg.md#qwen3-next-qwen3next) and writes
+one func.func (`@ARCH_decode` or `@ARCH_prefill`; with `--step both`, one module of both, a
+deployment, below): the embedding
 gather of the token ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms
 norms), rope with the model's rope.freq_base, the KV-cache writes at `pos` and attention over the
 updated cache, o, the residual, the ffn rms norm, the SwiGLU MLP (qwen3moe: a tg.moe over the

@@ -13,16 +13,20 @@ oracle test: the metadata keys it sets and each tensor's name and transformation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 
-def write_qwen3next_gguf(model, path: str | Path) -> Path:
+def write_qwen3next_gguf(
+    c, sd: Mapping[str, np.ndarray], path: str | Path, overrides: Mapping[str, np.ndarray] = {}
+) -> Path:
+    """Write transformers' Qwen3NextForCausalLM state dict `sd` (f32 arrays by transformers'
+    names) of config `c` (a Qwen3NextConfig, or anything with its attributes) to `path`;
+    `overrides`: GGUF tensors written in place of the converted ones (for the refusal tests)."""
     import gguf
 
-    c = model.config
-    sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
     w = gguf.GGUFWriter(str(path), "qwen3next")
     head_dim = c.head_dim or c.hidden_size // c.num_attention_heads
     w.add_context_length(c.max_position_embeddings)
@@ -58,6 +62,7 @@ def write_qwen3next_gguf(model, path: str | Path) -> Path:
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
 
     def put(name: str, array: np.ndarray) -> None:
+        array = overrides.get(name, array)
         w.add_tensor(name, np.ascontiguousarray(array, dtype=np.float32))
 
     put("token_embd.weight", sd["model.embed_tokens.weight"])
@@ -109,3 +114,69 @@ def write_qwen3next_gguf(model, path: str | Path) -> Path:
     w.write_tensors_to_file()
     w.close()
     return Path(path)
+
+
+def random_state(c, seed: int = 0) -> dict[str, np.ndarray]:
+    """A Qwen3NextForCausalLM state dict of config `c` with N(0, 0.15) weights, N(0, 0.3) norms
+    and biases, and A_log = log(U(0.01, 16)) as transformers draws it: for the tests that run
+    without torch."""
+    rng = np.random.default_rng(seed)
+    d, hd, e = c.hidden_size, c.head_dim, c.num_experts
+    hk, hv = c.linear_num_key_heads, c.linear_num_value_heads
+    dk, dv, f, fs = (
+        c.linear_key_head_dim,
+        c.linear_value_head_dim,
+        c.moe_intermediate_size,
+        c.shared_expert_intermediate_size,
+    )
+    conv = 2 * hk * dk + hv * dv
+    shapes: dict[str, tuple[int, ...]] = {
+        "model.embed_tokens.weight": (c.vocab_size, d),
+        "model.norm.weight": (d,),
+    }
+    if not c.tie_word_embeddings:
+        shapes["lm_head.weight"] = (c.vocab_size, d)
+    for i, kind in enumerate(c.layer_types):
+        p = f"model.layers.{i}."
+        shapes |= {p + "input_layernorm.weight": (d,), p + "post_attention_layernorm.weight": (d,)}
+        if kind == "full_attention":
+            a = p + "self_attn."
+            h, kv = c.num_attention_heads, c.num_key_value_heads
+            shapes |= {
+                a + "q_proj.weight": (2 * h * hd, d),
+                a + "k_proj.weight": (kv * hd, d),
+                a + "v_proj.weight": (kv * hd, d),
+                a + "o_proj.weight": (d, h * hd),
+                a + "q_norm.weight": (hd,),
+                a + "k_norm.weight": (hd,),
+            }
+        else:
+            a = p + "linear_attn."
+            shapes |= {
+                a + "in_proj_qkvz.weight": (conv + hv * dv, d),
+                a + "in_proj_ba.weight": (2 * hv, d),
+                a + "conv1d.weight": (conv, 1, c.linear_conv_kernel_dim),
+                a + "dt_bias": (hv,),
+                a + "norm.weight": (dv,),
+                a + "out_proj.weight": (d, hv * dv),
+            }
+        m = p + "mlp."
+        shapes |= {
+            m + "gate.weight": (e, d),
+            m + "experts.gate_up_proj": (e, 2 * f, d),
+            m + "experts.down_proj": (e, d, f),
+            m + "shared_expert.gate_proj.weight": (fs, d),
+            m + "shared_expert.up_proj.weight": (fs, d),
+            m + "shared_expert.down_proj.weight": (d, fs),
+            m + "shared_expert_gate.weight": (1, d),
+        }
+    state = {
+        k: rng.normal(0, 0.3 if len(s) == 1 else 0.15, s).astype(np.float32)
+        for k, s in shapes.items()
+    }
+    for i, kind in enumerate(c.layer_types):
+        if kind == "linear_attention":
+            state[f"model.layers.{i}.linear_attn.A_log"] = np.log(rng.uniform(0.01, 16, hv)).astype(
+                np.float32
+            )
+    return state

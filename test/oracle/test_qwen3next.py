@@ -67,7 +67,8 @@ def tiny_model():
 def checkpoint(tmp_path_factory):
     d = tmp_path_factory.mktemp("qwen3next")
     model = tiny_model()
-    gguf_path = write_qwen3next_gguf(model, d / "tiny.gguf")
+    state = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    gguf_path = write_qwen3next_gguf(model.config, state, d / "tiny.gguf")
     program = d / "both.mlir"
     args = [str(gguf_path), "--step", "both", "--tokens", str(T), "--cache", str(CACHE)]
     assert import_main([*args, "--dtype", "f32", "-o", str(program)]) == 0

@@ -10,9 +10,9 @@ recurrent_layer_arr agree), each followed by the sparse MoE block with the gated
 - q_proj gives per head [query | gate] (2 x head_dim rows): the two halves are two weights, taken
   at load time (`gguf.slice = [2 hd, 0, hd]` and `[2 hd, hd, hd]`), so the program has two
   plain matmuls; the attention output is multiplied by sigmoid(gate) before o_proj.
-- Rope is partial: transformers rotates the pairs (i, i + r/2) of the first r = partial_rotary_factor
-  x head_dim columns and passes the rest. tg.rope's neox style rotates (i, i + D/2) of the whole
-  head, so the head's columns of wq, wk and the q/k norm weights are permuted at load time
+- Rope is partial: transformers rotates the pairs (i, i + r/2) of the first
+  r = partial_rotary_factor x head_dim columns and passes the rest. tg.rope's neox style
+  rotates (i, i + D/2) of the whole head, so the head's columns of wq, wk and the q/k norm weights are permuted at load time
   (`gguf.partial_rope = [D, r]`, `rope_permutation`) to put transformers' pair (i, i + r/2) at
   (i, i + D/2) and the unrotated columns in the other places, and the rope tables hold angle 0
   (cos 1, sin 0) in the columns j >= r/2 (`gguf.rope_dims = r` on %cos / %sin). q.k is invariant
@@ -181,7 +181,8 @@ class NextConfig:
         """The dimensions the program can express; GGUFError names the first that is not."""
         rules = [
             (self.heads % self.kv_heads == 0, "head_count is not a multiple of head_count_kv"),
-            (self.v_heads % self.k_heads == 0, "ssm.time_step_rank is not a multiple of group_count"),
+            (self.v_heads % self.k_heads == 0,
+             "ssm.time_step_rank is not a multiple of group_count"),
             (self.rope_dims % 2 == 0 and 0 < self.rope_dims <= self.head_dim,
              "rope.dimension_count must be even and at most the head dimension"),
             (self.head_dim % 2 == 0, "the head dimension must be even"),
