@@ -8,6 +8,7 @@ relative; the greedy tokens are equal."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -21,7 +22,11 @@ pytest.importorskip("gguf")
 sys.path.insert(0, str(Path(__file__).parent))
 from qwen3next_gguf import write_qwen3next_gguf  # noqa: E402
 
-from spatial_dialect.tools.frontend.next_model import rope_permutation  # noqa: E402
+from spatial_dialect.tools.frontend.next_model import (  # noqa: E402
+    hf_config,
+    read_next_header,
+    rope_permutation,
+)
 from spatial_dialect.tools.frontend.weights import checkpoint_inputs  # noqa: E402
 from spatial_dialect.tools.interpreters.reference import evaluate_values  # noqa: E402
 from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E402
@@ -204,3 +209,14 @@ def test_compiled_chain_passes_on_the_simulator(checkpoint, capsys):
     ]
     assert run_main(args) == 0, capsys.readouterr()
     assert "PASS" in capsys.readouterr().out
+
+
+def test_config_json_gives_the_gguf_headers_dimensions(checkpoint):
+    model, gguf_path, _ = checkpoint
+    _, header = read_next_header(gguf_path)
+    from_config = hf_config(model.config.to_dict())
+    for name in [f.name for f in dataclasses.fields(header)]:
+        if name in ("eps", "rope_base"):  # GGUF stores them as f32
+            assert np.float32(getattr(from_config, name)) == getattr(header, name), name
+        elif name not in ("path", "tensors"):
+            assert getattr(from_config, name) == getattr(header, name), name

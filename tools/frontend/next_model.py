@@ -38,6 +38,7 @@ format names the same roles (`NextNames` takes the table).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,69 @@ class NextConfig:
                     f"ssm.state_size {self.k_dim}, expert_count {self.experts}, "
                     f"expert_used_count {self.experts_used})"
                 )
+
+
+def hf_config(cfg: Mapping[str, Any]) -> NextConfig:
+    """The dimensions of a Hugging Face Qwen3NextForCausalLM's config.json (transformers'
+    Qwen3NextConfig keys), for an importer of its safetensors; GGUFError (one line) for what the
+    program does not express: a dense layer (mlp_only_layers, decoder_sparse_step), top-k
+    weights not renormalized, attention biases, another activation, a scaled rope, layer types
+    that are not every full_attention_interval-th."""
+
+    def get(key: str, default: Any = None) -> Any:
+        v = cfg.get(key, default)
+        if v is None:
+            raise GGUFError(f"config.json has no '{key}'")
+        return v
+
+    rope = cfg.get("rope_parameters") or {}
+    rope_type = rope.get("rope_type") or (cfg.get("rope_scaling") or {}).get("rope_type", "default")
+    refusals = [
+        (rope_type == "default", f"rope type '{rope_type}' (only unscaled rope)"),
+        (not cfg.get("mlp_only_layers"), "mlp_only_layers (dense layers)"),
+        (cfg.get("decoder_sparse_step", 1) == 1, "decoder_sparse_step other than 1"),
+        (cfg.get("norm_topk_prob", True), "norm_topk_prob false"),
+        (not cfg.get("attention_bias", False), "attention_bias"),
+        (cfg.get("hidden_act", "silu") == "silu", f"hidden_act '{cfg.get('hidden_act')}'"),
+    ]
+    for ok, what in refusals:
+        if not ok:
+            raise GGUFError(f"Qwen3NextForCausalLM with {what} is not supported")
+    d, heads, layers = get("hidden_size"), get("num_attention_heads"), get("num_hidden_layers")
+    head_dim = cfg.get("head_dim") or d // heads
+    partial = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 0.25))
+    types = cfg.get("layer_types")
+    interval = types.index("full_attention") + 1 if types else get("full_attention_interval", 4)
+    c = NextConfig(
+        d=d,
+        layers=layers,
+        heads=heads,
+        kv_heads=get("num_key_value_heads", heads),
+        head_dim=head_dim,
+        rope_dims=int(head_dim * partial),
+        rope_base=float(rope.get("rope_theta", cfg.get("rope_theta", 10000.0))),
+        eps=float(get("rms_norm_eps", 1e-6)),
+        vocab=get("vocab_size"),
+        context=get("max_position_embeddings"),
+        interval=interval,
+        k_heads=get("linear_num_key_heads"),
+        v_heads=get("linear_num_value_heads"),
+        k_dim=get("linear_key_head_dim"),
+        v_dim=get("linear_value_head_dim"),
+        conv_kernel=get("linear_conv_kernel_dim"),
+        experts=get("num_experts"),
+        experts_used=get("num_experts_per_tok"),
+        expert_ffn=get("moe_intermediate_size"),
+        shared_ffn=get("shared_expert_intermediate_size"),
+        tied=bool(cfg.get("tie_word_embeddings", False)),
+        arch=ARCH,
+    )
+    if types and list(types) != [
+        "full_attention" if c.full_attention(i) else "linear_attention" for i in range(layers)
+    ]:
+        raise GGUFError(f"layer_types {list(types)} are not every {interval}-th full attention")
+    c.check()
+    return c
 
 
 def architecture(path: str | Path) -> str:
