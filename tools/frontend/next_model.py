@@ -49,15 +49,16 @@ from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import tg
 from spatial_dialect.tools.frontend.gguf_model import (
-    SUPPORTED_TYPES,
     GGUFError,
     ModelHeader,
     TensorInfo,
+    check_shapes,
     metadata,
     metadata_float,
     metadata_int,
     open_reader,
     read_header,
+    tensor_infos,
 )
 from spatial_dialect.tools.frontend.layers import (
     Argument,
@@ -282,12 +283,7 @@ def read_next_header(path: str | Path) -> tuple[Any, NextConfig]:
     step reads checked for presence, shape and type."""
     reader = open_reader(path)
     a = ARCH
-    tensors: dict[str, TensorInfo] = {}
-    for i, t in enumerate(reader.tensors):
-        type_name = getattr(t.tensor_type, "name", str(t.tensor_type))
-        tensors[t.name] = TensorInfo(
-            t.name, tuple(int(n) for n in reversed(list(t.shape))), type_name, i
-        )
+    tensors = tensor_infos(reader)
     if "token_embd.weight" not in tensors:
         raise GGUFError("the file has no tensor 'token_embd.weight' (the embedding table)")
     d, heads = (
@@ -339,70 +335,40 @@ def read_next_header(path: str | Path) -> tuple[Any, NextConfig]:
     return reader, c
 
 
-def expected_next_shapes(c: NextConfig, layers: int | None = None) -> dict[str, tuple[int, ...]]:
-    """The numpy shape of every tensor the step reads, by GGUF name."""
+def stored_shapes(c: NextConfig, layer: int | None) -> dict[Role, tuple[int, ...]]:
+    """The stored (numpy) shape of the tensor each weight role of `layer` (None: the step's own
+    weights) reads, as llama.cpp's converter writes it."""
     d, hd, e, f, fs = c.d, c.head_dim, c.experts, c.expert_ffn, c.shared_ffn
-    shapes: dict[str, tuple[int, ...]] = {"token_embd.weight": (c.vocab, d)}
-    for i in range(c.layers if layers is None else layers):
-        b = f"blk.{i}."
-        shapes.update({b + "attn_norm.weight": (d,), b + "post_attention_norm.weight": (d,)})
-        if c.full_attention(i):
-            shapes.update(
-                {
-                    b + "attn_q.weight": (2 * c.heads * hd, d),
-                    b + "attn_k.weight": (c.kv_heads * hd, d),
-                    b + "attn_v.weight": (c.kv_heads * hd, d),
-                    b + "attn_output.weight": (d, c.heads * hd),
-                    b + "attn_q_norm.weight": (hd,),
-                    b + "attn_k_norm.weight": (hd,),
-                }
-            )
-        else:
-            shapes.update(
-                {
-                    b + "attn_qkv.weight": (c.conv_dim, d),
-                    b + "attn_gate.weight": (c.v_heads * c.v_dim, d),
-                    b + "ssm_ba.weight": (2 * c.v_heads, d),
-                    b + "ssm_conv1d.weight": (c.conv_dim, c.conv_kernel),
-                    b + "ssm_a": (c.v_heads,),
-                    b + "ssm_dt.bias": (c.v_heads,),
-                    b + "ssm_norm.weight": (c.v_dim,),
-                    b + "ssm_out.weight": (d, c.v_heads * c.v_dim),
-                }
-            )
-        shapes.update(
-            {
-                b + "ffn_gate_inp.weight": (e, d),
-                b + "ffn_gate_exps.weight": (e, f, d),
-                b + "ffn_up_exps.weight": (e, f, d),
-                b + "ffn_down_exps.weight": (e, d, f),
-                b + "ffn_gate_shexp.weight": (fs, d),
-                b + "ffn_up_shexp.weight": (fs, d),
-                b + "ffn_down_shexp.weight": (d, fs),
-                b + "ffn_gate_inp_shexp.weight": (1, d),
-            }
-        )
-    shapes["output_norm.weight"] = (d,)
-    if not c.tied:
-        shapes["output.weight"] = (c.vocab, d)
+    if layer is None:
+        own = {Role.TABLE: (c.vocab, d), Role.FINAL_NORM: (d,)}
+        return own if c.tied else {**own, Role.LM_HEAD: (c.vocab, d)}
+    shapes = {Role.ATTN_NORM: (d,), Role.FFN_NORM: (d,)}
+    if c.full_attention(layer):
+        q = (2 * c.heads * hd, d)  # per head [query | gate]
+        shapes |= {Role.Q: q, Role.Q_GATE: q, Role.K: (c.kv_heads * hd, d)}
+        shapes |= {Role.V: (c.kv_heads * hd, d), Role.O: (d, c.heads * hd)}
+        shapes |= {Role.Q_NORM: (hd,), Role.K_NORM: (hd,)}
+    else:
+        hv, vd = c.v_heads, c.v_heads * c.v_dim
+        shapes |= {Role.W_QKV: (c.conv_dim, d), Role.W_Z: (vd, d), Role.W_OUT: (d, vd)}
+        shapes |= {Role.W_B: (2 * hv, d), Role.W_A: (2 * hv, d)}  # per key head [b | a]
+        shapes |= {Role.CONV_WEIGHT: (c.conv_dim, c.conv_kernel), Role.DELTA_NORM: (c.v_dim,)}
+        shapes |= {Role.A_LOG: (hv,), Role.DT_BIAS: (hv,)}
+    shapes |= {Role.ROUTER: (e, d), Role.EXPERTS_GATE: (e, f, d), Role.EXPERTS_UP: (e, f, d)}
+    shapes |= {Role.EXPERTS_DOWN: (e, d, f), Role.SHARED_GATE: (fs, d), Role.SHARED_UP: (fs, d)}
+    shapes |= {Role.SHARED_DOWN: (d, fs), Role.SHARED_GATE_WEIGHT: (1, d)}
     return shapes
 
 
 def check_next_tensors(c: NextConfig, layers: int | None = None) -> None:
-    for name, shape in expected_next_shapes(c, layers).items():
-        t = c.tensors.get(name)
-        if t is None:
-            raise GGUFError(f"the file has no tensor '{name}'")
-        if t.shape != shape:
-            raise GGUFError(
-                f"tensor '{name}' is {'x'.join(map(str, t.shape))}; the metadata implies "
-                f"{'x'.join(map(str, shape))}"
-            )
-        if t.type not in SUPPORTED_TYPES:
-            raise GGUFError(
-                f"tensor '{name}' is of type {t.type}, which is not supported; supported: "
-                f"{', '.join(SUPPORTED_TYPES)}"
-            )
+    """Every tensor the step of the first `layers` layers reads is in the file, of the shape
+    the metadata implies, of a supported type."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i in [None, *range(c.layers if layers is None else layers)]:
+        for role, shape in stored_shapes(c, i).items():
+            name = TENSORS[role][0]
+            shapes[name if i is None else f"blk.{i}.{name}"] = shape
+    check_shapes(c.tensors, shapes)
 
 
 def rope_permutation(head_dim: int, rope_dims: int) -> list[int]:
