@@ -140,3 +140,24 @@ def test_a_positive_ssm_a_is_refused_by_weights(model, tmp_path):
     fn = next(iter(parse_module(imported(path, tmp_path / "d.mlir", "--step", "decode")).body.ops))
     with pytest.raises(WeightsError, match="'blk.0.ssm_a' must be negative"):
         checkpoint_inputs(str(path), fn, {})
+
+
+def test_another_architecture_is_refused_naming_qwen3next(model, capsys, tmp_path):
+    import gguf
+
+    path = tmp_path / "mamba.gguf"
+    w = gguf.GGUFWriter(str(path), "mamba")
+    w.add_tensor("token_embd.weight", np.zeros((4, 32), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    err = refusal(capsys, path, tmp_path)
+    assert "architecture 'mamba' is not supported" in err and "qwen3next" in err
+
+
+def test_the_first_layers_alone(model, tmp_path):
+    _, _, path = model
+    text = imported(path, tmp_path / "two.mlir", "--step", "prefill", "--layers", "2")
+    assert text.count("tg.gated_delta") == 1 and text.count("tg.attention") == 1
+    assert "blk.2." not in text and "qwen3next, 2/4 layer(s)" in text

@@ -49,6 +49,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import tg
 from spatial_dialect.tools.frontend.gguf_model import (
+    ARCHITECTURES,
     GGUFError,
     ModelHeader,
     TensorInfo,
@@ -273,8 +274,14 @@ def architecture(path: str | Path) -> str:
 
 def read_checkpoint(path: str | Path) -> tuple[Any, ModelHeader | NextConfig]:
     """(the reader, the header) of any GGUF checkpoint spatial-import writes."""
-    if architecture(path) == ARCH:
+    arch = architecture(path)
+    if arch == ARCH:
         return read_next_header(path)
+    if arch not in ARCHITECTURES:
+        raise GGUFError(
+            f"architecture '{arch}' is not supported; spatial-import writes "
+            f"{', '.join((*ARCHITECTURES, ARCH))}"
+        )
     return read_header(path)
 
 
