@@ -161,3 +161,13 @@ def test_the_first_layers_alone(model, tmp_path):
     text = imported(path, tmp_path / "two.mlir", "--step", "prefill", "--layers", "2")
     assert text.count("tg.gated_delta") == 1 and text.count("tg.attention") == 1
     assert "blk.2." not in text and "qwen3next, 2/4 layer(s)" in text
+
+
+def test_logits_and_hidden_state_as_outputs(model):
+    from spatial_dialect.tools.frontend.next_model import next_checkpoint_step, read_next_header
+
+    _, header = read_next_header(model[2])
+    fn = next_checkpoint_step(header, 2, 8, 4, "f32", "step", extra=("final", "logits"))
+    outputs = [t.get_shape() for t in fn.function_type.outputs.data]
+    assert outputs[-2:] == [(2, 320), (2, 64)]  # logits, then the final hidden state
+    assert len(outputs) == 1 + 8 + 2

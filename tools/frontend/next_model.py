@@ -65,6 +65,7 @@ from spatial_dialect.tools.frontend.layers import (
     Argument,
     Layer,
     MoeBlock,
+    Naming,
     NextModel,
     Program,
     Role,
@@ -484,13 +485,27 @@ def gated_attention_layer(
     return out, kc, vc
 
 
+STEP_OUTPUTS = ("logits", "final")
+"""What a step may return after its states: the LM head's logits and the final norm's output
+(the last hidden state, as transformers reports it)."""
+
+
 def next_step_function(
-    c: NextConfig, names: NextNames, elt: str, t: int, cache: int, layers: int, name: str
+    c: NextConfig,
+    names: Naming,
+    elt: str,
+    t: int,
+    cache: int,
+    layers: int,
+    name: str,
+    extra: tuple[str, ...] = (),
 ) -> FuncOp:
     """The whole greedy step of the first `layers` layers for t tokens: the embedding gather,
     the layers by type (a full attention layer carries its K and V caches of `cache` rows, a
     Gated DeltaNet layer its conv and recurrent states), the final norm, the LM head (the
-    table, transposed, when tied) and the arg-max. Returns the token and every layer's states."""
+    table, transposed, when tied) and the arg-max. Returns the token and every layer's states,
+    then the `extra` of STEP_OUTPUTS asked for. `names`: the checkpoint's (NextNames for a
+    GGUF file; another format's Naming names the same roles)."""
     p = Program(elt, c.eps, names)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.arg(Role.TABLE, None, p.ten(c.vocab, c.d))
@@ -511,12 +526,20 @@ def next_step_function(
     else:
         logits = p.matmul("logits", n, p.arg(Role.LM_HEAD, None, p.ten(c.d, c.vocab)))
     token = p.op("token", tg.ArgmaxOp(logits))
-    return p.function(name, [token, *states])
+    values = {"logits": logits, "final": n}
+    return p.function(name, [token, *states, *(values[e] for e in STEP_OUTPUTS if e in extra)])
 
 
 def next_checkpoint_step(
-    c: NextConfig, t: int, cache: int, layers: int, elt: str, name: str, own: str = ""
+    c: NextConfig,
+    t: int,
+    cache: int,
+    layers: int,
+    elt: str,
+    name: str,
+    own: str = "",
+    extra: tuple[str, ...] = (),
 ) -> FuncOp:
     """The step spatial-import writes for a qwen3next checkpoint (`own`: the prefix of the
-    step's own inputs in a deployment)."""
-    return next_step_function(c, NextNames(c, own), elt, t, cache, layers, name)
+    step's own inputs in a deployment; `extra`: STEP_OUTPUTS returned after the states)."""
+    return next_step_function(c, NextNames(c, own), elt, t, cache, layers, name, extra)
