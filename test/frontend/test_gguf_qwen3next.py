@@ -171,3 +171,19 @@ def test_logits_and_hidden_state_as_outputs(model):
     outputs = [t.get_shape() for t in fn.function_type.outputs.data]
     assert outputs[-2:] == [(2, 320), (2, 64)]  # logits, then the final hidden state
     assert len(outputs) == 1 + 8 + 2
+
+
+def test_several_slices_concatenate_each_groups_parts():
+    from xdsl.dialects.builtin import DenseArrayBase, i64
+
+    from spatial_dialect.tools.frontend.weights import selected_rows
+
+    fused = np.arange(2 * 6).reshape(2 * 6, 1)  # 2 groups of [a a | b | c c c]
+    cut = {"gguf.slice": DenseArrayBase.from_list(i64, [6, 0, 2, 6, 3, 3])}
+    np.testing.assert_array_equal(
+        selected_rows("t", fused, cut)[:, 0], [0, 1, 6, 7, 3, 4, 5, 9, 10, 11]
+    )
+    for bad in ([6, 0], [5, 0, 2], [6, 4, 3], [6, 0, 0]):
+        cut = {"gguf.slice": DenseArrayBase.from_list(i64, bad)}
+        with pytest.raises(WeightsError, match="gguf.slice|not whole groups"):
+            selected_rows("t", fused, cut)

@@ -11,7 +11,7 @@ deployment's `%decode.pos`): row i, column j holds cos / sin of (pos + i) * base
 (divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor; with `gguf.rope_dims` = r, a
 partial rope, base^(-2j/r) for j < r/2 and angle 0 beyond). Other arguments (ids, pos, the
 caches) stay as drawn. A qwen3next argument may hold part of its tensor, permuted or
-transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `_selected`).
+transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `selected_rows`).
 """
 
 from __future__ import annotations
@@ -44,30 +44,47 @@ def _str(v: object) -> str:
     return v.data if isinstance(v, StringAttr) else str(v)
 
 
-def _selected(name: str, array: np.ndarray, attrs: dict[str, object]) -> np.ndarray:
+def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> np.ndarray:
     """The tensor's rows (ggml's out axis; a 1-D tensor's elements) the argument holds:
-    `gguf.slice` = [G, start, n] takes rows start .. start + n of each group of G (one half of
-    Qwen3-Next's per-head [query | gate] or per key head [b | a]); `gguf.partial_rope` = [D, r]
-    permutes each head of D rows by `rope_permutation` (transformers' partial rope pairs onto
-    tg.rope's neox pairs); `gguf.value = "log(-x)"` holds log(-x) (A_log from ssm_a)."""
+    `gguf.slice` = [G, start, n, ...] takes rows start .. start + n of each group of G (one half
+    of Qwen3-Next's per-head [query | gate] or per key head [b | a]), and with several triples
+    the concatenation of their selections (a fused projection's parts of every group, in
+    order); `gguf.partial_rope` = [D, r] permutes each head of D rows by `rope_permutation`
+    (transformers' partial rope pairs onto tg.rope's neox pairs); `gguf.value = "log(-x)"`
+    holds log(-x) (A_log from ssm_a). A bad attribute or a tensor that does not split so is a
+    WeightsError naming the tensor."""
+    rows = array.shape[0] if array.ndim else 0
 
     def groups_of(size: int, what: str) -> None:
-        if size <= 0 or array.shape[0] % size:
-            raise WeightsError(
-                f"--weights: '{name}' has {array.shape[0]} rows, not whole {what} of {size}"
-            )
+        if size <= 0 or rows % size:
+            raise WeightsError(f"--weights: '{name}' has {rows} rows, not whole {what} of {size}")
 
     cut = attrs.get("gguf.slice")
     if isinstance(cut, DenseArrayBase):
-        group, start, n = (int(v) for v in cut.get_values())
-        groups_of(group, "groups")
-        grouped = array.reshape(array.shape[0] // group, group, *array.shape[1:])
-        array = grouped[:, start : start + n].reshape(-1, *array.shape[1:])
+        values = [int(v) for v in cut.get_values()]
+        if not values or len(values) % 3:
+            raise WeightsError(
+                f"--weights: gguf.slice of '{name}' is not (group, start, n) triples"
+            )
+        parts = []
+        for group, start, n in zip(values[::3], values[1::3], values[2::3], strict=True):
+            groups_of(group, "groups")
+            if not (0 <= start and n > 0 and start + n <= group):
+                raise WeightsError(
+                    f"--weights: gguf.slice of '{name}' takes rows {start} .. {start + n} of "
+                    f"groups of {group}"
+                )
+            grouped = array.reshape(rows // group, group, *array.shape[1:])
+            parts.append(grouped[:, start : start + n].reshape(-1, *array.shape[1:]))
+        array = np.concatenate(parts)
+        rows = array.shape[0]
     rope = attrs.get("gguf.partial_rope")
     if isinstance(rope, DenseArrayBase):
         head, rotated = (int(v) for v in rope.get_values())
         groups_of(head, "heads")
-        heads = array.reshape(array.shape[0] // head, head, *array.shape[1:])
+        if not (0 < rotated <= head and rotated % 2 == 0 and head % 2 == 0):
+            raise WeightsError(f"--weights: gguf.partial_rope of '{name}' is [{head}, {rotated}]")
+        heads = array.reshape(rows // head, head, *array.shape[1:])
         array = heads[:, rope_permutation(head, rotated)].reshape(array.shape)
     if _str(attrs.get("gguf.value", "")) == "log(-x)":
         if not np.all(array < 0):
@@ -117,7 +134,7 @@ def checkpoint_inputs(
                 array = q8_0_parts(np.asarray(reader.tensors[info.index].data), info.shape)[
                     part == "scales"
                 ]
-            array = _selected(tname, array, attrs)
+            array = selected_rows(tname, array, attrs)
             layout = _str(attrs.get("gguf.layout", StringAttr("rows")))
             if layout == "kn":
                 array = array.T
