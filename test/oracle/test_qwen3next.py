@@ -33,33 +33,58 @@ from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E4
 from spatial_dialect.tools.spatial_run import main as run_main  # noqa: E402
 from spatial_dialect.tools.spatial_run import parse_module  # noqa: E402
 
-T, CACHE, HEAD_DIM, ROPE = 5, 16, 32, 8  # partial_rotary_factor 0.25
+T, CACHE = 5, 16
 IDS = [17, 250, 3, 99, 310]
 
-
-def tiny_model():
-    config = transformers.Qwen3NextConfig(
-        vocab_size=320,
-        hidden_size=64,
-        intermediate_size=96,
+SHARED = dict(
+    vocab_size=320,
+    hidden_size=64,
+    intermediate_size=96,
+    linear_key_head_dim=32,
+    linear_value_head_dim=32,
+    linear_conv_kernel_dim=4,
+    moe_intermediate_size=32,
+    shared_expert_intermediate_size=64,
+    max_position_embeddings=64,
+)
+VARIANTS = {
+    # 4 layers, full attention every 2nd; 2 key heads of 2 value heads each; GQA 4:2
+    "untied": dict(
+        seed=0,
         num_hidden_layers=4,
+        full_attention_interval=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        head_dim=HEAD_DIM,
+        head_dim=32,
         linear_num_key_heads=2,
         linear_num_value_heads=4,
-        linear_key_head_dim=32,
-        linear_value_head_dim=32,
-        linear_conv_kernel_dim=4,
         num_experts=4,
         num_experts_per_tok=2,
-        moe_intermediate_size=32,
-        shared_expert_intermediate_size=64,
-        full_attention_interval=2,
-        max_position_embeddings=64,
         tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
+    ),
+    # unseen by the code's author while writing it: tied head, every 3rd layer full attention,
+    # head_dim 64 (rope over 16 columns), one kv head, as many value heads as key heads
+    "tied": dict(
+        seed=1,
+        num_hidden_layers=3,
+        full_attention_interval=3,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=64,
+        linear_num_key_heads=2,
+        linear_num_value_heads=2,
+        num_experts=8,
+        num_experts_per_tok=3,
+        tie_word_embeddings=True,
+    ),
+}
+
+
+def tiny_model(variant: str):
+    settings = dict(VARIANTS[variant])
+    seed = settings.pop("seed")
+    config = transformers.Qwen3NextConfig(**SHARED, **settings)
+    torch.manual_seed(seed)
     model = transformers.Qwen3NextForCausalLM(config).float().eval()
     with torch.no_grad():  # every parameter random, the zero-centred norms' too
         for name, p in model.named_parameters():
@@ -68,16 +93,26 @@ def tiny_model():
     return model
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("qwen3next")
-    model = tiny_model()
-    state = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
-    gguf_path = write_qwen3next_gguf(model.config, state, d / "tiny.gguf")
-    program = d / "both.mlir"
-    args = [str(gguf_path), "--step", "both", "--tokens", str(T), "--cache", str(CACHE)]
-    assert import_main([*args, "--dtype", "f32", "-o", str(program)]) == 0
-    return model, gguf_path, program
+BUILT: dict[str, tuple] = {}
+
+
+def built(variant: str, tmp_path_factory) -> tuple:
+    """(model, its GGUF, the imported deployment --dtype f32) of `variant`, built once."""
+    if variant not in BUILT:
+        d = tmp_path_factory.mktemp(f"qwen3next_{variant}")
+        model = tiny_model(variant)
+        state = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+        gguf_path = write_qwen3next_gguf(model.config, state, d / "tiny.gguf")
+        program = d / "both.mlir"
+        args = [str(gguf_path), "--step", "both", "--tokens", str(T), "--cache", str(CACHE)]
+        assert import_main([*args, "--dtype", "f32", "-o", str(program)]) == 0
+        BUILT[variant] = model, gguf_path, program
+    return BUILT[variant]
+
+
+@pytest.fixture(scope="module", params=sorted(VARIANTS))
+def checkpoint(tmp_path_factory, request):
+    return built(request.param, tmp_path_factory)
 
 
 def transformers_steps(model):
@@ -110,10 +145,13 @@ def snapshot_cache(model, cache) -> dict[str, np.ndarray]:
     return out
 
 
-def unpermuted_k(k: np.ndarray) -> np.ndarray:
+def unpermuted_k(config, k: np.ndarray) -> np.ndarray:
     """Our K cache rows with each head's columns back in transformers' order."""
-    perm = np.asarray(rope_permutation(HEAD_DIM, ROPE))
-    heads = k.reshape(k.shape[0], -1, HEAD_DIM)
+    hd = config.head_dim
+    perm = np.asarray(
+        rope_permutation(hd, int(hd * config.rope_parameters["partial_rotary_factor"]))
+    )
+    heads = k.reshape(k.shape[0], -1, hd)
     out = np.empty_like(heads)
     out[..., perm] = heads
     return out.reshape(k.shape)
@@ -141,7 +179,7 @@ def zero_states(model, prefix: str = "") -> dict[str, np.ndarray]:
         if kind == "full_attention":
             for name in ("k_cache", "v_cache"):
                 out[f"l{i}_{name}"] = np.zeros(
-                    (CACHE, c.num_key_value_heads * HEAD_DIM), np.float32
+                    (CACHE, c.num_key_value_heads * c.head_dim), np.float32
                 )
         else:
             out[f"l{i}_conv_state"] = np.zeros((c.linear_conv_kernel_dim - 1, conv), np.float32)
@@ -167,7 +205,9 @@ def test_prefill_then_decode_agree_with_transformers(checkpoint):
     for i, kind in enumerate(layer_types):
         if kind == "full_attention":
             kc, vc = ours[f"l{i}_kc"], ours[f"l{i}_vc"]
-            close(unpermuted_k(kc[:T]), after_prefill[f"l{i}_k"], f"layer {i} K cache")
+            close(
+                unpermuted_k(model.config, kc[:T]), after_prefill[f"l{i}_k"], f"layer {i} K cache"
+            )
             close(vc[:T], after_prefill[f"l{i}_v"], f"layer {i} V cache")
             assert not kc[T:].any() and not vc[T:].any()
             carried |= {f"l{i}_k_cache": kc, f"l{i}_v_cache": vc}
@@ -188,15 +228,19 @@ def test_prefill_then_decode_agree_with_transformers(checkpoint):
     assert int(ours["token"][0]) == int(dec.logits[0, -1].argmax())
     for i, kind in enumerate(layer_types):
         if kind == "full_attention":
-            close(unpermuted_k(ours[f"l{i}_kc"][: T + 1]), after_decode[f"l{i}_k"], f"layer {i} K")
+            close(
+                unpermuted_k(model.config, ours[f"l{i}_kc"][: T + 1]),
+                after_decode[f"l{i}_k"],
+                f"layer {i} K",
+            )
             close(ours[f"l{i}_vc"][: T + 1], after_decode[f"l{i}_v"], f"layer {i} V")
         else:
             close(ours[f"l{i}_conv_state_next"], after_decode[f"l{i}_conv"], f"layer {i} conv")
             close(ours[f"l{i}_recurrent_state_next"], after_decode[f"l{i}_state"], f"layer {i} S")
 
 
-def test_compiled_chain_passes_on_the_simulator(checkpoint, capsys):
-    _, gguf_path, program = checkpoint
+def test_compiled_chain_passes_on_the_simulator(tmp_path_factory, capsys):
+    _, gguf_path, program = built("untied", tmp_path_factory)  # one compiled run suffices
     chain = "qwen3next_prefill,qwen3next_decode"
     args = [
         str(program),
