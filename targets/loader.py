@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .mesh import MESH_PRESETS, Mesh, mesh_from_table
 from .presets import PRESETS
 from .spec import (
     FIDELITIES,
@@ -222,17 +223,64 @@ def load_target(name_or_path: str | Path) -> Target:
         return PRESETS[key]
     if key in ALIASES:
         return PRESETS[ALIASES[key]]
+    if key in MESH_PRESETS:
+        # A mesh where one chip is needed: refused by name until the deployment over a mesh exists,
+        # never compiled for one of its chips silently (docs/targets.md#meshes-of-chips).
+        raise MESH_PRESETS[key].not_built(text)
     path = Path(text)
-    if text.endswith(".toml") or path.exists() or "/" in text or "\\" in text:
+    if _is_path(text):
         return load_target_file(path)
     raise TargetError(
         f"unknown target {text!r}: use a preset ({preset_names()}) or the path of a .toml file"
     )
 
 
+def _is_path(text: str) -> bool:
+    return text.endswith(".toml") or Path(text).exists() or "/" in text or "\\" in text
+
+
 def load_target_file(path: str | Path) -> Target:
-    """Parse and validate a TOML target file."""
-    path = Path(path)
+    """Parse and validate a TOML target file. A file with a [mesh] table is validated whole, then
+    refused as a mesh (MeshNotBuilt)."""
+    where = str(path)
+    data = _read_toml(Path(path))
+    if "mesh" in data:
+        raise _mesh_of(data, where, Path(path).stem).not_built(where)
+    return target_from_mapping(data, where=where, default_name=Path(path).stem)
+
+
+def load_mesh(name_or_path: str | Path) -> Mesh:
+    """The mesh called ``name_or_path``: a mesh preset (:data:`MESH_PRESETS`) or a TOML target file
+    with a ``[mesh]`` table, whose other fields describe each chip."""
+    if isinstance(name_or_path, Mesh):
+        return name_or_path
+    text = str(name_or_path).strip()
+    if text.lower() in MESH_PRESETS:
+        return MESH_PRESETS[text.lower()]
+    if not _is_path(text):
+        raise TargetError(
+            f"unknown mesh {text!r}: use a mesh preset ({', '.join(sorted(MESH_PRESETS))}) or the "
+            f"path of a .toml file with a [mesh] table"
+        )
+    data = _read_toml(Path(text))
+    if "mesh" not in data:
+        raise TargetError(f"{text}: a single chip (no [mesh] table), not a mesh")
+    return _mesh_of(data, text, Path(text).stem)
+
+
+def _mesh_of(data: dict, where: str, stem: str) -> Mesh:
+    """The Mesh a TOML file's [mesh] table describes, each chip being the file's other fields."""
+    data = dict(data)
+    table = data.pop("mesh")
+    # `name` and `description` name the mesh; the chip keeps its base preset's name (or the stem).
+    name = _check_scalar(where, "name", "str", data.pop("name", stem))
+    description = _check_scalar(where, "description", "str", data.pop("description", ""))
+    chip = target_from_mapping(data, where=where, default_name=stem)
+    return mesh_from_table(table, chip=chip, where=where, name=name, description=description)
+
+
+def _read_toml(path: Path) -> dict:
+    """The fields of a TOML target file; an unreadable or empty file is refused by its path."""
     where = str(path)
     if not path.exists():
         raise TargetError(f"{where}: no such target file")
@@ -254,7 +302,7 @@ def load_target_file(path: str | Path) -> Target:
         raise TargetError(f"{where}: not valid TOML: tables nested too deeply") from None
     if not data:
         raise TargetError(f"{where}: the file defines no fields (only comments?)")
-    return target_from_mapping(data, where=where, default_name=path.stem)
+    return data
 
 
 def target_from_mapping(data: dict, *, where: str, default_name: str = "custom") -> Target:

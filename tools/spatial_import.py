@@ -4,8 +4,10 @@
                    [--dtype f32|f16|bf16] [--dequantize] [--logits] [--hidden] -o OUT.mlir
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
-data) of a `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or
-`@ARCH_prefill`; with `--step both`, one module of both, a deployment, below): the embedding
+data) of a `llama`, `qwen3`, `qwen3moe` or `qwen3next` model (the last: Gated DeltaNet and gated
+full attention layers, tools/frontend/next_model.py, docs/tg.md#qwen3-next-qwen3next) and writes
+one func.func (`@ARCH_decode` or `@ARCH_prefill`; with `--step both`, one module of both, a
+deployment, below): the embedding
 gather of the token ids; per layer the attention rms norm, q/k/v (Qwen3: the per-head q/k rms
 norms), rope with the model's rope.freq_base, the KV-cache writes at `pos` and attention over the
 updated cache, o, the residual, the ffn rms norm, the SwiGLU MLP (qwen3moe: a tg.moe over the
@@ -61,13 +63,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from spatial_dialect.tools.frontend.chaining import follows
-from spatial_dialect.tools.frontend.gguf_model import (
-    SUPPORTED_TYPES,
-    GGUFError,
-    check_tensors,
-    read_header,
-)
+from spatial_dialect.tools.frontend.chaining import carries, follows
+from spatial_dialect.tools.frontend.gguf_model import SUPPORTED_TYPES, GGUFError, check_tensors
 from spatial_dialect.tools.frontend.gguf_program import (
     checkpoint_step,
     program_dtype,
@@ -75,6 +72,11 @@ from spatial_dialect.tools.frontend.gguf_program import (
     weight_types,
 )
 from spatial_dialect.tools.frontend.layers import also_return
+from spatial_dialect.tools.frontend.next_model import (
+    NextConfig,
+    next_checkpoint_step,
+    read_checkpoint,
+)
 from spatial_dialect.tools.frontend.tg_builder import print_functions
 
 
@@ -82,7 +84,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
-    parser.add_argument("model", help="a GGUF file (llama, qwen3 or qwen3moe architecture)")
+    parser.add_argument(
+        "model", help="a GGUF file (llama, qwen3, qwen3moe or qwen3next architecture)"
+    )
     parser.add_argument(
         "--step",
         choices=("decode", "prefill", "both"),
@@ -140,14 +144,17 @@ def import_checkpoint(
     """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
     "decode", "prefill" or "both"; None: the defaults the command line documents; `extra`: the
     outputs of layers.STEP_OUTPUTS each step returns after its caches)."""
-    _, h = read_header(path)
+    _, h = read_checkpoint(path)
     layers = h.layers if layers is None else layers
     if not 1 <= layers <= h.layers:
         raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
-    check_tensors(h, layers)
     types = weight_types(h, layers)
-    q8 = "Q8_0" in types and not dequantize
-    elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
+    if isinstance(h, NextConfig):  # every weight declared in the float type (tg.moe, tg.decay)
+        q8, elt = False, dtype or program_dtype_dequantized(types)
+    else:
+        check_tensors(h, layers)
+        q8 = "Q8_0" in types and not dequantize
+        elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
     cache = cache if cache is not None else min(256, h.context)
     if t <= 0 or cache < t:
@@ -166,14 +173,22 @@ def import_checkpoint(
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
-    functions = [
-        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
-        for s, n in steps.items()
-    ]
+    if isinstance(h, NextConfig):
+        functions = [
+            next_checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", own(s))
+            for s, n in steps.items()
+        ]
+    else:
+        functions = [
+            checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
+            for s, n in steps.items()
+        ]
     for f in functions:  # --logits, --hidden
         also_return(f, extra)
-    if step == "both":  # the decode follows the prefill: fed its token, at the row after it
-        follows(functions[1], "token")
+    if step == "both":  # one deployment's steps: what carries from one to the next
+        for f in functions:
+            carries(f)
+        follows(functions[1], "token")  # the decode: fed the token, at the row after the prefill
     return header + print_functions(functions)
 
 

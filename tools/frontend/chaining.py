@@ -16,8 +16,9 @@ Three facts, each read from the program, never from a naming convention of the r
   the next decode at p + T + 1). The position of a step is the argument its `tg.set_rows` writes
   at (`%pos`, `%decode.pos`); a generation starts the first step at 0.
 
-spatial-import writes `chain.fed_by` and `chain.position` on a deployment's decode (`follows`,
-on the built function, whatever its importer named its arguments).
+spatial-import writes `chain.fed_by` and `chain.position` on a deployment's decode (`follows`)
+and `chain.state` on both steps' Gated DeltaNet states (`carries`), on the built functions,
+whatever the importer named their arguments.
 """
 
 from __future__ import annotations
@@ -60,7 +61,31 @@ def follows(fn: func.FuncOp, token: str) -> None:
     at = position(fn)
     if len(ids) != 1 or at is None:
         raise ChainError(f"@{fn.sym_name.data} has no single ids argument and position to link")
-    marks = {ids[0]: (FED_BY, token), at: (POSITION, "next")}
+    _mark(fn, {ids[0]: (FED_BY, token), at: (POSITION, "next")})
+
+
+STATE_OPS = (tg.CausalConvOp, tg.GatedDeltaOp)
+"""The ops that compute a carried state anew (`state` in, `new_state` out): Gated DeltaNet's
+convolution window and recurrent state."""
+
+
+def carries(fn: func.FuncOp) -> None:
+    """State on `fn` its carried state that is not updated in place: an argument a STATE_OPS op
+    reads as its `state` whose `new_state` the function returns gets `chain.state` naming that
+    output (the decode reads the state the prefill left, and a generation starts it at zero)."""
+    names = input_names(fn)
+    returned = dict(zip(returned_values(fn), chain_names(fn), strict=True))
+    marks = {}
+    for op in fn.body.walk():
+        if isinstance(op, STATE_OPS) and op.state in fn.body.block.args:
+            if op.new_state in returned:
+                marks[names[fn.body.block.args.index(op.state)]] = (STATE, returned[op.new_state])
+    _mark(fn, marks)
+
+
+def _mark(fn: func.FuncOp, marks: dict[str, tuple[str, str]]) -> None:
+    """Add the attribute (key, value) of `marks` to each named argument of `fn`."""
+    names = input_names(fn)
     old = fn.arg_attrs.data if fn.arg_attrs is not None else [DictionaryAttr({})] * len(names)
     attrs = []
     for name, d in zip(names, old, strict=True):
@@ -164,6 +189,7 @@ __all__ = [
     "STATE",
     "ChainError",
     "cache_rows",
+    "carries",
     "chain_names",
     "fed_by",
     "fed_value",

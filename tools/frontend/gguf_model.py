@@ -128,6 +128,16 @@ def _float(reader: Any, key: str, default: float | None = None) -> float:
     return float(v)
 
 
+def tensor_infos(reader: Any) -> dict[str, TensorInfo]:
+    """The file's tensors by name: numpy shapes (ggml's ne reversed), GGML type names."""
+    tensors: dict[str, TensorInfo] = {}
+    for i, t in enumerate(reader.tensors):
+        type_name = getattr(t.tensor_type, "name", str(t.tensor_type))
+        shape = tuple(int(n) for n in reversed(list(t.shape)))
+        tensors[t.name] = TensorInfo(t.name, shape, type_name, i)
+    return tensors
+
+
 def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
     """(the reader, the model's header) of a llama or qwen3 GGUF file."""
     reader = open_reader(path)
@@ -137,11 +147,7 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
             f"architecture '{arch}' is not supported; spatial-import writes "
             f"{', '.join(ARCHITECTURES)}"
         )
-    tensors: dict[str, TensorInfo] = {}
-    for i, t in enumerate(reader.tensors):
-        type_name = getattr(t.tensor_type, "name", str(t.tensor_type))
-        shape = tuple(int(n) for n in reversed(list(t.shape)))
-        tensors[t.name] = TensorInfo(t.name, shape, type_name, i)
+    tensors = tensor_infos(reader)
     a = arch
     d = _int(reader, f"{a}.embedding_length")
     heads = _int(reader, f"{a}.attention.head_count")
@@ -247,8 +253,13 @@ def expected_shapes(h: ModelHeader, layers: int | None = None) -> dict[str, tupl
 def check_tensors(h: ModelHeader, layers: int | None = None) -> None:
     """Every tensor the step reads is present, of the shape the metadata implies, of a
     supported type."""
-    for name, shape in expected_shapes(h, layers).items():
-        t = h.tensors.get(name)
+    check_shapes(h.tensors, expected_shapes(h, layers))
+
+
+def check_shapes(tensors: dict[str, TensorInfo], shapes: dict[str, tuple[int, ...]]) -> None:
+    """Each tensor of `shapes` is in `tensors`, of that shape, of a supported type."""
+    for name, shape in shapes.items():
+        t = tensors.get(name)
         if t is None:
             raise GGUFError(f"the file has no tensor '{name}'")
         if t.shape != shape:
@@ -296,3 +307,10 @@ def tensor_array(reader: Any, info: TensorInfo) -> np.ndarray:
             f"cannot read tensor '{info.name}' of '{reader.data.filename}' (truncated?): {e}"
         ) from None
     raise GGUFError(f"tensor '{info.name}' is of type {info.type}, which is not supported")
+
+
+# The metadata readers under public names, for the other architectures' headers
+# (tools/frontend/next_model.py): one definition of each rule (positive, per-layer agreement).
+metadata = _field
+metadata_int = _int
+metadata_float = _float

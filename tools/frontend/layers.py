@@ -52,6 +52,7 @@ class Role(Enum):
     # an attention layer
     ATTN_NORM = "attn_norm"
     Q = "wq"
+    Q_GATE = "wq_gate"  # Qwen3-Next's full attention: the output gate's half of q_proj
     K = "wk"
     V = "wv"
     O = "wo"  # noqa: E741  (the output projection's usual name)

@@ -8,8 +8,10 @@ dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "sc
 part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
 run's position, the argument the step's rows are written at (`tg.set_rows`'s pos: `%pos`, or a
 deployment's `%decode.pos`): row i, column j holds cos / sin of (pos + i) * base^(-2j/D)
-(divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos,
-the caches) stay as drawn.
+(divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor; with `gguf.rope_dims` = r, a
+partial rope, base^(-2j/r) for j < r/2 and angle 0 beyond). Other arguments (ids, pos, the
+caches) stay as drawn. A qwen3next argument may hold part of its tensor, permuted or
+transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `selected_rows`).
 """
 
 from __future__ import annotations
@@ -18,15 +20,11 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr
 
 from spatial_dialect import tg
-from spatial_dialect.tools.frontend.gguf_model import (
-    GGUFError,
-    q8_0_parts,
-    read_header,
-    tensor_array,
-)
+from spatial_dialect.tools.frontend.gguf_model import GGUFError, q8_0_parts, tensor_array
+from spatial_dialect.tools.frontend.next_model import read_checkpoint, rope_permutation
 from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 
@@ -46,6 +44,55 @@ def _str(v: object) -> str:
     return v.data if isinstance(v, StringAttr) else str(v)
 
 
+def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> np.ndarray:
+    """The tensor's rows (ggml's out axis; a 1-D tensor's elements) the argument holds:
+    `gguf.slice` = [G, start, n, ...] takes rows start .. start + n of each group of G (one half
+    of Qwen3-Next's per-head [query | gate] or per key head [b | a]), and with several triples
+    the concatenation of their selections (a fused projection's parts of every group, in
+    order); `gguf.partial_rope` = [D, r] permutes each head of D rows by `rope_permutation`
+    (transformers' partial rope pairs onto tg.rope's neox pairs); `gguf.value = "log(-x)"`
+    holds log(-x) (A_log from ssm_a). A bad attribute or a tensor that does not split so is a
+    WeightsError naming the tensor."""
+    rows = array.shape[0] if array.ndim else 0
+
+    def groups_of(size: int, what: str) -> None:
+        if size <= 0 or rows % size:
+            raise WeightsError(f"--weights: '{name}' has {rows} rows, not whole {what} of {size}")
+
+    cut = attrs.get("gguf.slice")
+    if isinstance(cut, DenseArrayBase):
+        values = [int(v) for v in cut.get_values()]
+        if not values or len(values) % 3:
+            raise WeightsError(
+                f"--weights: gguf.slice of '{name}' is not (group, start, n) triples"
+            )
+        parts = []
+        for group, start, n in zip(values[::3], values[1::3], values[2::3], strict=True):
+            groups_of(group, "groups")
+            if not (0 <= start and n > 0 and start + n <= group):
+                raise WeightsError(
+                    f"--weights: gguf.slice of '{name}' takes rows {start} .. {start + n} of "
+                    f"groups of {group}"
+                )
+            grouped = array.reshape(rows // group, group, *array.shape[1:])
+            parts.append(grouped[:, start : start + n].reshape(-1, *array.shape[1:]))
+        array = np.concatenate(parts)
+        rows = array.shape[0]
+    rope = attrs.get("gguf.partial_rope")
+    if isinstance(rope, DenseArrayBase):
+        head, rotated = (int(v) for v in rope.get_values())
+        groups_of(head, "heads")
+        if not (0 < rotated <= head and rotated % 2 == 0 and head % 2 == 0):
+            raise WeightsError(f"--weights: gguf.partial_rope of '{name}' is [{head}, {rotated}]")
+        heads = array.reshape(rows // head, head, *array.shape[1:])
+        array = heads[:, rope_permutation(head, rotated)].reshape(array.shape)
+    if _str(attrs.get("gguf.value", "")) == "log(-x)":
+        if not np.all(array < 0):
+            raise WeightsError(f"--weights: '{name}' must be negative (-exp(A_log)) for log(-x)")
+        array = np.log(-array.astype(np.float64))
+    return array
+
+
 def position(fn: func.FuncOp) -> str | None:
     """The argument the step's rows sit at: the position its caches are written at."""
     names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
@@ -63,7 +110,7 @@ def checkpoint_inputs(
     these inputs alone; spatial-generate refills a step's rope tables at each position, not its
     weights)."""
     try:
-        reader, header = read_header(path)
+        reader, header = read_checkpoint(path)
     except GGUFError as e:
         raise WeightsError(f"--weights: {e}") from None
     out: dict[str, np.ndarray] = {}
@@ -94,6 +141,7 @@ def checkpoint_inputs(
                 array = q8_0_parts(np.asarray(reader.tensors[info.index].data), info.shape)[
                     part == "scales"
                 ]
+            array = selected_rows(tname, array, attrs)
             layout = _str(attrs.get("gguf.layout", StringAttr("rows")))
             if layout == "kn":
                 array = array.T
@@ -113,7 +161,10 @@ def checkpoint_inputs(
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
             rows, half = shape
-            theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
+            dims = attrs.get("gguf.rope_dims")
+            rotated = dims.value.data if isinstance(dims, IntegerAttr) else 2 * half
+            theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / rotated)
+            theta[rotated // 2 :] = 0.0  # a partial rope's unrotated columns: cos 1, sin 0
             if "gguf.rope_freqs" in attrs:
                 fname = _str(attrs["gguf.rope_freqs"])
                 theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
