@@ -40,7 +40,7 @@ TOKENS = 16
 """Greedy tokens compared under our simulator."""
 
 ARCHS = ("llama", "qwen3", "qwen3moe")
-"""The architectures spatial-import reads from a GGUF file (Qwen3-Next is not imported yet)."""
+"""The architectures gguf_convert.py converts (Qwen3-Next: test_qwen3next.py's GGUF, below)."""
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +113,39 @@ def test_every_steps_logits_are_transformers(checkpoints, arch):
     for step, expected in zip(result.steps, logits, strict=False):
         ours = step.outputs["logits"][-1].astype(np.float64)
         assert np.abs(ours - expected).max() / np.abs(expected).max() < 1e-5
+
+
+@pytest.fixture(scope="module")
+def qwen3next(tmp_path_factory) -> tuple[Path, list[int]]:
+    """(a tiny Qwen3-Next GGUF as test_qwen3next.py writes it, no tokenizer; transformers'
+    TOKENS greedy tokens after test_qwen3next's prompt ids)."""
+    from qwen3next_gguf import write_qwen3next_gguf
+    from test_qwen3next import IDS, tiny_model
+
+    model = tiny_model("untied")
+    state = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    path = write_qwen3next_gguf(model.config, state, tmp_path_factory.mktemp("next") / "n.gguf")
+    with torch.no_grad():
+        prompt = torch.tensor([IDS])
+        generated = model.generate(
+            prompt,
+            attention_mask=torch.ones_like(prompt),
+            max_new_tokens=TOKENS,
+            do_sample=False,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
+    return path, generated[0, len(IDS) :].tolist()
+
+
+@pytest.mark.parametrize("target", ["wormhole_n150", "h100"])
+def test_qwen3next_generates_as_transformers(capsys, qwen3next, target):
+    """The Gated DeltaNet conv and recurrent states carried from step to step (chain.state) as
+    the K/V caches are: 16 greedy tokens equal transformers'."""
+    from test_qwen3next import IDS
+
+    path, theirs = qwen3next
+    argv = ["--ids", ",".join(map(str, IDS)), "-n", str(TOKENS), "--dtype", "f32", "--json"]
+    assert main([str(path), *argv, "--target", target]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert ours == {"tokens": theirs, "text": None}

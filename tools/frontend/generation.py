@@ -99,9 +99,9 @@ def context_length(path: str) -> int | None:
     None for a directory, whose importer checks the cache against its config."""
     if Path(path).is_dir():
         return None
-    from spatial_dialect.tools.frontend.gguf_model import read_header
+    from spatial_dialect.tools.frontend.next_model import read_checkpoint
 
-    return read_header(path)[1].context
+    return read_checkpoint(path)[1].context
 
 
 Executor = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
