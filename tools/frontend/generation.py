@@ -6,14 +6,15 @@ with every function compiled together so that the caches are laid out once for b
 (passes.pipeline.compile_module; spatial-run's `entry_module` splits out each function's
 program). Then, as llama.cpp runs a prompt:
 
-- the prefill runs at position 0 from zero caches on the prompt's ids; its token at the last
-  position is the first generated token;
+- the prefill runs at position 0 from zero state (KV caches, Qwen3-Next's conv and recurrent
+  states) on the prompt's ids; its token at the last position is the first generated token;
 - N - 1 decode steps follow, each on the last token, at the row after the previous step's, with
-  its rope tables filled for that position and the caches the previous step returned.
+  its rope tables filled for that position and the state the previous step returned.
 
 What feeds what is the program's own statement (tools/frontend/chaining.py: the state a step
-updates in place or names by `chain.state`, `chain.fed_by`, `chain.position`), the same facts `spatial-run --chain` reads,
-so that a chain checked by spatial-run is the generation this module runs. Weights are filled
+updates in place or names by `chain.state`, `chain.fed_by`, `chain.position`), the same facts
+`spatial-run --chain` reads, so that a chain checked by spatial-run is the generation this
+module runs. Weights are filled
 once per function from the checkpoint (tools/frontend/weights.py; a weight two functions share by
 name is read once); only the rope tables are refilled at each step.
 
