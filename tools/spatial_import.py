@@ -52,8 +52,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from xdsl.dialects.func import FuncOp
 
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
@@ -67,7 +69,14 @@ from spatial_dialect.tools.frontend.gguf_program import (
     program_dtype_dequantized,
     weight_types,
 )
+from spatial_dialect.tools.frontend.hf_model import HFError, read_header_dir
+from spatial_dialect.tools.frontend.hf_model import weight_types as hf_weight_types
+from spatial_dialect.tools.frontend.hf_program import checkpoint_step as hf_step
+from spatial_dialect.tools.frontend.hf_program import program_dtype as hf_program_dtype
 from spatial_dialect.tools.frontend.tg_builder import print_functions
+
+CHECKPOINT_ERRORS = (GGUFError, HFError)
+"""What import_checkpoint raises on a checkpoint it cannot import (one line each)."""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -119,37 +128,105 @@ def import_checkpoint(
     dtype: str | None = None,
     dequantize: bool = False,
 ) -> str:
-    """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
-    "decode", "prefill" or "both"; None: the defaults the command line documents)."""
-    _, h = read_header(path)
-    layers = h.layers if layers is None else layers
-    if not 1 <= layers <= h.layers:
-        raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
-    check_tensors(h, layers)
-    types = weight_types(h, layers)
+    """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
+    a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
+    command line documents). Raises one of CHECKPOINT_ERRORS."""
+    if Path(path).is_dir():
+        h = read_header_dir(path)
+        layers = h.layers if layers is None else layers
+        if not 1 <= layers <= h.layers:
+            raise HFError(f"--layers {layers}: the model has {h.layers} layer(s)")
+        types = hf_weight_types(h, layers)
+        elt = dtype or hf_program_dtype(types)
+
+        def build(n: int, cache: int, name: str, own: str):
+            return hf_step(h, n, cache, layers, elt, name, own)
+
+        return module_text(
+            path,
+            h.arch.name,
+            h.layers,
+            h.d,
+            h.context,
+            h.tokenizer,
+            step,
+            build,
+            tokens,
+            cache,
+            layers,
+            types,
+            elt,
+            HFError,
+        )
+    _, g = read_header(path)
+    layers = g.layers if layers is None else layers
+    if not 1 <= layers <= g.layers:
+        raise GGUFError(f"--layers {layers}: the model has {g.layers} layer(s)")
+    check_tensors(g, layers)
+    types = weight_types(g, layers)
     q8 = "Q8_0" in types and not dequantize
     elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
+
+    def build_gguf(n: int, cache: int, name: str, own: str):
+        return checkpoint_step(g, n, cache, layers, elt, name, q8, own)
+
+    return module_text(
+        path,
+        g.arch,
+        g.layers,
+        g.d,
+        g.context,
+        None,
+        step,
+        build_gguf,
+        tokens,
+        cache,
+        layers,
+        types,
+        elt,
+        GGUFError,
+    )
+
+
+def module_text(
+    path: str,
+    arch: str,
+    total: int,
+    d: int,
+    context: int,
+    tokenizer: str | None,
+    step: str,
+    build: Callable[[int, int, str, str], FuncOp],
+    tokens: int | None,
+    cache: int | None,
+    layers: int,
+    types: set[str],
+    elt: str,
+    error: type[Exception],
+) -> str:
+    """The module of `step` (both: a deployment of the prefill and the decode) built by `build`
+    (tokens, cache rows, function name, own-input prefix), under a header line saying what it is."""
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
-    cache = cache if cache is not None else min(256, h.context)
+    cache = cache if cache is not None else min(256, context)
     if t <= 0 or cache < t:
-        raise GGUFError(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
-    if cache > h.context:
-        raise GGUFError(
-            f"--cache {cache} exceeds the model's context_length {h.context}: positions past it "
+        raise error(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
+    if cache > context:
+        raise error(
+            f"--cache {cache} exceeds the model's context_length {context}: positions past it "
             "were never trained"
         )
     steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
     header = (
-        f"// Imported by spatial-import from {Path(path).name}: {h.arch}, "
-        f"{layers}/{h.layers} layer(s), d={h.d}, "
+        f"// Imported by spatial-import from {Path(path).name}: {arch}, "
+        f"{layers}/{total} layer(s), d={d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}"
+        f"{f'; tokenizer {tokenizer}' if tokenizer else ''}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
     return header + print_functions(
-        checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
-        for s, n in steps.items()
+        build(n, cache, f"{arch}_{s}", own(s)) for s, n in steps.items()
     )
 
 
@@ -161,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         text = import_model(args)
         Path(args.output).write_text(text)
-    except GGUFError as e:
+    except CHECKPOINT_ERRORS as e:
         print(f"spatial-import: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:
@@ -170,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["main", "SUPPORTED_TYPES"]
+__all__ = ["main", "SUPPORTED_TYPES", "CHECKPOINT_ERRORS"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,20 +1,22 @@
-"""`spatial-run --weights MODEL.gguf`: a checkpoint's tensors as the inputs of a program that
-spatial-import wrote.
+"""`spatial-run --weights CHECKPOINT`: a checkpoint's tensors as the inputs of a program that
+spatial-import wrote: a GGUF file here, a Hugging Face directory in hf_weights.py, which shares
+this module's layouts (`arrange`) and rope tables (`rope_table`).
 
-Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: transposed from
-ggml's out x in; "experts": an E x out x in stack of experts, each transposed, stacked along
-K; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
-dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
-part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
-run's position, the argument the step's rows are written at (`tg.set_rows`'s pos: `%pos`, or a
-deployment's `%decode.pos`): row i, column j holds cos / sin of (pos + i) * base^(-2j/D)
-(divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor). Other arguments (ids, pos,
-the caches) stay as drawn.
+Each argument with a `gguf.tensor` attribute gets that tensor, laid out by `gguf.layout`
+(`arrange`: "kn" transposed from ggml's out x in; "experts" an E x out x in stack of experts, each
+transposed, stacked along K; a 1-D tensor becomes 1 x N), rounded to the argument's element type
+(Q8_0 dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
+part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" /
+"sin") are filled from the run's position, the argument the step's rows are written at
+(`tg.set_rows`'s pos: `%pos`, or a deployment's `%decode.pos`): row i, column j holds cos / sin of
+(pos + i) * base^(-2j/D) (divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor).
+Other arguments (ids, pos, the caches) stay as drawn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
@@ -35,14 +37,14 @@ class WeightsError(EvaluationError):
     """The checkpoint does not fit the program (spatial-run reports it as one error line)."""
 
 
-def _attrs(fn: func.FuncOp, i: int) -> dict[str, object]:
+def argument_attributes(fn: func.FuncOp, i: int) -> dict[str, object]:
     if fn.arg_attrs is None:
         return {}
     d = fn.arg_attrs.data[i]
     return dict(d.data) if isinstance(d, DictionaryAttr) else {}
 
 
-def _str(v: object) -> str:
+def attribute_text(v: object) -> str:
     return v.data if isinstance(v, StringAttr) else str(v)
 
 
@@ -53,10 +55,48 @@ def position(fn: func.FuncOp) -> str | None:
     return next((names[p] for p in writes if p in names), None)
 
 
+def run_position(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> int:
+    """The position this run's rows sit at (0 when the step writes no cache)."""
+    at = position(fn)
+    return int(np.asarray(inputs[at])[0]) if at in inputs else 0
+
+
+def arrange(array: np.ndarray, layout: str) -> np.ndarray:
+    """A checkpoint tensor (numpy order: a weight out x in) as the argument of `layout` holds it:
+    "kn" transposed (the right operand of tg.matmul); "experts" an E x out x in stack as each
+    expert's in x out stacked along K (tg.moe's); "rows" as stored; a 1-D tensor as 1 x N."""
+    if layout == "kn":
+        array = array.T
+    elif layout == "experts":
+        array = array.transpose(0, 2, 1).reshape(-1, array.shape[1])
+    return array.reshape(1, -1) if array.ndim == 1 else array
+
+
+def rope_table(
+    part: str,
+    shape: tuple[int, ...],
+    base: float,
+    pos: int,
+    freqs: np.ndarray | None = None,
+) -> np.ndarray:
+    """f32 cos or sin (`part`) of (pos + i) * base^(-2j/D) (/ freqs[j]), rows x D/2 = `shape`."""
+    rows, half = shape
+    theta = base ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
+    if freqs is not None:
+        theta = theta / freqs.astype(np.float64)
+    angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
+    return (np.cos(angles) if part == "cos" else np.sin(angles)).astype(np.float32)
+
+
 def checkpoint_inputs(
     path: str, fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """The inputs of `fn` that the checkpoint at `path` provides, by argument name."""
+    """The inputs of `fn` that the checkpoint at `path` provides, by argument name: a GGUF
+    file, or a Hugging Face directory (tools/frontend/hf_weights.py)."""
+    if Path(path).is_dir():
+        from spatial_dialect.tools.frontend.hf_weights import hf_inputs
+
+        return hf_inputs(path, fn, inputs)
     try:
         reader, header = read_header(path)
     except GGUFError as e:
@@ -64,10 +104,10 @@ def checkpoint_inputs(
     out: dict[str, np.ndarray] = {}
     cache: dict[str, np.ndarray] = {}
     for i, (name, arg) in enumerate(zip(input_names(fn), fn.body.block.args, strict=True)):
-        attrs = _attrs(fn, i)
+        attrs = argument_attributes(fn, i)
         shape, dtype = value_type(arg)
         if "gguf.tensor" in attrs:
-            tname = _str(attrs["gguf.tensor"])
+            tname = attribute_text(attrs["gguf.tensor"])
             info = header.tensors.get(tname)
             if info is None:
                 raise WeightsError(f"--weights: {path} has no tensor '{tname}' (for %{name})")
@@ -77,7 +117,7 @@ def checkpoint_inputs(
             except GGUFError as e:
                 raise WeightsError(f"--weights: {e}") from None
             array = cache[tname]
-            part = _str(attrs["gguf.q8_0"]) if "gguf.q8_0" in attrs else None
+            part = attribute_text(attrs["gguf.q8_0"]) if "gguf.q8_0" in attrs else None
             if part is not None:  # a Q8_0 weight kept Q8_0: its values or its scales, raw
                 if info.type != "Q8_0":
                     raise WeightsError(
@@ -87,13 +127,7 @@ def checkpoint_inputs(
                 array = q8_0_parts(np.asarray(reader.tensors[info.index].data), info.shape)[
                     part == "scales"
                 ]
-            layout = _str(attrs.get("gguf.layout", StringAttr("rows")))
-            if layout == "kn":
-                array = array.T
-            elif layout == "experts":  # E x out x in -> each expert's in x out, stacked
-                array = array.transpose(0, 2, 1).reshape(-1, array.shape[1])
-            if array.ndim == 1:
-                array = array.reshape(1, -1)
+            array = arrange(array, attribute_text(attrs.get("gguf.layout", StringAttr("rows"))))
             if array.shape != shape:
                 raise WeightsError(
                     f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
@@ -105,14 +139,12 @@ def checkpoint_inputs(
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
-            rows, half = shape
-            theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
+            freqs = None
             if "gguf.rope_freqs" in attrs:
-                fname = _str(attrs["gguf.rope_freqs"])
-                theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
-            at = position(fn)
-            pos = int(np.asarray(inputs[at])[0]) if at in inputs else 0
-            angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
-            values = np.cos(angles) if _str(attrs["gguf.rope"]) == "cos" else np.sin(angles)
-            out[name] = values.astype(np.float32).astype(dtype)
+                fname = attribute_text(attrs["gguf.rope_freqs"])
+                freqs = tensor_array(reader, header.tensors[fname])
+            table = rope_table(
+                attribute_text(attrs["gguf.rope"]), shape, base_v, run_position(fn, inputs), freqs
+            )
+            out[name] = table.astype(dtype)
     return out
