@@ -142,7 +142,7 @@ class Config:
     def fail(self, key: str, want: str, v: object) -> HFError:
         return HFError(f"config.json's '{key}' must be {want}, got {v!r}")
 
-    def int(self, key: str, default: int | None = None) -> int:
+    def positive_int(self, key: str, default: int | None = None) -> int:
         v = self.data.get(key, default)
         if v is None and default is not None:
             v = default
@@ -150,12 +150,12 @@ class Config:
             raise self.fail(key, "a positive integer", v)
         return v
 
-    def float(self, key: str, v: object) -> float:
+    def positive_float(self, key: str, v: object) -> float:
         if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < math.inf:
             raise self.fail(key, "a positive finite number", v)
         return float(v)
 
-    def bool(self, key: str, default: bool) -> bool:
+    def flag(self, key: str, default: bool) -> bool:
         v = self.data.get(key, default)
         if not isinstance(v, bool):
             raise self.fail(key, "true or false", v)
@@ -188,8 +188,8 @@ def _rope(c: Config) -> float:
             f"partial_rotary_factor {factor!r} (partial rotary embedding) is not supported"
         )
     if params and "rope_theta" in params:
-        return c.float("rope_parameters.rope_theta", params["rope_theta"])
-    return c.float("rope_theta", c.get("rope_theta", 10000.0))
+        return c.positive_float("rope_parameters.rope_theta", params["rope_theta"])
+    return c.positive_float("rope_theta", c.get("rope_theta", 10000.0))
 
 
 def _refuse_unsupported(c: Config) -> None:
@@ -198,9 +198,9 @@ def _refuse_unsupported(c: Config) -> None:
     if act != "silu":
         raise HFError(f"hidden_act {act!r} is not supported: the MLP is SwiGLU (silu)")
     for key in ("attention_bias", "mlp_bias"):
-        if c.bool(key, False):
+        if c.flag(key, False):
             raise HFError(f"{key} true is not supported: the projections have no bias")
-    if c.bool("use_sliding_window", False):
+    if c.flag("use_sliding_window", False):
         raise HFError(
             f"sliding window attention (use_sliding_window true, sliding_window "
             f"{c.get('sliding_window')!r}) is not supported: every layer attends to all its past"
@@ -264,8 +264,8 @@ def read_header_dir(path: str | Path) -> HFHeader:
             f"{', '.join(ARCHITECTURES)}"
         )
     _refuse_unsupported(c)
-    heads = c.int("num_attention_heads")
-    d = c.int("hidden_size")
+    heads = c.positive_int("num_attention_heads")
+    d = c.positive_int("hidden_size")
     if c.get("head_dim") is None and d % heads:
         raise HFError(f"hidden_size {d} is not a multiple of num_attention_heads {heads}")
     stated = c.get("dtype", c.get("torch_dtype"))
@@ -277,24 +277,24 @@ def read_header_dir(path: str | Path) -> HFHeader:
         path=str(root),
         arch=arch,
         d=d,
-        layers=c.int("num_hidden_layers"),
+        layers=c.positive_int("num_hidden_layers"),
         heads=heads,
-        kv_heads=c.int("num_key_value_heads", heads),
-        head_dim=c.int("head_dim", d // heads),
-        ffn=c.int("moe_intermediate_size" if arch.moe else "intermediate_size"),
-        eps=c.float("rms_norm_eps", c.get("rms_norm_eps", 1e-6)),
+        kv_heads=c.positive_int("num_key_value_heads", heads),
+        head_dim=c.positive_int("head_dim", d // heads),
+        ffn=c.positive_int("moe_intermediate_size" if arch.moe else "intermediate_size"),
+        eps=c.positive_float("rms_norm_eps", c.get("rms_norm_eps", 1e-6)),
         rope_theta=_rope(c),
-        vocab=c.int("vocab_size"),
-        context=c.int("max_position_embeddings", 2048),
-        tied=c.bool("tie_word_embeddings", False),
+        vocab=c.positive_int("vocab_size"),
+        context=c.positive_int("max_position_embeddings", 2048),
+        tied=c.flag("tie_word_embeddings", False),
         dtype=TORCH_DTYPES.get(stated) if isinstance(stated, str) else None,
         tokenizer="tokenizer.json" if (root / "tokenizer.json").is_file() else None,
     )
     if arch.moe:
         key = "num_experts" if "num_experts" in c.data else "num_local_experts"
-        h.experts = c.int(key)
-        h.experts_used = c.int("num_experts_per_tok")
-        h.renormalize = c.bool("norm_topk_prob", False)
+        h.experts = c.positive_int(key)
+        h.experts_used = c.positive_int("num_experts_per_tok")
+        h.renormalize = c.flag("norm_topk_prob", False)
         if h.experts_used > h.experts:
             raise HFError(f"num_experts_per_tok {h.experts_used} exceeds {key} {h.experts}")
         dense = c.get("mlp_only_layers", [])
