@@ -146,6 +146,8 @@ class Config:
         v = self.data.get(key, default)
         if v is None and default is not None:
             v = default
+        if v is None:
+            raise HFError(f"config.json has no '{key}'")
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise self.fail(key, "a positive integer", v)
         return v
@@ -235,7 +237,12 @@ def _tensors(root: Path) -> dict[str, TensorEntry]:
         for name, shard in weight_map.items():
             if shard not in shards:
                 p = root / shard
-                if Path(shard).name != shard or not p.is_file():
+                if Path(shard).name != shard or shard in ("", ".", ".."):
+                    raise HFError(
+                        f"the index names shard '{shard}' (for '{name}'), which is not a file name "
+                        "in the checkpoint's directory"
+                    )
+                if not p.is_file():
                     raise HFError(
                         f"the index names shard '{shard}' (for '{name}'), which is missing"
                     )
