@@ -167,6 +167,16 @@ class Config:
         return self.data.get(key, default)
 
 
+SCALINGS = {
+    "llama3": "Llama 3.1's frequency-dependent scaling",
+    "linear": "positions divided by a factor",
+    "dynamic": "NTK scaling past the trained context",
+    "yarn": "YaRN's per-frequency interpolation",
+    "longrope": "per-frequency factors",
+}
+"""What a refused rope scaling would compute, for its refusal's line."""
+
+
 def _rope(c: Config) -> float:
     """The rope base; anything but the unscaled full rotary embedding is refused."""
     params = c.get("rope_parameters")
@@ -177,13 +187,9 @@ def _rope(c: Config) -> float:
         raise c.fail("rope_scaling", "an object or null", scaling)
     for spec in (params or {}, scaling or {}):
         kind = spec.get("rope_type", spec.get("type", "default"))
-        if kind == "llama3":
-            raise HFError(
-                "rope scaling 'llama3' (Llama 3.1's frequency-dependent scaling) is not "
-                "supported: only unscaled rope"
-            )
         if kind not in ("default", None):
-            raise HFError(f"rope scaling {kind!r} is not supported: only unscaled rope")
+            what = f" ({SCALINGS[kind]})" if kind in SCALINGS else ""
+            raise HFError(f"rope scaling {kind!r}{what} is not supported: only unscaled rope")
     factor = (params or {}).get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
     if factor != 1.0:
         raise HFError(

@@ -19,9 +19,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr
 
-from spatial_dialect.tools.frontend.hf_model import HFError, HFHeader, read_header_dir
-from spatial_dialect.tools.frontend.safetensors_header import SafetensorsError, tensor_data
-from spatial_dialect.tools.frontend.weights import (
+from spatial_dialect.tools.frontend.arguments import (
     WeightsError,
     argument_attributes,
     arrange,
@@ -29,6 +27,8 @@ from spatial_dialect.tools.frontend.weights import (
     rope_table,
     run_position,
 )
+from spatial_dialect.tools.frontend.hf_model import HFError, HFHeader, read_header_dir
+from spatial_dialect.tools.frontend.safetensors_header import SafetensorsError, tensor_data
 from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 

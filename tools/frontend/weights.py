@@ -1,6 +1,6 @@
 """`spatial-run --weights CHECKPOINT`: a checkpoint's tensors as the inputs of a program that
-spatial-import wrote: a GGUF file here, a Hugging Face directory in hf_weights.py, which shares
-this module's layouts (`arrange`) and rope tables (`rope_table`).
+spatial-import wrote: a GGUF file here, a Hugging Face directory in hf_weights.py; both fill
+arguments by arguments.py (the layouts, `arrange`; the rope tables, `rope_table`).
 
 Each argument with a `gguf.tensor` attribute gets that tensor, laid out by `gguf.layout`
 (`arrange`: "kn" transposed from ggml's out x in; "experts" an E x out x in stack of experts, each
@@ -20,72 +20,25 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, StringAttr
+from xdsl.dialects.builtin import FloatAttr, StringAttr
 
-from spatial_dialect import tg
+from spatial_dialect.tools.frontend.arguments import (
+    WeightsError,
+    argument_attributes,
+    arrange,
+    attribute_text,
+    rope_table,
+    run_position,
+)
 from spatial_dialect.tools.frontend.gguf_model import (
     GGUFError,
     q8_0_parts,
     read_header,
     tensor_array,
 )
-from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
+from spatial_dialect.tools.frontend.hf_weights import hf_inputs
+from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
-
-
-class WeightsError(EvaluationError):
-    """The checkpoint does not fit the program (spatial-run reports it as one error line)."""
-
-
-def argument_attributes(fn: func.FuncOp, i: int) -> dict[str, object]:
-    if fn.arg_attrs is None:
-        return {}
-    d = fn.arg_attrs.data[i]
-    return dict(d.data) if isinstance(d, DictionaryAttr) else {}
-
-
-def attribute_text(v: object) -> str:
-    return v.data if isinstance(v, StringAttr) else str(v)
-
-
-def position(fn: func.FuncOp) -> str | None:
-    """The argument the step's rows sit at: the position its caches are written at."""
-    names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
-    writes = (op.pos for op in fn.body.walk() if isinstance(op, tg.SetRowsOp))
-    return next((names[p] for p in writes if p in names), None)
-
-
-def run_position(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> int:
-    """The position this run's rows sit at (0 when the step writes no cache)."""
-    at = position(fn)
-    return int(np.asarray(inputs[at])[0]) if at in inputs else 0
-
-
-def arrange(array: np.ndarray, layout: str) -> np.ndarray:
-    """A checkpoint tensor (numpy order: a weight out x in) as the argument of `layout` holds it:
-    "kn" transposed (the right operand of tg.matmul); "experts" an E x out x in stack as each
-    expert's in x out stacked along K (tg.moe's); "rows" as stored; a 1-D tensor as 1 x N."""
-    if layout == "kn":
-        array = array.T
-    elif layout == "experts":
-        array = array.transpose(0, 2, 1).reshape(-1, array.shape[1])
-    return array.reshape(1, -1) if array.ndim == 1 else array
-
-
-def rope_table(
-    part: str,
-    shape: tuple[int, ...],
-    base: float,
-    pos: int,
-    freqs: np.ndarray | None = None,
-) -> np.ndarray:
-    """f32 cos or sin (`part`) of (pos + i) * base^(-2j/D) (/ freqs[j]), rows x D/2 = `shape`."""
-    rows, half = shape
-    theta = base ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
-    if freqs is not None:
-        theta = theta / freqs.astype(np.float64)
-    angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
-    return (np.cos(angles) if part == "cos" else np.sin(angles)).astype(np.float32)
 
 
 def checkpoint_inputs(
@@ -94,8 +47,6 @@ def checkpoint_inputs(
     """The inputs of `fn` that the checkpoint at `path` provides, by argument name: a GGUF
     file, or a Hugging Face directory (tools/frontend/hf_weights.py)."""
     if Path(path).is_dir():
-        from spatial_dialect.tools.frontend.hf_weights import hf_inputs
-
         return hf_inputs(path, fn, inputs)
     try:
         reader, header = read_header(path)
