@@ -1,7 +1,12 @@
-"""spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
+"""spatial-import: a GGUF or Hugging Face checkpoint's whole greedy step as a tg program.
 
-    spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
-                   [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
+    spatial-import MODEL.gguf|DIR --step decode|prefill|both [--tokens T] [--cache S]
+                   [--layers N] [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
+
+A directory is a Hugging Face checkpoint (config.json, model.safetensors or a sharded index,
+tokenizer.json): tools/frontend/hf_model.py reads its config and safetensors headers and
+hf_program.py names the same step's arguments after its tensors (`hf.tensor`, `hf.layout`;
+docs/tg.md#importing-hugging-face-checkpoints). The rest of this describes a GGUF file.
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
 data) of a `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or
@@ -44,7 +49,7 @@ and rope tables) are prefixed by the step (`%prefill.ids`, `%decode.pos`), since
 differ in shape and one name in a deployment is one tensor. `spatial-run OUT.mlir --chain
 ARCH_prefill,ARCH_decode` runs the prefill and then the decode on the caches it wrote.
 
-Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
+Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type) are one line
 on stderr and exit status 1; usage errors exit 2.
 """
 
@@ -53,6 +58,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from xdsl.dialects.func import FuncOp
@@ -72,7 +79,7 @@ from spatial_dialect.tools.frontend.gguf_program import (
 from spatial_dialect.tools.frontend.hf_model import HFError, read_header_dir
 from spatial_dialect.tools.frontend.hf_model import weight_types as hf_weight_types
 from spatial_dialect.tools.frontend.hf_program import checkpoint_step as hf_step
-from spatial_dialect.tools.frontend.hf_program import program_dtype as hf_program_dtype
+from spatial_dialect.tools.frontend.hf_program import program_dtype as hf_dtype
 from spatial_dialect.tools.frontend.tg_builder import print_functions
 
 CHECKPOINT_ERRORS = (GGUFError, HFError)
@@ -83,7 +90,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
-    parser.add_argument("model", help="a GGUF file (llama, qwen3 or qwen3moe architecture)")
+    parser.add_argument(
+        "model", help="a GGUF file or a Hugging Face directory (llama, qwen3 or qwen3moe)"
+    )
     parser.add_argument(
         "--step",
         choices=("decode", "prefill", "both"),
@@ -119,6 +128,53 @@ def import_model(args: argparse.Namespace) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """What the module needs of a checkpoint of either kind, once its header is read."""
+
+    arch: str
+    layers: int  # the model's
+    d: int
+    context: int
+    note: str  # what the module's first line adds
+    error: type[Exception]  # what a bad option is reported as
+    types: Callable[[int], set[str]]  # the weights' types in the first N layers, checked
+    default_elt: Callable[[set[str]], str]  # the compute type of weights of those types
+    # the step: (tokens, cache rows, layers, compute type, function name, own-input prefix)
+    step: Callable[[int, int, int, str, str, str], FuncOp]
+
+
+def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
+    _, h = read_header(path)
+
+    def types(layers: int) -> set[str]:
+        check_tensors(h, layers)
+        return weight_types(h, layers)
+
+    def q8(layers: int) -> bool:
+        return "Q8_0" in weight_types(h, layers) and not dequantize
+
+    def elt(types: set[str]) -> str:
+        quantized = "Q8_0" in types and not dequantize
+        return program_dtype(types) if quantized else program_dtype_dequantized(types)
+
+    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+        return checkpoint_step(h, t, cache, layers, elt, name, q8(layers), own)
+
+    return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, step)
+
+
+def hf_checkpoint(path: str) -> Checkpoint:
+    h = read_header_dir(path)
+    note = f"; tokenizer {h.tokenizer}" if h.tokenizer else ""
+
+    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+        return hf_step(h, t, cache, layers, elt, name, own)
+
+    types = partial(hf_weight_types, h)
+    return Checkpoint(h.arch.name, h.layers, h.d, h.context, note, HFError, types, hf_dtype, step)
+
+
 def import_checkpoint(
     path: str,
     step: str,
@@ -131,102 +187,32 @@ def import_checkpoint(
     """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
     a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
     command line documents). Raises one of CHECKPOINT_ERRORS."""
-    if Path(path).is_dir():
-        h = read_header_dir(path)
-        layers = h.layers if layers is None else layers
-        if not 1 <= layers <= h.layers:
-            raise HFError(f"--layers {layers}: the model has {h.layers} layer(s)")
-        types = hf_weight_types(h, layers)
-        elt = dtype or hf_program_dtype(types)
-
-        def build(n: int, cache: int, name: str, own: str):
-            return hf_step(h, n, cache, layers, elt, name, own)
-
-        return module_text(
-            path,
-            h.arch.name,
-            h.layers,
-            h.d,
-            h.context,
-            h.tokenizer,
-            step,
-            build,
-            tokens,
-            cache,
-            layers,
-            types,
-            elt,
-            HFError,
-        )
-    _, g = read_header(path)
-    layers = g.layers if layers is None else layers
-    if not 1 <= layers <= g.layers:
-        raise GGUFError(f"--layers {layers}: the model has {g.layers} layer(s)")
-    check_tensors(g, layers)
-    types = weight_types(g, layers)
-    q8 = "Q8_0" in types and not dequantize
-    elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
-
-    def build_gguf(n: int, cache: int, name: str, own: str):
-        return checkpoint_step(g, n, cache, layers, elt, name, q8, own)
-
-    return module_text(
-        path,
-        g.arch,
-        g.layers,
-        g.d,
-        g.context,
-        None,
-        step,
-        build_gguf,
-        tokens,
-        cache,
-        layers,
-        types,
-        elt,
-        GGUFError,
-    )
-
-
-def module_text(
-    path: str,
-    arch: str,
-    total: int,
-    d: int,
-    context: int,
-    tokenizer: str | None,
-    step: str,
-    build: Callable[[int, int, str, str], FuncOp],
-    tokens: int | None,
-    cache: int | None,
-    layers: int,
-    types: set[str],
-    elt: str,
-    error: type[Exception],
-) -> str:
-    """The module of `step` (both: a deployment of the prefill and the decode) built by `build`
-    (tokens, cache rows, function name, own-input prefix), under a header line saying what it is."""
+    c = hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, dequantize)
+    layers = c.layers if layers is None else layers
+    if not 1 <= layers <= c.layers:
+        raise c.error(f"--layers {layers}: the model has {c.layers} layer(s)")
+    types = c.types(layers)
+    elt = dtype or c.default_elt(types)
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
-    cache = cache if cache is not None else min(256, context)
+    cache = cache if cache is not None else min(256, c.context)
     if t <= 0 or cache < t:
-        raise error(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
-    if cache > context:
-        raise error(
-            f"--cache {cache} exceeds the model's context_length {context}: positions past it "
+        raise c.error(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
+    if cache > c.context:
+        raise c.error(
+            f"--cache {cache} exceeds the model's context_length {c.context}: positions past it "
             "were never trained"
         )
     steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
     header = (
-        f"// Imported by spatial-import from {Path(path).name}: {arch}, "
-        f"{layers}/{total} layer(s), d={d}, "
+        f"// Imported by spatial-import from {Path(path).name}: {c.arch}, "
+        f"{layers}/{c.layers} layer(s), d={c.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}"
-        f"{f'; tokenizer {tokenizer}' if tokenizer else ''}.\n"
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}{c.note}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
     return header + print_functions(
-        build(n, cache, f"{arch}_{s}", own(s)) for s, n in steps.items()
+        c.step(n, cache, layers, elt, f"{c.arch}_{s}", own(s)) for s, n in steps.items()
     )
 
 
