@@ -4,8 +4,9 @@ path (recorded, not read: the program takes ids). No tensor data is read.
 
 What is imported, by `architectures[0]` of config.json: LlamaForCausalLM, Qwen3ForCausalLM and
 Qwen3MoeForCausalLM, each an `Architecture` (its tensors' names by `Role` and its flags) in
-`ARCHITECTURES`. Adding one (Qwen3NextForCausalLM) is an entry there: its role -> tensor table
-and the call that builds its step (`Architecture.step`, tools/frontend/hf_program.py).
+`ARCHITECTURES`. Adding one (Qwen3NextForCausalLM) is an entry there: its role -> tensor table,
+and the hooks where it differs from Llama's family: its layers' tensor shapes, its own config
+keys, and the call that builds its program (`Architecture.layer_shapes`, `.configure`, `.step`).
 
 Both config spellings are read: transformers 5's `rope_parameters` and `dtype`, and the older
 `rope_theta` / `rope_scaling` and `torch_dtype`. Everything the step does not compute is refused
@@ -75,8 +76,15 @@ class Architecture:
     tensors: dict[Role, tuple[str, str]]
     qk_norm: bool = False
     moe: bool = False
-    # the step's builder, for an architecture whose program is not layers.step_function
-    # (Qwen3-Next: its own whole-model program); None: hf_program.checkpoint_step's default
+    # The hooks of an architecture unlike Llama's (Qwen3-Next): `layer_shapes(h, i)`, the
+    # shape as stored of each role's tensor in layer i (default: attention_layer_shapes);
+    # `configure(config, h)`, reading its own config keys into h.extra and refusing what it
+    # does not compute; `step`, the builder of its program (hf_program.checkpoint_step calls
+    # it with the header, the HFNames and the step's sizes; default: layers.step_function).
+    layer_shapes: Callable[[HFHeader, int], dict[Role, tuple[int, ...]]] = field(
+        default=lambda h, i: attention_layer_shapes(h, i)
+    )
+    configure: Callable[[Config, HFHeader], None] | None = None
     step: Callable[..., Any] | None = None
 
 
@@ -113,6 +121,7 @@ class HFHeader:
     experts_used: int = 0
     renormalize: bool = True  # norm_topk_prob
     tokenizer: str | None = None  # tokenizer.json, when the directory has one
+    extra: dict[str, Any] = field(default_factory=dict)  # Architecture.configure's values
 
     def tensor_name(self, role: Role, layer: int | None) -> str:
         name = self.arch.tensors[role][0]
@@ -316,6 +325,8 @@ def read_header_dir(path: str | Path) -> HFHeader:
                 f"dense layers between the MoE layers (mlp_only_layers {dense!r}, "
                 f"decoder_sparse_step {c.get('decoder_sparse_step')!r}) are not supported"
             )
+    if arch.configure is not None:
+        arch.configure(c, h)
     if h.heads % h.kv_heads:
         raise HFError(
             f"num_attention_heads {h.heads} is not a multiple of num_key_value_heads {h.kv_heads}"
@@ -331,33 +342,38 @@ def read_header_dir(path: str | Path) -> HFHeader:
     return h
 
 
+def attention_layer_shapes(h: HFHeader, i: int) -> dict[Role, tuple[int, ...]]:
+    """The shape as stored of each tensor of layer i of a Llama, Qwen3 or Qwen3-MoE model (an
+    expert's: one expert's, for each of them)."""
+    d, hd, f = h.d, h.head_dim, h.ffn
+    q, kv = h.heads * hd, h.kv_heads * hd
+    shapes = {Role.ATTN_NORM: (d,), Role.Q: (q, d), Role.K: (kv, d), Role.V: (kv, d)}
+    shapes |= {Role.O: (d, q), Role.FFN_NORM: (d,)}
+    if h.arch.qk_norm:
+        shapes |= {Role.Q_NORM: (hd,), Role.K_NORM: (hd,)}
+    if not h.experts:
+        return shapes | {Role.GATE: (f, d), Role.UP: (f, d), Role.DOWN: (d, f)}
+    shapes[Role.ROUTER] = (h.experts, d)
+    return shapes | {Role.EXPERTS_GATE: (f, d), Role.EXPERTS_UP: (f, d), Role.EXPERTS_DOWN: (d, f)}
+
+
 def expected_shapes(
     h: HFHeader, layers: int | None = None
 ) -> Iterator[tuple[str, tuple[int, ...]]]:
     """(name, shape as stored) of every tensor the step reads, lazily: a config's layer or
     expert count is checked against the file tensor by tensor, so a mutated 2**40 fails at
     the first missing tensor instead of building a table of 2**40 entries."""
-    d, hd, f = h.d, h.head_dim, h.ffn
-    q, kv = h.heads * hd, h.kv_heads * hd
-    yield h.tensor_name(Role.TABLE, None), (h.vocab, d)
+    yield h.tensor_name(Role.TABLE, None), (h.vocab, h.d)
     for i in range(h.layers if layers is None else layers):
-        shapes = {Role.ATTN_NORM: (d,), Role.Q: (q, d), Role.K: (kv, d), Role.V: (kv, d)}
-        shapes |= {Role.O: (d, q), Role.FFN_NORM: (d,)}
-        if h.arch.qk_norm:
-            shapes |= {Role.Q_NORM: (hd,), Role.K_NORM: (hd,)}
-        if not h.experts:
-            shapes |= {Role.GATE: (f, d), Role.UP: (f, d), Role.DOWN: (d, f)}
-        else:
-            shapes[Role.ROUTER] = (h.experts, d)
-        for role, shape in shapes.items():
-            yield h.tensor_name(role, i), shape
-        for e in range(h.experts):
-            for role, shape in ((Role.EXPERTS_GATE, (f, d)), (Role.EXPERTS_UP, (f, d))):
-                yield h.tensor_name(role, i).format(e=e), shape
-            yield h.tensor_name(Role.EXPERTS_DOWN, i).format(e=e), (d, f)
-    yield h.tensor_name(Role.FINAL_NORM, None), (d,)
+        shapes = {
+            h.tensor_name(role, i): shape for role, shape in h.arch.layer_shapes(h, i).items()
+        }
+        yield from ((n, shape) for n, shape in shapes.items() if "{e}" not in n)
+        for e in range(h.experts):  # each expert's own tensors (a pattern's {e})
+            yield from ((n.format(e=e), shape) for n, shape in shapes.items() if "{e}" in n)
+    yield h.tensor_name(Role.FINAL_NORM, None), (h.d,)
     if not h.tied:
-        yield h.tensor_name(Role.LM_HEAD, None), (h.vocab, d)
+        yield h.tensor_name(Role.LM_HEAD, None), (h.vocab, h.d)
 
 
 def check_tensors(h: HFHeader, layers: int | None = None) -> None:
