@@ -132,13 +132,32 @@ def test_sharded_checkpoint_is_the_single_file_one(tmp_path):
     assert a == b
 
 
-def _edit_config(model: Path, **changes) -> Path:
+def test_transformers_4_spelling_is_the_same_program(tmp_path):
+    """rope_theta / rope_scaling / torch_dtype (transformers 4) mean what transformers 5's
+    rope_parameters / dtype do."""
+    v5 = write_tiny_hf(tmp_path / "v5", "qwen3")
+    v4 = _edit_config(
+        write_tiny_hf(tmp_path / "v4", "qwen3"),
+        drop=("rope_parameters", "dtype"),
+        rope_theta=10000.0,
+        rope_scaling=None,
+        torch_dtype="float32",
+    )
+    cfg = json.loads((v4 / "config.json").read_text())
+    assert "rope_parameters" not in cfg and cfg["rope_theta"] == 10000.0
+    assert _import(v5, tmp_path / "a.mlir") == 0 and _import(v4, tmp_path / "b.mlir") == 0
+    a, b = ((tmp_path / f).read_text().split("\n", 1)[1] for f in ("a.mlir", "b.mlir"))
+    assert a == b
+    _edit_config(v4, torch_dtype="bfloat16")
+    assert _import(v4, tmp_path / "c.mlir") == 1
+
+
+def _edit_config(model: Path, drop: tuple[str, ...] = (), **changes) -> Path:
+    """`model` with config.json's `drop` keys removed and `changes` set (None: null)."""
     cfg = json.loads((model / "config.json").read_text())
-    for k, v in changes.items():
-        if v is None:
-            cfg.pop(k, None)
-        else:
-            cfg[k] = v
+    for k in drop:
+        del cfg[k]
+    cfg.update(changes)
     (model / "config.json").write_text(json.dumps(cfg))
     return model
 

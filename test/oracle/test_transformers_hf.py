@@ -126,7 +126,7 @@ def test_prefill_and_decode_match_transformers(seen, name, t):
     check_against_transformers(seen[name], SEEN[name].layers, t)
 
 
-def _unseen(path: Path, tiny: Tiny, **changes) -> Path:
+def _unseen(path: Path, tiny: Tiny, shard: str | None = None, **changes) -> Path:
     """A checkpoint of `tiny` with config fields changed, written by transformers."""
     torch.manual_seed(tiny.seed)
     cfg = config(tiny)
@@ -139,7 +139,7 @@ def _unseen(path: Path, tiny: Tiny, **changes) -> Path:
         for n, p in model.named_parameters():
             if "norm" in n:
                 p.copy_(p + 0.1 * torch.randn_like(p))
-    model.save_pretrained(path)
+    model.save_pretrained(path, **({"max_shard_size": shard} if shard else {}))
     return path
 
 
@@ -148,6 +148,8 @@ UNSEEN = {
     "llama_tied": (Tiny("llama", tied=True, seed=3), {}),
     "qwen3_head_dim_32": (Tiny("qwen3", seed=5, layers=3), {"head_dim": 32}),
     "qwen3moe_tied_seed9": (Tiny("qwen3moe", tied=True, seed=9), {}),
+    # shards of at most 200 kB and model.safetensors.index.json, as transformers writes them
+    "qwen3_sharded": (Tiny("qwen3", seed=11), {"shard": "200KB"}),
 }
 
 
@@ -155,4 +157,27 @@ UNSEEN = {
 def test_unseen_checkpoints_match_transformers(tmp_path, name):
     tiny, changes = UNSEEN[name]
     path = _unseen(tmp_path / name, tiny, **changes)
+    assert ("shard" in changes) == (path / "model.safetensors.index.json").is_file()
     check_against_transformers(path, tiny.layers, 17, seed=tiny.seed)
+
+
+def test_a_bf16_checkpoint_computes_in_bf16_and_passes(tmp_path, capsys):
+    """transformers' bf16 save: the program computes in bf16 (the tensors' type), the weights
+    are the checkpoint's bf16 values, and the compiled deployment passes on Tensix."""
+    from spatial_dialect.tools.spatial_run import main as run_main
+
+    path = tmp_path / "bf16"
+    model = transformers.Qwen3ForCausalLM(config(Tiny("qwen3", tied=True)))
+    model.to(torch.bfloat16).save_pretrained(path)
+    assert '"dtype": "bfloat16"' in (path / "config.json").read_text()
+    text = import_checkpoint(str(path), "both", tokens=5, cache=CACHE)
+    assert "weights BF16 computed in bf16" in text.splitlines()[0]
+    (tmp_path / "both.mlir").write_text(text)
+    argv = [str(tmp_path / "both.mlir"), "--target", "wormhole_n150", "--weights", str(path)]
+    rc = run_main([*argv, "--chain", "qwen3_prefill,qwen3_decode"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "PASS" in out.splitlines()[-1], out
+    fn = parse_module(text).ops.first
+    filled = checkpoint_inputs(str(path), fn, {"prefill.pos": np.zeros(1, np.int32)})
+    table = model.model.embed_tokens.weight.detach().float().numpy()
+    np.testing.assert_array_equal(filled["model.embed_tokens.weight"].astype(np.float32), table)
