@@ -75,6 +75,25 @@ def test_import_compiles_and_passes(tmp_path, capsys, arch, dtype, tied, target)
     assert ", 6 drawn with seed" in report.splitlines()[0], report
 
 
+@pytest.mark.parametrize(
+    "backend, target, module",
+    [("tt-lang-sim", "wormhole_n150", "ttl"), ("triton-interpret", "h100", "triton")],
+)
+def test_vendor_executors_pass_on_an_hf_moe(tmp_path, capsys, backend, target, module):
+    """The compiled deployment of a bf16 Qwen3-MoE directory, with its weights, under the vendors'
+    own executors."""
+    pytest.importorskip(module)
+    model = write_tiny_hf(tmp_path / "m", "qwen3moe", "BF16", layers=1)
+    out = tmp_path / "both.mlir"
+    assert import_main([str(model), "-o", str(out), "--step", "both", "--tokens", "4"]) == 0
+    chain = ["--chain", "qwen3moe_prefill,qwen3moe_decode"]
+    rc = run_main(
+        [str(out), "--target", target, "--backend", backend, "--weights", str(model), *chain]
+    )
+    report = capsys.readouterr().out
+    assert rc == 0 and "PASS" in report.splitlines()[-1], report
+
+
 def test_names_and_layouts(tmp_path):
     model = write_tiny_hf(tmp_path / "m", "qwen3moe", tied=True)
     out = tmp_path / "d.mlir"
