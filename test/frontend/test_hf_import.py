@@ -206,6 +206,12 @@ def _edit_config(model: Path, drop: tuple[str, ...] = (), **changes) -> Path:
         ({"num_attention_heads": 0}, ["num_attention_heads", "positive integer"]),
         ({"num_key_value_heads": 3}, ["not a multiple of num_key_value_heads 3"]),
         ({"partial_rotary_factor": 0.5}, ["partial rotary"]),
+        # values of a type nothing expects (a list or an object where a string goes)
+        ({"dtype": [1]}, ["dtype [1]"]),
+        ({"rope_parameters": {"rope_type": [1]}}, ["rope scaling [1]"]),
+        ({"rope_scaling": {"type": {"a": 1}}}, ["rope scaling {'a': 1}"]),
+        ({"layer_types": [{"a": 1}]}, ["layer_types"]),
+        ({"hidden_act": [1]}, ["hidden_act [1]"]),
     ],
 )
 def test_unsupported_configs_refused_by_name(tmp_path, capsys, changes, needles):

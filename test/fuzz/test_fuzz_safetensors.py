@@ -57,6 +57,12 @@ CONFIG_KEYS = [
     "moe_intermediate_size",
     "norm_topk_prob",
     "mlp_only_layers",
+    "layer_types",
+    "rope_scaling",
+    "use_sliding_window",
+    "partial_rotary_factor",
+    "decoder_sparse_step",
+    "torch_dtype",
 ]
 
 
@@ -173,13 +179,15 @@ def mutate_config(cfg: dict, rng: random.Random) -> tuple[str, bytes]:
                 {"rope_theta": -1.0},
                 {"rope_theta": 1e400},
                 {"rope_type": None, "rope_theta": "big"},
+                {"rope_type": [1], "rope_theta": 1e4},
+                {"rope_type": {"a": 1}},
                 [],
             ]
         )
     elif kind == "arch":
         cfg["architectures"] = rng.choice([[], ["GPT2LMHeadModel"], "LlamaForCausalLM", [1], None])
     elif kind == "dtype":
-        cfg["dtype"] = rng.choice(["bfloat16", "float16", "int8", "", 3, "float64"])
+        cfg["dtype"] = rng.choice(["bfloat16", "float16", "int8", "", 3, "float64", [1], {}])
     elif kind == "deep":
         cfg["rope_parameters"] = json.loads("[" * 50 + "]" * 50)
     label = f"{kind}:{key}" if kind in ("value", "delete", "huge") else kind

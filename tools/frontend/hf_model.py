@@ -197,7 +197,7 @@ def _rope(c: Config) -> float:
     for spec in (params or {}, scaling or {}):
         kind = spec.get("rope_type", spec.get("type", "default"))
         if kind not in ("default", None):
-            what = f" ({SCALINGS[kind]})" if kind in SCALINGS else ""
+            what = f" ({SCALINGS[kind]})" if isinstance(kind, str) and kind in SCALINGS else ""
             raise HFError(f"rope scaling {kind!r}{what} is not supported: only unscaled rope")
     factor = (params or {}).get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
     if factor != 1.0:
@@ -226,7 +226,7 @@ def _refuse_unsupported(c: Config) -> None:
     if types is not None:
         if not isinstance(types, list):
             raise c.fail("layer_types", "a list", types)
-        other = sorted({t for t in types if t != "full_attention"}, key=str)
+        other = sorted({str(t) for t in types if t != "full_attention"})
         if other:
             raise HFError(f"layer_types {other} are not supported: only full_attention")
 
@@ -291,7 +291,7 @@ def read_header_dir(path: str | Path) -> HFHeader:
     if c.get("head_dim") is None and d % heads:
         raise HFError(f"hidden_size {d} is not a multiple of num_attention_heads {heads}")
     stated = c.get("dtype", c.get("torch_dtype"))
-    if stated is not None and stated not in TORCH_DTYPES:
+    if stated is not None and (not isinstance(stated, str) or stated not in TORCH_DTYPES):
         raise HFError(
             f"config.json's dtype {stated!r} is not supported ({', '.join(TORCH_DTYPES)})"
         )
@@ -313,7 +313,7 @@ def read_header_dir(path: str | Path) -> HFHeader:
         tokenizer="tokenizer.json" if (root / "tokenizer.json").is_file() else None,
     )
     if arch.moe:
-        key = "num_experts" if "num_experts" in c.data else "num_local_experts"
+        key = "num_local_experts" if "num_local_experts" in c.data else "num_experts"
         h.experts = c.positive_int(key)
         h.experts_used = c.positive_int("num_experts_per_tok")
         h.renormalize = c.flag("norm_topk_prob", False)
