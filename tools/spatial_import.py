@@ -187,6 +187,8 @@ def import_checkpoint(
     """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
     a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
     command line documents). Raises one of CHECKPOINT_ERRORS."""
+    if Path(path).name == "config.json" or Path(path).suffix == ".safetensors":
+        raise HFError(f"'{path}' is one file of a Hugging Face checkpoint: give its directory")
     c = hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, dequantize)
     layers = c.layers if layers is None else layers
     if not 1 <= layers <= c.layers:

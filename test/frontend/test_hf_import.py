@@ -255,6 +255,7 @@ def test_checkpoint_problems(tmp_path, capsys):
     ].astype(np.float16)
     (mixed / "model.safetensors").write_bytes(safetensors_bytes(t))
     _refused(capsys, mixed, tmp_path, "'model.layers.0.self_attn.k_norm.weight' is F16", "float32")
+    _refused(capsys, nofile / "config.json", tmp_path, "give its directory")
     layers = write_tiny_hf(tmp_path / "layers", "llama")
     _refused(capsys, layers, tmp_path, "--layers 3", extra=("--layers", "3"))
 
