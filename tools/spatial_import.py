@@ -151,15 +151,15 @@ def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
         check_tensors(h, layers)
         return weight_types(h, layers)
 
-    def q8(layers: int) -> bool:
-        return "Q8_0" in weight_types(h, layers) and not dequantize
+    def q8(types: set[str]) -> bool:  # Q8_0 weights stay Q8_0 unless --dequantize
+        return "Q8_0" in types and not dequantize
 
     def elt(types: set[str]) -> str:
-        quantized = "Q8_0" in types and not dequantize
-        return program_dtype(types) if quantized else program_dtype_dequantized(types)
+        return program_dtype(types) if q8(types) else program_dtype_dequantized(types)
 
     def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
-        return checkpoint_step(h, t, cache, layers, elt, name, q8(layers), own)
+        quantized = q8(weight_types(h, layers))
+        return checkpoint_step(h, t, cache, layers, elt, name, quantized, own)
 
     return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, step)
 
