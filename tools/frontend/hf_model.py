@@ -92,7 +92,7 @@ ARCHITECTURES: dict[str, Architecture] = {
     "LlamaForCausalLM": Architecture("llama", LLAMA_TENSORS),
     "Qwen3ForCausalLM": Architecture("qwen3", LLAMA_TENSORS, qk_norm=True),
     "Qwen3MoeForCausalLM": Architecture("qwen3moe", LLAMA_TENSORS, qk_norm=True, moe=True),
-    # Qwen3NextForCausalLM: an entry here, its tensor table and its `step` (branch `next`).
+    # Qwen3NextForCausalLM (branch `next`): an entry here, its tensor table and its hooks.
 }
 """config.json's `architectures[0]` -> what is imported."""
 
