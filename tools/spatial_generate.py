@@ -167,13 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from spatial_dialect.sp.errors import InternalError, InvalidTarget
     from spatial_dialect.targets import TargetError
-    from spatial_dialect.tools.frontend.gguf_model import GGUFError
     from spatial_dialect.tools.interpreters.numerics import EvaluationError
     from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
+    from spatial_dialect.tools.spatial_import import CHECKPOINT_ERRORS
 
     try:
         return run(args, sys.stdout, sys.stderr)
-    except (UsageError, GenerationError, TokenizerError, GGUFError, TargetError) as e:
+    except (UsageError, GenerationError, TokenizerError, TargetError, *CHECKPOINT_ERRORS) as e:
         return _error(str(e))
     except InvalidTarget as e:
         return _error(str(e))

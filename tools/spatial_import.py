@@ -1,7 +1,13 @@
-"""spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
+"""spatial-import: a GGUF or Hugging Face checkpoint's whole greedy step as a tg program.
 
-    spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
-                   [--dtype f32|f16|bf16] [--dequantize] [--logits] [--hidden] -o OUT.mlir
+    spatial-import MODEL.gguf|DIR --step decode|prefill|both [--tokens T] [--cache S]
+                   [--layers N] [--dtype f32|f16|bf16] [--dequantize] [--logits] [--hidden]
+                   -o OUT.mlir
+
+A directory is a Hugging Face checkpoint (config.json, model.safetensors or a sharded index,
+tokenizer.json): tools/frontend/hf_model.py reads its config and safetensors headers and
+hf_program.py names the same step's arguments after its tensors (`hf.tensor`, `hf.layout`;
+docs/tg.md#importing-hugging-face-checkpoints). The rest of this describes a GGUF file.
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
 data) of a `llama`, `qwen3`, `qwen3moe` or `qwen3next` model (the last: Gated DeltaNet and gated
@@ -52,7 +58,7 @@ the row after the prefill's; spatial-run and spatial-generate read the same attr
 `--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
 state) to each step's results, after the caches.
 
-Errors (a malformed or truncated file, an unsupported architecture or weight type) are one line
+Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type) are one line
 on stderr and exit status 1; usage errors exit 2.
 """
 
@@ -60,17 +66,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from xdsl.dialects.func import FuncOp
+
 from spatial_dialect.tools.frontend.chaining import carries, follows
-from spatial_dialect.tools.frontend.gguf_model import SUPPORTED_TYPES, GGUFError, check_tensors
+from spatial_dialect.tools.frontend.gguf_model import (
+    SUPPORTED_TYPES,
+    GGUFError,
+    check_tensors,
+)
 from spatial_dialect.tools.frontend.gguf_program import (
     checkpoint_step,
     program_dtype,
     program_dtype_dequantized,
     weight_types,
 )
+from spatial_dialect.tools.frontend.hf_model import HFError, read_header_dir
+from spatial_dialect.tools.frontend.hf_model import weight_types as hf_weight_types
+from spatial_dialect.tools.frontend.hf_program import checkpoint_step as hf_step
+from spatial_dialect.tools.frontend.hf_program import program_dtype as hf_dtype
 from spatial_dialect.tools.frontend.layers import also_return
 from spatial_dialect.tools.frontend.next_model import (
     NextConfig,
@@ -79,13 +97,17 @@ from spatial_dialect.tools.frontend.next_model import (
 )
 from spatial_dialect.tools.frontend.tg_builder import print_functions
 
+CHECKPOINT_ERRORS = (GGUFError, HFError)
+"""What import_checkpoint raises on a checkpoint it cannot import (one line each)."""
+
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="spatial-import", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
     parser.add_argument(
-        "model", help="a GGUF file (llama, qwen3, qwen3moe or qwen3next architecture)"
+        "model",
+        help="a GGUF file or a Hugging Face directory (llama, qwen3, qwen3moe or qwen3next)",
     )
     parser.add_argument(
         "--step",
@@ -131,6 +153,61 @@ def import_model(args: argparse.Namespace) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """What the module needs of a checkpoint of either kind, once its header is read."""
+
+    arch: str
+    layers: int  # the model's
+    d: int
+    context: int
+    note: str  # what the module's first line adds
+    error: type[Exception]  # what a bad option is reported as
+    types: Callable[[int], set[str]]  # the weights' types in the first N layers, checked
+    default_elt: Callable[[set[str]], str]  # the compute type of weights of those types
+    # the step: (tokens, cache rows, layers, compute type, function name, own-input prefix)
+    step: Callable[[int, int, int, str, str, str], FuncOp]
+
+
+def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
+    _, h = read_checkpoint(path)
+    if isinstance(h, NextConfig):  # every weight declared in the float type (tg.moe, tg.decay)
+
+        def next_step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+            return next_checkpoint_step(h, t, cache, layers, elt, name, own)
+
+        types = partial(weight_types, h)
+        elt = program_dtype_dequantized
+        return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, next_step)
+
+    def types(layers: int) -> set[str]:
+        check_tensors(h, layers)
+        return weight_types(h, layers)
+
+    def q8(types: set[str]) -> bool:  # Q8_0 weights stay Q8_0 unless --dequantize
+        return "Q8_0" in types and not dequantize
+
+    def elt(types: set[str]) -> str:
+        return program_dtype(types) if q8(types) else program_dtype_dequantized(types)
+
+    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+        quantized = q8(weight_types(h, layers))
+        return checkpoint_step(h, t, cache, layers, elt, name, quantized, own)
+
+    return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, step)
+
+
+def hf_checkpoint(path: str) -> Checkpoint:
+    h = read_header_dir(path)
+    note = f"; tokenizer {h.tokenizer}" if h.tokenizer else ""
+
+    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+        return hf_step(h, t, cache, layers, elt, name, own)
+
+    types = partial(hf_weight_types, h)
+    return Checkpoint(h.arch.name, h.layers, h.d, h.context, note, HFError, types, hf_dtype, step)
+
+
 def import_checkpoint(
     path: str,
     step: str,
@@ -141,48 +218,37 @@ def import_checkpoint(
     dequantize: bool = False,
     extra: tuple[str, ...] = (),
 ) -> str:
-    """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
-    "decode", "prefill" or "both"; None: the defaults the command line documents; `extra`: the
-    outputs of layers.STEP_OUTPUTS each step returns after its caches)."""
-    _, h = read_checkpoint(path)
-    layers = h.layers if layers is None else layers
-    if not 1 <= layers <= h.layers:
-        raise GGUFError(f"--layers {layers}: the model has {h.layers} layer(s)")
-    types = weight_types(h, layers)
-    if isinstance(h, NextConfig):  # every weight declared in the float type (tg.moe, tg.decay)
-        q8, elt = False, dtype or program_dtype_dequantized(types)
-    else:
-        check_tensors(h, layers)
-        q8 = "Q8_0" in types and not dequantize
-        elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
+    """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
+    a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
+    command line documents; `extra`: the outputs of layers.STEP_OUTPUTS each step returns after
+    its caches). Raises one of CHECKPOINT_ERRORS."""
+    if Path(path).name == "config.json" or Path(path).suffix == ".safetensors":
+        raise HFError(f"'{path}' is one file of a Hugging Face checkpoint: give its directory")
+    c = hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, dequantize)
+    layers = c.layers if layers is None else layers
+    if not 1 <= layers <= c.layers:
+        raise c.error(f"--layers {layers}: the model has {c.layers} layer(s)")
+    types = c.types(layers)
+    elt = dtype or c.default_elt(types)
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
-    cache = cache if cache is not None else min(256, h.context)
+    cache = cache if cache is not None else min(256, c.context)
     if t <= 0 or cache < t:
-        raise GGUFError(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
-    if cache > h.context:
-        raise GGUFError(
-            f"--cache {cache} exceeds the model's context_length {h.context}: positions past it "
+        raise c.error(f"--tokens {t} and --cache {cache}: need 1 <= tokens <= cache")
+    if cache > c.context:
+        raise c.error(
+            f"--cache {cache} exceeds the model's context_length {c.context}: positions past it "
             "were never trained"
         )
     steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
     header = (
-        f"// Imported by spatial-import from {Path(path).name}: {h.arch}, "
-        f"{layers}/{h.layers} layer(s), d={h.d}, "
+        f"// Imported by spatial-import from {Path(path).name}: {c.arch}, "
+        f"{layers}/{c.layers} layer(s), d={c.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}{c.note}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
-    if isinstance(h, NextConfig):
-        functions = [
-            next_checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", own(s))
-            for s, n in steps.items()
-        ]
-    else:
-        functions = [
-            checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
-            for s, n in steps.items()
-        ]
+    functions = [c.step(n, cache, layers, elt, f"{c.arch}_{s}", own(s)) for s, n in steps.items()]
     for f in functions:  # --logits, --hidden
         also_return(f, extra)
     if step == "both":  # one deployment's steps: what carries from one to the next
@@ -200,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         text = import_model(args)
         Path(args.output).write_text(text)
-    except GGUFError as e:
+    except CHECKPOINT_ERRORS as e:
         print(f"spatial-import: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:
@@ -209,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["main", "SUPPORTED_TYPES"]
+__all__ = ["main", "SUPPORTED_TYPES", "CHECKPOINT_ERRORS"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,7 @@
 """spatial-run: compile a tg function, simulate the compiled program, compare with the reference.
 
     spatial-run FILE.mlir --target NAME [--backend NAME] [--entry FN | --chain FN,FN...]
-                [--seed N] [--inputs in.npz] [--weights MODEL.gguf] [--save out.npz]
+                [--seed N] [--inputs in.npz] [--weights MODEL.gguf|DIR] [--save out.npz]
                 [--timing] [--reference-only] [--accumulate f32|bf16]
 
 compiles the entry function (default: the only or the first func.func) through
@@ -365,7 +365,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--save", help="write inputs and outputs to this .npz file")
     parser.add_argument(
         "--weights",
-        help="a GGUF checkpoint whose tensors feed the inputs (tools/frontend/weights.py)",
+        help="a GGUF file or Hugging Face directory whose tensors feed the inputs (tools/frontend/weights.py)",
     )
     parser.add_argument("--timing", action="store_true", help="print the predicted time")
     parser.add_argument(

@@ -1,10 +1,10 @@
 """transformers as the oracle of spatial-generate: the same greedy tokens as
 `model.generate(do_sample=False)`.
 
-Tiny checkpoints made by transformers itself (test/oracle/checkpoints.py), converted to GGUF as
-llama.cpp's converter writes them (test/oracle/gguf_convert.py), are generated from with
-`spatial-generate --dtype f32 --prompt PROMPT` (the prompt through the file's own tokenizer,
-tools/frontend/tokenizer.py) and compared with transformers' greedy generation from the ids
+Tiny checkpoints made by transformers itself (test/oracle/checkpoints.py), as Hugging Face
+directories and converted to GGUF as llama.cpp's converter writes them
+(test/oracle/gguf_convert.py), are generated from with `spatial-generate --dtype f32 --prompt
+PROMPT` (the prompt through the checkpoint's own tokenizer, tools/frontend/tokenizer.py) and compared with transformers' greedy generation from the ids
 the checkpoint's tokenizer.json gives, with no end-of-sequence stop: 16 tokens under our
 simulator on a Tensix and a GPU target, and the first 4 under tt-lang-sim and Triton's
 interpreter (one case each: they run a step in tens of seconds on CPUs). The text printed is
@@ -79,14 +79,17 @@ def generate(capsys, path: Path, n: int, *argv: str) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.parametrize("source", ["gguf", "hf"])
 @pytest.mark.parametrize("target", ["wormhole_n150", "h100"])
 @pytest.mark.parametrize("arch", ARCHS)
-def test_the_simulated_generation_is_transformers(capsys, checkpoints, arch, target):
-    path, _, theirs, _ = checkpoints[arch]
-    ours = generate(capsys, path, TOKENS, "--target", target)
+def test_the_simulated_generation_is_transformers(capsys, checkpoints, arch, target, source):
+    """From the converted GGUF file (its tokenizer.ggml.* tokenizer) and from the Hugging Face
+    directory itself (its tokenizer.json)."""
+    gguf, _, theirs, _ = checkpoints[arch]
+    hf = gguf.parent / "hf"
+    ours = generate(capsys, gguf if source == "gguf" else hf, TOKENS, "--target", target)
     assert ours["tokens"] == theirs
-    hf = tokenizers.Tokenizer.from_file(str(path.parent / "hf" / "tokenizer.json"))
-    assert ours["text"] == hf.decode(theirs)
+    assert ours["text"] == tokenizers.Tokenizer.from_file(str(hf / "tokenizer.json")).decode(theirs)
 
 
 @pytest.mark.parametrize(

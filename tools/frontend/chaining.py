@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from spatial_dialect import tg
 from spatial_dialect.passes.link.context import carried_names, value_names
 from spatial_dialect.passes.link.prelude import tg_ops
-from spatial_dialect.tools.frontend.weights import position  # the rope tables' position too
+from spatial_dialect.tools.frontend.arguments import position  # the rope tables' position too
 from spatial_dialect.tools.interpreters.numerics import EvaluationError
 from spatial_dialect.tools.interpreters.reference import input_names, returned_values
 

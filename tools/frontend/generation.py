@@ -82,27 +82,23 @@ class Generation:
         return [s.token for s in self.steps]
 
 
-def cache_rows(prompt: int, n: int, context: int | None) -> int:
+def cache_rows(prompt: int, n: int, context: int) -> int:
     """Rows of the caches: the prompt and the N - 1 rows the decodes write after it, rounded up
     to a tile, within the model's context."""
     needed = prompt + n - 1
-    if context is not None and needed > context:
+    if needed > context:
         raise GenerationError(
             f"a prompt of {prompt} token(s) and {n} generated need {needed} positions, over the "
             f"model's context_length {context}"
         )
-    rows = -(-(prompt + n) // TILE) * TILE
-    return min(rows, context) if context is not None else rows
+    return min(-(-(prompt + n) // TILE) * TILE, context)
 
 
-def context_length(path: str) -> int | None:
-    """The model's context_length where spatial-generate reads it itself (a GGUF file's header);
-    None for a directory, whose importer checks the cache against its config."""
-    if Path(path).is_dir():
-        return None
-    from spatial_dialect.tools.frontend.next_model import read_checkpoint
+def context_length(path: str) -> int:
+    """The model's context_length, from its header (a GGUF file's, a directory's config.json)."""
+    from spatial_dialect.tools.spatial_import import gguf_checkpoint, hf_checkpoint
 
-    return read_checkpoint(path)[1].context
+    return (hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, False)).context
 
 
 Executor = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]

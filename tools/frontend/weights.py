@@ -1,47 +1,42 @@
-"""`spatial-run --weights MODEL.gguf`: a checkpoint's tensors as the inputs of a program that
-spatial-import wrote.
+"""`spatial-run --weights CHECKPOINT`: a checkpoint's tensors as the inputs of a program that
+spatial-import wrote: a GGUF file here, a Hugging Face directory in hf_weights.py; both fill
+arguments by arguments.py (the layouts, `arrange`; the rope tables, `rope_table`).
 
-Each argument with a `gguf.tensor` attribute gets that tensor ("kn" layout: transposed from
-ggml's out x in; "experts": an E x out x in stack of experts, each transposed, stacked along
-K; a 1-D tensor becomes 1 x N), rounded to the argument's element type (Q8_0
-dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
-part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" / "sin") are filled from the
-run's position, the argument the step's rows are written at (`tg.set_rows`'s pos: `%pos`, or a
-deployment's `%decode.pos`): row i, column j holds cos / sin of (pos + i) * base^(-2j/D)
-(divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor; with `gguf.rope_dims` = r, a
-partial rope, base^(-2j/r) for j < r/2 and angle 0 beyond). Other arguments (ids, pos, the
-caches) stay as drawn. A qwen3next argument may hold part of its tensor, permuted or
-transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `selected_rows`).
+Each argument with a `gguf.tensor` attribute gets that tensor, laid out by `gguf.layout`
+(`arrange`: "kn" transposed from ggml's out x in; "experts" an E x out x in stack of experts, each
+transposed, stacked along K; a 1-D tensor becomes 1 x N), rounded to the argument's element type
+(Q8_0 dequantized exactly first), or, for an argument with `gguf.q8_0` ("values" / "scales"), that
+part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.rope` = "cos" /
+"sin") are filled from the run's position, the argument the step's rows are written at
+(`tg.set_rows`'s pos: `%pos`, or a deployment's `%decode.pos`): row i, column j holds cos / sin of
+(pos + i) * base^(-2j/D) (divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor; with
+`gguf.rope_dims` = r, a partial rope, base^(-2j/r) for j < r/2 and angle 0 beyond). Other
+arguments (ids, pos, the caches) stay as drawn. A qwen3next argument may hold part of its tensor,
+permuted or transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `selected_rows`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
 
-from spatial_dialect import tg
+from spatial_dialect.tools.frontend.arguments import (
+    WeightsError,
+    argument_attributes,
+    arrange,
+    attribute_text,
+    rope_table,
+    run_position,
+)
 from spatial_dialect.tools.frontend.gguf_model import GGUFError, q8_0_parts, tensor_array
+from spatial_dialect.tools.frontend.hf_weights import hf_inputs
 from spatial_dialect.tools.frontend.next_model import read_checkpoint, rope_permutation
-from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
+from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
-
-
-class WeightsError(EvaluationError):
-    """The checkpoint does not fit the program (spatial-run reports it as one error line)."""
-
-
-def _attrs(fn: func.FuncOp, i: int) -> dict[str, object]:
-    if fn.arg_attrs is None:
-        return {}
-    d = fn.arg_attrs.data[i]
-    return dict(d.data) if isinstance(d, DictionaryAttr) else {}
-
-
-def _str(v: object) -> str:
-    return v.data if isinstance(v, StringAttr) else str(v)
 
 
 def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> np.ndarray:
@@ -86,18 +81,11 @@ def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> 
             raise WeightsError(f"--weights: gguf.partial_rope of '{name}' is [{head}, {rotated}]")
         heads = array.reshape(rows // head, head, *array.shape[1:])
         array = heads[:, rope_permutation(head, rotated)].reshape(array.shape)
-    if _str(attrs.get("gguf.value", "")) == "log(-x)":
+    if attribute_text(attrs.get("gguf.value", "")) == "log(-x)":
         if not np.all(array < 0):
             raise WeightsError(f"--weights: '{name}' must be negative (-exp(A_log)) for log(-x)")
         array = np.log(-array.astype(np.float64))
     return array
-
-
-def position(fn: func.FuncOp) -> str | None:
-    """The argument the step's rows sit at: the position its caches are written at."""
-    names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
-    writes = (op.pos for op in fn.body.walk() if isinstance(op, tg.SetRowsOp))
-    return next((names[p] for p in writes if p in names), None)
 
 
 def checkpoint_inputs(
@@ -106,9 +94,11 @@ def checkpoint_inputs(
     inputs: Mapping[str, np.ndarray],
     only: Collection[str] | None = None,
 ) -> dict[str, np.ndarray]:
-    """The inputs of `fn` that the checkpoint at `path` provides, by argument name (`only`: of
-    these inputs alone; spatial-generate refills a step's rope tables at each position, not its
-    weights)."""
+    """The inputs of `fn` that the checkpoint at `path` provides, by argument name: a GGUF
+    file, or a Hugging Face directory (tools/frontend/hf_weights.py); `only`: of these inputs
+    alone (spatial-generate refills a step's rope tables at each position, not its weights)."""
+    if Path(path).is_dir():
+        return hf_inputs(path, fn, inputs, only)
     try:
         reader, header = read_checkpoint(path)
     except GGUFError as e:
@@ -118,10 +108,10 @@ def checkpoint_inputs(
     for i, (name, arg) in enumerate(zip(input_names(fn), fn.body.block.args, strict=True)):
         if only is not None and name not in only:
             continue
-        attrs = _attrs(fn, i)
+        attrs = argument_attributes(fn, i)
         shape, dtype = value_type(arg)
         if "gguf.tensor" in attrs:
-            tname = _str(attrs["gguf.tensor"])
+            tname = attribute_text(attrs["gguf.tensor"])
             info = header.tensors.get(tname)
             if info is None:
                 raise WeightsError(f"--weights: {path} has no tensor '{tname}' (for %{name})")
@@ -131,7 +121,7 @@ def checkpoint_inputs(
             except GGUFError as e:
                 raise WeightsError(f"--weights: {e}") from None
             array = cache[tname]
-            part = _str(attrs["gguf.q8_0"]) if "gguf.q8_0" in attrs else None
+            part = attribute_text(attrs["gguf.q8_0"]) if "gguf.q8_0" in attrs else None
             if part is not None:  # a Q8_0 weight kept Q8_0: its values or its scales, raw
                 if info.type != "Q8_0":
                     raise WeightsError(
@@ -142,13 +132,7 @@ def checkpoint_inputs(
                     part == "scales"
                 ]
             array = selected_rows(tname, array, attrs)
-            layout = _str(attrs.get("gguf.layout", StringAttr("rows")))
-            if layout == "kn":
-                array = array.T
-            elif layout == "experts":  # E x out x in -> each expert's in x out, stacked
-                array = array.transpose(0, 2, 1).reshape(-1, array.shape[1])
-            if array.ndim == 1:
-                array = array.reshape(1, -1)
+            array = arrange(array, attribute_text(attrs.get("gguf.layout", StringAttr("rows"))))
             if array.shape != shape:
                 raise WeightsError(
                     f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
@@ -160,17 +144,19 @@ def checkpoint_inputs(
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
-            rows, half = shape
-            dims = attrs.get("gguf.rope_dims")
-            rotated = dims.value.data if isinstance(dims, IntegerAttr) else 2 * half
-            theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / rotated)
-            theta[rotated // 2 :] = 0.0  # a partial rope's unrotated columns: cos 1, sin 0
+            freqs = None
             if "gguf.rope_freqs" in attrs:
-                fname = _str(attrs["gguf.rope_freqs"])
-                theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
-            at = position(fn)
-            pos = int(np.asarray(inputs[at])[0]) if at in inputs else 0
-            angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
-            values = np.cos(angles) if _str(attrs["gguf.rope"]) == "cos" else np.sin(angles)
-            out[name] = values.astype(np.float32).astype(dtype)
+                fname = attribute_text(attrs["gguf.rope_freqs"])
+                freqs = tensor_array(reader, header.tensors[fname])
+            dims = attrs.get("gguf.rope_dims")
+            rotated = dims.value.data if isinstance(dims, IntegerAttr) else None
+            table = rope_table(
+                attribute_text(attrs["gguf.rope"]),
+                shape,
+                base_v,
+                run_position(fn, inputs),
+                freqs,
+                rotated,
+            )
+            out[name] = table.astype(dtype)
     return out
