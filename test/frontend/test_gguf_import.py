@@ -186,7 +186,7 @@ def test_q8_0_numerics_bit_for_bit(shape):
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
     x[0, :32] = 0  # a zero block
     raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0)
-    values, scales = gguf_quant.quantize(x, axis=1)
+    values, scales = gguf_quant.quantize(x, axis=1, rule="ref")  # gguf follows the ref rule
     blocks = raw.reshape(shape[0], -1, 34)
     np.testing.assert_array_equal(scales, blocks[..., :2].copy().view(np.float16)[..., 0])
     np.testing.assert_array_equal(values, blocks[..., 2:].copy().view(np.int8).reshape(shape))
@@ -197,13 +197,51 @@ def test_q8_0_numerics_bit_for_bit(shape):
     np.testing.assert_array_equal(gguf_quant.dequantize(values.T, scales.T, axis=0), want.T)
 
 
+def _reproducer() -> np.ndarray:
+    """Issue 25's block: 0.6414374 * (127 / 2.29472) is 35.499996 in f32, and
+    0.6414374 * (1 / (2.29472 / 127)) is exactly 35.5."""
+    x = np.zeros((1, 32), np.float32)
+    x[0, :2] = [2.29472, 0.6414374]
+    return x
+
+
+def test_q8_0_rules_on_the_reproducer_block():
+    x = _reproducer()
+    x86, _ = gguf_quant.quantize(x, axis=1, rule="x86")
+    ref, _ = gguf_quant.quantize(x, axis=1, rule="ref")
+    assert list(x86[0, :2]) == [127, 35]  # llama.cpp on x86 (AVX2 quantize_row_q8_0)
+    assert list(ref[0, :2]) == [127, 36]  # quantize_row_q8_0_ref
+    raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0)  # the outside oracle of ref
+    assert list(raw.view(np.int8)[0, 2:4]) == [127, 36]
+    assert np.array_equal(gguf_quant.quantize(x, axis=1)[0], x86)  # x86 is the default
+
+
+def test_q8_0_x86_rule_by_hand():
+    """The x86 rule against hand-computed blocks: ties to even where x * (127 / max|x|) is an
+    exact half (max|x| = 127: the multiplier is 1), and a zero block stays zero."""
+    x = np.zeros((2, 32), np.float32)
+    x[0, :6] = [127.0, 0.5, 1.5, 2.5, -2.5, -3.5]
+    want = np.zeros((2, 32), np.int8)
+    want[0, :6] = [127, 0, 2, 2, -2, -4]  # half to even (roundf: 1, 2, 3, -3, -4)
+    values, scales = gguf_quant.quantize(x, axis=1, rule="x86")
+    np.testing.assert_array_equal(values, want)
+    assert scales[0, 0] == np.float16(1.0) and scales[1, 0] == 0
+    ref, _ = gguf_quant.quantize(x, axis=1, rule="ref")
+    assert list(ref[0, :6]) == [127, 1, 2, 3, -3, -4]
+
+
 def test_matmul_q8_0_reference():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((3, 64)).astype(np.float32)
     wv, ws = gguf_quant.quantize(rng.standard_normal((64, 5)).astype(np.float32), axis=0)
     wf = gguf_quant.dequantize(wv, ws, axis=0)
     np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "float"), a @ wf)
-    qa, da = gguf_quant.quantize(a, axis=1)
+    for activation, rule in gguf_quant.RULES.items():
+        _check_matmul_q8_0(a, wv, ws, wf, activation, rule)
+
+
+def _check_matmul_q8_0(a, wv, ws, wf, activation: str, rule: str) -> None:
+    qa, da = gguf_quant.quantize(a, axis=1, rule=rule)
     # ggml_vec_dot_q8_0_q8_0, written out as a scalar loop
     want = np.zeros((3, 5), np.float32)
     for i in range(3):
@@ -218,7 +256,7 @@ def test_matmul_q8_0_reference():
                 )
                 s = np.float32(s + np.float32(sumi) * (np.float32(da[i, b]) * np.float32(ws[b, j])))
             want[i, j] = s
-    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "q8_0"), want)
+    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, activation), want)
     assert np.abs(want - a @ wf).max() < 0.02 * np.abs(want).max()
 
 
