@@ -1,7 +1,7 @@
 """spatial-import: a GGUF checkpoint's whole greedy step as a tg program.
 
     spatial-import MODEL.gguf --step decode|prefill|both [--tokens T] [--cache S] [--layers N]
-                   [--dtype f32|f16|bf16] [--dequantize] -o OUT.mlir
+                   [--dtype f32|f16|bf16] [--target NAME] [--dequantize] -o OUT.mlir
 
 reads only the GGUF header (metadata and tensor infos, tools/frontend/gguf_model.py; no tensor
 data) of a `llama`, `qwen3` or `qwen3moe` model and writes one func.func (`@ARCH_decode` or
@@ -20,9 +20,13 @@ right operand of tg.matmul; "rows": as stored). The rope tables `%cos` and `%sin
 `gguf.rope_freq_base` (and `gguf.rope_freqs` when the file has rope_freqs.weight): they are the
 cos and sin of (pos + i) * base^(-2j/D) (/ freq factor j), filled by `spatial-run --weights`.
 
-Element types: the program computes in one float type, --dtype (default: that of the
-matmul weights: f16, bf16 (also for Q8_0 weights), or f32 when they are F32 or mixed);
-`spatial-run --weights` rounds each tensor to it (norm weights are F32 in GGUF files). Q8_0
+Element types, llama.cpp's precision (tools/frontend/gguf_program.py): the weights stay in their
+stored format; the activations compute in one float type, --dtype (default: that of the matmul
+weights, f16 or bf16, or f32 when they are F32 or mixed; over Q8_0 weights alone the type the
+--target prefers, `Target.activations`: bf16 on Tensix, f16 on the GPU presets, bf16 without
+--target); the norm weights and the rope tables stay f32 beside them (GGUF stores norms F32).
+`--dtype f32` is the exact mode. `spatial-run --weights` rounds each tensor to its argument's
+type. Q8_0
 weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "values"`) and
 `%NAME.scales` (f16, `gguf.q8_0 = "scales"`), read by `tg.matmul_q8_0 ... activation "q8_0"`
 (ggml quantizes the activation of every Q8_0 product); from a Q8_0 embedding table the gather
@@ -55,6 +59,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from spatial_dialect.targets import TargetError, load_target
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
     GGUFError,
@@ -62,6 +67,7 @@ from spatial_dialect.tools.frontend.gguf_model import (
     read_header,
 )
 from spatial_dialect.tools.frontend.gguf_program import (
+    TABLES,
     checkpoint_step,
     program_dtype,
     program_dtype_dequantized,
@@ -90,6 +96,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
     parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
     parser.add_argument(
+        "--target", help="the target whose preferred activation type a Q8_0 model computes in"
+    )
+    parser.add_argument(
         "--dequantize",
         action="store_true",
         help="import Q8_0 weights dequantized to f32 (exact; twice the bytes of bf16)",
@@ -107,6 +116,7 @@ def import_model(args: argparse.Namespace) -> str:
         layers=args.layers,
         dtype=args.dtype,
         dequantize=args.dequantize,
+        target=args.target,
     )
 
 
@@ -118,6 +128,7 @@ def import_checkpoint(
     layers: int | None = None,
     dtype: str | None = None,
     dequantize: bool = False,
+    target: str | None = None,
 ) -> str:
     """The text of the module spatial-import writes for the checkpoint at `path` (`step`:
     "decode", "prefill" or "both"; None: the defaults the command line documents)."""
@@ -128,7 +139,8 @@ def import_checkpoint(
     check_tensors(h, layers)
     types = weight_types(h, layers)
     q8 = "Q8_0" in types and not dequantize
-    elt = dtype or (program_dtype(types) if q8 else program_dtype_dequantized(types))
+    preferred = preferred_activations(target)
+    elt = dtype or (program_dtype(types, preferred) if q8 else program_dtype_dequantized(types))
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
     cache = cache if cache is not None else min(256, h.context)
     if t <= 0 or cache < t:
@@ -143,7 +155,8 @@ def import_checkpoint(
         f"// Imported by spatial-import from {Path(path).name}: {h.arch}, "
         f"{layers}/{h.layers} layer(s), d={h.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}.\n"
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt} "
+        f"(norm weights and rope tables {TABLES}).\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
@@ -151,6 +164,16 @@ def import_checkpoint(
         checkpoint_step(h, n, cache, layers, elt, f"{h.arch}_{s}", q8, own(s))
         for s, n in steps.items()
     )
+
+
+def preferred_activations(target: str | None) -> str:
+    """The activation type `target` prefers (bf16 without one)."""
+    if target is None:
+        return "bf16"
+    try:
+        return load_target(target).activations
+    except TargetError as e:
+        raise GGUFError(f"--target: {e}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

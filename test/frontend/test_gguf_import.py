@@ -15,9 +15,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tiny_gguf import write_tiny  # noqa: E402
 
 from spatial_dialect.tools.interpreters import q8_0 as gguf_quant  # noqa: E402
+from spatial_dialect.tools.interpreters.reference import input_names  # noqa: E402
 from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E402
+from spatial_dialect.tools.spatial_run import entry_function, parse_module  # noqa: E402
 from spatial_dialect.tools.spatial_run import main as run_main  # noqa: E402
-from spatial_dialect.tools.spatial_run import parse_module  # noqa: E402
 
 PRESETS = ["wormhole_n150", "blackhole_p150", "plasticine", "rtx3060", "h100", "h200"]
 MODELS = {  # name: (arch, weight type, tied embeddings)
@@ -43,8 +44,9 @@ def _import(model: Path, out: Path, *extra: str) -> int:
 @pytest.mark.parametrize("step", ["decode", "prefill"])
 def test_import_compiles_and_passes(models, tmp_path, capsys, name, target, step):
     out = tmp_path / "step.mlir"
-    # Q8_0 weights stay Q8_0 (no --dequantize); plasticine computes in f32
-    extra = ["--dtype", "f32"] if target == "plasticine" else []
+    # Q8_0 weights stay Q8_0 (no --dequantize), activations in the type the target prefers
+    # (Q8_0: bf16 on Tensix, f16 on a GPU); plasticine computes in f32
+    extra = ["--dtype", "f32"] if target == "plasticine" else ["--target", target]
     assert _import(models[name], out, "--step", step, *extra) == 0
     rc = run_main([str(out), "--target", target, "--weights", str(models[name])])
     text = capsys.readouterr().out
@@ -94,6 +96,50 @@ def test_weights_are_the_checkpoint(models, tmp_path):
     np.testing.assert_array_equal(inputs["token_embd.weight"], table)
     theta = 1e6 ** (-2 * np.arange(16) / 32)
     np.testing.assert_allclose(inputs["cos"][0], np.cos(5 * theta), rtol=1e-6)
+
+
+def _types(text: str) -> dict[str, str]:
+    """Each argument's type, by name, in the first function of an imported module."""
+    fn = entry_function(parse_module(text))
+    return {n: str(a.type) for n, a in zip(input_names(fn), fn.body.block.args, strict=True)}
+
+
+@pytest.mark.parametrize(
+    "name, extra, activations",
+    [
+        ("qwen3_q8_0", [], "bf16"),  # Q8_0 alone: the target's preference, bf16 without one
+        ("qwen3_q8_0", ["--target", "wormhole_n150"], "bf16"),
+        ("qwen3_q8_0", ["--target", "h100"], "f16"),
+        ("llama_q8_0", ["--target", "plasticine"], "f32"),
+        ("qwen3_f16", ["--target", "wormhole_n150"], "f16"),  # F16 weights stay F16
+        ("llama_f16", [], "f16"),
+        ("qwen3_q8_0", ["--target", "h100", "--dtype", "bf16"], "bf16"),
+        ("llama_q8_0", ["--dtype", "f32"], "f32"),
+    ],
+)
+def test_llama_cpp_precision_is_the_default(models, tmp_path, name, extra, activations):
+    """Weights stay in their stored format, activations compute in one 16-bit type, and the
+    norm weights and rope tables stay f32 beside them (docs/tg.md#precision-llamacpps)."""
+    out = tmp_path / "step.mlir"
+    assert _import(models[name], out, "--step", "decode", *extra) == 0
+    types = _types(out.read_text())
+    d, half = 128, 16
+    for norm in ("blk.0.attn_norm.weight", "blk.1.ffn_norm.weight", "output_norm.weight"):
+        assert types[norm] == f"tensor<1x{d}xf32>", norm
+    if name.startswith("qwen3"):
+        assert types["blk.0.attn_q_norm.weight"] == "tensor<1x32xf32>"
+    assert types["cos"] == types["sin"] == f"tensor<1x{half}xf32>"
+    assert types["l0_k_cache"] == f"tensor<256x64x{activations}>"
+    q = types["blk.0.attn_q.weight"]
+    assert q == ("tensor<128x128xi8>" if "q8_0" in name else "tensor<128x128xf16>")
+
+
+def test_an_unknown_target_is_one_line(models, tmp_path, capsys):
+    assert (
+        _import(models["llama_q8_0"], tmp_path / "o.mlir", "--step", "decode", "--target", "x") == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--target: unknown target 'x'" in err
 
 
 def test_q8_0_weights_stay_q8_0(models, tmp_path):
