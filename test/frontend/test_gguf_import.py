@@ -134,6 +134,24 @@ def test_llama_cpp_precision_is_the_default(models, tmp_path, name, extra, activ
     assert q == ("tensor<128x128xi8>" if "q8_0" in name else "tensor<128x128xf16>")
 
 
+@pytest.mark.parametrize(
+    "name, target, backend",
+    [("qwen3_q8_0", "wormhole_n150", "tt-lang-sim"), ("llama_q8_0", "h100", "triton-interpret")],
+)
+def test_the_default_precision_runs_under_the_vendor_executors(
+    models, tmp_path, capsys, name, target, backend
+):
+    """f32 norm weights and rope tables beside bf16 (Tensix) or f16 (h100) activations, the
+    prefill then the decode on its caches, through TT-Lang's simulator and Triton's interpreter."""
+    out = tmp_path / "both.mlir"
+    assert _import(models[name], out, "--step", "both", "--target", target) == 0
+    arch = name.split("_")[0]
+    chain = ["--chain", f"{arch}_prefill,{arch}_decode", "--weights", str(models[name])]
+    rc = run_main([str(out), "--target", target, "--backend", backend, *chain])
+    text = capsys.readouterr().out
+    assert rc == 0 and text.splitlines()[-1].startswith("PASS"), text
+
+
 def test_an_unknown_target_is_one_line(models, tmp_path, capsys):
     assert (
         _import(models["llama_q8_0"], tmp_path / "o.mlir", "--step", "decode", "--target", "x") == 1
