@@ -2,14 +2,15 @@
 of our logits with llama.cpp's, per precision mode (issue 25, docs/tg.md#agreement-with-llamacpp).
 
     .venv/bin/python bench/llama_cpp_agreement.py [--llama-python PY] [--prompts N] [--tokens T]
-                                                  [--json]
+                                                  [--d D] [--json]
 
 llama.cpp is llama-cpp-python (`pip install llama-cpp-python`, 0.3.36 measured); it runs in a
 subprocess of `--llama-python` (default: this interpreter, or $LLAMA_CPP_PYTHON), so it may live
 in a virtual environment of its own that has numpy. Nothing is downloaded: the checkpoints are
 the tiny llama and qwen3 files test/frontend/tiny_gguf.py writes with llama.cpp's `gguf` writer as
 its converter does (2 layers, d = 128, vocab 256, every matrix Q8_0, norms F32, tokenizer
-metadata included), and the prompts are seeded token ids.
+metadata included; `--d 512`: 8 heads of 64 over 4 kv heads, ffn 1536), and the prompts are seeded
+token ids.
 
 Per checkpoint, prompt and mode, spatial-import writes the prefill step (`--tokens T`, position 0,
 zero caches) and the reference (tools/interpreters/reference.py) evaluates it with the
@@ -177,10 +178,20 @@ def prompts_of(seed: int, count: int, tokens: int, vocab: int) -> list[list[int]
     return [[int(i) for i in rng.integers(3, vocab, tokens)] for _ in range(count)]
 
 
-def measure(python: str, count: int, tokens: int, directory: Path) -> list[Agreement]:
+def tiny(arch: str, d: int) -> Tiny:
+    """The tiny Q8_0 checkpoint of width d (128: tiny_gguf's own; else heads of 64, ffn 3d)."""
+    if d == 128:
+        return Tiny(arch, "Q8_0", converter=True)
+    heads = d // 64
+    return Tiny(
+        arch, "Q8_0", converter=True, d=d, ffn=3 * d, heads=heads, kv_heads=heads // 2, head_dim=64
+    )
+
+
+def measure(python: str, count: int, tokens: int, d: int, directory: Path) -> list[Agreement]:
     out = []
     for arch in ARCHES:
-        path = write_gguf(directory / f"{arch}_q8_0.gguf", Tiny(arch, "Q8_0", converter=True))
+        path = write_gguf(directory / f"{arch}_q8_0.gguf", tiny(arch, d))
         prompts = prompts_of(0, count, tokens, 256)
         theirs = {kv: llama_cpp_logits(python, path, prompts, kv) for kv in KV_TYPES}
         for mode, options in MODES.items():
@@ -194,13 +205,14 @@ def main() -> int:
     parser.add_argument("--llama-python", default=llama_python())
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--tokens", type=int, default=16)
+    parser.add_argument("--d", type=int, default=128, help="the checkpoints' width")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not llama_cpp_available(args.llama_python):
         print(f"llama_cpp_agreement: {args.llama_python} cannot import llama_cpp", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as tmp:
-        results = measure(args.llama_python, args.prompts, args.tokens, Path(tmp))
+        results = measure(args.llama_python, args.prompts, args.tokens, args.d, Path(tmp))
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=1))
         return 0

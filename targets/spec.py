@@ -194,8 +194,8 @@ class Target:
     dram_efficiency: float = 1.0
     description: str = ""
     # The float type an imported model's activations compute in by default (`spatial-import
-    # --target`; docs/tg.md#importing-gguf-checkpoints): what the chip prefers among the 16-bit
-    # types it multiplies. None: `activations` decides (bf16 where the chip has it, else f32).
+    # --target`; docs/tg.md#precision-llamacpps): bf16, f16 or f32, one of the chip's datatypes.
+    # None: `activations` decides (bf16 where the chip has it, else f32).
     activation_dtype: str | None = None
 
     def __post_init__(self) -> None:

@@ -116,9 +116,10 @@ MAP_KINDS: dict[str, MapKind] = {
         vector_ops=4.0,
     ),
     "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True, vector_ops=2.0),
-    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 (each row's
-    # blocks of 32: d = max|x| / 127, q = roundf(x / d), d kept as f16; ggml's quantize_row_q8_0),
-    # and dequantize one (f32(d) * q, rounded once to the output's type).
+    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 or
+    # q8_0_ref (each row's blocks of 32: d = max|x| / 127 kept as f16, q by the format's rule:
+    # llama.cpp's x86 quantize_row_q8_0 or ggml's quantize_row_q8_0_ref, Q8_0_FORMATS), and
+    # dequantize one (f32(d) * q, rounded once to the output's type).
     "quantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=4.0),
     "dequantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=2.0),
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head

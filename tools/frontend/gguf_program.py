@@ -14,7 +14,7 @@ Q8_0 weights stay Q8_0 when asked (`q8_0`): `%NAME` (i8 values, `gguf.q8_0 = "va
 `%NAME.scales` (f16, `gguf.q8_0 = "scales"`), blocked along ggml's ne0 as stored.
 
 Precision, llama.cpp's: the weights stay in their stored format (Q8_0 as Q8_0; F16, BF16 and F32
-as they are), the activations compute in one float type (`activation_dtype`: the weights' own
+as they are), the activations compute in one float type (`program_dtype`: the weights' own
 16-bit type, which a product's two operands must share, or, over Q8_0 weights alone, the type the
 target prefers, `Target.activations`), and the norm weights and the rope tables stay f32 beside
 them (`TABLES`), as llama.cpp keeps them (GGUF stores norms F32; ggml computes rope's angles and
