@@ -50,6 +50,8 @@ def dequantize(values: np.ndarray, scales: np.ndarray, axis: int) -> np.ndarray:
 def quantize(x: np.ndarray, axis: int, rule: str = "x86") -> tuple[np.ndarray, np.ndarray]:
     """(values i8, scales f16) of x quantized to Q8_0 in blocks of 32 along `axis` by `rule`
     ("x86" or "ref", the module docstring)."""
+    if rule not in ("x86", "ref"):
+        raise ValueError(f"Q8_0 rounding rule {rule!r}: x86 or ref")
     moved = np.moveaxis(np.asarray(x, dtype=F32), axis, -1)
     lead, n = moved.shape[:-1], moved.shape[-1]
     blocks = moved.reshape(*lead, n // BLOCK, BLOCK)
