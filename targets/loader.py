@@ -89,6 +89,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "vector_lanes": ("pos_int", False),
     "dram_bytes": ("opt_pos_int", False),
     "dram_efficiency": ("fraction", False),
+    "activation_dtype": ("str", False),
 }
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -205,6 +206,7 @@ _DEFAULTS: dict[str, Any] = {
     "vector_lanes": 32,
     "dram_bytes": None,
     "dram_efficiency": 1.0,
+    "activation_dtype": None,
 }
 
 

@@ -318,6 +318,9 @@ def _gpu(
         matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction
         # 128 FP32 lanes per SM on GA10x [AMP] and on Hopper [HOP].
         vector_lanes=128,
+        # f16 where bf16 runs at the same rate: 3 more significand bits, and the type llama.cpp's
+        # CUDA backend converts activations to for its cuBLAS GEMMs.
+        activation_dtype="f16",
     )
 
 

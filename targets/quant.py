@@ -52,7 +52,8 @@ def matmul_cycles(target: Target, dtype: str) -> int | None:
 
 def q8_0_compute(target: Target, activation: str, act_dtype: str) -> Q8Compute:
     """What ``target`` computes a product over a Q8_0 weight in; ``activation`` is how the product
-    reads its activation (``q8_0``: through a Q8_0 view; ``float``: as it is, of ``act_dtype``).
+    reads its activation (``q8_0`` or ``q8_0_ref``: through a Q8_0 view, rounded by llama.cpp's x86
+    or ggml's reference rule; ``float``: as it is, of ``act_dtype``).
     TargetError where the chip multiplies neither the activation's type nor f32."""
     widen = act_dtype if matmul_cycles(target, act_dtype) is not None else "f32"
     widen_cycles = matmul_cycles(target, widen)
@@ -63,14 +64,15 @@ def q8_0_compute(target: Target, activation: str, act_dtype: str) -> Q8Compute:
         )
     dequantize = f"dequantize to {widen} in the compute stage ({widen_cycles} cycles per tile)"
     i8_cycles = matmul_cycles(target, "i8")
-    if activation == "q8_0" and i8_cycles is not None and target.acc_in_registers:
+    quantized = activation != "float"
+    if quantized and i8_cycles is not None and target.acc_in_registers:
         return Q8Compute(
             INT8_DOT,
             "i8",
             f"int8 dot of the Q8_0 view and weight, per-block scales into the f32 register "
             f"accumulator ({i8_cycles} cycles per tile); runner-up: {dequantize}",
         )
-    if activation != "q8_0":
+    if not quantized:
         reason = "the activation is read as it is (no Q8_0 view)"
     elif i8_cycles is None:
         reason = f"{target.name} has no i8 matrix path"

@@ -66,6 +66,9 @@ _DTYPE_ALIASES: dict[str, str] = {
 # typo in a datatype table would otherwise silently make a chip "lack" bf16).
 KNOWN_DTYPES: tuple[str, ...] = ("bf16", "f16", "f32", "bfp8_b", "bfp4_b", "i8", "i32", "u8", "u32")
 
+FLOAT_ACTIVATIONS: tuple[str, ...] = ("bf16", "f16", "f32")
+"""The types an imported model's activations may compute in (`Target.activation_dtype`)."""
+
 # Accumulation in a 16-bit destination: everything narrower than 32 bits accumulates there.
 _SIXTEEN_BIT_ACC = {"bf16", "f16", "bfp8_b", "bfp4_b"}
 
@@ -190,6 +193,10 @@ class Target:
     # The cost model's DRAM time runs at it (targets/dram.py); rooflines stay at the peak.
     dram_efficiency: float = 1.0
     description: str = ""
+    # The float type an imported model's activations compute in by default (`spatial-import
+    # --target`; docs/tg.md#precision-llamacpps): bf16, f16 or f32, one of the chip's datatypes.
+    # None: `activations` decides (bf16 where the chip has it, else f32).
+    activation_dtype: str | None = None
 
     def __post_init__(self) -> None:
         # Targets built in code (presets, tests) may spell the multicast kind as a string.
@@ -201,6 +208,13 @@ class Target:
                 f"got {self.multicast!r}"
             ) from None
         object.__setattr__(self, "multicast", multicast)
+        act = self.activation_dtype
+        if act is not None and (act not in self.datatypes or act not in FLOAT_ACTIVATIONS):
+            raise TargetError(
+                f"target {self.name}: activation_dtype {act!r} must be one of "
+                f"{', '.join(FLOAT_ACTIVATIONS)} and a datatype of the chip "
+                f"({', '.join(self.datatypes)})"
+            )
 
     # ── derived facts ─────────────────────────────────────────────────────────────────────────────
     @property
@@ -230,6 +244,14 @@ class Target:
     def local_mem_end(self) -> int:
         """One past the last byte a buffer may occupy under the configurable maximum."""
         return self.local_mem_base + self.local_mem_max_bytes
+
+    @property
+    def activations(self) -> str:
+        """The float type an imported model's activations default to: `activation_dtype` where
+        declared, else bf16 where the chip has it (Tensix computes in bf16), else f32."""
+        if self.activation_dtype is not None:
+            return self.activation_dtype
+        return "bf16" if "bf16" in self.datatypes else "f32"
 
     @property
     def q8_0_storage(self) -> str:

@@ -1,8 +1,8 @@
 """spatial-import: a GGUF or Hugging Face checkpoint's whole greedy step as a tg program.
 
     spatial-import MODEL.gguf|DIR --step decode|prefill|both [--tokens T] [--cache S]
-                   [--layers N] [--dtype f32|f16|bf16] [--dequantize] [--logits] [--hidden]
-                   -o OUT.mlir
+                   [--layers N] [--dtype f32|f16|bf16] [--target NAME] [--dequantize]
+                   [--logits] [--hidden] -o OUT.mlir
 
 A directory is a Hugging Face checkpoint (config.json, model.safetensors or a sharded index,
 tokenizer.json): tools/frontend/hf_model.py reads its config and safetensors headers and
@@ -28,9 +28,13 @@ right operand of tg.matmul; "rows": as stored). The rope tables `%cos` and `%sin
 `gguf.rope_freq_base` (and `gguf.rope_freqs` when the file has rope_freqs.weight): they are the
 cos and sin of (pos + i) * base^(-2j/D) (/ freq factor j), filled by `spatial-run --weights`.
 
-Element types: the program computes in one float type, --dtype (default: that of the
-matmul weights: f16, bf16 (also for Q8_0 weights), or f32 when they are F32 or mixed);
-`spatial-run --weights` rounds each tensor to it (norm weights are F32 in GGUF files). Q8_0
+Element types, llama.cpp's precision (tools/frontend/gguf_program.py): the weights stay in their
+stored format; the activations compute in one float type, --dtype (default: that of the matmul
+weights, f16 or bf16, or f32 when they are F32 or mixed; over Q8_0 weights alone the type the
+--target prefers, `Target.activations`: bf16 on Tensix, f16 on the GPU presets, bf16 without
+--target); the norm weights and the rope tables stay f32 beside them (GGUF stores norms F32).
+`--dtype f32` is the exact mode. `spatial-run --weights` rounds each tensor to its argument's
+type. Q8_0
 weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "values"`) and
 `%NAME.scales` (f16, `gguf.q8_0 = "scales"`), read by `tg.matmul_q8_0 ... activation "q8_0"`
 (ggml quantizes the activation of every Q8_0 product); from a Q8_0 embedding table the gather
@@ -73,6 +77,7 @@ from pathlib import Path
 
 from xdsl.dialects.func import FuncOp
 
+from spatial_dialect.targets import TargetError, load_target
 from spatial_dialect.tools.frontend.chaining import carries, follows
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
@@ -80,6 +85,7 @@ from spatial_dialect.tools.frontend.gguf_model import (
     check_tensors,
 )
 from spatial_dialect.tools.frontend.gguf_program import (
+    TABLES,
     checkpoint_step,
     program_dtype,
     program_dtype_dequantized,
@@ -124,6 +130,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
     parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
     parser.add_argument(
+        "--target", help="the target whose preferred activation type a Q8_0 model computes in"
+    )
+    parser.add_argument(
         "--dequantize",
         action="store_true",
         help="import Q8_0 weights dequantized to f32 (exact; twice the bytes of bf16)",
@@ -149,6 +158,7 @@ def import_model(args: argparse.Namespace) -> str:
         layers=args.layers,
         dtype=args.dtype,
         dequantize=args.dequantize,
+        target=args.target,
         extra=tuple(e for e, on in (("logits", args.logits), ("final", args.hidden)) if on),
     )
 
@@ -164,7 +174,9 @@ class Checkpoint:
     note: str  # what the module's first line adds
     error: type[Exception]  # what a bad option is reported as
     types: Callable[[int], set[str]]  # the weights' types in the first N layers, checked
-    default_elt: Callable[[set[str]], str]  # the compute type of weights of those types
+    # the compute type of weights of those types, given the target's preferred activations
+    default_elt: Callable[[set[str], str], str]
+    tables: str | None  # the norm weights' and rope tables' type where it is not the compute type
     # the step: (tokens, cache rows, layers, compute type, function name, own-input prefix)
     step: Callable[[int, int, int, str, str, str], FuncOp]
 
@@ -176,9 +188,13 @@ def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
         def next_step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
             return next_checkpoint_step(h, t, cache, layers, elt, name, own)
 
+        def next_elt(types: set[str], preferred: str) -> str:
+            return program_dtype_dequantized(types)
+
         types = partial(weight_types, h)
-        elt = program_dtype_dequantized
-        return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, next_step)
+        return Checkpoint(
+            h.arch, h.layers, h.d, h.context, "", GGUFError, types, next_elt, None, next_step
+        )
 
     def types(layers: int) -> set[str]:
         check_tensors(h, layers)
@@ -187,14 +203,14 @@ def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
     def q8(types: set[str]) -> bool:  # Q8_0 weights stay Q8_0 unless --dequantize
         return "Q8_0" in types and not dequantize
 
-    def elt(types: set[str]) -> str:
-        return program_dtype(types) if q8(types) else program_dtype_dequantized(types)
+    def elt(types: set[str], preferred: str) -> str:
+        return program_dtype(types, preferred) if q8(types) else program_dtype_dequantized(types)
 
     def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
         quantized = q8(weight_types(h, layers))
         return checkpoint_step(h, t, cache, layers, elt, name, quantized, own)
 
-    return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, step)
+    return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, TABLES, step)
 
 
 def hf_checkpoint(path: str) -> Checkpoint:
@@ -204,8 +220,13 @@ def hf_checkpoint(path: str) -> Checkpoint:
     def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
         return hf_step(h, t, cache, layers, elt, name, own)
 
+    def elt(types: set[str], preferred: str) -> str:  # no Q8_0 in a HF directory
+        return hf_dtype(types)
+
     types = partial(hf_weight_types, h)
-    return Checkpoint(h.arch.name, h.layers, h.d, h.context, note, HFError, types, hf_dtype, step)
+    return Checkpoint(
+        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, TABLES, step
+    )
 
 
 def import_checkpoint(
@@ -216,6 +237,7 @@ def import_checkpoint(
     layers: int | None = None,
     dtype: str | None = None,
     dequantize: bool = False,
+    target: str | None = None,
     extra: tuple[str, ...] = (),
 ) -> str:
     """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
@@ -229,7 +251,7 @@ def import_checkpoint(
     if not 1 <= layers <= c.layers:
         raise c.error(f"--layers {layers}: the model has {c.layers} layer(s)")
     types = c.types(layers)
-    elt = dtype or c.default_elt(types)
+    elt = dtype or c.default_elt(types, preferred_activations(target))
     t = tokens if tokens is not None else (1 if step == "decode" else 8)
     cache = cache if cache is not None else min(256, c.context)
     if t <= 0 or cache < t:
@@ -244,7 +266,8 @@ def import_checkpoint(
         f"// Imported by spatial-import from {Path(path).name}: {c.arch}, "
         f"{layers}/{c.layers} layer(s), d={c.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}{c.note}.\n"
+        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}"
+        f"{tables_note(c.tables, elt)}{c.note}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
@@ -256,6 +279,21 @@ def import_checkpoint(
             carries(f)
         follows(functions[1], "token")  # the decode: fed the token, at the row after the prefill
     return header + print_functions(functions)
+
+
+def tables_note(tables: str | None, elt: str) -> str:
+    """What the module's first line says of the norm weights and rope tables."""
+    return f" (norm weights and rope tables {tables})" if tables and tables != elt else ""
+
+
+def preferred_activations(target: str | None) -> str:
+    """The activation type `target` prefers (bf16 without one)."""
+    if target is None:
+        return "bf16"
+    try:
+        return load_target(target).activations
+    except TargetError as e:
+        raise GGUFError(f"--target: {e}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

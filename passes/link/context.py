@@ -108,7 +108,8 @@ def carried_names(
 
 
 Q8_0_VIEW = "q8_0"
-"""The storage format of an activation's Q8_0 view: blocks of 32 along each row (along K)."""
+"""The storage format of an activation's Q8_0 view: blocks of 32 along each row (along K);
+`q8_0_ref` for a product that quantizes by ggml's reference rule (its `activation`)."""
 
 
 def q8_0_format(axis: int) -> str:
@@ -129,11 +130,12 @@ class Relayout:
 
 @dataclass(frozen=True)
 class Q8View:
-    """The Q8_0 view of `value` (read as `src`), named `view` (link/quant.py)."""
+    """The Q8_0 view of `value` (read as `src`), named `view`, stored in `fmt` (link/quant.py)."""
 
     value: SSAValue
     src: str
     view: str
+    fmt: str = Q8_0_VIEW
 
 
 @dataclass
@@ -232,18 +234,19 @@ class LinkContext:
             self.bridges.after.append(Relayout(value, twin, want, name, decided))
         return twin
 
-    def q8_0_view(self, value: SSAValue) -> sp.TensorOp:
+    def q8_0_view(self, value: SSAValue, fmt: str = Q8_0_VIEW) -> sp.TensorOp:
         """docs/passes.md#link-one-q8_0-view-per-value: the Q8_0 view a product reads `value`
-        through, as its section declares it. ONE view per value, named for the value's tensor and
-        the count of writes to that name before it (`x__q8_0_1`), made by one quantize section
-        before its first reader and shared by every later one, like a layout twin."""
-        key = (value, Q8_0_VIEW)
+        through, as its section declares it. ONE view per value and format (`fmt`: the rounding
+        rule, `q8_0` or `q8_0_ref`), named for the value's tensor and the count of writes to that
+        name before it (`x__q8_0_1`, `x__q8_0_ref_1`), made by one quantize section before its
+        first reader and shared by every later one, like a layout twin."""
+        key = (value, fmt)
         if key not in self.bridges.twins:
             name = self.names[value]
-            view = f"{name}__{Q8_0_VIEW}_{self.writes.get(name, 0)}"
+            view = f"{name}__{fmt}_{self.writes.get(name, 0)}"
             self.bridges.twins[key] = view
-            self.bridges.before.append(Q8View(value, name, view))
-        return self.q8_0_tensor(value, self.bridges.twins[key], TensorRole.INPUT, Q8_0_VIEW)
+            self.bridges.before.append(Q8View(value, name, view, fmt))
+        return self.q8_0_tensor(value, self.bridges.twins[key], TensorRole.INPUT, fmt)
 
     def q8_0_tensor(
         self, value: SSAValue, name: str, role: TensorRole, fmt: str, scales: str | None = None

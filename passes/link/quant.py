@@ -18,10 +18,12 @@ What the chip multiplies is `targets.quant.q8_0_compute`'s decision, made there 
 target and recorded on the section (`q8_0 = "<path>: <why>"`): the int8 dot (no `dequantize` on
 the stage, the accumulator f32) or the blocks widened to T in the compute stage.
 
-Where the product quantizes its activation (`activation = "q8_0"`, ggml's rule for every Q8_0
-weight product), A is read through the activation's Q8_0 view: one per value, named for the
-value and its write count, made by one quantize section before the first reader and shared by
-every later one (link/context.py, `LinkContext.q8_0_view`), as a layout twin is.
+Where the product quantizes its activation (`activation = "q8_0"`, llama.cpp's x86 rule for every
+Q8_0 weight product, or `"q8_0_ref"`, ggml's reference rule), A is read through the activation's
+Q8_0 view, stored in the format the activation names (which says how its floats round): one per
+value and format, named for the value and its write count, made by one quantize section before
+the first reader and shared by every later one (link/context.py, `LinkContext.q8_0_view`), as a
+layout twin is.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from xdsl.dialects.builtin import TensorType
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link.context import (
     BLOCK,
-    Q8_0_VIEW,
     LinkContext,
     ProgramBuilder,
     Q8View,
@@ -70,8 +71,8 @@ def link_matmul_q8_0(op: tg.MatmulQ8_0Op, ctx: LinkContext) -> sp.ProgramOp:
     # The int8 dot scales each block's int32 sum into f32 (ggml sums the blocks in f32).
     acc_dtype = "f32" if int8 else Numerics.of(ctx.target, choice.dtype, out_dtype).acc
     s = ProgramBuilder(ctx, op)
-    if op.activation.data == Q8_0_VIEW:
-        a = s.declare(ctx.q8_0_view(op.a))
+    if op.quantizes_activation:  # the activation names its view's format (its rounding rule)
+        a = s.declare(ctx.q8_0_view(op.a, op.activation.data))
     else:
         a = s.input(op.a, Layout.TILED)
     values = ctx.names[op.values]
@@ -99,7 +100,7 @@ def view_section(ctx: LinkContext, view: Q8View) -> sp.ProgramOp:
     each row's blocks of 32, write the view in the same layout."""
     value = view.value
     src = ctx.tensor(value, TensorRole.INPUT)
-    dst = ctx.q8_0_tensor(value, view.view, TensorRole.SCRATCH, Q8_0_VIEW)
+    dst = ctx.q8_0_tensor(value, view.view, TensorRole.SCRATCH, view.fmt)
     s = ProgramBuilder(ctx, QUANTIZE)
     s.why(
         "q8_0_view",

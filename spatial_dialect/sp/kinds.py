@@ -116,9 +116,10 @@ MAP_KINDS: dict[str, MapKind] = {
         vector_ops=4.0,
     ),
     "clamp": MapKind(_X, ints=True, int_props=("lo", "hi"), ints_only=True, vector_ops=2.0),
-    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 (each row's
-    # blocks of 32: d = max|x| / 127, q = roundf(x / d), d kept as f16; ggml's quantize_row_q8_0),
-    # and dequantize one (f32(d) * q, rounded once to the output's type).
+    # Q8_0 (docs/sp.md#q8_0-tensors): quantize a float block to an i8 FIFO stored q8_0 or
+    # q8_0_ref (each row's blocks of 32: d = max|x| / 127 kept as f16, q by the format's rule:
+    # llama.cpp's x86 quantize_row_q8_0 or ggml's quantize_row_q8_0_ref, Q8_0_FORMATS), and
+    # dequantize one (f32(d) * q, rounded once to the output's type).
     "quantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=4.0),
     "dequantize_q8_0": MapKind(_X, ints=True, converts=True, vector_ops=2.0),
     # tg.decay: -exp(a_log) * softplus(a + dt_bias), a_log and dt_bias one row per head
@@ -159,11 +160,14 @@ all count both (docs/sp.md#matmul_tiles)."""
 Q8_0_BLOCK = 32
 """Values per Q8_0 block (each with one f16 scale)."""
 
-Q8_0_FORMATS: dict[str, int] = {"q8_0": 1, "q8_0_kn": 0}
+Q8_0_FORMATS: dict[str, int] = {"q8_0": 1, "q8_0_kn": 0, "q8_0_ref": 1}
 """The Q8_0 storage formats of an i8 tensor or buffer and the axis their blocks of 32 run along:
 `q8_0` along a row (ggml's own order: a GGUF table as stored, an activation's Q8_0 view),
-`q8_0_kn` down a column (a weight as the K x N right operand of a product, blocked along K). A
-32 x 32 tile of either is 32 blocks: 1024 values and 32 scales, 1088 bytes."""
+`q8_0_kn` down a column (a weight as the K x N right operand of a product, blocked along K),
+`q8_0_ref` along a row like `q8_0` (an activation's view quantized by ggml's reference rule,
+tg.matmul_q8_0's `activation "q8_0_ref"`). Floats written into a `q8_0` tensor round by
+llama.cpp's x86 rule, into `q8_0_ref` by ggml's reference rule (tools/interpreters/q8_0.py
+RULES). A 32 x 32 tile of any is 32 blocks: 1024 values and 32 scales, 1088 bytes."""
 
 CONV_ACTIVATIONS = ("silu", "none")
 """What a causal convolution applies to its sums (tg.causal_conv's `activation`)."""

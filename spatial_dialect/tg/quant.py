@@ -5,9 +5,12 @@ one scale per 32 values along the block axis (docs/tg.md#q8_0-weights).
 - tg.dequantize_q8_0(values, scales) {axis}: the float tensor `f32(scale) * value`, exactly as
   `gguf.quants.dequantize`, rounded to the result type.
 - tg.matmul_q8_0(a, values, scales) {activation}: a @ W for a Q8_0 weight W of K x N blocked
-  along K; activation "q8_0" quantizes each row of a to Q8_0 along K and computes ggml's
-  Q8_0 x Q8_0 dot (what ggml does for every Q8_0 weight product), "float" multiplies a by the
-  dequantized weight in f32. With `transpose_b` the weight is stored N x K, still blocked along
+  along K; activation "q8_0" quantizes each row of a to Q8_0 along K as llama.cpp does on x86
+  (ggml-cpu's AVX2 quantize_row_q8_0: x * (127 / max|x|), rounded half to even) and computes
+  ggml's Q8_0 x Q8_0 dot (what ggml does for every Q8_0 weight product), "q8_0_ref" the same
+  with ggml's reference rounding (quantize_row_q8_0_ref: x * (1 / d), rounded half away from
+  zero), "float" multiplies a by the dequantized weight in f32. The activation names the Q8_0
+  format the activation is quantized into (sp/kinds.py Q8_0_FORMATS). With `transpose_b` the weight is stored N x K, still blocked along
   K (values N x K, scales N x K/32: ggml's own layout of a [vocab, d] embedding table), and the
   product is a @ W^T: a tied LM head reads the Q8_0 table its gather reads.
 """
@@ -41,8 +44,9 @@ from spatial_dialect.tg.base import (
 Q8_0_BLOCK = 32
 """Values per Q8_0 block (one f16 scale each)."""
 
-Q8_0_ACTIVATIONS = ("q8_0", "float")
-"""How tg.matmul_q8_0 reads its activation: quantized to Q8_0 (ggml's dot), or as it is."""
+Q8_0_ACTIVATIONS = ("q8_0", "q8_0_ref", "float")
+"""How tg.matmul_q8_0 reads its activation: quantized to Q8_0 (ggml's dot) by llama.cpp's x86
+rule or by ggml's reference rule (tools/interpreters/q8_0.py), or as it is."""
 
 
 def q8_0_scales_shape(values: tuple[int, ...], axis: int) -> tuple[int, ...]:
@@ -162,7 +166,7 @@ class MatmulQ8_0Op(TgOp):
     @property
     def quantizes_activation(self) -> bool:
         """Each row of `a` is rounded to Q8_0 levels before the product (ggml's CPU dot)."""
-        return self.activation.data == Q8_0_ACTIVATIONS[0]
+        return self.activation.data != "float"
 
     @property
     def transposes_b(self) -> bool:

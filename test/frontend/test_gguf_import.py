@@ -15,9 +15,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tiny_gguf import write_tiny  # noqa: E402
 
 from spatial_dialect.tools.interpreters import q8_0 as gguf_quant  # noqa: E402
+from spatial_dialect.tools.interpreters.reference import input_names  # noqa: E402
 from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E402
+from spatial_dialect.tools.spatial_run import entry_function, parse_module  # noqa: E402
 from spatial_dialect.tools.spatial_run import main as run_main  # noqa: E402
-from spatial_dialect.tools.spatial_run import parse_module  # noqa: E402
 
 PRESETS = ["wormhole_n150", "blackhole_p150", "plasticine", "rtx3060", "h100", "h200"]
 MODELS = {  # name: (arch, weight type, tied embeddings)
@@ -43,8 +44,9 @@ def _import(model: Path, out: Path, *extra: str) -> int:
 @pytest.mark.parametrize("step", ["decode", "prefill"])
 def test_import_compiles_and_passes(models, tmp_path, capsys, name, target, step):
     out = tmp_path / "step.mlir"
-    # Q8_0 weights stay Q8_0 (no --dequantize); plasticine computes in f32
-    extra = ["--dtype", "f32"] if target == "plasticine" else []
+    # Q8_0 weights stay Q8_0 (no --dequantize), activations in the type the target prefers
+    # (Q8_0: bf16 on Tensix, f16 on a GPU); plasticine computes in f32
+    extra = ["--dtype", "f32"] if target == "plasticine" else ["--target", target]
     assert _import(models[name], out, "--step", step, *extra) == 0
     rc = run_main([str(out), "--target", target, "--weights", str(models[name])])
     text = capsys.readouterr().out
@@ -94,6 +96,68 @@ def test_weights_are_the_checkpoint(models, tmp_path):
     np.testing.assert_array_equal(inputs["token_embd.weight"], table)
     theta = 1e6 ** (-2 * np.arange(16) / 32)
     np.testing.assert_allclose(inputs["cos"][0], np.cos(5 * theta), rtol=1e-6)
+
+
+def _types(text: str) -> dict[str, str]:
+    """Each argument's type, by name, in the first function of an imported module."""
+    fn = entry_function(parse_module(text))
+    return {n: str(a.type) for n, a in zip(input_names(fn), fn.body.block.args, strict=True)}
+
+
+@pytest.mark.parametrize(
+    "name, extra, activations",
+    [
+        ("qwen3_q8_0", [], "bf16"),  # Q8_0 alone: the target's preference, bf16 without one
+        ("qwen3_q8_0", ["--target", "wormhole_n150"], "bf16"),
+        ("qwen3_q8_0", ["--target", "h100"], "f16"),
+        ("llama_q8_0", ["--target", "plasticine"], "f32"),
+        ("qwen3_f16", ["--target", "wormhole_n150"], "f16"),  # F16 weights stay F16
+        ("llama_f16", [], "f16"),
+        ("qwen3_q8_0", ["--target", "h100", "--dtype", "bf16"], "bf16"),
+        ("llama_q8_0", ["--dtype", "f32"], "f32"),
+    ],
+)
+def test_llama_cpp_precision_is_the_default(models, tmp_path, name, extra, activations):
+    """Weights stay in their stored format, activations compute in one 16-bit type, and the
+    norm weights and rope tables stay f32 beside them (docs/tg.md#precision-llamacpps)."""
+    out = tmp_path / "step.mlir"
+    assert _import(models[name], out, "--step", "decode", *extra) == 0
+    types = _types(out.read_text())
+    d, half = 128, 16
+    for norm in ("blk.0.attn_norm.weight", "blk.1.ffn_norm.weight", "output_norm.weight"):
+        assert types[norm] == f"tensor<1x{d}xf32>", norm
+    if name.startswith("qwen3"):
+        assert types["blk.0.attn_q_norm.weight"] == "tensor<1x32xf32>"
+    assert types["cos"] == types["sin"] == f"tensor<1x{half}xf32>"
+    assert types["l0_k_cache"] == f"tensor<256x64x{activations}>"
+    q = types["blk.0.attn_q.weight"]
+    assert q == ("tensor<128x128xi8>" if "q8_0" in name else "tensor<128x128xf16>")
+
+
+@pytest.mark.parametrize(
+    "name, target, backend",
+    [("qwen3_q8_0", "wormhole_n150", "tt-lang-sim"), ("llama_q8_0", "h100", "triton-interpret")],
+)
+def test_the_default_precision_runs_under_the_vendor_executors(
+    models, tmp_path, capsys, name, target, backend
+):
+    """f32 norm weights and rope tables beside bf16 (Tensix) or f16 (h100) activations, the
+    prefill then the decode on its caches, through TT-Lang's simulator and Triton's interpreter."""
+    out = tmp_path / "both.mlir"
+    assert _import(models[name], out, "--step", "both", "--target", target) == 0
+    arch = name.split("_")[0]
+    chain = ["--chain", f"{arch}_prefill,{arch}_decode", "--weights", str(models[name])]
+    rc = run_main([str(out), "--target", target, "--backend", backend, *chain])
+    text = capsys.readouterr().out
+    assert rc == 0 and text.splitlines()[-1].startswith("PASS"), text
+
+
+def test_an_unknown_target_is_one_line(models, tmp_path, capsys):
+    assert (
+        _import(models["llama_q8_0"], tmp_path / "o.mlir", "--step", "decode", "--target", "x") == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--target: unknown target 'x'" in err
 
 
 def test_q8_0_weights_stay_q8_0(models, tmp_path):
@@ -186,7 +250,7 @@ def test_q8_0_numerics_bit_for_bit(shape):
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
     x[0, :32] = 0  # a zero block
     raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0)
-    values, scales = gguf_quant.quantize(x, axis=1)
+    values, scales = gguf_quant.quantize(x, axis=1, rule="ref")  # gguf follows the ref rule
     blocks = raw.reshape(shape[0], -1, 34)
     np.testing.assert_array_equal(scales, blocks[..., :2].copy().view(np.float16)[..., 0])
     np.testing.assert_array_equal(values, blocks[..., 2:].copy().view(np.int8).reshape(shape))
@@ -197,13 +261,51 @@ def test_q8_0_numerics_bit_for_bit(shape):
     np.testing.assert_array_equal(gguf_quant.dequantize(values.T, scales.T, axis=0), want.T)
 
 
+def _reproducer() -> np.ndarray:
+    """Issue 25's block: 0.6414374 * (127 / 2.29472) is 35.499996 in f32, and
+    0.6414374 * (1 / (2.29472 / 127)) is exactly 35.5."""
+    x = np.zeros((1, 32), np.float32)
+    x[0, :2] = [2.29472, 0.6414374]
+    return x
+
+
+def test_q8_0_rules_on_the_reproducer_block():
+    x = _reproducer()
+    x86, _ = gguf_quant.quantize(x, axis=1, rule="x86")
+    ref, _ = gguf_quant.quantize(x, axis=1, rule="ref")
+    assert list(x86[0, :2]) == [127, 35]  # llama.cpp on x86 (AVX2 quantize_row_q8_0)
+    assert list(ref[0, :2]) == [127, 36]  # quantize_row_q8_0_ref
+    raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q8_0)  # the outside oracle of ref
+    assert list(raw.view(np.int8)[0, 2:4]) == [127, 36]
+    assert np.array_equal(gguf_quant.quantize(x, axis=1)[0], x86)  # x86 is the default
+
+
+def test_q8_0_x86_rule_by_hand():
+    """The x86 rule against hand-computed blocks: ties to even where x * (127 / max|x|) is an
+    exact half (max|x| = 127: the multiplier is 1), and a zero block stays zero."""
+    x = np.zeros((2, 32), np.float32)
+    x[0, :6] = [127.0, 0.5, 1.5, 2.5, -2.5, -3.5]
+    want = np.zeros((2, 32), np.int8)
+    want[0, :6] = [127, 0, 2, 2, -2, -4]  # half to even (roundf: 1, 2, 3, -3, -4)
+    values, scales = gguf_quant.quantize(x, axis=1, rule="x86")
+    np.testing.assert_array_equal(values, want)
+    assert scales[0, 0] == np.float16(1.0) and scales[1, 0] == 0
+    ref, _ = gguf_quant.quantize(x, axis=1, rule="ref")
+    assert list(ref[0, :6]) == [127, 1, 2, 3, -3, -4]
+
+
 def test_matmul_q8_0_reference():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((3, 64)).astype(np.float32)
     wv, ws = gguf_quant.quantize(rng.standard_normal((64, 5)).astype(np.float32), axis=0)
     wf = gguf_quant.dequantize(wv, ws, axis=0)
     np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "float"), a @ wf)
-    qa, da = gguf_quant.quantize(a, axis=1)
+    for activation, rule in gguf_quant.RULES.items():
+        _check_matmul_q8_0(a, wv, ws, wf, activation, rule)
+
+
+def _check_matmul_q8_0(a, wv, ws, wf, activation: str, rule: str) -> None:
+    qa, da = gguf_quant.quantize(a, axis=1, rule=rule)
     # ggml_vec_dot_q8_0_q8_0, written out as a scalar loop
     want = np.zeros((3, 5), np.float32)
     for i in range(3):
@@ -218,7 +320,7 @@ def test_matmul_q8_0_reference():
                 )
                 s = np.float32(s + np.float32(sumi) * (np.float32(da[i, b]) * np.float32(ws[b, j])))
             want[i, j] = s
-    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, "q8_0"), want)
+    np.testing.assert_array_equal(gguf_quant.matmul_q8_0(a, wv, ws, activation), want)
     assert np.abs(want - a @ wf).max() < 0.02 * np.abs(want).max()
 
 

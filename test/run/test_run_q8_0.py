@@ -3,6 +3,10 @@ numerics, tools/interpreters/q8_0.py); the int8 dot of a GPU bit for bit."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -54,3 +58,32 @@ def test_q8_0_products_pass_on_every_preset(target):
 def test_the_int8_dot_equals_ggml_bit_for_bit():
     _, reference, _, simulated = run("h100", "f32")
     np.testing.assert_array_equal(simulated["y"], reference["y"])
+
+
+RULES = Path(__file__).parent / "Inputs" / "q8_0_rules.mlir"
+
+
+@pytest.mark.parametrize(
+    "target, backend",
+    [("h100", "sim"), ("h100", "triton-interpret"), ("wormhole_n150", "sim")],
+)
+def test_each_rounding_rule_runs_as_the_reference_says(tmp_path, target, backend):
+    """Issue 25's block [2.29472, 0.6414374, 0, ...] quantized by llama.cpp's x86 rule
+    (activation "q8_0": 35) and by ggml's reference rule ("q8_0_ref": 36), read through a weight
+    that picks the second element: the executor's output is f32(f16(d)) * 35 and * 36 exactly,
+    where the comparison's one-level tolerance would have let either rule pass."""
+    a = np.zeros((4, 64), np.float32)
+    a[:, :2] = [2.29472, 0.6414374]
+    wv = np.zeros((64, 32), np.int8)
+    wv[1, :] = 1
+    np.savez(tmp_path / "in.npz", a=a, wv=wv, ws=np.ones((2, 32), np.float16))
+    cmd = [sys.executable, "-m", "spatial_dialect.tools.spatial_run", str(RULES)]
+    cmd += ["--target", target, "--backend", backend, "--inputs", str(tmp_path / "in.npz")]
+    cmd += ["--save", str(tmp_path / "out.npz")]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    d = np.float32(np.float16(np.float32(2.29472) / np.float32(127)))
+    out = np.load(tmp_path / "out.npz")
+    for who in ("reference", "simulated"):
+        np.testing.assert_array_equal(out[f"{who}/x86"], np.full((4, 32), d * 35, np.float32))
+        np.testing.assert_array_equal(out[f"{who}/ref"], np.full((4, 32), d * 36, np.float32))

@@ -221,3 +221,16 @@ def test_bad_dram_efficiency_is_refused_by_name(tmp_path, value, says):
     p = write(tmp_path, text)
     msg = refused(p)
     assert str(p) in msg and "dram_efficiency" in msg and says in msg
+
+
+def test_activation_dtype_is_read_and_checked(tmp_path):
+    """A target may say which float type imported models' activations prefer; without it, bf16
+    where the chip has it (the template's Tensix does)."""
+    assert load_target(str(write(tmp_path, TEMPLATE))).activations == "bf16"
+    text = TEMPLATE.replace("description = ", 'activation_dtype = "f32"\ndescription = ', 1)
+    assert load_target(str(write(tmp_path, text))).activations == "f32"
+    assert PRESETS["h100"].activations == "f16" and PRESETS["plasticine"].activations == "f32"
+    for value in ('"i8"', '"fp8"'):
+        text = TEMPLATE.replace("description = ", f"activation_dtype = {value}\ndescription = ", 1)
+        p = write(tmp_path, text)
+        assert "activation_dtype" in refused(p)

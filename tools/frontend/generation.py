@@ -153,7 +153,14 @@ class Generator:
         self.path, self.backend, self.n = path, backend, n
         rows = cache_rows(prompt, n, context_length(path))
         text = import_checkpoint(
-            path, "both", tokens=prompt, cache=rows, layers=layers, dtype=dtype, extra=extra
+            path,
+            "both",
+            tokens=prompt,
+            cache=rows,
+            layers=layers,
+            dtype=dtype,
+            target=target,  # the activations it prefers, where --dtype does not say
+            extra=extra,
         )
         module = parse_source(default_context(), text, f"<{Path(path).name}>")
         module.verify()

@@ -12,6 +12,14 @@ name is one tensor and the two steps' differ in shape. The rope tables carry
 
 Q8_0 weights stay Q8_0 when asked (`q8_0`): `%NAME` (i8 values, `gguf.q8_0 = "values"`) and
 `%NAME.scales` (f16, `gguf.q8_0 = "scales"`), blocked along ggml's ne0 as stored.
+
+Precision, llama.cpp's: the weights stay in their stored format (Q8_0 as Q8_0; F16, BF16 and F32
+as they are), the activations compute in one float type (`program_dtype`: the weights' own
+16-bit type, which a product's two operands must share, or, over Q8_0 weights alone, the type the
+target prefers, `Target.activations`), and the norm weights and the rope tables stay f32 beside
+them (`TABLES`), as llama.cpp keeps them (GGUF stores norms F32; ggml computes rope's angles and
+rms_norm in f32), since tg.rms_norm and tg.rope widen either to f32 and round once. Attention's
+scores and softmax statistics are f32 whatever the activations (tg.attention's contract).
 """
 
 from __future__ import annotations
@@ -108,8 +116,13 @@ class GGUFNames:
         )
 
 
+TABLES = "f32"
+"""The element type of an imported step's norm weights and rope tables."""
+
+
 def header_model(h: ModelHeader, elt: str) -> Model:
-    """The layers' dimensions from a checkpoint's header, computing in `elt`."""
+    """The layers' dimensions from a checkpoint's header, computing in `elt`, the norm weights and
+    rope tables in TABLES."""
     moe = MoeBlock(h.experts, h.experts_used, h.ffn) if h.experts else None
     return Model(
         h.arch,
@@ -122,6 +135,7 @@ def header_model(h: ModelHeader, elt: str) -> Model:
         qk_norm=h.qk_norm,
         vocab=h.vocab,
         elt=elt,
+        tables=TABLES,
         moe=moe,
         rope_style=h.rope_style,
         tied=h.tied,
@@ -135,12 +149,17 @@ def weight_types(h: ModelHeader, layers: int) -> set[str]:
     return {h.tensors[n].type for n in names if n in h.tensors and len(h.tensors[n].shape) == 2}
 
 
-def program_dtype(types: set[str]) -> str:
-    """Q8_0 weights stay Q8_0 and take the type of the others (bf16 where all are Q8_0)."""
+def program_dtype(types: set[str], preferred: str = "bf16") -> str:
+    """The activations' type: the float weights' own 16-bit type (F16: f16, BF16: bf16; a product
+    reads both operands in one type, and llama.cpp's CPU backend converts the activation of an
+    F16 product to F16 too), f32 over F32 or mixed float weights, and `preferred` (the target's,
+    bf16 by default) where every weight is Q8_0 (Q8_0 weights stay Q8_0)."""
     floats = types - {"Q8_0"}
+    if not floats:
+        return preferred
     if floats == {"F16"}:
         return "f16"
-    if floats in (set(), {"BF16"}):
+    if floats == {"BF16"}:
         return "bf16"
     return "f32"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import FloatAttr, StringAttr, f64
 from xdsl.dialects.func import FuncOp
 
-from spatial_dialect.tools.frontend.gguf_program import OWN_INPUTS
+from spatial_dialect.tools.frontend.gguf_program import OWN_INPUTS, TABLES
 from spatial_dialect.tools.frontend.hf_model import HFHeader
 from spatial_dialect.tools.frontend.layers import (
     Argument,
@@ -60,7 +60,8 @@ class HFNames:
 
 
 def header_model(h: HFHeader, elt: str) -> Model:
-    """The layers' dimensions from config.json, computing in `elt`."""
+    """The layers' dimensions from config.json, computing in `elt`, the norm weights and rope
+    tables in TABLES (llama.cpp's precision, as for a GGUF checkpoint)."""
     moe = (
         MoeBlock(h.experts, h.experts_used, h.ffn, renormalize=h.renormalize) if h.experts else None
     )
@@ -75,6 +76,7 @@ def header_model(h: HFHeader, elt: str) -> Model:
         qk_norm=h.arch.qk_norm,
         vocab=h.vocab,
         elt=elt,
+        tables=TABLES,
         moe=moe,
         rope_style="neox",
         tied=h.tied,

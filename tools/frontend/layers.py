@@ -161,6 +161,9 @@ class Model:
     qk_norm: bool  # Qwen3's per-head rms_norm of q and k
     vocab: int = 0  # only the whole step uses the embedding and the LM head
     elt: str = "bf16"  # the element type of weights and activations
+    # The norm weights' and rope tables' element type where it is not `elt`: an imported
+    # checkpoint keeps them f32 beside 16-bit activations, as llama.cpp does (None: `elt`).
+    tables: str | None = None
     q8_0: bool = False  # the projections' weights stored Q8_0 (i8 values and f16 scales)
     moe: MoeBlock | None = None  # the FFN is a mixture of experts (`ffn` is then unused)
     rope_style: str = "neox"  # "interleaved": llama.cpp's llama ropes adjacent pairs
@@ -195,14 +198,20 @@ def decimal(value: float) -> float:
 class Program:
     """A function being built for one model (its element type, its eps) under one naming."""
 
-    def __init__(self, elt: str, eps: float, names: Naming) -> None:
+    def __init__(self, elt: str, eps: float, names: Naming, tables: str | None = None) -> None:
         self.f = FunctionBuilder()
         self.elt = elt
+        self.tables = tables or elt
         self.eps = decimal(eps)
         self.names = names
 
     def ten(self, *shape: int) -> Attribute:
         return tensor(*shape, elt=self.elt)
+
+    def table(self, *shape: int) -> Attribute:
+        """A norm weight's or a rope table's type (tg.rms_norm and tg.rope widen either to f32
+        beside activations of another float type: docs/tg.md#mixed-element-types)."""
+        return tensor(*shape, elt=self.tables)
 
     def arg(self, role: Role, layer: Layer | None, type: Attribute) -> SSAValue:
         a = self.names.argument(role, layer)
@@ -251,20 +260,20 @@ def attention_layer(
 ) -> tuple[SSAValue, SSAValue, SSAValue]:
     """One decoder layer on x (t x d); returns (out, k_cache', v_cache')."""
     d, h, kv, hd, pre = m.d, m.heads, m.kv_heads, m.head_dim, layer.prefix
-    attn_norm = p.arg(Role.ATTN_NORM, layer, p.ten(1, d))
+    attn_norm = p.arg(Role.ATTN_NORM, layer, p.table(1, d))
     wq = p.weight(Role.Q, layer, d, h * hd)
     wk = p.weight(Role.K, layer, d, kv * hd)
     wv = p.weight(Role.V, layer, d, kv * hd)
     wo = p.weight(Role.O, layer, h * hd, d)
-    ffn_norm = p.arg(Role.FFN_NORM, layer, p.ten(1, d))
+    ffn_norm = p.arg(Role.FFN_NORM, layer, p.table(1, d))
     if m.moe is None:
         w_gate = p.weight(Role.GATE, layer, d, m.ffn)
         w_up = p.weight(Role.UP, layer, d, m.ffn)
         w_down = p.weight(Role.DOWN, layer, m.ffn, d)
     k_cache = p.arg(Role.K_CACHE, layer, p.ten(cache, kv * hd))
     v_cache = p.arg(Role.V_CACHE, layer, p.ten(cache, kv * hd))
-    cos = p.shared(Role.COS, p.ten(t, hd // 2))
-    sin = p.shared(Role.SIN, p.ten(t, hd // 2))
+    cos = p.shared(Role.COS, p.table(t, hd // 2))
+    sin = p.shared(Role.SIN, p.table(t, hd // 2))
     pos = p.shared(Role.POS, tensor(1, elt="i32"))
 
     hn = p.rms_norm(f"{pre}h", x, attn_norm)
@@ -272,8 +281,8 @@ def attention_layer(
     k = p.matmul(f"{pre}k", hn, wk)
     v = p.matmul(f"{pre}v", hn, wv)
     if m.qk_norm:
-        q_norm = p.arg(Role.Q_NORM, layer, p.ten(1, hd))
-        k_norm = p.arg(Role.K_NORM, layer, p.ten(1, hd))
+        q_norm = p.arg(Role.Q_NORM, layer, p.table(1, hd))
+        k_norm = p.arg(Role.K_NORM, layer, p.table(1, hd))
         q = p.rms_norm(f"{pre}qn", q, q_norm, width=hd)
         k = p.rms_norm(f"{pre}kn", k, k_norm, width=hd)
     q = p.op(f"{pre}qr", tg.RopeOp(q, cos, sin, head_dim=hd, style=m.rope_style))
@@ -344,7 +353,7 @@ def step_function(
     the embedding gather of the ids, the layers (each with its own weights and cache), the final
     norm, the LM head (the table itself, transposed, for a tied model) and the arg-max. Returns
     the token and every layer's updated caches (`also_return` adds STEP_OUTPUTS)."""
-    p = Program(m.elt, m.eps, names)
+    p = Program(m.elt, m.eps, names, m.tables)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.weight(Role.TABLE, None, m.vocab, m.d)
     if isinstance(table, tuple):  # a Q8_0 table: the ids' rows of its values and scales, widened
@@ -358,7 +367,7 @@ def step_function(
     for i in range(layers):
         x, kc, vc = attention_layer(p, m, x, t, cache, Layer(i, f"l{i}_"))
         caches += [kc, vc]
-    final_norm = p.arg(Role.FINAL_NORM, None, p.ten(1, m.d))
+    final_norm = p.arg(Role.FINAL_NORM, None, p.table(1, m.d))
     if m.tied:  # the LM head is the embedding table itself, [vocab, d], read transposed
         n = p.rms_norm("final", x, final_norm)
         logits = p.matmul("logits", n, table, transpose_b=True)
@@ -392,7 +401,7 @@ def also_return(fn: func.FuncOp, extra: tuple[str, ...]) -> None:
 
 def layer_function(m: Model, t: int, cache: int) -> func.FuncOp:
     """One decoder layer of its own: `%x` in, (out, k_cache', v_cache') out."""
-    p = Program(m.elt, m.eps, ExampleNames(m.q8_0))
+    p = Program(m.elt, m.eps, ExampleNames(m.q8_0), m.tables)
     x = p.arg(Role.X, None, p.ten(t, m.d))
     return p.function(f"{m.name}_layer", list(attention_layer(p, m, x, t, cache, Layer(0, ""))))
 
@@ -400,7 +409,7 @@ def layer_function(m: Model, t: int, cache: int) -> func.FuncOp:
 def stacked_layers_function(m: Model, t: int, cache: int, layers: int) -> func.FuncOp:
     """`layers` decoder layers in a row, each with its own weights and cache (the compile-speed
     bench)."""
-    p = Program(m.elt, m.eps, ExampleNames(m.q8_0))
+    p = Program(m.elt, m.eps, ExampleNames(m.q8_0), m.tables)
     x = p.arg(Role.X, None, p.ten(t, m.d))
     caches: list[SSAValue] = []
     for i in range(layers):

@@ -31,8 +31,8 @@ with accumulate=bf16 (the 16-bit accumulator, rounding after every tile-matmul) 
 contract on purpose; it is checked at 32 units of rounding (bf16 2^-3, f16 2^-6), the noise that
 mode makes grows with K (measured 0.044 at 1x4096x4096, 0.079 at 1x14336x4096).
 
-Downstream of a product that quantizes its activation (tg.matmul_q8_0, activation "q8_0": each
-row rounded to levels of max|block| / 127, ggml's rule), a float output may differ by one more
+Downstream of a product that quantizes its activation (tg.matmul_q8_0, activation "q8_0" or
+"q8_0_ref": each row rounded to levels of max|block| / 127), a float output may differ by one more
 term, Q8_0_LEVEL = sqrt(32) / 127 (0.0445): an input one ulp away from the reference's (which
 the rules above allow any tensor) may round to the neighbouring level, and one level is at most
 sqrt(32)/127 of its block's rms (max|x| <= sqrt(32) rms over 32 elements); the product, a

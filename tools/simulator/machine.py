@@ -51,9 +51,10 @@ class Q8Block:
     axis: int
 
     @staticmethod
-    def of(x: np.ndarray, axis: int) -> Q8Block:
-        """x quantized to Q8_0 along `axis` (ggml's rule, tools/interpreters/q8_0.py)."""
-        values, scales = gguf_quant.quantize(x, axis)
+    def of(x: np.ndarray, axis: int, rule: str) -> Q8Block:
+        """x quantized to Q8_0 along `axis` by `rule` ("x86" or "ref",
+        tools/interpreters/q8_0.py)."""
+        values, scales = gguf_quant.quantize(x, axis, rule)
         return Q8Block(values, scales, axis)
 
     @property
@@ -274,7 +275,8 @@ class Fifo:
     pages (a stage whose block is larger than the FIFO's page) is cut into pages in row-major
     page order. A Q8_0 FIFO (`q8_axis`, the axis of its blocks) stores each tile as its i8
     values and then its f16 scales (1088 bytes for 32x32); a float block pushed to it is
-    quantized (Q8_0 is that FIFO's rounding), a popped block is a `Q8Block`.
+    quantized by `q8_rule` (Q8_0 is that FIFO's rounding: its storage format's rule), a popped
+    block is a `Q8Block`.
     """
 
     def __init__(
@@ -286,9 +288,10 @@ class Fifo:
         dtype: np.dtype,
         tile: tuple[int, int],
         q8_axis: int | None = None,
+        q8_rule: str = "x86",
     ):
         self.name, self.depth, self.page, self.dtype, self.tile = name, depth, page, dtype, tile
-        self.q8_axis = q8_axis
+        self.q8_axis, self.q8_rule = q8_axis, q8_rule
         tile_bytes = tile[0] * tile[1] * dtype.itemsize
         if q8_axis is not None:
             scales = list(tile)
@@ -347,7 +350,7 @@ class Fifo:
     def _push_q8(self, block: np.ndarray | Q8Block, who: str) -> None:
         assert self.q8_axis is not None
         if not isinstance(block, Q8Block):
-            block = Q8Block.of(block, self.q8_axis)
+            block = Q8Block.of(block, self.q8_axis, self.q8_rule)
         (th, tw), (pr, pc), (sh, sw) = self.tile, self.page, self.scale_tile
         down, across = self.pages_of((block.shape[0] // th, block.shape[1] // tw), who)
         for i in range(down):

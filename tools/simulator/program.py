@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets.spec import q8_0_bytes
+from spatial_dialect.tools.interpreters import q8_0 as gguf_quant
 from spatial_dialect.tools.interpreters.numerics import numpy_dtype
 from spatial_dialect.tools.simulator.machine import (
     DramTensor,
@@ -144,8 +145,9 @@ class ProgramRun:
             )
             page = buf.page.resolve(run.bindings)
             depth = run.sites.depth_of(buf, run.bindings)
+            rule = gguf_quant.RULES.get(buf.storage, "x86")  # how floats round into a Q8_0 FIFO
             run.buffers[buf] = Fifo(
-                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile, q8_axis
+                run.name(label), window, depth, (page[0], page[1]), dtype, self.tile, q8_axis, rule
             )
 
     def pattern(self, stage: sp.LoadOp | sp.StoreOp, run: SiteRun) -> Pattern:

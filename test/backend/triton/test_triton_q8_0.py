@@ -66,16 +66,23 @@ def test_the_q8_0_products_pass_in_bf16(target: str) -> None:
 
 IDENTITY = """
 func.func @q(%x: tensor<4x64xf32>, %wv: tensor<64x64xi8>, %ws: tensor<2x64xf16>) -> tensor<4x64xf32> {
-  %y = tg.matmul_q8_0 %x, %wv, %ws activation "q8_0" : (tensor<4x64xf32>, tensor<64x64xi8>, tensor<2x64xf16>) -> tensor<4x64xf32>
+  %y = tg.matmul_q8_0 %x, %wv, %ws activation "ACT" : (tensor<4x64xf32>, tensor<64x64xi8>, tensor<2x64xf16>) -> tensor<4x64xf32>
   func.return %y : tensor<4x64xf32>
 }
 """
 
 
-def test_the_view_rounds_ties_away_from_zero_and_keeps_zero_blocks() -> None:
+@pytest.mark.parametrize(
+    "activation, ties",
+    [
+        ("q8_0", [127.0, 2.0, -2.0, 0.0, -2.0, 3.0]),  # llama.cpp's x86 rule: half to even
+        ("q8_0_ref", [127.0, 3.0, -3.0, 1.0, -2.0, 3.0]),  # roundf: half away from zero
+    ],
+)
+def test_the_view_rounds_ties_by_its_rule_and_keeps_zero_blocks(activation, ties) -> None:
     """Through a unit weight the product is the view dequantized: f32(d) * q of each element.
-    A block whose largest magnitude is 127 has d = 1, so x.5 is a tie, rounded away from zero
-    (roundf, not numpy's half to even); an all-zero block has d = 0 and q = 0."""
+    A block whose largest magnitude is 127 has d = 1 and 127 / max|x| = 1, so x.5 is a tie,
+    rounded by the activation's rule; an all-zero block has d = 0 and q = 0."""
     x = np.zeros((4, 64), np.float32)
     x[0, :6] = [127.0, 2.5, -2.5, 0.5, -1.5, 3.49]  # block 0 of row 0; block 1 stays zero
     x[1] = np.linspace(-3.0, 5.0, 64, dtype=np.float32)
@@ -86,10 +93,10 @@ def test_the_view_rounds_ties_away_from_zero_and_keeps_zero_blocks() -> None:
         "wv": np.eye(64, dtype=np.int8),
         "ws": np.ones((2, 64), np.float16),
     }
-    reference, got, _ = interpreted(IDENTITY, given=given)
+    reference, got, _ = interpreted(IDENTITY.replace("ACT", activation), given=given)
     np.testing.assert_array_equal(got["y"], reference["y"])
-    # worked by hand: d = 1, q = roundf(x)
-    np.testing.assert_array_equal(got["y"][0, :6], [127.0, 3.0, -3.0, 1.0, -2.0, 3.0])
+    # worked by hand: d = 1, q = x rounded by the rule
+    np.testing.assert_array_equal(got["y"][0, :6], ties)
     np.testing.assert_array_equal(got["y"][0, 32:], np.zeros(32, np.float32))
 
 

@@ -23,7 +23,7 @@ from spatial_dialect.tools.backend.triton.text import (
     par,
     wrap,
 )
-from spatial_dialect.tools.interpreters.q8_0 import LEVELS
+from spatial_dialect.tools.interpreters.q8_0 import LEVELS, RULES
 
 NUM_WARPS = 4
 
@@ -317,7 +317,7 @@ class Kernel:
                 "of 32 down its columns, or under a mask) has no Triton form"
             )
         if axis is not None and scales is None:
-            value, scales = self.quantize(value, pr, pc)
+            value, scales = self.quantize(value, pr, pc, RULES[self.program.tensor(tensor).storage])
         if not masked:
             mask = self.block_mask("o", a, pr, pc, R, C)
             self.emit(f"o_m = {conj(mask, extra_mask or None)}")
@@ -341,22 +341,43 @@ tl.store({self.scales_arg(tensor)} + {at}, {par(scales)}.to(tl.float16), mask=o_
 """,
             )
 
-    def quantize(self, value: str, pr: int, pc: int) -> tuple[str, str]:
-        """ggml's quantize_row_q8_0 of a [pr x pc] f32 block, per 32 along its rows, as
-        tools/interpreters/q8_0.py computes it in f32: d = max|x| / LEVELS (127),
-        q = roundf(x * (1 / d)) (ties away from zero; q = 0 where d = 0), d kept as f16.
-        Returns (values, scales)."""
+    def quantize(self, value: str, pr: int, pc: int, rule: str) -> tuple[str, str]:
+        """Q8_0 quantization of a [pr x pc] f32 block, per 32 along its rows, by the tensor's
+        rule, as tools/interpreters/q8_0.py computes it in f32: d = max|x| / LEVELS (127), d kept
+        as f16; "x86" (llama.cpp's AVX2 quantize_row_q8_0): q = rint(x * (127 / max|x|)), ties
+        to even; "ref" (quantize_row_q8_0_ref): q = roundf(x * (1 / d)), ties away from zero;
+        q = 0 where max|x| = 0. Returns (values, scales)."""
         nb = pc // Q8_0_BLOCK
         self.emit(
             f"""
 q_x = tl.reshape({value}, ({pr}, {nb}, {Q8_0_BLOCK}))
-q_d = tl.max(tl.abs(q_x), axis=2) / {float(LEVELS)!r}
+q_a = tl.max(tl.abs(q_x), axis=2)
+q_d = q_a / {float(LEVELS)!r}
+""",
+        )
+        if rule == "x86":
+            # Round half to even in f32 by adding and taking away 1.5 * 2^23 (exact for
+            # |x| < 2^22; |x * id| <= 127 here): what _mm256_round_ps(_MM_ROUND_NEAREST) does,
+            # without libdevice.rint, which Triton's interpreter lacks.
+            self.emit(
+                f"""
+q_i = tl.where(q_a == 0, 0.0, {float(LEVELS)!r} / tl.where(q_a == 0, 1.0, q_a))
+q_v = tl.reshape((q_x * q_i[:, :, None] + {RINT!r}) - {RINT!r}, ({pr}, {pc}))
+""",
+            )
+        else:
+            self.emit(
+                f"""
 q_i = tl.where(q_d == 0, 0.0, 1.0 / tl.where(q_d == 0, 1.0, q_d))
 q_s = q_x * q_i[:, :, None]
 q_v = tl.reshape(tl.where(q_s < 0, -1.0, 1.0) * tl.floor(tl.abs(q_s) + 0.5), ({pr}, {pc}))
 """,
-        )
+            )
         return "q_v", "q_d"
+
+
+RINT = 12582912.0
+"""1.5 * 2^23: x + RINT - RINT is x rounded half to even in f32, for |x| < 2^22."""
 
 
 def _sites_and_items(
