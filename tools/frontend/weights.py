@@ -30,6 +30,9 @@ from spatial_dialect.tools.frontend.gguf_model import (
 from spatial_dialect.tools.interpreters.numerics import EvaluationError, value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 
+FED_BY = frozenset({"gguf.tensor", "gguf.rope"})
+"""The argument attributes that say which checkpoint tensor (or rope table) fills an argument."""
+
 
 class WeightsError(EvaluationError):
     """The checkpoint does not fit the program (spatial-run reports it as one error line)."""
@@ -56,7 +59,15 @@ def position(fn: func.FuncOp) -> str | None:
 def checkpoint_inputs(
     path: str, fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """The inputs of `fn` that the checkpoint at `path` provides, by argument name."""
+    """The inputs of `fn` that the checkpoint at `path` provides, by argument name. A program
+    none of whose arguments names a checkpoint tensor or a rope table (one spatial-import did not
+    write) takes nothing from it: that is an error, not a run of drawn weights called a check."""
+    fed = [i for i in range(len(fn.body.block.args)) if _attrs(fn, i).keys() & FED_BY]
+    if not fed:
+        raise WeightsError(
+            f"--weights: no argument of @{fn.sym_name.data} has a {' or '.join(sorted(FED_BY))} "
+            f"attribute (spatial-import writes them), so {path} would supply nothing"
+        )
     try:
         reader, header = read_header(path)
     except GGUFError as e:
@@ -101,7 +112,15 @@ def checkpoint_inputs(
                 )
             if part is None:
                 array = array.astype(np.float32)
-            out[name] = np.ascontiguousarray(array.astype(dtype))
+            with np.errstate(over="ignore", invalid="ignore"):
+                cast = np.ascontiguousarray(array.astype(dtype))
+            if part is None and not np.isfinite(cast.astype(np.float32)).all():
+                big = float(np.abs(array).max())
+                raise WeightsError(
+                    f"--weights: tensor '{tname}' holds {big:g}, past the range of %{name}'s "
+                    f"element type {np.dtype(dtype).name}"
+                )
+            out[name] = cast
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
@@ -109,7 +128,15 @@ def checkpoint_inputs(
             theta = base_v ** (-2.0 * np.arange(half, dtype=np.float64) / (2 * half))
             if "gguf.rope_freqs" in attrs:
                 fname = _str(attrs["gguf.rope_freqs"])
-                theta = theta / tensor_array(reader, header.tensors[fname]).astype(np.float64)
+                if fname not in header.tensors:
+                    raise WeightsError(f"--weights: {path} has no tensor '{fname}' (for %{name})")
+                factors = tensor_array(reader, header.tensors[fname]).astype(np.float64)
+                if factors.shape != theta.shape:
+                    raise WeightsError(
+                        f"--weights: tensor '{fname}' holds {factors.size} rope factor(s); "
+                        f"%{name} has {half} columns"
+                    )
+                theta = theta / factors
             at = position(fn)
             pos = int(np.asarray(inputs[at])[0]) if at in inputs else 0
             angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
