@@ -390,4 +390,9 @@ def binary_verdict(r: Isolated) -> str:
     verdict = classify(r.rc, r.stderr, r.hung)
     if verdict == "diagnostic" and r.stderr.strip().count("\n"):
         return "lines"  # a refusal is one line
+    if verdict == "diagnostic" and _RAW.search(r.stderr):
+        return "raw"  # a library's exception passed on: it says where it broke, not what is wrong
     return verdict
+
+
+_RAW = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b")

@@ -1,6 +1,7 @@
 """Mutated GGUF files (issue 25, item 6) through spatial-import and `spatial-run --weights`, each
 in a forked child under a memory limit and a time limit: every run ends in exit 0 or in exit 1
-with one error line; never a traceback, a hang, or a memory blow-up. 210 mutants here (70 of each
+with one error line of our own (not a library's exception); never a traceback, a hang, or a memory
+blow-up. 210 mutants here (70 of each
 base file); bench/fuzz.py --gguf N runs more and prints how long each took."""
 
 from __future__ import annotations
