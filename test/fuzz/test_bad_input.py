@@ -270,8 +270,21 @@ def test_weights_that_supply_nothing_are_an_error(work):
         (["--inputs", "{empty}"], "it is empty, not an .npz"),
         (["--inputs", "{raw}"], "its member 'ids' is not a .npy array"),
         (["--inputs", "{work}"], "cannot open"),
+        (["--save", "{work}"], "cannot write"),  # np.savez would have written {work}.npz
+        (["--memory-budget", "1e999GiB"], "--memory-budget must be a positive number of bytes"),
     ],
-    ids=["seed", "text", "truncated", "crc", "npy", "empty", "raw_member", "directory"],
+    ids=[
+        "seed",
+        "text",
+        "truncated",
+        "crc",
+        "npy",
+        "empty",
+        "raw_member",
+        "directory",
+        "save_a_directory",
+        "memory_budget_inf",
+    ],  # fmt: skip
 )
 def test_a_bad_run_argument_is_one_line(work, argv, says):
     import zipfile
@@ -314,3 +327,7 @@ def test_a_bad_run_argument_is_one_line(work, argv, says):
 )
 def test_a_bad_import_argument_is_one_line(work, extra, says):
     imports_as(work / "llama.gguf", says, *extra)
+
+
+def test_a_directory_is_not_a_gguf_file(work):
+    imports_as(work, "not a regular file (a GGUF checkpoint is one file)")

@@ -85,8 +85,10 @@ def open_reader(path: str | Path) -> Any:
             "the 'gguf' package is not installed (pip install 'spatial-dialect[gguf]')"
         ) from None
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise GGUFError(f"cannot open '{p}': no such file")
+    if not p.is_file():
+        raise GGUFError(f"cannot open '{p}': not a regular file (a GGUF checkpoint is one file)")
     try:
         check_file(p)
     except GGUFFileError as e:

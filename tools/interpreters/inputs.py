@@ -356,4 +356,7 @@ def save_run(
     arrays = {name: storable(a) for name, a in inputs.items()}
     for kind, values in outputs.items():
         arrays.update({f"{kind}/{name}": storable(a) for name, a in values.items()})
-    np.savez(path, **arrays)  # type: ignore[arg-type]
+    # Written through an open file: np.savez given a name appends ".npz" when it lacks it, so
+    # --save /dev/full wrote /dev/full.npz and --save DIR wrote DIR.npz, both with exit 0.
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
