@@ -148,6 +148,15 @@ def check_bytes(buf: mmap.mmap | bytes, size: int) -> int:
             f"least {need} bytes, but the file ends {size - w.at} bytes after it (truncated, or "
             "a count is wrong)"
         )
+    alignment = _walk_keys(w, kv_count)
+    infos = _walk_tensor_infos(w, tensor_count, alignment)
+    data = -(-w.at // alignment) * alignment
+    _check_data(infos, data, alignment, size)
+    return data
+
+
+def _walk_keys(w: _Walker, kv_count: int) -> int:
+    """The metadata: its general.alignment (32 when absent)."""
     keys: dict[str, int] = {}
     alignment = 32
     for n in range(kv_count):
@@ -168,10 +177,15 @@ def check_bytes(buf: mmap.mmap | bytes, size: int) -> int:
             if not isinstance(value, int) or value <= 0 or value & (value - 1):
                 raise GGUFFileError(f"general.alignment {value} is not a power of two")
             alignment = value
-    infos: list[tuple[str, int, int, int, int]] = []  # name, type, bytes, offset, info's byte
-    names: dict[str, int] = {}
+    return alignment
+
+
+def _walk_tensor_infos(w: _Walker, tensor_count: int, alignment: int) -> list[tuple[str, int, int]]:
+    """(name, bytes of data, data offset) of each tensor info."""
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
+    infos: list[tuple[str, int, int]] = []
+    names: dict[str, int] = {}
     sizes = {int(t): (t.name, *v) for t, v in GGML_QUANT_SIZES.items()}
     for n in range(tensor_count):
         start = w.at
@@ -213,13 +227,17 @@ def check_bytes(buf: mmap.mmap | bytes, size: int) -> int:
             raise GGUFFileError(
                 f"{what}'s data offset {offset} is not a multiple of the alignment {alignment}"
             )
-        infos.append((name, type_id, elements // block * type_size, offset, start))
-    data = -(-w.at // alignment) * alignment
+        infos.append((name, elements // block * type_size, offset))
+    return infos
+
+
+def _check_data(infos: list[tuple[str, int, int]], data: int, alignment: int, size: int) -> None:
+    """Each tensor's data where ggml's loader expects it, and inside the file."""
     # ggml's loader lays the tensors' data out in the order of their infos, each padded to the
     # alignment, and refuses any other offset: an offset into another tensor's bytes would read
     # them as this tensor's, finite numbers of the wrong meaning that nothing later can tell.
     expected = 0
-    for name, _, nbytes, offset, _ in infos:
+    for name, nbytes, offset in infos:
         if offset != expected:
             raise GGUFFileError(
                 f"tensor '{shown(name)}''s data offset is {offset}; the tensors before it end at "
@@ -231,7 +249,6 @@ def check_bytes(buf: mmap.mmap | bytes, size: int) -> int:
                 f"tensor '{shown(name)}''s data (bytes {data + offset} to {data + offset + nbytes}) "
                 f"runs past the end of the file (byte {size})"
             )
-    return data
 
 
 def check_file(path: str | Path) -> int:
