@@ -48,6 +48,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import tg
+from spatial_dialect.tools.frontend.gguf_file import shown
 from spatial_dialect.tools.frontend.gguf_model import (
     ARCHITECTURES,
     GGUFError,
@@ -57,6 +58,7 @@ from spatial_dialect.tools.frontend.gguf_model import (
     metadata,
     metadata_float,
     metadata_int,
+    metadata_str,
     open_reader,
     read_header,
     tensor_infos,
@@ -270,7 +272,7 @@ def hf_config(cfg: Mapping[str, Any]) -> NextConfig:
 
 def architecture(path: str | Path) -> str:
     """general.architecture of the GGUF file at `path` (GGUFError if it cannot be read)."""
-    return str(metadata(open_reader(path), "general.architecture"))
+    return metadata_str(open_reader(path), "general.architecture")
 
 
 def read_checkpoint(path: str | Path) -> tuple[Any, ModelHeader | NextConfig]:
@@ -280,7 +282,7 @@ def read_checkpoint(path: str | Path) -> tuple[Any, ModelHeader | NextConfig]:
         return read_next_header(path)
     if arch not in ARCHITECTURES:
         raise GGUFError(
-            f"architecture '{arch}' is not supported; spatial-import writes "
+            f"architecture '{shown(arch)}' is not supported; spatial-import writes "
             f"{', '.join((*ARCHITECTURES, ARCH))}"
         )
     return read_header(path)

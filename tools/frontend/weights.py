@@ -38,6 +38,9 @@ from spatial_dialect.tools.frontend.next_model import read_checkpoint, rope_perm
 from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 
+FED_BY = frozenset({"gguf.tensor", "gguf.rope"})
+"""The argument attributes that say which checkpoint tensor (or rope table) fills an argument."""
+
 
 def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> np.ndarray:
     """The tensor's rows (ggml's out axis; a 1-D tensor's elements) the argument holds:
@@ -92,9 +95,17 @@ def checkpoint_inputs(
     path: str, fn: func.FuncOp, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The inputs of `fn` that the checkpoint at `path` provides, by argument name: a GGUF
-    file, or a Hugging Face directory (tools/frontend/hf_weights.py)."""
+    file, or a Hugging Face directory (tools/frontend/hf_weights.py). A program none of whose
+    arguments names a checkpoint tensor or a rope table (one spatial-import did not write) takes
+    nothing from it: that is an error, not a run of drawn weights called a check."""
     if Path(path).is_dir():
         return hf_inputs(path, fn, inputs)
+    fed = [i for i in range(len(fn.body.block.args)) if argument_attributes(fn, i).keys() & FED_BY]
+    if not fed:
+        raise WeightsError(
+            f"--weights: no argument of @{fn.sym_name.data} has a {' or '.join(sorted(FED_BY))} "
+            f"attribute (spatial-import writes them), so {path} would supply nothing"
+        )
     try:
         reader, header = read_checkpoint(path)
     except GGUFError as e:
@@ -134,14 +145,29 @@ def checkpoint_inputs(
                 )
             if part is None:
                 array = array.astype(np.float32)
-            out[name] = np.ascontiguousarray(array.astype(dtype))
+            with np.errstate(over="ignore", invalid="ignore"):
+                cast = np.ascontiguousarray(array.astype(dtype))
+            if part is None and not np.isfinite(cast.astype(np.float32)).all():
+                big = float(np.abs(array).max())
+                raise WeightsError(
+                    f"--weights: tensor '{tname}' holds {big:g}, past the range of %{name}'s "
+                    f"element type {np.dtype(dtype).name}"
+                )
+            out[name] = cast
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
             freqs = None
             if "gguf.rope_freqs" in attrs:
                 fname = attribute_text(attrs["gguf.rope_freqs"])
+                if fname not in header.tensors:
+                    raise WeightsError(f"--weights: {path} has no tensor '{fname}' (for %{name})")
                 freqs = tensor_array(reader, header.tensors[fname])
+                if freqs.shape != (shape[1],):
+                    raise WeightsError(
+                        f"--weights: tensor '{fname}' holds {freqs.size} rope factor(s); "
+                        f"%{name} has {shape[1]} columns"
+                    )
             dims = attrs.get("gguf.rope_dims")
             rotated = dims.value.data if isinstance(dims, IntegerAttr) else None
             table = rope_table(
