@@ -56,14 +56,17 @@ and rope tables) are prefixed by the step (`%prefill.ids`, `%decode.pos`), since
 differ in shape and one name in a deployment is one tensor. `spatial-run OUT.mlir --chain
 ARCH_prefill,ARCH_decode` runs the prefill and then the decode on the caches it wrote.
 
-Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type) are one line
-on stderr and exit status 1; usage errors exit 2.
+Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type)
+are one line on stderr and exit status 1; usage errors exit 2. A bug of ours is one line too
+("internal error: ..."; SPATIAL_IMPORT_TRACEBACK=1 shows the traceback), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -285,6 +288,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as e:
         print(f"spatial-import: error: cannot write '{args.output}': {e.strerror}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("spatial-import: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - a bug must still not greet the user with a traceback
+        if os.environ.get("SPATIAL_IMPORT_TRACEBACK"):
+            traceback.print_exc()
+        print(
+            f"spatial-import: error: internal error: {type(e).__name__}: {e} "
+            "(please report it; SPATIAL_IMPORT_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -332,3 +332,15 @@ def test_a_bad_import_argument_is_one_line(work, extra, says):
 def test_a_directory_without_config_json_is_not_a_checkpoint(work):
     # A directory is read as a Hugging Face checkpoint; this one (of GGUF files) has no config.json.
     imports_as(work, "has no config.json (not a Hugging Face checkpoint directory)")
+
+
+def test_an_internal_error_of_spatial_import_is_one_line(monkeypatch, capsys, tmp_path):
+    import spatial_dialect.tools.spatial_import as si
+
+    def broken(args):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(si, "import_model", broken)
+    assert si.main(["x.gguf", "--step", "decode", "-o", str(tmp_path / "o.mlir")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: KeyError" in err
