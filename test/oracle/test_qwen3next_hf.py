@@ -102,6 +102,11 @@ REFUSED = {
         {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 1.5}},
         "partial_rotary_factor",
     ),
+    "rotated columns": (
+        {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.2}},
+        "partial_rotary_factor 0.2 of head_dim 64 rotates 12.8 columns",
+    ),
+    "value heads": ({"linear_num_value_heads": 3}, "linear_num_value_heads 3 x"),
     "norm_topk_prob": ({"norm_topk_prob": False}, "norm_topk_prob false"),
     "sliding_window": ({"layer_types": ["sliding_attention"] * 4}, "sliding_attention"),
     "head_dim": ({"head_dim": 32}, "self_attn.q_proj.weight' is 512x128; config.json implies"),
@@ -115,6 +120,7 @@ def test_what_the_step_does_not_express_is_refused_in_one_line(
     _, path, _ = built("seen", tmp_path_factory)
     changes, message = REFUSED[case]
     bad = _edited(path, tmp_path / "bad", **changes)
+    capsys.readouterr()  # what building the checkpoint printed
     assert import_main([str(bad), "--step", "decode", "-o", str(tmp_path / "o.mlir")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err

@@ -455,10 +455,30 @@ NEXT_KEYS = (
 def next_configure(c: Config, h: HFHeader) -> None:
     """Qwen3-Next's dimensions into h.extra["next"] (next_model.hf_config, whose refusals are
     one HFError line here)."""
-    for key in NEXT_KEYS:
+    k_heads, v_heads, k_dim, v_dim = (c.positive_int(key) for key in NEXT_KEYS[:4])
+    for key in NEXT_KEYS[4:]:
         c.positive_int(key)
     if "layer_types" not in c.data:
         c.positive_int("full_attention_interval", 4)
+    # hf_config's own checks name GGUF's keys; the same rules in config.json's words first
+    if v_heads % k_heads or (v_heads * v_dim) % k_dim:
+        raise HFError(
+            f"linear_num_value_heads {v_heads} x linear_value_head_dim {v_dim} must split into "
+            f"linear_num_key_heads {k_heads} groups of whole value heads and whole key heads of "
+            f"linear_key_head_dim {k_dim}"
+        )
+    if h.heads % h.kv_heads:
+        raise HFError(
+            f"num_attention_heads {h.heads} is not a multiple of num_key_value_heads {h.kv_heads}"
+        )
+    params = c.get("rope_parameters") or {}
+    factor = params.get("partial_rotary_factor", c.get("partial_rotary_factor", 0.25))
+    rotated = h.head_dim * factor
+    if rotated != int(rotated) or int(rotated) % 2:
+        raise HFError(
+            f"partial_rotary_factor {factor} of head_dim {h.head_dim} rotates {rotated:g} "
+            "columns: the rope needs an even whole number"
+        )
     try:
         h.extra["next"] = hf_config(c.data)
     except GGUFError as e:
