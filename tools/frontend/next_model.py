@@ -31,8 +31,12 @@ attn_gate (z); in_proj_ba stays ssm_ba (per key head [b | a] of its value heads:
 `gguf.slice`); A_log is stored as ssm_a = -exp(A_log), which the program's tg.decay reads back as
 log(-ssm_a) (`gguf.value = "log(-x)"`: exp of it is ssm_a to f32 rounding); dt_bias is
 ssm_dt.bias; the conv1d kernel is squeezed to channels x taps ("kn": taps x channels, as
-tg.causal_conv reads it). `TENSORS` is the role -> GGUF name table; an importer of another
-format names the same roles (`NextNames` takes the table).
+tg.causal_conv reads it). `TENSORS` is the role -> GGUF name table.
+
+A Hugging Face directory (hf_model.py's Qwen3NextForCausalLM entry) gets the same step:
+`HF_TENSORS` names the roles after transformers' tensors and `HF_FORMAT` (beside `GGUF_FORMAT`)
+the parts and value maps its arguments take (`hf.slice` of the fused in_proj_qkvz, "1+x" for
+the zero-centred norms stored as w, A_log as it is); `NextNames` takes the format.
 """
 
 from __future__ import annotations
