@@ -12,7 +12,8 @@ next_model.HF_FORMAT), so one definition of the step serves both formats.
 Both config spellings are read: transformers 5's `rope_parameters` and `dtype`, and the older
 `rope_theta` / `rope_scaling` and `torch_dtype`. Everything the step does not compute is refused
 by name rather than ignored, since ignoring it would give a program that runs and is wrong: a
-scaled rope (llama3, linear, yarn, ...), partial rotary embedding, sliding windows in use,
+scaled rope (llama3, linear, yarn, ...), partial rotary embedding (but in Qwen3-Next, whose
+step has it), sliding windows in use (a layer type the architecture does not compute),
 attention or MLP biases, an activation other than silu, MoE models with dense layers between,
 tie_word_embeddings disagreeing with whether lm_head.weight is there, a tensor whose dtype is
 not config.json's, a shard the index names that is not there. Every problem is one `HFError`.
@@ -224,7 +225,9 @@ def _rope(c: Config, partial: bool) -> float:
             what = f" ({SCALINGS[kind]})" if isinstance(kind, str) and kind in SCALINGS else ""
             raise HFError(f"rope scaling {kind!r}{what} is not supported: only unscaled rope")
     factor = (params or {}).get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
-    if partial and not (isinstance(factor, int | float) and 0 < factor <= 1):
+    if partial and (
+        not isinstance(factor, int | float) or isinstance(factor, bool) or not 0 < factor <= 1
+    ):
         raise c.fail("partial_rotary_factor", "a number in (0, 1]", factor)
     if not partial and factor != 1.0:
         raise HFError(
