@@ -84,6 +84,25 @@ def test_compiled_chain_passes_on_the_simulator(tmp_path_factory, capsys):
     assert "PASS" in capsys.readouterr().out
 
 
+def test_a_bias_the_step_does_not_add_is_refused(tmp_path_factory, tmp_path, capsys):
+    """A conv1d built with bias=True (transformers' has none): refused, not ignored."""
+    from safetensors.numpy import load_file, save_file
+
+    _, path, _ = built("seen", tmp_path_factory)
+    bad = tmp_path / "bias"
+    shutil.copytree(path, bad)
+    tensors = load_file(bad / "model.safetensors")
+    tensors["model.layers.0.linear_attn.conv1d.bias"] = tensors["model.layers.0.linear_attn.A_log"]
+    save_file(tensors, bad / "model.safetensors", metadata={"format": "pt"})
+    capsys.readouterr()
+    assert import_main([str(bad), "--step", "decode", "-o", str(tmp_path / "o.mlir")]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "spatial-import: error: the checkpoint has a bias "
+        "'model.layers.0.linear_attn.conv1d.bias', which the step does not add\n"
+    )
+
+
 def _edited(src: Path, dst: Path, **changes) -> Path:
     shutil.copytree(src, dst)
     config = json.loads((dst / "config.json").read_text())

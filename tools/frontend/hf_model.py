@@ -15,7 +15,8 @@ by name rather than ignored, since ignoring it would give a program that runs an
 scaled rope (llama3, linear, yarn, ...), partial rotary embedding (but in Qwen3-Next, whose
 step has it), sliding windows in use (a layer type the architecture does not compute),
 attention or MLP biases, an activation other than silu, MoE models with dense layers between,
-tie_word_embeddings disagreeing with whether lm_head.weight is there, a tensor whose dtype is
+tie_word_embeddings disagreeing with whether lm_head.weight is there, a bias beside a weight the
+step reads (Qwen3-Next's conv1d has none in transformers), a tensor whose dtype is
 not config.json's, a shard the index names that is not there. Every problem is one `HFError`.
 """
 
@@ -425,6 +426,9 @@ def check_tensors(h: HFHeader, layers: int | None = None) -> None:
         t = h.tensors.get(name)
         if t is None:
             raise HFError(f"the checkpoint has no tensor '{name}'")
+        bias = name.removesuffix(".weight") + ".bias"
+        if name.endswith(".weight") and bias in h.tensors:  # the step adds none
+            raise HFError(f"the checkpoint has a bias '{bias}', which the step does not add")
         if t.shape != shape:
             raise HFError(
                 f"tensor '{name}' is {'x'.join(map(str, t.shape))}; config.json implies "
