@@ -210,8 +210,10 @@ def hf_checkpoint(path: str) -> Checkpoint:
         return hf_dtype(types)
 
     types = partial(hf_weight_types, h)
+    # Qwen3-Next's step (its own, h.arch.step) declares its norm weights in the compute type
+    tables = TABLES if h.arch.step is None else None
     return Checkpoint(
-        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, TABLES, step
+        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, tables, step
     )
 
 
