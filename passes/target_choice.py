@@ -84,7 +84,7 @@ def parse_bytes(text: str | int, option: str) -> int:
         number, unit = (split.group(1), split.group(2).upper()) if split else (s, "?")
         try:
             value = int(float(number) * _UNITS[unit]) if unit in _UNITS else -1
-        except ValueError:
+        except (ValueError, OverflowError):  # not a number; inf (1e999GiB)
             value = -1
         if unit not in _UNITS:
             value = -1

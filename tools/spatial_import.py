@@ -62,14 +62,17 @@ the row after the prefill's; spatial-run and spatial-generate read the same attr
 `--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
 state) to each step's results, after the caches.
 
-Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type) are one line
-on stderr and exit status 1; usage errors exit 2.
+Errors (a malformed or truncated file or config.json, an unsupported architecture or weight type)
+are one line on stderr and exit status 1; usage errors exit 2. A bug of ours is one line too
+("internal error: ..."; SPATIAL_IMPORT_TRACEBACK=1 shows the traceback), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -224,8 +227,10 @@ def hf_checkpoint(path: str) -> Checkpoint:
         return hf_dtype(types)
 
     types = partial(hf_weight_types, h)
+    # Qwen3-Next's step (its own, h.arch.step) declares its norm weights in the compute type
+    tables = TABLES if h.arch.step is None else None
     return Checkpoint(
-        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, TABLES, step
+        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, tables, step
     )
 
 
@@ -309,6 +314,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as e:
         print(f"spatial-import: error: cannot write '{args.output}': {e.strerror}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("spatial-import: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - a bug must still not greet the user with a traceback
+        if os.environ.get("SPATIAL_IMPORT_TRACEBACK"):
+            traceback.print_exc()
+        print(
+            f"spatial-import: error: internal error: {type(e).__name__}: {e} "
+            "(please report it; SPATIAL_IMPORT_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

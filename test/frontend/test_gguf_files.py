@@ -201,12 +201,18 @@ def test_import_reads_no_tensor_data(files, tmp_path, monkeypatch):
 
 
 def test_a_truncated_converted_file_is_one_line(files, tmp_path, capsys):
-    """Cut in the metadata, in the tensor infos, and in the tensor data."""
+    """Cut in the metadata, in the tensor infos, and in the tensor data: the line says where."""
     data = files["qwen3_converted_q8_0"].read_bytes()
     start = gguf.GGUFReader(files["qwen3_converted_q8_0"]).data_offset
     bad = tmp_path / "cut.gguf"
-    for cut in (100, start - 40, start + 1000, len(data) - 1):
+    for cut, says in (
+        (100, "the file ends 76 bytes after it (truncated, or a count is wrong)"),
+        (start - 40, f"the file ends at byte {start - 40}"),
+        (start + 1000, f"runs past the end of the file (byte {start + 1000})"),
+        (len(data) - 1, f"runs past the end of the file (byte {len(data) - 1})"),
+    ):
         bad.write_bytes(data[:cut])
         rc = import_main([str(bad), "--step", "decode", "-o", str(tmp_path / "x.mlir")])
         err = capsys.readouterr().err
-        assert rc == 1 and err.count("\n") == 1 and "malformed or truncated" in err, (cut, err)
+        assert rc == 1 and err.count("\n") == 1 and "not a well-formed GGUF file" in err, (cut, err)
+        assert says in err, (cut, err)

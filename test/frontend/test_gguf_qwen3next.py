@@ -187,3 +187,31 @@ def test_several_slices_concatenate_each_groups_parts():
         cut = {"gguf.slice": DenseArrayBase.from_list(i64, bad)}
         with pytest.raises(WeightsError, match="gguf.slice|not whole groups"):
             selected_rows("t", fused, cut)
+
+
+def test_the_hf_namespace_reads_the_same_transforms_and_its_own():
+    """hf.slice is gguf.slice's rule over a Hugging Face tensor; hf.value "1+x" is a zero-centred
+    norm's effective weight; the "conv" layout is a torch Conv1d kernel as taps x channels."""
+    from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+
+    from spatial_dialect.tools.frontend.arguments import arrange, selected_rows
+
+    fused = np.arange(12, dtype=np.float32).reshape(12, 1)
+    cut = DenseArrayBase.from_list(i64, [6, 0, 2, 6, 3, 3])
+    np.testing.assert_array_equal(
+        selected_rows("t", fused, {"hf.slice": cut}, "hf"),
+        selected_rows("t", fused, {"gguf.slice": cut}),
+    )
+    np.testing.assert_array_equal(  # another namespace's attribute is not this format's
+        selected_rows("t", fused, {"gguf.slice": cut}, "hf"), fused
+    )
+    w = np.array([-0.5, 0.25], np.float32)
+    np.testing.assert_array_equal(
+        selected_rows("w", w, {"hf.value": StringAttr("1+x")}, "hf"), [0.5, 1.25]
+    )
+    with pytest.raises(WeightsError, match=r"hf.value 'exp\(x\)' of 'w' is not one of"):
+        selected_rows("w", w, {"hf.value": StringAttr("exp(x)")}, "hf")
+    kernel = np.arange(3 * 4, dtype=np.float32).reshape(3, 1, 4)  # channels x 1 x taps
+    np.testing.assert_array_equal(arrange(kernel, "conv"), kernel[:, 0, :].T)
+    with pytest.raises(WeightsError, match=r"channels x 1 x taps, got \[3, 4\]"):
+        arrange(kernel[:, 0, :], "conv")

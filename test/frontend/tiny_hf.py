@@ -15,6 +15,7 @@ CLASSES = {
     "llama": "LlamaForCausalLM",
     "qwen3": "Qwen3ForCausalLM",
     "qwen3moe": "Qwen3MoeForCausalLM",
+    "qwen3next": "Qwen3NextForCausalLM",
 }
 DTYPES = {
     "F32": (np.float32, "float32"),
@@ -22,6 +23,9 @@ DTYPES = {
     "BF16": (ml_dtypes.bfloat16, "bfloat16"),
 }
 D, FFN, HEADS, KV, HD, VOCAB, EXPERTS, MOE_FFN = 64, 128, 4, 2, 32, 96, 4, 32
+# Qwen3-Next's Gated DeltaNet: key heads, value heads, their dims, the conv taps; every 2nd layer
+# is full attention (the first a DeltaNet layer)
+HK, HV, DK, DV, TAPS = 2, 4, 32, 32, 4
 
 
 def safetensors_bytes(tensors: dict[str, np.ndarray], metadata: dict | None = None) -> bytes:
@@ -65,6 +69,15 @@ def tiny_config(arch: str, dtype: str = "F32", tied: bool = False, layers: int =
     if arch == "qwen3moe":
         cfg |= {"num_experts": EXPERTS, "num_experts_per_tok": 2, "moe_intermediate_size": MOE_FFN}
         cfg |= {"norm_topk_prob": True, "decoder_sparse_step": 1, "mlp_only_layers": []}
+    if arch == "qwen3next":
+        cfg |= {"num_experts": EXPERTS, "num_experts_per_tok": 2, "moe_intermediate_size": MOE_FFN}
+        cfg |= {"norm_topk_prob": True, "decoder_sparse_step": 1, "mlp_only_layers": []}
+        cfg |= {"shared_expert_intermediate_size": MOE_FFN, "full_attention_interval": 2}
+        cfg |= {"linear_num_key_heads": HK, "linear_num_value_heads": HV}
+        cfg |= {"linear_key_head_dim": DK, "linear_value_head_dim": DV}
+        cfg["linear_conv_kernel_dim"] = TAPS
+        cfg["rope_parameters"] |= {"partial_rotary_factor": 0.25}
+        cfg["layer_types"] = [("linear_attention", "full_attention")[i % 2] for i in range(layers)]
     return cfg
 
 
@@ -83,6 +96,9 @@ def tiny_tensors(arch: str, dtype: str = "F32", tied: bool = False, layers: int 
             p + "input_layernorm.weight": 1 + w(D),
             p + "post_attention_layernorm.weight": 1 + w(D),
         }
+        if arch == "qwen3next":
+            t |= next_layer(p, i, w)
+            continue
         t |= {
             p + "self_attn.q_proj.weight": w(HEADS * HD, D),
             p + "self_attn.o_proj.weight": w(D, HEADS * HD),
@@ -106,6 +122,30 @@ def tiny_tensors(arch: str, dtype: str = "F32", tied: bool = False, layers: int 
             t |= {p + "mlp.gate_proj.weight": w(FFN, D), p + "mlp.up_proj.weight": w(FFN, D)}
             t[p + "mlp.down_proj.weight"] = w(D, FFN)
     return t
+
+
+def next_layer(p: str, i: int, w) -> dict[str, np.ndarray]:
+    """Layer i of a Qwen3NextForCausalLM as transformers saves it: a Gated DeltaNet layer (i
+    even) or a gated full attention layer, then the MoE block with its gated shared expert."""
+    if i % 2:
+        a = p + "self_attn."
+        t = {a + "q_proj.weight": w(2 * HEADS * HD, D), a + "o_proj.weight": w(D, HEADS * HD)}
+        t |= {a + "k_proj.weight": w(KV * HD, D), a + "v_proj.weight": w(KV * HD, D)}
+        t |= {a + "q_norm.weight": w(HD), a + "k_norm.weight": w(HD)}
+    else:
+        a, conv = p + "linear_attn.", 2 * HK * DK + HV * DV
+        t = {a + "in_proj_qkvz.weight": w(conv + HV * DV, D), a + "in_proj_ba.weight": w(2 * HV, D)}
+        t |= {a + "conv1d.weight": w(conv, 1, TAPS), a + "out_proj.weight": w(D, HV * DV)}
+        t |= {a + "A_log": w(HV), a + "dt_bias": w(HV), a + "norm.weight": 1 + w(DV)}
+    m = p + "mlp."
+    t |= {m + "gate.weight": w(EXPERTS, D), m + "shared_expert_gate.weight": w(1, D)}
+    for e in range(EXPERTS):
+        q = f"{m}experts.{e}."
+        t |= {q + "gate_proj.weight": w(MOE_FFN, D), q + "up_proj.weight": w(MOE_FFN, D)}
+        t[q + "down_proj.weight"] = w(D, MOE_FFN)
+    q = m + "shared_expert."
+    t |= {q + "gate_proj.weight": w(MOE_FFN, D), q + "up_proj.weight": w(MOE_FFN, D)}
+    return t | {q + "down_proj.weight": w(D, MOE_FFN)}
 
 
 def write_tiny_hf(

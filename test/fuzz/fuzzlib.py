@@ -279,3 +279,120 @@ def target_case(name: str, kind: str, text: str, how: str, workdir: Path, limit_
 
 def workdir() -> Path:
     return Path(tempfile.mkdtemp(prefix="spatial-fuzz-"))
+
+
+# Byte-level mutations of binary files (GGUF, safetensors), and an isolated runner ----------------
+
+
+def truncated(data: bytes, rng: random.Random, lo: int = 0, hi: int | None = None) -> bytes:
+    """`data` cut at a random byte in [lo, hi) (a region: a header, one field, the data)."""
+    hi = len(data) if hi is None else hi
+    return data[: rng.randrange(lo, max(hi, lo + 1))]
+
+
+def bit_flips(data: bytes, rng: random.Random, lo: int = 0, hi: int | None = None) -> bytes:
+    """1 to 8 random bits of [lo, hi) flipped."""
+    hi = len(data) if hi is None else hi
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        out[rng.randrange(lo, hi)] ^= 1 << rng.randrange(8)
+    return bytes(out)
+
+
+OVERWRITES = (b"\xff" * 8, b"\x00" * 8, b"\xff\xff\xff\x7f", b"\x00\x00\x00\x80", b"\xff\xfe")
+
+
+def overwritten(data: bytes, rng: random.Random, lo: int = 0, hi: int | None = None) -> bytes:
+    """A run of all-ones, zeros, a sign bit or invalid UTF-8 written at a random byte of
+    [lo, hi): a length, count or id becomes huge, zero or negative."""
+    hi = len(data) if hi is None else hi
+    at, pattern = rng.randrange(lo, hi), rng.choice(OVERWRITES)
+    return data[:at] + pattern[: len(data) - at] + data[at + len(pattern) :]
+
+
+def byte_mutation(
+    data: bytes, rng: random.Random, regions: list[tuple[int, int]]
+) -> tuple[str, bytes]:
+    """One generic mutation of `data` inside one of `regions` (the parts of the file worth
+    damaging: a header whose every byte is read, rather than megabytes of weights)."""
+    lo, hi = rng.choice(regions)
+    kind = rng.choice(["truncate", "bit_flip", "overwrite"])
+    mutate = {"truncate": truncated, "bit_flip": bit_flips, "overwrite": overwritten}[kind]
+    return kind, mutate(data, rng, lo, hi)
+
+
+@dataclass
+class Isolated:
+    rc: int | None
+    stdout: str
+    stderr: str
+    hung: bool
+    seconds: float  # the tool's own time, without the fork
+
+
+def isolated(main, argv: list[str], limit_s: int, memory_bytes: int) -> Isolated:
+    """main(argv) in a forked child (the tools are imported already: no interpreter start) with
+    its address space limited to `memory_bytes` more than the parent's, so a blow-up is a
+    MemoryError rather than a swapping machine, and killed after `limit_s` (a hang). An exception
+    that escapes main is reported as an internal error with its traceback."""
+    import json
+    import os
+    import resource
+    import select
+    import time
+    import traceback
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        try:
+            with open("/proc/self/status") as f:
+                vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize"))
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            resource.setrlimit(resource.RLIMIT_AS, (vm + memory_bytes, hard))
+            start = time.perf_counter()
+            rc, out, err, hung = run_tool(main, argv, limit_s)
+            result = {"rc": rc, "out": out, "err": err, "hung": hung}
+        except BaseException:  # noqa: BLE001 - whatever escapes is the finding
+            result = {"rc": None, "out": "", "err": "Traceback\n" + traceback.format_exc()}
+            result["hung"] = False
+        result["seconds"] = time.perf_counter() - start if "start" in locals() else 0.0
+        payload = json.dumps(result).encode()
+        with contextlib.suppress(BaseException):
+            while payload:
+                payload = payload[os.write(write_end, payload) :]
+        os._exit(0)
+    os.close(write_end)
+    chunks, deadline = [], time.monotonic() + limit_s + 10
+    while True:
+        ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:  # the child is stuck somewhere the alarm does not reach
+            os.kill(pid, signal.SIGKILL)
+            break
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    if not chunks:
+        return Isolated(None, "", "killed: no result from the child", True, float(limit_s))
+    r = json.loads(b"".join(chunks))
+    return Isolated(r["rc"], r["out"], r["err"], r["hung"], r["seconds"])
+
+
+def binary_verdict(r: Isolated) -> str:
+    """`classify`, and a run that ran out of memory is a blow-up even when the tool said so
+    cleanly (spatial-run turns MemoryError into a line): no metadata may size an allocation."""
+    if "out of memory" in r.stderr or "MemoryError" in r.stderr:
+        return "memory"
+    verdict = classify(r.rc, r.stderr, r.hung)
+    if verdict == "diagnostic" and r.stderr.strip().count("\n"):
+        return "lines"  # a refusal is one line
+    if verdict == "diagnostic" and _RAW.search(r.stderr):
+        return "raw"  # a library's exception passed on: it says where it broke, not what is wrong
+    return verdict
+
+
+_RAW = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b")

@@ -4,8 +4,8 @@ a config.json or a shard index ends in exit 0, or exit 1 with one line on stderr
 internal error or a traceback, never a hang, never a memory blow-up (the process's peak RSS
 grows by less than MEMORY_MB over the whole run).
 
-The mutants start from tiny llama and qwen3moe directories (one of them sharded) written by
-test/frontend/tiny_hf.py. spatial-run fills the program imported from the unmutated directory,
+The mutants start from tiny llama, qwen3moe and qwen3next (a Gated DeltaNet layer and a gated
+attention layer) directories (one of them sharded) written by test/frontend/tiny_hf.py. spatial-run fills the program imported from the unmutated directory,
 so a mutant the importer refuses still reaches the weights path."""
 
 from __future__ import annotations
@@ -29,10 +29,15 @@ from spatial_dialect.tools.spatial_import import main as import_main  # noqa: E4
 from spatial_dialect.tools.spatial_run import main as run_main  # noqa: E402
 
 SEED = 25
-COUNT = 180
+COUNT = 220
 LIMIT_S = 20
 MEMORY_MB = 1024
-BASES = {"llama": ("llama", 1), "moe": ("qwen3moe", 1), "sharded": ("llama", 3)}
+BASES = {
+    "llama": ("llama", 1),
+    "moe": ("qwen3moe", 1),
+    "next": ("qwen3next", 1),
+    "sharded": ("llama", 3),
+}
 
 HUGE = [2**31, 2**40, 2**63 - 1, 2**64 + 5, 10**30]
 BAD_VALUES = [None, "12", [4], {"a": 1}, True, -1, 0, 1.5, 2**40, -(2**63), "NaN"]
@@ -63,6 +68,13 @@ CONFIG_KEYS = [
     "partial_rotary_factor",
     "decoder_sparse_step",
     "torch_dtype",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+    "shared_expert_intermediate_size",
+    "full_attention_interval",
 ]
 
 
@@ -257,7 +269,8 @@ def bases(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hf-bases")
     out = {}
     for name, (arch, shards) in BASES.items():
-        out[name] = write_tiny_hf(root / name, arch, layers=1, shards=shards)
+        layers = 2 if arch == "qwen3next" else 1  # a DeltaNet layer and an attention layer
+        out[name] = write_tiny_hf(root / name, arch, layers=layers, shards=shards)
         step = root / f"{name}.mlir"
         assert import_main([str(out[name]), "--step", "decode", "-o", str(step)]) == 0
     return out

@@ -189,7 +189,12 @@ def zero_states(model, prefix: str = "") -> dict[str, np.ndarray]:
 
 
 def test_prefill_then_decode_agree_with_transformers(checkpoint):
-    model, gguf_path, program = checkpoint
+    check_prefill_then_decode(*checkpoint)
+
+
+def check_prefill_then_decode(model, gguf_path: Path, program: Path) -> None:
+    """`program` (--step both, --dtype f32) with the weights of `gguf_path` (a GGUF file or a
+    Hugging Face directory) against transformers' `model`."""
     pre, dec, after_prefill, after_decode = transformers_steps(model)
     layer_types = model.config.layer_types
 

@@ -10,11 +10,15 @@ their defaults, and what is ignored: docs/tg.md#importing-gguf-checkpoints.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from spatial_dialect.tools.frontend.gguf_file import GGUFFileError, check_file, shown
 
 ARCHITECTURES = ("llama", "qwen3", "qwen3moe")
 """The architectures spatial-import writes."""
@@ -81,13 +85,21 @@ def open_reader(path: str | Path) -> Any:
             "the 'gguf' package is not installed (pip install 'spatial-dialect[gguf]')"
         ) from None
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise GGUFError(f"cannot open '{p}': no such file")
+    if not p.is_file():
+        raise GGUFError(f"cannot open '{p}': not a regular file (a GGUF checkpoint is one file)")
+    try:
+        check_file(p)
+    except GGUFFileError as e:
+        raise GGUFError(f"'{p}' is not a well-formed GGUF file: {e}") from None
+    except OSError as e:
+        raise GGUFError(f"cannot read '{p}': {e.strerror}") from None
     try:
         return GGUFReader(p, "r")
-    except Exception as e:  # noqa: BLE001 - the reader raises many kinds on a bad file
+    except Exception as e:  # noqa: BLE001 - check_file's walk should leave nothing to raise
         raise GGUFError(
-            f"'{p}' is not a readable GGUF file (malformed or truncated): {type(e).__name__}: {e}"
+            f"'{p}' is not a readable GGUF file: {type(e).__name__}: {shown(str(e))}"
         ) from None
 
 
@@ -107,11 +119,15 @@ def _field(reader: Any, key: str, default: Any = None) -> Any:
 def _int(reader: Any, key: str, default: int | None = None) -> int:
     v = _field(reader, key, default)
     if isinstance(v, list):  # a per-layer array (e.g. head_count_kv): all must agree
-        if not v or len(set(v)) != 1:
-            raise GGUFError(f"'{key}' differs between layers ({v}); not supported")
+        if not v:
+            raise GGUFError(f"the GGUF metadata '{key}' is an empty array")
+        if len(set(map(repr, v))) != 1:
+            raise GGUFError(f"'{key}' differs between layers ({shown(repr(v))}); not supported")
         v = v[0]
     if not isinstance(v, int | np.integer) or isinstance(v, bool) or v <= 0:
-        raise GGUFError(f"the GGUF metadata '{key}' must be a positive integer, got {v!r}")
+        raise GGUFError(
+            f"the GGUF metadata '{key}' must be a positive integer, got {shown(repr(v))}"
+        )
     return int(v)
 
 
@@ -123,8 +139,16 @@ def _length(reader: Any, key: str, default: int) -> int:
 
 def _float(reader: Any, key: str, default: float | None = None) -> float:
     v = _field(reader, key, default)
-    if not isinstance(v, float | int | np.floating | np.integer) or not v > 0:
-        raise GGUFError(f"the GGUF metadata '{key}' must be a positive number, got {v!r}")
+    number = isinstance(v, float | int | np.floating | np.integer) and not isinstance(v, bool)
+    # inf passes `> 0` but is no epsilon or base: rms_norm would divide by it (every output 0);
+    # the programs hold these numbers as f32 attributes, so they must be positive in f32 too
+    with np.errstate(over="ignore"):
+        in_f32 = number and 0 < np.float32(v) < np.inf
+    if not number or not 0 < v < math.inf or not in_f32:
+        raise GGUFError(
+            f"the GGUF metadata '{key}' must be a positive finite number in f32's range, got "
+            f"{shown(repr(v))}"
+        )
     return float(v)
 
 
@@ -138,13 +162,20 @@ def tensor_infos(reader: Any) -> dict[str, TensorInfo]:
     return tensors
 
 
+def _str(reader: Any, key: str, default: str | None = None) -> str:
+    v = _field(reader, key, default)
+    if not isinstance(v, str):
+        raise GGUFError(f"the GGUF metadata '{key}' must be a string, got {shown(repr(v))}")
+    return v
+
+
 def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
     """(the reader, the model's header) of a llama or qwen3 GGUF file."""
     reader = open_reader(path)
-    arch = _field(reader, "general.architecture")
+    arch = _str(reader, "general.architecture")
     if arch not in ARCHITECTURES:
         raise GGUFError(
-            f"architecture '{arch}' is not supported; spatial-import writes "
+            f"architecture '{shown(arch)}' is not supported; spatial-import writes "
             f"{', '.join(ARCHITECTURES)}"
         )
     tensors = tensor_infos(reader)
@@ -196,11 +227,11 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
     vl = _int(reader, f"{a}.attention.value_length", head_dim)
     if vl != head_dim:
         raise GGUFError(f"value_length {vl} differs from key_length {head_dim}; not supported")
-    scaling = _field(reader, f"{a}.rope.scaling.type", "none")
+    scaling = _str(reader, f"{a}.rope.scaling.type", "none")
     if scaling != "none":
         # The rope tables are base^(-2j/D) of the position (and rope_freqs.weight's divisors);
         # a scaled rope (linear, yarn, longrope) computes other angles.
-        raise GGUFError(f"rope scaling '{scaling}' is not supported (only unscaled rope)")
+        raise GGUFError(f"rope scaling '{shown(scaling)}' is not supported (only unscaled rope)")
     if header.heads % header.kv_heads:
         raise GGUFError(f"head_count {heads} is not a multiple of head_count_kv {header.kv_heads}")
     if header.rope_dims != head_dim:
@@ -208,8 +239,25 @@ def read_header(path: str | Path) -> tuple[Any, ModelHeader]:
             f"rope.dimension_count {header.rope_dims} differs from the head dimension {head_dim} "
             "(partial rotary embedding); not supported"
         )
+    check_layer_count(header)
     check_tensors(header)
     return reader, header
+
+
+_BLOCK = re.compile(r"blk\.(\d+)\.")
+
+
+def check_layer_count(h: ModelHeader) -> None:
+    """block_count against the layers the file holds tensors of, before anything builds a table
+    of block_count entries (a count of 2**40 would take minutes and all memory to refuse)."""
+    present = {int(m.group(1)) for name in h.tensors if (m := _BLOCK.match(name))}
+    missing = next(i for i in range(len(present) + 1) if i not in present)
+    if h.layers > missing:
+        held = f"blk.0 to blk.{missing - 1}" if missing else "none"
+        raise GGUFError(
+            f"block_count is {h.layers}, but the file holds the tensors of {missing} layer(s) "
+            f"({held})"
+        )
 
 
 def expected_shapes(h: ModelHeader, layers: int | None = None) -> dict[str, tuple[int, ...]]:
@@ -295,18 +343,36 @@ def tensor_array(reader: Any, info: TensorInfo) -> np.ndarray:
     try:
         data = np.asarray(t.data)
         if info.type in ("F32", "F16"):
-            return data.reshape(info.shape)
-        if info.type == "BF16":
+            array = data.reshape(info.shape)
+        elif info.type == "BF16":
             raw = np.ascontiguousarray(data).view(np.uint16).reshape(info.shape)
-            return raw.view(ml_dtypes.bfloat16)
-        if info.type == "Q8_0":
+            array = raw.view(ml_dtypes.bfloat16)
+        elif info.type == "Q8_0":
             values, scales = q8_0_parts(data, info.shape)
+            check_finite(info, scales, "block scale")
             return dequantize(values, scales, axis=len(info.shape) - 1)
+        else:
+            raise GGUFError(f"tensor '{info.name}' is of type {info.type}, which is not supported")
     except (ValueError, TypeError) as e:
         raise GGUFError(
             f"cannot read tensor '{info.name}' of '{reader.data.filename}' (truncated?): {e}"
         ) from None
-    raise GGUFError(f"tensor '{info.name}' is of type {info.type}, which is not supported")
+    check_finite(info, array, "value")
+    return array
+
+
+def check_finite(info: TensorInfo, array: np.ndarray, what: str) -> None:
+    """A weight is a finite number. GGUF has no checksum: a NaN or an inf is the one sign of
+    damaged data (or of data read at the wrong offset) that can be told from a real weight, and
+    it would turn every output of a run into NaN while the run reports a comparison."""
+    with np.errstate(invalid="ignore"):  # ml_dtypes' bfloat16 warns of the NaNs it finds
+        finite = np.isfinite(array)
+    if not finite.all():
+        first = np.unravel_index(int(np.argmin(finite)), array.shape)
+        raise GGUFError(
+            f"tensor '{info.name}' holds {int(finite.size - finite.sum())} non-finite {what}(s) "
+            f"(NaN or inf), the first at {tuple(map(int, first))}: the file's data is damaged"
+        )
 
 
 # The metadata readers under public names, for the other architectures' headers
@@ -314,3 +380,4 @@ def tensor_array(reader: Any, info: TensorInfo) -> np.ndarray:
 metadata = _field
 metadata_int = _int
 metadata_float = _float
+metadata_str = _str

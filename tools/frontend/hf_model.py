@@ -2,18 +2,21 @@
 model.safetensors (or of the shards a model.safetensors.index.json names), and tokenizer.json's
 path (recorded, not read: the program takes ids). No tensor data is read.
 
-What is imported, by `architectures[0]` of config.json: LlamaForCausalLM, Qwen3ForCausalLM and
-Qwen3MoeForCausalLM, each an `Architecture` (its tensors' names by `Role` and its flags) in
-`ARCHITECTURES`. Adding one (Qwen3NextForCausalLM) is an entry there: its role -> tensor table,
-and the hooks where it differs from Llama's family: its layers' tensor shapes, its own config
-keys, and the call that builds its program (`Architecture.layer_shapes`, `.configure`, `.step`).
+What is imported, by `architectures[0]` of config.json: LlamaForCausalLM, Qwen3ForCausalLM,
+Qwen3MoeForCausalLM and Qwen3NextForCausalLM, each an `Architecture` (its tensors' names by `Role`
+and its flags) in `ARCHITECTURES`. Qwen3-Next differs from Llama's family by hooks: its layers'
+tensor shapes, its own config keys (next_model.hf_config, the same NextConfig a GGUF header
+gives) and its program (next_model.next_step_function, the GGUF step's, named by
+next_model.HF_FORMAT), so one definition of the step serves both formats.
 
 Both config spellings are read: transformers 5's `rope_parameters` and `dtype`, and the older
 `rope_theta` / `rope_scaling` and `torch_dtype`. Everything the step does not compute is refused
 by name rather than ignored, since ignoring it would give a program that runs and is wrong: a
-scaled rope (llama3, linear, yarn, ...), partial rotary embedding, sliding windows in use,
+scaled rope (llama3, linear, yarn, ...), partial rotary embedding (but in Qwen3-Next, whose
+step has it), sliding windows in use (a layer type the architecture does not compute),
 attention or MLP biases, an activation other than silu, MoE models with dense layers between,
-tie_word_embeddings disagreeing with whether lm_head.weight is there, a tensor whose dtype is
+tie_word_embeddings disagreeing with whether lm_head.weight is there, a bias beside a weight the
+step reads (Qwen3-Next's conv1d has none in transformers), a tensor whose dtype is
 not config.json's, a shard the index names that is not there. Every problem is one `HFError`.
 """
 
@@ -26,7 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spatial_dialect.tools.frontend.gguf_model import GGUFError
 from spatial_dialect.tools.frontend.layers import Role
+from spatial_dialect.tools.frontend.next_model import (
+    HF_FORMAT,
+    HF_TENSORS,
+    NextNames,
+    hf_config,
+    next_step_function,
+    stored_shapes,
+)
 from spatial_dialect.tools.frontend.safetensors_header import (
     FLOATS,
     SafetensorsError,
@@ -76,6 +88,9 @@ class Architecture:
     tensors: dict[Role, tuple[str, str]]
     qk_norm: bool = False
     moe: bool = False
+    # the layer_types entries it computes, and whether its rope may be partial
+    layer_types: tuple[str, ...] = ("full_attention",)
+    partial_rope: bool = False
     # The hooks of an architecture unlike Llama's (Qwen3-Next): `layer_shapes(h, i)`, the
     # shape as stored of each role's tensor in layer i (default: attention_layer_shapes);
     # `configure(config, h)`, reading its own config keys into h.extra and refusing what it
@@ -92,7 +107,17 @@ ARCHITECTURES: dict[str, Architecture] = {
     "LlamaForCausalLM": Architecture("llama", LLAMA_TENSORS),
     "Qwen3ForCausalLM": Architecture("qwen3", LLAMA_TENSORS, qk_norm=True),
     "Qwen3MoeForCausalLM": Architecture("qwen3moe", LLAMA_TENSORS, qk_norm=True, moe=True),
-    # Qwen3NextForCausalLM (branch `next`): an entry here, its tensor table and its hooks.
+    "Qwen3NextForCausalLM": Architecture(
+        "qwen3next",
+        HF_TENSORS,
+        qk_norm=True,
+        moe=True,
+        layer_types=("full_attention", "linear_attention"),
+        partial_rope=True,
+        layer_shapes=lambda h, i: next_layer_shapes(h, i),
+        configure=lambda c, h: next_configure(c, h),
+        step=lambda *a: next_step(*a),
+    ),
 }
 """config.json's `architectures[0]` -> what is imported."""
 
@@ -186,8 +211,9 @@ SCALINGS = {
 """What a refused rope scaling would compute, for its refusal's line."""
 
 
-def _rope(c: Config) -> float:
-    """The rope base; anything but the unscaled full rotary embedding is refused."""
+def _rope(c: Config, partial: bool) -> float:
+    """The rope base; anything but the unscaled rotary embedding is refused, and a partial one
+    unless the architecture's step has one (`partial`)."""
     params = c.get("rope_parameters")
     scaling = c.get("rope_scaling")
     if params is not None and not isinstance(params, dict):
@@ -200,7 +226,11 @@ def _rope(c: Config) -> float:
             what = f" ({SCALINGS[kind]})" if isinstance(kind, str) and kind in SCALINGS else ""
             raise HFError(f"rope scaling {kind!r}{what} is not supported: only unscaled rope")
     factor = (params or {}).get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
-    if factor != 1.0:
+    if partial and (
+        not isinstance(factor, int | float) or isinstance(factor, bool) or not 0 < factor <= 1
+    ):
+        raise c.fail("partial_rotary_factor", "a number in (0, 1]", factor)
+    if not partial and factor != 1.0:
         raise HFError(
             f"partial_rotary_factor {factor!r} (partial rotary embedding) is not supported"
         )
@@ -209,7 +239,7 @@ def _rope(c: Config) -> float:
     return c.positive_float("rope_theta", c.get("rope_theta", 10000.0))
 
 
-def _refuse_unsupported(c: Config) -> None:
+def _refuse_unsupported(c: Config, arch: Architecture) -> None:
     """What a config can ask for that the step does not compute."""
     act = c.get("hidden_act", "silu")
     if act != "silu":
@@ -226,9 +256,11 @@ def _refuse_unsupported(c: Config) -> None:
     if types is not None:
         if not isinstance(types, list):
             raise c.fail("layer_types", "a list", types)
-        other = sorted({str(t) for t in types if t != "full_attention"})
+        other = sorted({str(t) for t in types if t not in arch.layer_types})
         if other:
-            raise HFError(f"layer_types {other} are not supported: only full_attention")
+            raise HFError(
+                f"layer_types {other} are not supported: only {', '.join(arch.layer_types)}"
+            )
 
 
 def _tensors(root: Path) -> dict[str, TensorEntry]:
@@ -285,7 +317,7 @@ def read_header_dir(path: str | Path) -> HFHeader:
             f"architecture '{names[0]}' is not supported; spatial-import reads "
             f"{', '.join(ARCHITECTURES)}"
         )
-    _refuse_unsupported(c)
+    _refuse_unsupported(c, arch)
     heads = c.positive_int("num_attention_heads")
     d = c.positive_int("hidden_size")
     if c.get("head_dim") is None and d % heads:
@@ -305,7 +337,7 @@ def read_header_dir(path: str | Path) -> HFHeader:
         head_dim=c.positive_int("head_dim", d // heads),
         ffn=c.positive_int("moe_intermediate_size" if arch.moe else "intermediate_size"),
         eps=c.positive_float("rms_norm_eps", c.get("rms_norm_eps", 1e-6)),
-        rope_theta=_rope(c),
+        rope_theta=_rope(c, arch.partial_rope),
         vocab=c.positive_int("vocab_size"),
         context=c.positive_int("max_position_embeddings", 2048),
         tied=c.flag("tie_word_embeddings", False),
@@ -394,6 +426,9 @@ def check_tensors(h: HFHeader, layers: int | None = None) -> None:
         t = h.tensors.get(name)
         if t is None:
             raise HFError(f"the checkpoint has no tensor '{name}'")
+        bias = name.removesuffix(".weight") + ".bias"
+        if name.endswith(".weight") and bias in h.tensors:  # the step adds none
+            raise HFError(f"the checkpoint has a bias '{bias}', which the step does not add")
         if t.shape != shape:
             raise HFError(
                 f"tensor '{name}' is {'x'.join(map(str, t.shape))}; config.json implies "
@@ -411,3 +446,67 @@ def check_tensors(h: HFHeader, layers: int | None = None) -> None:
 def weight_types(h: HFHeader, layers: int) -> set[str]:
     """The dtypes of the tensors the step of `layers` layers reads."""
     return {h.tensors[name].dtype for name, _ in expected_shapes(h, layers)}
+
+
+NEXT_KEYS = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+    "shared_expert_intermediate_size",
+)
+"""Qwen3-Next's own config keys, each a positive integer (checked before hf_config reads them)."""
+
+
+def next_configure(c: Config, h: HFHeader) -> None:
+    """Qwen3-Next's dimensions into h.extra["next"] (next_model.hf_config, whose refusals are
+    one HFError line here)."""
+    k_heads, v_heads, k_dim, v_dim = (c.positive_int(key) for key in NEXT_KEYS[:4])
+    for key in NEXT_KEYS[4:]:
+        c.positive_int(key)
+    if "layer_types" not in c.data:
+        c.positive_int("full_attention_interval", 4)
+    # hf_config's own checks name GGUF's keys; the same rules in config.json's words first
+    if v_heads % k_heads or (v_heads * v_dim) % k_dim:
+        raise HFError(
+            f"linear_num_value_heads {v_heads} x linear_value_head_dim {v_dim} must split into "
+            f"linear_num_key_heads {k_heads} groups of whole value heads and whole key heads of "
+            f"linear_key_head_dim {k_dim}"
+        )
+    if h.heads % h.kv_heads:
+        raise HFError(
+            f"num_attention_heads {h.heads} is not a multiple of num_key_value_heads {h.kv_heads}"
+        )
+    params = c.get("rope_parameters") or {}
+    factor = params.get("partial_rotary_factor", c.get("partial_rotary_factor", 0.25))
+    rotated = h.head_dim * factor
+    if rotated != int(rotated) or int(rotated) % 2:
+        raise HFError(
+            f"partial_rotary_factor {factor} of head_dim {h.head_dim} rotates {rotated:g} "
+            "columns: the rope needs an even whole number"
+        )
+    try:
+        h.extra["next"] = hf_config(c.data)
+    except GGUFError as e:
+        raise HFError(str(e)) from None
+
+
+def next_layer_shapes(h: HFHeader, i: int) -> dict[Role, tuple[int, ...]]:
+    """Layer i's tensors as transformers stores them: GGUF's (next_model.stored_shapes) but for
+    the fused in_proj_qkvz, the conv kernel's channels x 1 x taps and one tensor per expert."""
+    c = h.extra["next"]
+    shapes = stored_shapes(c, i)
+    if not c.full_attention(i):
+        fused = (c.conv_dim + c.v_heads * c.v_dim, c.d)
+        shapes |= {Role.W_QKV: fused, Role.W_Z: fused}
+        shapes[Role.CONV_WEIGHT] = (c.conv_dim, 1, c.conv_kernel)
+    for role in (Role.EXPERTS_GATE, Role.EXPERTS_UP, Role.EXPERTS_DOWN):
+        shapes[role] = shapes[role][1:]
+    return shapes
+
+
+def next_step(h: HFHeader, names: Any, t: int, cache: int, layers: int, elt: str, name: str):
+    """Qwen3-Next's step (the GGUF one), its arguments named after the HF tensors."""
+    c = h.extra["next"]
+    return next_step_function(c, NextNames(c, names.own, HF_FORMAT), elt, t, cache, layers, name)

@@ -5,7 +5,9 @@ Each argument with `hf.tensor` gets that tensor, mapped from its safetensors fil
 only the tensors the program names are read), laid out by `hf.layout` exactly as a GGUF
 step's argument by `gguf.layout` (weights.arrange), and rounded to the argument's element type;
 an "experts" pattern (`...experts.{e}...`) stacks the experts' tensors first. `hf.rope` tables
-are weights.rope_table of `hf.rope_theta` at the run's position. The directory is read again and
+are arguments.rope_table of `hf.rope_theta` at the run's position (of `hf.rope_dims` rotated
+columns when the rope is partial). A Qwen3-Next argument may hold part of its tensor, permuted or
+mapped (`hf.slice`, `hf.partial_rope`, `hf.value`: arguments.selected_rows, as from GGUF). The directory is read again and
 checked (hf_model.read_header_dir), so a file changed since the import is refused, not misread;
 a program with no `hf.` arguments (one imported from elsewhere) is refused, since filling
 nothing from the checkpoint would run on drawn weights.
@@ -17,7 +19,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FloatAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 
 from spatial_dialect.tools.frontend.arguments import (
     WeightsError,
@@ -26,6 +28,7 @@ from spatial_dialect.tools.frontend.arguments import (
     attribute_text,
     rope_table,
     run_position,
+    selected_rows,
 )
 from spatial_dialect.tools.frontend.hf_model import HFError, HFHeader, read_header_dir
 from spatial_dialect.tools.frontend.safetensors_header import SafetensorsError, tensor_data
@@ -68,7 +71,8 @@ def hf_inputs(
         shape, dtype = value_type(arg)
         if "hf.tensor" in attrs:
             tname = attribute_text(attrs["hf.tensor"])
-            array = arrange(_tensor(h, tname, name), attribute_text(attrs.get("hf.layout", "rows")))
+            array = selected_rows(tname, _tensor(h, tname, name), attrs, "hf")
+            array = arrange(array, attribute_text(attrs.get("hf.layout", "rows")))
             if array.shape != shape:
                 raise WeightsError(
                     f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
@@ -79,7 +83,10 @@ def hf_inputs(
             theta = attrs.get("hf.rope_theta")
             base = float(theta.value.data) if isinstance(theta, FloatAttr) else h.rope_theta
             part = attribute_text(attrs["hf.rope"])
-            out[name] = rope_table(part, shape, base, run_position(fn, inputs)).astype(dtype)
+            dims = attrs.get("hf.rope_dims")
+            rotated = dims.value.data if isinstance(dims, IntegerAttr) else None
+            table = rope_table(part, shape, base, run_position(fn, inputs), rotated=rotated)
+            out[name] = table.astype(dtype)
     if not any("hf.tensor" in argument_attributes(fn, i) for i in range(len(fn.body.block.args))):
         raise WeightsError(
             f"--weights: @{fn.sym_name.data} has no argument with an hf.tensor attribute: it was "

@@ -31,14 +31,18 @@ attn_gate (z); in_proj_ba stays ssm_ba (per key head [b | a] of its value heads:
 `gguf.slice`); A_log is stored as ssm_a = -exp(A_log), which the program's tg.decay reads back as
 log(-ssm_a) (`gguf.value = "log(-x)"`: exp of it is ssm_a to f32 rounding); dt_bias is
 ssm_dt.bias; the conv1d kernel is squeezed to channels x taps ("kn": taps x channels, as
-tg.causal_conv reads it). `TENSORS` is the role -> GGUF name table; an importer of another
-format names the same roles (`NextNames` takes the table).
+tg.causal_conv reads it). `TENSORS` is the role -> GGUF name table.
+
+A Hugging Face directory (hf_model.py's Qwen3NextForCausalLM entry) gets the same step:
+`HF_TENSORS` names the roles after transformers' tensors and `HF_FORMAT` (beside `GGUF_FORMAT`)
+the parts and value maps its arguments take (`hf.slice` of the fused in_proj_qkvz, "1+x" for
+the zero-centred norms stored as w, A_log as it is); `NextNames` takes the format.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect import tg
+from spatial_dialect.tools.frontend.gguf_file import shown
 from spatial_dialect.tools.frontend.gguf_model import (
     ARCHITECTURES,
     GGUFError,
@@ -57,6 +62,7 @@ from spatial_dialect.tools.frontend.gguf_model import (
     metadata,
     metadata_float,
     metadata_int,
+    metadata_str,
     open_reader,
     read_header,
     tensor_infos,
@@ -113,8 +119,101 @@ TENSORS: dict[Role, tuple[str, str]] = {
 }
 """The GGUF tensor of each weight (after the layer's `blk.N.`) and its layout."""
 
-PARTS: dict[Role, str] = {Role.Q: "query", Role.Q_GATE: "gate", Role.W_B: "b", Role.W_A: "a"}
-"""The weights that are half of a tensor: the argument is the tensor's name and the part."""
+HF_TENSORS: dict[Role, tuple[str, str]] = {
+    Role.TABLE: ("model.embed_tokens.weight", "rows"),
+    Role.FINAL_NORM: ("model.norm.weight", "rows"),
+    Role.LM_HEAD: ("lm_head.weight", "kn"),
+    Role.ATTN_NORM: ("input_layernorm.weight", "rows"),
+    Role.FFN_NORM: ("post_attention_layernorm.weight", "rows"),
+    # the full attention layer (Qwen3NextAttention)
+    Role.Q: ("self_attn.q_proj.weight", "kn"),
+    Role.Q_GATE: ("self_attn.q_proj.weight", "kn"),
+    Role.K: ("self_attn.k_proj.weight", "kn"),
+    Role.V: ("self_attn.v_proj.weight", "kn"),
+    Role.O: ("self_attn.o_proj.weight", "kn"),
+    Role.Q_NORM: ("self_attn.q_norm.weight", "rows"),
+    Role.K_NORM: ("self_attn.k_norm.weight", "rows"),
+    # the Gated DeltaNet layer (Qwen3NextGatedDeltaNet)
+    Role.W_QKV: ("linear_attn.in_proj_qkvz.weight", "kn"),
+    Role.W_Z: ("linear_attn.in_proj_qkvz.weight", "kn"),
+    Role.W_B: ("linear_attn.in_proj_ba.weight", "kn"),
+    Role.W_A: ("linear_attn.in_proj_ba.weight", "kn"),
+    Role.CONV_WEIGHT: ("linear_attn.conv1d.weight", "conv"),
+    Role.A_LOG: ("linear_attn.A_log", "rows"),
+    Role.DT_BIAS: ("linear_attn.dt_bias", "rows"),
+    Role.DELTA_NORM: ("linear_attn.norm.weight", "rows"),
+    Role.W_OUT: ("linear_attn.out_proj.weight", "kn"),
+    # the sparse MoE block: one tensor per expert ({e}), stacked as "experts"
+    Role.ROUTER: ("mlp.gate.weight", "kn"),
+    Role.EXPERTS_GATE: ("mlp.experts.{e}.gate_proj.weight", "experts"),
+    Role.EXPERTS_UP: ("mlp.experts.{e}.up_proj.weight", "experts"),
+    Role.EXPERTS_DOWN: ("mlp.experts.{e}.down_proj.weight", "experts"),
+    Role.SHARED_GATE: ("mlp.shared_expert.gate_proj.weight", "kn"),
+    Role.SHARED_UP: ("mlp.shared_expert.up_proj.weight", "kn"),
+    Role.SHARED_DOWN: ("mlp.shared_expert.down_proj.weight", "kn"),
+    Role.SHARED_GATE_WEIGHT: ("mlp.shared_expert_gate.weight", "kn"),
+}
+"""The Hugging Face tensor of each weight (after the layer's `model.layers.N.`) and its layout
+(transformers' Qwen3NextForCausalLM as save_pretrained writes it)."""
+
+PARTS: dict[Role, str] = {
+    Role.Q: "query",
+    Role.Q_GATE: "gate",
+    Role.W_B: "b",
+    Role.W_A: "a",
+    Role.W_QKV: "qkv",
+    Role.W_Z: "z",
+}
+"""The weights that may be part of a tensor: the argument is the tensor's name and the part."""
+
+ZERO_CENTRED = (Role.ATTN_NORM, Role.FFN_NORM, Role.FINAL_NORM, Role.Q_NORM, Role.K_NORM)
+"""The Qwen3NextRMSNorm weights (x * (1 + w)); the gated DeltaNet norm is not one."""
+
+
+def _halves(c: NextConfig) -> dict[Role, tuple[int, ...]]:
+    """Per head [query | gate] of q_proj, per key head [b | a] of in_proj_ba (both formats)."""
+    hd, r = c.head_dim, c.v_heads // c.k_heads
+    return {
+        Role.Q: (2 * hd, 0, hd),
+        Role.Q_GATE: (2 * hd, hd, hd),
+        Role.W_B: (2 * r, 0, r),
+        Role.W_A: (2 * r, r, r),
+    }
+
+
+def _hf_slices(c: NextConfig) -> dict[Role, tuple[int, ...]]:
+    """And in_proj_qkvz, per key head [q | k | v | z] (dk, dk, r x dv, r x dv rows): the conv's
+    channels are [q of all key heads | k | v] (three triples), z the rest."""
+    dk, rv = c.k_dim, c.v_heads // c.k_heads * c.v_dim
+    g = 2 * dk + 2 * rv
+    qkv = (g, 0, dk, g, dk, dk, g, 2 * dk, rv)
+    return _halves(c) | {Role.W_QKV: qkv, Role.W_Z: (g, 2 * dk + rv, rv)}
+
+
+@dataclass(frozen=True)
+class Format:
+    """How one kind of checkpoint stores Qwen3-Next: its tensors by role, the attributes'
+    namespace, the parts of fused tensors (`slice` triples) and the value maps
+    (arguments.VALUES) a role's argument takes at load time (arguments.selected_rows)."""
+
+    ns: str  # "gguf" or "hf"
+    layer: str  # a layer's tensor prefix
+    tensors: dict[Role, tuple[str, str]]
+    slices: Callable[[NextConfig], dict[Role, tuple[int, ...]]]
+    values: dict[Role, str]
+    rope_base: str  # the rope tables' base attribute (after the namespace)
+
+
+GGUF_FORMAT = Format(
+    "gguf", "blk.{i}.", TENSORS, _halves, {Role.A_LOG: "log(-x)"}, "rope_freq_base"
+)
+"""llama.cpp's converter: q/k/v and z already split, ssm_a = -exp(A_log), norms stored 1 + w."""
+
+HF_FORMAT = Format(
+    "hf", "model.layers.{i}.", HF_TENSORS, _hf_slices, dict.fromkeys(ZERO_CENTRED, "1+x"),
+    "rope_theta",
+)  # fmt: skip
+"""transformers' save_pretrained: fused in_proj_qkvz, A_log as is, zero-centred norms as w."""
 
 STATES = (Role.K_CACHE, Role.V_CACHE, Role.CONV_STATE, Role.RECURRENT_STATE)
 """A layer's carried state: one tensor in a deployment, named as the examples name it."""
@@ -270,7 +369,7 @@ def hf_config(cfg: Mapping[str, Any]) -> NextConfig:
 
 def architecture(path: str | Path) -> str:
     """general.architecture of the GGUF file at `path` (GGUFError if it cannot be read)."""
-    return str(metadata(open_reader(path), "general.architecture"))
+    return metadata_str(open_reader(path), "general.architecture")
 
 
 def read_checkpoint(path: str | Path) -> tuple[Any, ModelHeader | NextConfig]:
@@ -280,7 +379,7 @@ def read_checkpoint(path: str | Path) -> tuple[Any, ModelHeader | NextConfig]:
         return read_next_header(path)
     if arch not in ARCHITECTURES:
         raise GGUFError(
-            f"architecture '{arch}' is not supported; spatial-import writes "
+            f"architecture '{shown(arch)}' is not supported; spatial-import writes "
             f"{', '.join((*ARCHITECTURES, ARCH))}"
         )
     return read_header(path)
@@ -393,16 +492,17 @@ def _array(*values: int) -> DenseArrayBase:
 
 
 class NextNames:
-    """The arguments of a Qwen3-Next step, named and tagged after the checkpoint's tensors
-    (`tensors`: role -> (name after `blk.N.`, layout)); a half of a tensor is `NAME.PART`."""
+    """The arguments of a Qwen3-Next step, named and tagged after the checkpoint's tensors in
+    `fmt` (GGUF_FORMAT or HF_FORMAT); a part of a tensor is `NAME.PART`, a stack of per-expert
+    tensors the pattern without its `{e}.` and `.weight`."""
 
-    def __init__(self, c: NextConfig, own: str = "", tensors=TENSORS) -> None:
+    def __init__(self, c: NextConfig, own: str = "", fmt: Format = GGUF_FORMAT) -> None:
         self.c = c
         self.own = own
-        self.tensors = tensors
+        self.fmt = fmt
 
     def argument(self, role: Role, layer: Layer | None) -> Argument:
-        c = self.c
+        c, ns = self.c, self.fmt.ns
         if role in STATES:
             assert layer is not None
             return Argument(layer.prefix + role.value, {})
@@ -410,29 +510,24 @@ class NextNames:
             attrs: dict[str, Attribute] = {}
             if role in (Role.COS, Role.SIN):
                 attrs = {
-                    "gguf.rope": StringAttr(role.value),
-                    "gguf.rope_freq_base": FloatAttr(float(f"{c.rope_base:.8e}"), f64),
-                    "gguf.rope_dims": IntegerAttr(c.rope_dims, i64),
+                    f"{ns}.rope": StringAttr(role.value),
+                    f"{ns}.{self.fmt.rope_base}": FloatAttr(float(f"{c.rope_base:.8e}"), f64),
+                    f"{ns}.rope_dims": IntegerAttr(c.rope_dims, i64),
                 }
             return Argument(self.own + role.value, attrs)
-        name, layout = self.tensors[role]
-        tname = f"blk.{layer.index}.{name}" if layer else name
-        attrs = {"gguf.tensor": StringAttr(tname), "gguf.layout": StringAttr(layout)}
-        hd, r = c.head_dim, c.v_heads // c.k_heads
-        halves = {
-            Role.Q: (2 * hd, 0, hd),
-            Role.Q_GATE: (2 * hd, hd, hd),
-            Role.W_B: (2 * r, 0, r),
-            Role.W_A: (2 * r, r, r),
-        }
-        if role in halves:
-            attrs["gguf.slice"] = _array(*halves[role])
-        if role in (Role.Q, Role.K, Role.Q_NORM, Role.K_NORM) and c.rope_dims < hd:
-            attrs["gguf.partial_rope"] = _array(hd, c.rope_dims)
-        if role is Role.A_LOG:
-            attrs["gguf.value"] = StringAttr("log(-x)")
-        arg_name = f"{tname}.{PARTS[role]}" if role in PARTS else tname
-        return Argument(arg_name, attrs)
+        name, layout = self.fmt.tensors[role]
+        tname = self.fmt.layer.format(i=layer.index) + name if layer else name
+        attrs = {f"{ns}.tensor": StringAttr(tname), f"{ns}.layout": StringAttr(layout)}
+        slices = self.fmt.slices(c)
+        if role in slices:
+            attrs[f"{ns}.slice"] = _array(*slices[role])
+        if role in (Role.Q, Role.K, Role.Q_NORM, Role.K_NORM) and c.rope_dims < c.head_dim:
+            attrs[f"{ns}.partial_rope"] = _array(c.head_dim, c.rope_dims)
+        if role in self.fmt.values:
+            attrs[f"{ns}.value"] = StringAttr(self.fmt.values[role])
+        if "{e}" in tname:
+            return Argument(tname.replace("{e}.", "").removesuffix(".weight"), attrs)
+        return Argument(f"{tname}.{PARTS[role]}" if role in slices else tname, attrs)
 
     def q8_0(self, role: Role, layer: Layer | None) -> None:
         return None  # the program declares every weight in its float type (--weights dequantizes)

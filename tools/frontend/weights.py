@@ -12,7 +12,8 @@ part of a Q8_0 tensor as stored (i8 values, f16 scales). The rope tables (`gguf.
 (pos + i) * base^(-2j/D) (divided by rope_freqs[j] when `gguf.rope_freqs` names that tensor; with
 `gguf.rope_dims` = r, a partial rope, base^(-2j/r) for j < r/2 and angle 0 beyond). Other
 arguments (ids, pos, the caches) stay as drawn. A qwen3next argument may hold part of its tensor,
-permuted or transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: `selected_rows`).
+permuted or transformed (`gguf.slice`, `gguf.partial_rope`, `gguf.value`: arguments.py's
+`selected_rows`, which a Hugging Face step's `hf.` attributes share).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 
 from spatial_dialect.tools.frontend.arguments import (
     WeightsError,
@@ -31,61 +32,16 @@ from spatial_dialect.tools.frontend.arguments import (
     attribute_text,
     rope_table,
     run_position,
+    selected_rows,
 )
 from spatial_dialect.tools.frontend.gguf_model import GGUFError, q8_0_parts, tensor_array
 from spatial_dialect.tools.frontend.hf_weights import hf_inputs
-from spatial_dialect.tools.frontend.next_model import read_checkpoint, rope_permutation
+from spatial_dialect.tools.frontend.next_model import read_checkpoint
 from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 
-
-def selected_rows(name: str, array: np.ndarray, attrs: Mapping[str, object]) -> np.ndarray:
-    """The tensor's rows (ggml's out axis; a 1-D tensor's elements) the argument holds:
-    `gguf.slice` = [G, start, n, ...] takes rows start .. start + n of each group of G (one half
-    of Qwen3-Next's per-head [query | gate] or per key head [b | a]), and with several triples
-    the concatenation of their selections (a fused projection's parts of every group, in
-    order); `gguf.partial_rope` = [D, r] permutes each head of D rows by `rope_permutation`
-    (transformers' partial rope pairs onto tg.rope's neox pairs); `gguf.value = "log(-x)"`
-    holds log(-x) (A_log from ssm_a). A bad attribute or a tensor that does not split so is a
-    WeightsError naming the tensor."""
-    rows = array.shape[0] if array.ndim else 0
-
-    def groups_of(size: int, what: str) -> None:
-        if size <= 0 or rows % size:
-            raise WeightsError(f"--weights: '{name}' has {rows} rows, not whole {what} of {size}")
-
-    cut = attrs.get("gguf.slice")
-    if isinstance(cut, DenseArrayBase):
-        values = [int(v) for v in cut.get_values()]
-        if not values or len(values) % 3:
-            raise WeightsError(
-                f"--weights: gguf.slice of '{name}' is not (group, start, n) triples"
-            )
-        parts = []
-        for group, start, n in zip(values[::3], values[1::3], values[2::3], strict=True):
-            groups_of(group, "groups")
-            if not (0 <= start and n > 0 and start + n <= group):
-                raise WeightsError(
-                    f"--weights: gguf.slice of '{name}' takes rows {start} .. {start + n} of "
-                    f"groups of {group}"
-                )
-            grouped = array.reshape(rows // group, group, *array.shape[1:])
-            parts.append(grouped[:, start : start + n].reshape(-1, *array.shape[1:]))
-        array = np.concatenate(parts)
-        rows = array.shape[0]
-    rope = attrs.get("gguf.partial_rope")
-    if isinstance(rope, DenseArrayBase):
-        head, rotated = (int(v) for v in rope.get_values())
-        groups_of(head, "heads")
-        if not (0 < rotated <= head and rotated % 2 == 0 and head % 2 == 0):
-            raise WeightsError(f"--weights: gguf.partial_rope of '{name}' is [{head}, {rotated}]")
-        heads = array.reshape(rows // head, head, *array.shape[1:])
-        array = heads[:, rope_permutation(head, rotated)].reshape(array.shape)
-    if attribute_text(attrs.get("gguf.value", "")) == "log(-x)":
-        if not np.all(array < 0):
-            raise WeightsError(f"--weights: '{name}' must be negative (-exp(A_log)) for log(-x)")
-        array = np.log(-array.astype(np.float64))
-    return array
+FED_BY = frozenset({"gguf.tensor", "gguf.rope"})
+"""The argument attributes that say which checkpoint tensor (or rope table) fills an argument."""
 
 
 def checkpoint_inputs(
@@ -96,9 +52,18 @@ def checkpoint_inputs(
 ) -> dict[str, np.ndarray]:
     """The inputs of `fn` that the checkpoint at `path` provides, by argument name: a GGUF
     file, or a Hugging Face directory (tools/frontend/hf_weights.py); `only`: of these inputs
-    alone (spatial-generate refills a step's rope tables at each position, not its weights)."""
+    alone (spatial-generate refills a step's rope tables at each position, not its weights). A
+    program none of whose arguments names a checkpoint tensor or a rope table (one
+    spatial-import did not write) takes nothing from it: that is an error, not a run of drawn
+    weights called a check."""
     if Path(path).is_dir():
         return hf_inputs(path, fn, inputs, only)
+    fed = [i for i in range(len(fn.body.block.args)) if argument_attributes(fn, i).keys() & FED_BY]
+    if not fed:
+        raise WeightsError(
+            f"--weights: no argument of @{fn.sym_name.data} has a {' or '.join(sorted(FED_BY))} "
+            f"attribute (spatial-import writes them), so {path} would supply nothing"
+        )
     try:
         reader, header = read_checkpoint(path)
     except GGUFError as e:
@@ -140,14 +105,29 @@ def checkpoint_inputs(
                 )
             if part is None:
                 array = array.astype(np.float32)
-            out[name] = np.ascontiguousarray(array.astype(dtype))
+            with np.errstate(over="ignore", invalid="ignore"):
+                cast = np.ascontiguousarray(array.astype(dtype))
+            if part is None and not np.isfinite(cast.astype(np.float32)).all():
+                big = float(np.abs(array).max())
+                raise WeightsError(
+                    f"--weights: tensor '{tname}' holds {big:g}, past the range of %{name}'s "
+                    f"element type {np.dtype(dtype).name}"
+                )
+            out[name] = cast
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
             freqs = None
             if "gguf.rope_freqs" in attrs:
                 fname = attribute_text(attrs["gguf.rope_freqs"])
+                if fname not in header.tensors:
+                    raise WeightsError(f"--weights: {path} has no tensor '{fname}' (for %{name})")
                 freqs = tensor_array(reader, header.tensors[fname])
+                if freqs.shape != (shape[1],):
+                    raise WeightsError(
+                        f"--weights: tensor '{fname}' holds {freqs.size} rope factor(s); "
+                        f"%{name} has {shape[1]} columns"
+                    )
             dims = attrs.get("gguf.rope_dims")
             rotated = dims.value.data if isinstance(dims, IntegerAttr) else None
             table = rope_table(

@@ -34,6 +34,8 @@ from the file are drawn from `--seed`.
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -221,6 +223,8 @@ def _unit_gate(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
 
 def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
     """Every input of `fn`, drawn from `seed` as the module docstring says."""
+    if seed < 0:  # numpy's generators take seeds >= 0 only
+        raise EvaluationError(f"the seed {seed} is negative; a seed is an integer >= 0")
     drawing = Drawing(np.random.default_rng(seed))
     ranges, roles = index_ranges(fn), float_roles(fn)
     drawn: dict[str, np.ndarray] = {}
@@ -250,35 +254,75 @@ def load_inputs(
     names = input_names(fn)
     others = {n for f in chain for n in input_names(f)}
     loaded: dict[str, np.ndarray] = {}
+    for key, array in _read_npz(path).items():
+        if "/" in key:
+            continue  # a saved output
+        if key not in names and key in others:
+            continue  # another chained function's
+        if key not in names:
+            whose = ", ".join(f"@{f.sym_name.data}" for f in chain or [fn])
+            known = (
+                f"their inputs: {', '.join(sorted(others))}"
+                if chain
+                else (f"its inputs: {', '.join(names)}")
+            )
+            raise EvaluationError(f"{path} holds '{key}', which is no input of {whose} ({known})")
+        arg = fn.body.block.args[names.index(key)]
+        loaded[key] = _convert(key, array, *value_type(arg))
+    return loaded
+
+
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip's directory
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of the .npz at `path` by name, or one EvaluationError saying why it cannot be
+    read: a missing file, another kind of file, a damaged zip, a member that is not an array."""
     try:
-        archive = np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            head = f.read(6)
     except FileNotFoundError:
         raise EvaluationError(f"cannot open '{path}': no such file") from None
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        raise EvaluationError(f"cannot open '{path}': {e.strerror}") from None
+    if head.startswith(NPY_MAGIC):
+        raise EvaluationError(
+            f"cannot read inputs from '{path}': it holds one array (.npy), not an .npz of named "
+            "inputs"
+        )
+    if not head:
+        raise EvaluationError(f"cannot read inputs from '{path}': it is empty, not an .npz")
+    if not head.startswith(NPZ_MAGIC):
+        raise EvaluationError(
+            f"cannot read inputs from '{path}': it is not an .npz file (a zip of .npy arrays, "
+            f"as --save writes); it starts with {head!r}"
+        )
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            for key in data.files:
+                arrays[key] = data[key]
+    # What numpy and zipfile raise on damaged bytes: a bad zip or CRC, a bad .npy header, a
+    # deflate error, an unsupported compression or an encrypted member, a short read.
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        zipfile.BadZipFile,
+        zlib.error,
+        NotImplementedError,
+        RuntimeError,
+    ) as e:
         raise EvaluationError(
             f"cannot read inputs from '{path}' (an .npz of arrays): {e}"
         ) from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise EvaluationError(f"'{path}' holds one array, not an .npz of named inputs")
-    with archive as data:
-        for key in data.files:
-            if "/" in key:
-                continue  # a saved output
-            if key not in names and key in others:
-                continue  # another chained function's
-            if key not in names:
-                whose = ", ".join(f"@{f.sym_name.data}" for f in chain or [fn])
-                known = (
-                    f"their inputs: {', '.join(sorted(others))}"
-                    if chain
-                    else (f"its inputs: {', '.join(names)}")
-                )
-                raise EvaluationError(
-                    f"{path} holds '{key}', which is no input of {whose} ({known})"
-                )
-            arg = fn.body.block.args[names.index(key)]
-            loaded[key] = _convert(key, data[key], *value_type(arg))
-    return loaded
+    for key, array in arrays.items():
+        if not isinstance(array, np.ndarray):  # np.load returns a member without .npy magic raw
+            raise EvaluationError(
+                f"cannot read inputs from '{path}': its member '{key}' is not a .npy array"
+            )
+    return arrays
 
 
 def _convert(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -312,4 +356,7 @@ def save_run(
     arrays = {name: storable(a) for name, a in inputs.items()}
     for kind, values in outputs.items():
         arrays.update({f"{kind}/{name}": storable(a) for name, a in values.items()})
-    np.savez(path, **arrays)  # type: ignore[arg-type]
+    # Written through an open file: np.savez given a name appends ".npz" when it lacks it, so
+    # --save /dev/full wrote /dev/full.npz and --save DIR wrote DIR.npz, both with exit 0.
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
