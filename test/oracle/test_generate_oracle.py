@@ -119,15 +119,17 @@ def test_every_steps_logits_are_transformers(checkpoints, arch):
 
 
 @pytest.fixture(scope="module")
-def qwen3next(tmp_path_factory) -> tuple[Path, list[int]]:
-    """(a tiny Qwen3-Next GGUF as test_qwen3next.py writes it, no tokenizer; transformers'
-    TOKENS greedy tokens after test_qwen3next's prompt ids)."""
+def qwen3next(tmp_path_factory) -> tuple[Path, Path, list[int]]:
+    """(a tiny Qwen3-Next GGUF as test_qwen3next.py writes it, no tokenizer; the same model as a
+    Hugging Face directory; transformers' TOKENS greedy tokens after test_qwen3next's ids)."""
     from qwen3next_gguf import write_qwen3next_gguf
     from test_qwen3next import IDS, tiny_model
 
     model = tiny_model("untied")
     state = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
-    path = write_qwen3next_gguf(model.config, state, tmp_path_factory.mktemp("next") / "n.gguf")
+    d = tmp_path_factory.mktemp("next")
+    path = write_qwen3next_gguf(model.config, state, d / "n.gguf")
+    hf = save(model, d / "hf")
     with torch.no_grad():
         prompt = torch.tensor([IDS])
         generated = model.generate(
@@ -138,17 +140,19 @@ def qwen3next(tmp_path_factory) -> tuple[Path, list[int]]:
             eos_token_id=None,
             pad_token_id=0,
         )
-    return path, generated[0, len(IDS) :].tolist()
+    return path, hf, generated[0, len(IDS) :].tolist()
 
 
+@pytest.mark.parametrize("source", ["gguf", "hf"])
 @pytest.mark.parametrize("target", ["wormhole_n150", "h100"])
-def test_qwen3next_generates_as_transformers(capsys, qwen3next, target):
+def test_qwen3next_generates_as_transformers(capsys, qwen3next, target, source):
     """The Gated DeltaNet conv and recurrent states carried from step to step (chain.state) as
-    the K/V caches are: 16 greedy tokens equal transformers'."""
+    the K/V caches are: 16 greedy tokens equal transformers', from the GGUF file and from the
+    Hugging Face directory."""
     from test_qwen3next import IDS
 
-    path, theirs = qwen3next
+    gguf, hf, theirs = qwen3next
     argv = ["--ids", ",".join(map(str, IDS)), "-n", str(TOKENS), "--dtype", "f32", "--json"]
-    assert main([str(path), *argv, "--target", target]) == 0
+    assert main([str(gguf if source == "gguf" else hf), *argv, "--target", target]) == 0
     ours = json.loads(capsys.readouterr().out)
-    assert ours == {"tokens": theirs, "text": None}
+    assert ours["tokens"] == theirs
