@@ -196,7 +196,7 @@ def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
 
         types = partial(weight_types, h)
         return Checkpoint(
-            h.arch, h.layers, h.d, h.context, "", GGUFError, types, next_elt, None, next_step
+            h.arch, h.layers, h.d, h.context, "", GGUFError, types, next_elt, TABLES, next_step
         )
 
     def types(layers: int) -> set[str]:
@@ -227,10 +227,8 @@ def hf_checkpoint(path: str) -> Checkpoint:
         return hf_dtype(types)
 
     types = partial(hf_weight_types, h)
-    # Qwen3-Next's step (its own, h.arch.step) declares its norm weights in the compute type
-    tables = TABLES if h.arch.step is None else None
     return Checkpoint(
-        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, tables, step
+        h.arch.name, h.layers, h.d, h.context, note, HFError, types, elt, TABLES, step
     )
 
 

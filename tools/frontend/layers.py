@@ -433,7 +433,7 @@ def delta_layer(
     # The recurrent state in the layer's element type: spatial-run holds a result to its own
     # type's tolerance, and an f32 state fed by bf16 projections carries their bf16 rounding
     # (about 2^-8, over f32's 2^-14); the f32 twins carry it in f32 as the model does.
-    attn_norm = p.arg(Role.ATTN_NORM, layer, p.ten(1, d))
+    attn_norm = p.arg(Role.ATTN_NORM, layer, p.table(1, d))
     w_qkv = p.arg(Role.W_QKV, layer, p.ten(d, conv_dim))
     w_z = p.arg(Role.W_Z, layer, p.ten(d, hv * dv))
     w_b = p.arg(Role.W_B, layer, p.ten(d, hv))
@@ -441,9 +441,9 @@ def delta_layer(
     conv_w = p.arg(Role.CONV_WEIGHT, layer, p.ten(taps, conv_dim))
     a_log = p.arg(Role.A_LOG, layer, tensor(1, hv, elt="f32"))
     dt_bias = p.arg(Role.DT_BIAS, layer, tensor(1, hv, elt="f32"))
-    norm_w = p.arg(Role.DELTA_NORM, layer, p.ten(1, dv))
+    norm_w = p.arg(Role.DELTA_NORM, layer, p.table(1, dv))
     w_out = p.arg(Role.W_OUT, layer, p.ten(hv * dv, d))
-    ffn_norm = p.arg(Role.FFN_NORM, layer, p.ten(1, d))
+    ffn_norm = p.arg(Role.FFN_NORM, layer, p.table(1, d))
     conv_state = p.arg(Role.CONV_STATE, layer, p.ten(taps - 1, conv_dim))
     state = p.arg(Role.RECURRENT_STATE, layer, p.ten(hv * dk, dv))
 

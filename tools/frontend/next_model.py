@@ -67,6 +67,7 @@ from spatial_dialect.tools.frontend.gguf_model import (
     read_header,
     tensor_infos,
 )
+from spatial_dialect.tools.frontend.gguf_program import TABLES
 from spatial_dialect.tools.frontend.layers import (
     Argument,
     Layer,
@@ -539,19 +540,19 @@ def gated_attention_layer(
     """One Qwen3-Next full attention decoder layer on x (t x d) (Qwen3NextAttention, then the
     sparse MoE block): returns (out, k_cache', v_cache')."""
     d, h, kv, hd, pre = c.d, c.heads, c.kv_heads, c.head_dim, layer.prefix
-    attn_norm = p.arg(Role.ATTN_NORM, layer, p.ten(1, d))
+    attn_norm = p.arg(Role.ATTN_NORM, layer, p.table(1, d))
     wq = p.arg(Role.Q, layer, p.ten(d, h * hd))
     wg = p.arg(Role.Q_GATE, layer, p.ten(d, h * hd))
     wk = p.arg(Role.K, layer, p.ten(d, kv * hd))
     wv = p.arg(Role.V, layer, p.ten(d, kv * hd))
     wo = p.arg(Role.O, layer, p.ten(h * hd, d))
-    q_norm = p.arg(Role.Q_NORM, layer, p.ten(1, hd))
-    k_norm = p.arg(Role.K_NORM, layer, p.ten(1, hd))
-    ffn_norm = p.arg(Role.FFN_NORM, layer, p.ten(1, d))
+    q_norm = p.arg(Role.Q_NORM, layer, p.table(1, hd))
+    k_norm = p.arg(Role.K_NORM, layer, p.table(1, hd))
+    ffn_norm = p.arg(Role.FFN_NORM, layer, p.table(1, d))
     k_cache = p.arg(Role.K_CACHE, layer, p.ten(cache, kv * hd))
     v_cache = p.arg(Role.V_CACHE, layer, p.ten(cache, kv * hd))
-    cos = p.shared(Role.COS, p.ten(t, hd // 2))
-    sin = p.shared(Role.SIN, p.ten(t, hd // 2))
+    cos = p.shared(Role.COS, p.table(t, hd // 2))
+    sin = p.shared(Role.SIN, p.table(t, hd // 2))
     pos = p.shared(Role.POS, tensor(1, elt="i32"))
 
     hn = p.rms_norm(f"{pre}h", x, attn_norm)
@@ -601,7 +602,7 @@ def next_step_function(
     table, transposed, when tied) and the arg-max. Returns the token and every layer's states,
     then the `extra` of STEP_OUTPUTS asked for. `names`: the checkpoint's (NextNames for a
     GGUF file; another format's Naming names the same roles)."""
-    p = Program(elt, c.eps, names)
+    p = Program(elt, c.eps, names, TABLES)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.arg(Role.TABLE, None, p.ten(c.vocab, c.d))
     x = p.op("x", tg.GatherRowsOp(table, ids))
@@ -614,7 +615,7 @@ def next_step_function(
         else:
             x, s1, s2 = delta_layer(p, delta, x, layer)
         states += [s1, s2]
-    final_norm = p.arg(Role.FINAL_NORM, None, p.ten(1, c.d))
+    final_norm = p.arg(Role.FINAL_NORM, None, p.table(1, c.d))
     n = p.rms_norm("final", x, final_norm)
     if c.tied:
         logits = p.matmul("logits", n, table, transpose_b=True)
