@@ -40,7 +40,7 @@ from spatial_dialect.tools.frontend.next_model import read_checkpoint
 from spatial_dialect.tools.interpreters.numerics import value_type
 from spatial_dialect.tools.interpreters.reference import input_names
 
-FED_BY = frozenset({"gguf.tensor", "gguf.rope"})
+CHECKPOINT_ATTRIBUTES = frozenset({"gguf.tensor", "gguf.rope"})
 """The argument attributes that say which checkpoint tensor (or rope table) fills an argument."""
 
 
@@ -58,10 +58,14 @@ def checkpoint_inputs(
     weights called a check."""
     if Path(path).is_dir():
         return hf_inputs(path, fn, inputs, only)
-    fed = [i for i in range(len(fn.body.block.args)) if argument_attributes(fn, i).keys() & FED_BY]
+    fed = [
+        i
+        for i in range(len(fn.body.block.args))
+        if argument_attributes(fn, i).keys() & CHECKPOINT_ATTRIBUTES
+    ]
     if not fed:
         raise WeightsError(
-            f"--weights: no argument of @{fn.sym_name.data} has a {' or '.join(sorted(FED_BY))} "
+            f"--weights: no argument of @{fn.sym_name.data} has a {' or '.join(sorted(CHECKPOINT_ATTRIBUTES))} "
             f"attribute (spatial-import writes them), so {path} would supply nothing"
         )
     try:
