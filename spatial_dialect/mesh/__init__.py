@@ -13,9 +13,12 @@ from xdsl.ir import Dialect
 from spatial_dialect.mesh.attrs import (
     REDUCTIONS,
     REPLICATE,
+    TOPOLOGIES,
+    Collective,
     CostAttr,
     MeshVerifyError,
     ShardingAttr,
+    Topology,
     check_sharding,
     entry_dim,
     is_partial,
@@ -31,7 +34,6 @@ from spatial_dialect.mesh.ops import (
     MeshOp,
     ReduceScatterOp,
     ShardOp,
-    cost_of,
 )
 
 MESH = Dialect("mesh", [MeshOp, ShardOp, *COLLECTIVES], [ShardingAttr, CostAttr])
@@ -41,6 +43,9 @@ __all__ = [
     "MESH",
     "REDUCTIONS",
     "REPLICATE",
+    "TOPOLOGIES",
+    "Collective",
+    "Topology",
     "AllGatherOp",
     "AllReduceOp",
     "AllToAllOp",
@@ -52,7 +57,6 @@ __all__ = [
     "ShardOp",
     "ShardingAttr",
     "check_sharding",
-    "cost_of",
     "entry_dim",
     "is_partial",
     "partial_entry",

@@ -25,6 +25,32 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+
+class Topology(StrEnum):
+    """How the chips of one mesh axis are joined. The dialect owns this vocabulary and the cost
+    model (spatial_dialect.targets.mesh) imports it (docs/architecture.md#import-rules)."""
+
+    # Each chip links to its neighbours; the chips at the ends have one neighbour on the axis.
+    LINE = "line"
+    # A line whose ends are linked too: two links per chip on the axis, half the diameter.
+    RING = "ring"
+    # Every chip's links go to a switch, which reaches every other chip in one hop (NVSwitch).
+    SWITCH = "switch"
+
+
+TOPOLOGIES: tuple[str, ...] = tuple(t.value for t in Topology)
+
+
+class Collective(StrEnum):
+    """The collectives, one op each (ops.py); targets/collectives.py prices each."""
+
+    ALL_GATHER = "all_gather"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALL_REDUCE = "all_reduce"
+    ALL_TO_ALL = "all_to_all"
+
 
 REPLICATE = "replicate"
 # The reductions a partial entry may name. Only sums occur in the layouts of issue 23.

@@ -3,9 +3,9 @@
 Decided here, and why (docs/mesh.md):
 
 - **A mesh is a symbol** (``mesh.mesh @t3k``) holding what a deployment may know of the machine:
-  its shape, each axis's topology and links, and the preset it came from. When a preset is named,
-  the numbers must be the preset's (spatial_dialect.targets.mesh), so the IR cannot disagree with
-  the prices computed from it.
+  its shape, each axis's topology and links, and the preset it came from. The dialect imports
+  nothing of `targets` (docs/architecture.md#import-rules): that a preset's numbers are the IR's is
+  checked where the mesh is priced (passes/mesh_prices.py).
 - **Collectives act on one chip's local tensor** (MLIR's mesh dialect after spmdization): the
   operand and result types are the shard one chip holds, so each chip's program stays an ordinary
   single-chip program. Each collective names its mesh axis and the sharding before (``from``) and
@@ -13,11 +13,12 @@ Decided here, and why (docs/mesh.md):
   fixes the shapes (an all_gather over n chips multiplies the gathered dim by n, a reduce_scatter
   divides it, an all_reduce keeps the shape, an all_to_all moves the split from one dim to
   another). An optional ``reason`` string names the producer and consumer; an optional ``cost``
-  carries the price, whose bytes must be the bytes the types imply.
+  carries the price (passes/mesh_prices.cost_of), whose bytes must be the bytes the types imply.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -47,6 +48,8 @@ from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
 
 from spatial_dialect.mesh.attrs import (
     REPLICATE,
+    TOPOLOGIES,
+    Collective,
     CostAttr,
     MeshVerifyError,
     ShardingAttr,
@@ -54,8 +57,6 @@ from spatial_dialect.mesh.attrs import (
     entry_dim,
     is_partial,
 )
-from spatial_dialect.targets.collectives import Collective, price
-from spatial_dialect.targets.mesh import MESH_PRESETS, TOPOLOGIES, Mesh
 
 
 @irdl_op_definition
@@ -81,30 +82,22 @@ class MeshOp(IRDLOperation):
             }
         )
 
-    @staticmethod
-    def from_preset(preset: str, name: str | None = None) -> MeshOp:
-        m = MESH_PRESETS[preset]
-        return MeshOp(
-            name or preset,
-            m.shape,
-            [a.topology.value for a in m.axes],
-            [a.links for a in m.axes],
-            preset,
-        )
-
     @property
     def sizes(self) -> tuple[int, ...]:
         return tuple(s.data for s in self.shape)
 
-    def target_mesh(self) -> Mesh | None:
-        """The preset's Mesh (with its link speeds, which price collectives), or None."""
-        return MESH_PRESETS[self.preset.data] if self.preset is not None else None
+    @property
+    def topologies(self) -> tuple[str, ...]:
+        return tuple(t.data for t in self.topology)
+
+    @property
+    def link_counts(self) -> tuple[int, ...]:
+        return tuple(n.data for n in self.links)
 
     def verify_(self) -> None:
         name = f"mesh @{self.sym_name.data}"
         sizes = self.sizes
-        topo = tuple(t.data for t in self.topology)
-        links = tuple(n.data for n in self.links)
+        topo, links = self.topologies, self.link_counts
         if not sizes:
             raise MeshVerifyError(f"{name}: a mesh needs at least one axis")
         for field, values in (("topology", topo), ("links", links)):
@@ -121,18 +114,6 @@ class MeshOp(IRDLOperation):
                 raise MeshVerifyError(
                     f"{name}: axis {axis} topology {t!r} is not one of {', '.join(TOPOLOGIES)}"
                 )
-        if self.preset is None:
-            return
-        m = MESH_PRESETS.get(self.preset.data)
-        if m is None:
-            raise MeshVerifyError(
-                f"{name}: unknown preset {self.preset.data!r} (known: {', '.join(MESH_PRESETS)})"
-            )
-        want = (m.shape, tuple(a.topology.value for a in m.axes), tuple(a.links for a in m.axes))
-        if (sizes, topo, links) != want:
-            raise MeshVerifyError(
-                f"{name}: preset {m.name} is {_axes(*want)}, got {_axes(sizes, topo, links)}"
-            )
 
     @classmethod
     def parse(cls, parser: Parser) -> MeshOp:
@@ -159,10 +140,6 @@ class MeshOp(IRDLOperation):
             printer.print_string(" preset ")
             printer.print_string_literal(self.preset.data)
         printer.print_op_attributes(self.attributes)
-
-
-def _axes(sizes, topo, links) -> str:
-    return f"shape {_x(sizes)} topology [{', '.join(topo)}] links [{', '.join(map(str, links))}]"
 
 
 def _x(sizes) -> str:
@@ -283,6 +260,7 @@ class CollectiveOp(IRDLOperation):
                     f"{after[other]}; a collective changes its own axis only"
                 )
         expected = self.local_result_shape(before[a], after[a], sin, mesh.sizes[a])
+        self._check_minor_most(before, after)
         if list(sout) != expected:
             raise MeshVerifyError(
                 f"{what} over axis {a} of {mesh.sizes[a]} chips from {before[a]} to {after[a]}: "
@@ -299,6 +277,20 @@ class CollectiveOp(IRDLOperation):
         """The result's local shape from the change of the axis's placement; raises when the
         change is not this collective's."""
         raise NotImplementedError
+
+    def _check_minor_most(self, before: Sequence[str], after: Sequence[str]) -> None:
+        """Two axes that shard one dim split it major to minor in axis order, so a collective may
+        gather or scatter a dim only over the last axis that splits it: over an earlier one, the
+        blocks a chip holds afterwards would be strided, which no sharding describes."""
+        a = self.axis.value.data
+        for entry in {before[a], after[a]}:
+            dim = entry_dim(entry)
+            later = [b for b in range(a + 1, len(before)) if entry_dim(before[b]) == dim]
+            if dim is not None and later:
+                raise MeshVerifyError(
+                    f"{self.name} over axis {a}: mesh axis {later[-1]} also shards dim {dim}, "
+                    f"finer; a dim is gathered or scattered over its last splitting axis first"
+                )
 
     def _refuse(self, before: str, after: str, wants: str) -> MeshVerifyError:
         return MeshVerifyError(
@@ -390,12 +382,3 @@ COLLECTIVES: tuple[type[CollectiveOp], ...] = (
     AllReduceOp,
     AllToAllOp,
 )
-
-
-def cost_of(op: CollectiveOp, mesh: Mesh, links: int | None = None) -> CostAttr:
-    """The op's price over ``mesh`` (targets/collectives.price) as the attribute it carries."""
-    nbytes = op.priced_bytes()
-    if nbytes is None:
-        raise MeshVerifyError(f"{op.name}: cannot price a tensor without an element width")
-    p = price(op.KIND, mesh, nbytes, op.axis.data, links)
-    return CostAttr(nbytes, p.links, p.hops, round(p.time_s * 1e9))

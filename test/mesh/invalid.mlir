@@ -17,16 +17,6 @@ mesh.mesh @m shape 0x2 topology [line, line] links [1, 1]
 
 // -----
 
-mesh.mesh @m shape 2 topology [line] links [2] preset "n300"
-// CHECK: mesh @m: preset n300 is shape 2 topology [line] links [1], got shape 2 topology [line] links [2]
-
-// -----
-
-mesh.mesh @m shape 2 topology [line] links [1] preset "n301"
-// CHECK: mesh @m: unknown preset 'n301' (known: n300, t3k, galaxy, p150x4, h100x2, h100x8, h200x8)
-
-// -----
-
 mesh.mesh @m shape 2 topology [line] links [1]
 %x = "test.op"() : () -> tensor<8x8xf32>
 %y = mesh.shard %x to #mesh.sharding<@m, [shard(2)]> : tensor<8x8xf32>
@@ -178,3 +168,19 @@ mesh.mesh @m shape 2 topology [line] links [1]
 %x = "test.op"() : () -> tensor<8x8xf32>
 %y = mesh.all_reduce %x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.sharding<@m, [replicate]> cost #mesh.cost<bytes = -1, links = 1, hops = 1, ns = 9000> : tensor<8x8xf32> -> tensor<8x8xf32>
 // CHECK: cost: bytes must be >= 0, got -1
+
+// -----
+
+// Axes 0 and 1 both split dim 0, major to minor: gathering over axis 0 first would leave each chip
+// strided blocks.
+mesh.mesh @m shape 2x2 topology [line, line] links [1, 1]
+%x = "test.op"() : () -> tensor<2x8xf32>
+%y = mesh.all_gather %x axis 0 from #mesh.sharding<@m, [shard(0), shard(0)]> to #mesh.sharding<@m, [replicate, shard(0)]> : tensor<2x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_gather over axis 0: mesh axis 1 also shards dim 0, finer; a dim is gathered or scattered over its last splitting axis first
+
+// -----
+
+mesh.mesh @m shape 2x2 topology [line, line] links [1, 1]
+%x = "test.op"() : () -> tensor<4x8xf32>
+%y = mesh.reduce_scatter %x axis 0 from #mesh.sharding<@m, [partial(sum), shard(0)]> to #mesh.sharding<@m, [shard(0), shard(0)]> : tensor<4x8xf32> -> tensor<2x8xf32>
+// CHECK: mesh.reduce_scatter over axis 0: mesh axis 1 also shards dim 0, finer; a dim is gathered or scattered over its last splitting axis first

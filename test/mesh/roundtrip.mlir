@@ -35,3 +35,16 @@ func.func @g(%y: tensor<32x128xf32>) -> tensor<32x1024xf32> {
 // A mesh without a preset (a [mesh] table of a TOML target) keeps only its numbers.
 // CHECK: mesh.mesh @custom shape 3 topology [ring] links [2]{{$}}
 mesh.mesh @custom shape 3 topology [ring] links [2]
+
+// -----
+
+// Both axes split dim 0, major to minor: the minor axis (1) is gathered first.
+// CHECK-LABEL: mesh.mesh @q
+// CHECK: mesh.all_gather %{{.*}} axis 1 from #mesh.sharding<@q, [shard(0), shard(0)]> to #mesh.sharding<@q, [shard(0), replicate]> : tensor<2x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_gather %{{.*}} axis 0 from #mesh.sharding<@q, [shard(0), replicate]> to #mesh.sharding<@q, [replicate, replicate]> : tensor<4x8xf32> -> tensor<8x8xf32>
+mesh.mesh @q shape 2x2 topology [line, line] links [1, 1]
+func.func @h(%x: tensor<2x8xf32>) -> tensor<8x8xf32> {
+  %a = mesh.all_gather %x axis 1 from #mesh.sharding<@q, [shard(0), shard(0)]> to #mesh.sharding<@q, [shard(0), replicate]> : tensor<2x8xf32> -> tensor<4x8xf32>
+  %b = mesh.all_gather %a axis 0 from #mesh.sharding<@q, [shard(0), replicate]> to #mesh.sharding<@q, [replicate, replicate]> : tensor<4x8xf32> -> tensor<8x8xf32>
+  func.return %b : tensor<8x8xf32>
+}
