@@ -200,8 +200,8 @@ class CollectiveOp(IRDLOperation):
     reason = opt_prop_def(StringAttr)
     cost = opt_prop_def(CostAttr)
     assembly_format = (
-        "$input `axis` $axis `from` qualified($from) `to` qualified($to) (`reason` $reason^)? (`cost` qualified($cost)^)? "
-        "attr-dict `:` type($input) `->` type($result)"
+        "$input `axis` $axis `from` qualified($from) `to` qualified($to) "
+        "(`reason` $reason^)? (`cost` qualified($cost)^)? attr-dict `:` type($input) `->` type($result)"
     )
 
     def __init__(
@@ -227,7 +227,7 @@ class CollectiveOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        what = f"{self.name}"
+        what = self.name
         tin, tout = self.input.type, self.result.type
         assert isinstance(tin, TensorType) and isinstance(tout, TensorType)
         if tin.get_element_type() != tout.get_element_type():
@@ -238,6 +238,9 @@ class CollectiveOp(IRDLOperation):
         sin, sout = tin.get_shape(), tout.get_shape()
         if len(sin) != len(sout):
             raise MeshVerifyError(f"{what}: rank {len(sout)} result of a rank-{len(sin)} input")
+        if any(s < 0 for s in (*sin, *sout)):
+            # A chip's shard is a static block: every layout of issue 23 has static shapes.
+            raise MeshVerifyError(f"{what}: takes static shapes, got {tin} -> {tout}")
         if self.src.mesh != self.dst.mesh:
             raise MeshVerifyError(
                 f"{what}: from is over @{self.src.mesh.data}, to over @{self.dst.mesh.data}"
@@ -283,7 +286,7 @@ class CollectiveOp(IRDLOperation):
         gather or scatter a dim only over the last axis that splits it: over an earlier one, the
         blocks a chip holds afterwards would be strided, which no sharding describes."""
         a = self.axis.value.data
-        for entry in {before[a], after[a]}:
+        for entry in dict.fromkeys((before[a], after[a])):
             dim = entry_dim(entry)
             later = [b for b in range(a + 1, len(before)) if entry_dim(before[b]) == dim]
             if dim is not None and later:
@@ -303,7 +306,7 @@ class CollectiveOp(IRDLOperation):
         t = self.result.type if self.KIND is Collective.ALL_GATHER else self.input.type
         assert isinstance(t, TensorType)
         width = getattr(t.get_element_type(), "bitwidth", None)
-        if width is None or any(s < 0 for s in t.get_shape()):
+        if width is None:
             return None
         return t.element_count() * width // 8
 

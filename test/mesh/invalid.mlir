@@ -184,3 +184,10 @@ mesh.mesh @m shape 2x2 topology [line, line] links [1, 1]
 %x = "test.op"() : () -> tensor<4x8xf32>
 %y = mesh.reduce_scatter %x axis 0 from #mesh.sharding<@m, [partial(sum), shard(0)]> to #mesh.sharding<@m, [shard(0), shard(0)]> : tensor<4x8xf32> -> tensor<2x8xf32>
 // CHECK: mesh.reduce_scatter over axis 0: mesh axis 1 also shards dim 0, finer; a dim is gathered or scattered over its last splitting axis first
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+%x = "test.op"() : () -> tensor<?x8xf32>
+%y = mesh.all_reduce %x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.sharding<@m, [replicate]> : tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK: mesh.all_reduce: takes static shapes, got tensor<?x8xf32> -> tensor<?x8xf32>
