@@ -3,14 +3,14 @@
 
 // CHECK-LABEL: mesh.mesh @n300 shape 2 topology [line] links [1] preset "n300"
 // CHECK: %{{.*}} = mesh.shard %{{.*}} to #mesh.sharding<@n300, [shard(1)]> : tensor<32x1024xbf16>
-// CHECK: %[[P:.*]] = mesh.all_reduce %{{.*}} axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "wo is row-parallel; the residual add needs it whole" cost #mesh.cost<bytes = 65536, links = 1, hops = 1, ns = 19190> : tensor<32x1024xbf16> -> tensor<32x1024xbf16>
+// CHECK: %[[P:.*]] = mesh.all_reduce %{{.*}} axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "wo is row-parallel; the residual add needs it whole" cost #mesh.cost<bytes = 65536, links = 1, hops = 1, ns = 20283> : tensor<32x1024xbf16> -> tensor<32x1024xbf16>
 // CHECK: mesh.all_gather %[[P]] axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> : tensor<32x1024xbf16> -> tensor<32x2048xbf16>
 // CHECK: mesh.reduce_scatter %{{.*}} axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [shard(0)]> : tensor<32x1024xbf16> -> tensor<16x1024xbf16>
 // CHECK: mesh.all_to_all %{{.*}} axis 0 from #mesh.sharding<@n300, [shard(0)]> to #mesh.sharding<@n300, [shard(1)]> : tensor<16x1024xbf16> -> tensor<32x512xbf16>
 mesh.mesh @n300 shape 2 topology [line] links [1] preset "n300"
 func.func @f(%x: tensor<32x1024xbf16>, %h: tensor<16x1024xbf16>) -> tensor<32x1024xbf16> {
   %w = mesh.shard %x to #mesh.sharding<@n300, [shard(1)]> : tensor<32x1024xbf16>
-  %p = mesh.all_reduce %x axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "wo is row-parallel; the residual add needs it whole" cost #mesh.cost<bytes = 65536, links = 1, hops = 1, ns = 19190> : tensor<32x1024xbf16> -> tensor<32x1024xbf16>
+  %p = mesh.all_reduce %x axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "wo is row-parallel; the residual add needs it whole" cost #mesh.cost<bytes = 65536, links = 1, hops = 1, ns = 20283> : tensor<32x1024xbf16> -> tensor<32x1024xbf16>
   %g = mesh.all_gather %p axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> : tensor<32x1024xbf16> -> tensor<32x2048xbf16>
   %r = mesh.reduce_scatter %x axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [shard(0)]> : tensor<32x1024xbf16> -> tensor<16x1024xbf16>
   %a = mesh.all_to_all %h axis 0 from #mesh.sharding<@n300, [shard(0)]> to #mesh.sharding<@n300, [shard(1)]> : tensor<16x1024xbf16> -> tensor<32x512xbf16>
