@@ -20,4 +20,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return SP
 
-    return {"tg": tg, "sp": sp}
+    def mesh() -> Dialect:
+        from spatial_dialect.mesh import MESH
+
+        return MESH
+
+    return {"tg": tg, "sp": sp, "mesh": mesh}

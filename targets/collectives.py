@@ -26,19 +26,12 @@ The model is checked against the CCL report's published times by bench/collectiv
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
+
+from spatial_dialect.mesh.attrs import Collective
 
 from .mesh import Axis, Mesh, Topology
 from .spec import TargetError
-
-
-class Collective(enum.StrEnum):
-    ALL_GATHER = "all_gather"
-    REDUCE_SCATTER = "reduce_scatter"
-    ALL_REDUCE = "all_reduce"
-    ALL_TO_ALL = "all_to_all"
-
 
 KINDS: tuple[str, ...] = tuple(c.value for c in Collective)
 

@@ -21,8 +21,8 @@ Decided here, and why:
   [CCL], so the presets price what runs.
 - **A switch** (NVLink through NVSwitch) joins every chip to every other in one hop: no relay and
   no line/ring diameter; a chip's links all go to the switch.
-- **Not built yet:** a deployment over a mesh (sharding, collectives in the IR, the per-chip
-  programs; issue 23). ``load_target`` refuses a mesh by name or file with :class:`MeshNotBuilt`,
+- **Not built yet:** a deployment over a mesh (the tensor-parallel decision, the per-chip programs;
+  issue 23). Shardings and collectives exist in the IR (docs/mesh.md), and nothing inserts them. ``load_target`` refuses a mesh by name or file with :class:`MeshNotBuilt`,
   naming the mesh and its chip, rather than compiling for one chip silently.
 
 Sources:
@@ -47,25 +47,12 @@ Sources:
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
+
+from spatial_dialect.mesh.attrs import TOPOLOGIES, Topology
 
 from .presets import PRESETS
 from .spec import Target, TargetError
-
-
-class Topology(enum.StrEnum):
-    """How the chips of one mesh axis are joined. A StrEnum: reads as the TOML's string."""
-
-    # Each chip links to its neighbours; the chips at the ends have one neighbour on the axis.
-    LINE = "line"
-    # A line whose ends are linked too: two links per chip on the axis, half the diameter.
-    RING = "ring"
-    # Every chip's links go to a switch, which reaches every other chip in one hop (NVSwitch).
-    SWITCH = "switch"
-
-
-TOPOLOGIES: tuple[str, ...] = tuple(t.value for t in Topology)
 
 
 class MeshNotBuilt(TargetError):

@@ -205,7 +205,8 @@ def test_the_dialect_does_not_import_the_targets():
     offending = [
         f"{name} imports {target}"
         for name, edges in graph.items()
-        if name == f"{PACKAGE}.sp" or name.startswith(f"{PACKAGE}.sp.")
+        for dialect in ("sp", "mesh")
+        if name == f"{PACKAGE}.{dialect}" or name.startswith(f"{PACKAGE}.{dialect}.")
         for target in edges
         if target.startswith(f"{PACKAGE}.targets")
     ]

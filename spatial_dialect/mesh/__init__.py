@@ -1,0 +1,64 @@
+"""mesh: deployments over a mesh of chips (docs/mesh.md).
+
+A mesh symbol (`mesh.mesh`), each tensor's sharding over it (`#mesh.sharding`, recorded by
+`mesh.shard`), and the collectives that change a sharding along one mesh axis (`mesh.all_gather`,
+`mesh.reduce_scatter`, `mesh.all_reduce`, `mesh.all_to_all`), each with its reason and its price
+(`#mesh.cost`). Modelled on MLIR's mesh (now shard) dialect and Shardy; named `mesh` because xDSL
+ships a partial `shard` dialect without all_gather, reduce_scatter, all_to_all or prices.
+Between collectives, each chip runs an ordinary single-chip program.
+"""
+
+from xdsl.ir import Dialect
+
+from spatial_dialect.mesh.attrs import (
+    REDUCTIONS,
+    REPLICATE,
+    TOPOLOGIES,
+    Collective,
+    CostAttr,
+    MeshVerifyError,
+    ShardingAttr,
+    Topology,
+    check_sharding,
+    entry_dim,
+    is_partial,
+    partial_entry,
+    shard_entry,
+)
+from spatial_dialect.mesh.ops import (
+    COLLECTIVES,
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    CollectiveOp,
+    MeshOp,
+    ReduceScatterOp,
+    ShardOp,
+)
+
+MESH = Dialect("mesh", [MeshOp, ShardOp, *COLLECTIVES], [ShardingAttr, CostAttr])
+
+__all__ = [
+    "COLLECTIVES",
+    "MESH",
+    "REDUCTIONS",
+    "REPLICATE",
+    "TOPOLOGIES",
+    "Collective",
+    "Topology",
+    "AllGatherOp",
+    "AllReduceOp",
+    "AllToAllOp",
+    "CollectiveOp",
+    "CostAttr",
+    "MeshOp",
+    "MeshVerifyError",
+    "ReduceScatterOp",
+    "ShardOp",
+    "ShardingAttr",
+    "check_sharding",
+    "entry_dim",
+    "is_partial",
+    "partial_entry",
+    "shard_entry",
+]

@@ -1,0 +1,172 @@
+"""The reference meaning of the mesh dialect's collectives over stacked per-chip arrays
+(docs/mesh.md#reference-semantics).
+
+A deployment's value is a **stack**: one numpy array whose leading axes are the mesh's (chip
+(i, j) of a 2x4 mesh holds ``stack[i, j]``) and whose trailing axes are one chip's local tensor.
+Each collective is one function of a stack (``all_gather``, ``reduce_scatter``, ``all_reduce``,
+``all_to_all``), and ``MeshFunctions`` registers one ``@impl`` per op with xDSL's interpreter, as
+tg_functions.py does for tg, so a simulator of several chips can run the ops between the chips'
+programs. ``shard`` and ``unshard`` turn a whole tensor into a stack under a sharding and back;
+every collective keeps ``unshard`` unchanged (the tests' property), which is what a sharding
+change means.
+
+Decided here, and why:
+
+- **Major to minor.** Two mesh axes that shard one dim split it in axis order: chip (c0, c1) of
+  axes of n0 and n1 chips holds block c0 x n1 + c1 (DTensor's order; the verifier refuses a
+  collective over any but the last splitting axis).
+- **Partial sums are summed in the stack's dtype**, in chip order along the axis, as a chip
+  would; the tests compare in float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+
+from spatial_dialect.mesh import (
+    REPLICATE,
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    CollectiveOp,
+    ReduceScatterOp,
+    entry_dim,
+    is_partial,
+)
+
+
+def _local(rank: int, dim: int) -> int:
+    """Where local dim ``dim`` lies in a stack of ``rank`` mesh axes once one of them is taken."""
+    return rank - 1 + dim
+
+
+def _spread(parts: Sequence[np.ndarray], axis: int) -> np.ndarray:
+    return np.stack(list(parts), axis=axis)
+
+
+def all_gather(stack: np.ndarray, rank: int, axis: int, dim: int) -> np.ndarray:
+    """Every chip along ``axis`` gets the concatenation, in chip order, of their shards of ``dim``."""
+    n = stack.shape[axis]
+    whole = np.concatenate([np.take(stack, i, axis=axis) for i in range(n)], axis=_local(rank, dim))
+    return _spread([whole] * n, axis)
+
+
+def reduce_scatter(stack: np.ndarray, rank: int, axis: int, dim: int) -> np.ndarray:
+    """The sum over ``axis``, split along ``dim``: chip i of the axis gets block i."""
+    n = stack.shape[axis]
+    total = stack.sum(axis=axis, dtype=stack.dtype)
+    return _spread(np.split(total, n, axis=_local(rank, dim)), axis)
+
+
+def all_reduce(stack: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    """Every chip along ``axis`` gets the sum over it."""
+    n = stack.shape[axis]
+    return _spread([stack.sum(axis=axis, dtype=stack.dtype)] * n, axis)
+
+
+def all_to_all(stack: np.ndarray, rank: int, axis: int, src_dim: int, dst_dim: int) -> np.ndarray:
+    """Chip j of ``axis`` gets block j (along ``dst_dim``) of every chip's shard, concatenated
+    in chip order along ``src_dim``: the split moves from ``src_dim`` to ``dst_dim``."""
+    n = stack.shape[axis]
+    blocks = [
+        np.split(np.take(stack, i, axis=axis), n, axis=_local(rank, dst_dim)) for i in range(n)
+    ]
+    out = [
+        np.concatenate([blocks[i][j] for i in range(n)], axis=_local(rank, src_dim))
+        for j in range(n)
+    ]
+    return _spread(out, axis)
+
+
+def shard(
+    whole: np.ndarray,
+    mesh_shape: Sequence[int],
+    placements: Sequence[str],
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """The stack of ``whole`` under ``placements``. A partial axis holds random addends whose sum
+    (in chip order) is the tensor, so it needs ``rng``."""
+    stack = whole
+    for a, (n, entry) in enumerate(zip(mesh_shape, placements, strict=True)):
+        dim = entry_dim(entry)
+        if dim is not None:
+            stack = _spread(np.split(stack, n, axis=a + dim), a)
+        elif entry == REPLICATE:
+            stack = _spread([stack] * n, a)
+        else:
+            assert is_partial(entry) and rng is not None, f"{entry} needs an rng"
+            # The same addends on every chip of the earlier axes, so replicas stay bit-equal.
+            local = stack.shape[a:]
+            parts = [
+                np.broadcast_to(rng.standard_normal(local).astype(stack.dtype), stack.shape)
+                for _ in range(n - 1)
+            ]
+            rest = stack - sum(parts, np.zeros_like(stack))
+            stack = _spread([*parts, rest], a)
+    return stack
+
+
+def unshard(stack: np.ndarray, placements: Sequence[str]) -> np.ndarray:
+    """The whole tensor a stack holds under ``placements``: shards concatenated (the minor axis
+    first), partial sums added, replicas read from chip 0 (``replicas_agree`` checks the others)."""
+    for a in reversed(range(len(placements))):
+        entry = placements[a]
+        dim = entry_dim(entry)
+        if dim is not None:
+            n = stack.shape[a]
+            stack = np.concatenate([np.take(stack, i, axis=a) for i in range(n)], axis=a + dim)
+        elif entry == REPLICATE:
+            stack = np.take(stack, 0, axis=a)
+        else:
+            stack = stack.sum(axis=a, dtype=stack.dtype)
+    return stack
+
+
+def replicas_agree(stack: np.ndarray, placements: Sequence[str]) -> bool:
+    """Whether every replicated axis holds equal copies."""
+    for a, entry in enumerate(placements):
+        if entry == REPLICATE and not all(
+            np.array_equal(np.take(stack, i, axis=a), np.take(stack, 0, axis=a))
+            for i in range(stack.shape[a])
+        ):
+            return False
+    return True
+
+
+@register_impls
+class MeshFunctions(InterpreterFunctions):
+    """One ``@impl`` per collective: a value is a stack (module docstring)."""
+
+    @staticmethod
+    def _where(op: CollectiveOp) -> tuple[int, int, str, str]:
+        a = op.axis.value.data
+        return len(op.src.placements), a, op.src.placements[a], op.dst.placements[a]
+
+    @impl(AllGatherOp)
+    def run_all_gather(self, interp: Interpreter, op: AllGatherOp, args: PythonValues):
+        rank, a, before, _ = self._where(op)
+        return (all_gather(args[0], rank, a, entry_dim(before)),)
+
+    @impl(ReduceScatterOp)
+    def run_reduce_scatter(self, interp: Interpreter, op: ReduceScatterOp, args: PythonValues):
+        rank, a, _, after = self._where(op)
+        return (reduce_scatter(args[0], rank, a, entry_dim(after)),)
+
+    @impl(AllReduceOp)
+    def run_all_reduce(self, interp: Interpreter, op: AllReduceOp, args: PythonValues):
+        rank, a, _, _ = self._where(op)
+        return (all_reduce(args[0], rank, a),)
+
+    @impl(AllToAllOp)
+    def run_all_to_all(self, interp: Interpreter, op: AllToAllOp, args: PythonValues):
+        rank, a, before, after = self._where(op)
+        return (all_to_all(args[0], rank, a, entry_dim(before), entry_dim(after)),)
