@@ -17,6 +17,7 @@ and two f32 implementations cannot pick differently by rounding.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -155,4 +156,34 @@ def test_qwen3next_generates_as_transformers(capsys, qwen3next, target, source):
     argv = ["--ids", ",".join(map(str, IDS)), "-n", str(TOKENS), "--dtype", "f32", "--json"]
     assert main([str(gguf if source == "gguf" else hf), *argv, "--target", target]) == 0
     ours = json.loads(capsys.readouterr().out)
+    assert ours["tokens"] == theirs
+
+
+FULL = os.environ.get("SPATIAL_ORACLE_FULL") == "1"
+"""The whole matrix on the vendors' executors (every architecture, both sources, 16 tokens):
+tens of minutes on 2 CPU cores, so behind an environment variable (the note of the session that
+ran it records the result)."""
+
+
+@pytest.mark.skipif(not FULL, reason="SPATIAL_ORACLE_FULL=1 runs the vendors' 16-token matrix")
+@pytest.mark.parametrize("source", ["gguf", "hf"])
+@pytest.mark.parametrize(
+    "target, backend", [("wormhole_n150", "tt-lang-sim"), ("h100", "triton-interpret")]
+)
+@pytest.mark.parametrize("arch", [*ARCHS, "qwen3next"])
+def test_the_vendors_executors_generate_16_tokens_as_transformers(
+    capsys, request, arch, target, backend, source
+):
+    if arch == "qwen3next":
+        from test_qwen3next import IDS
+
+        gguf, hf, theirs = request.getfixturevalue("qwen3next")
+        path = gguf if source == "gguf" else hf
+        argv = ["--ids", ",".join(map(str, IDS)), "-n", str(TOKENS), "--dtype", "f32", "--json"]
+        assert main([str(path), *argv, "--target", target, "--backend", backend]) == 0
+        assert json.loads(capsys.readouterr().out)["tokens"] == theirs
+        return
+    gguf, _, theirs, _ = request.getfixturevalue("checkpoints")[arch]
+    path = gguf if source == "gguf" else gguf.parent / "hf"
+    ours = generate(capsys, path, TOKENS, "--target", target, "--backend", backend)
     assert ours["tokens"] == theirs
