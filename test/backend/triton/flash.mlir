@@ -36,7 +36,7 @@ func.func @dec(%q: tensor<1x128xbf16>, %k: tensor<128x64xbf16>, %v: tensor<128x6
 // CHECK-NEXT: m_new = tl.maximum(m_run, mp)
 // CHECK-NEXT: shift = tl.where(m_new > float('-inf'), m_new, 0.0)
 // CHECK: y = tl.where(tl.arange(0, 32)[:, None] == 0, (acc / l_run)[None, :], 0.0)
-// CHECK: tl.store(o_at, y.to(T_y.dtype.element_ty), mask=o_m)
+// CHECK: tl.store(o_at, to_bf16(y), mask=o_m)
 
 // CHECK: def launch(t, device):
 // CHECK: y__splits_kernel[(16,)](

@@ -55,7 +55,7 @@ func.func @mm(%x: tensor<4x64xbf16>, %wv: tensor<64x96xi8>, %ws: tensor<2x96xf16
 // CHECK:      b_d = tl.load(
 // CHECK-NEXT:     S_wv + rk[:, None] // 32 * 96 + rn[None, :],
 // CHECK-NEXT:     mask=mk_[:, None] & mn_[None, :],
-// CHECK:      b = (b.to(tl.float32) * b_d.to(tl.float32)).to(tl.bfloat16)
+// CHECK:      b = to_bf16(b.to(tl.float32) * b_d.to(tl.float32))
 // CHECK:      acc += tl.dot(a, b, out_dtype=tl.float32)
 
 // ggml's quantize_row_q8_0_ref: x * (1 / d), rounded half away from zero.

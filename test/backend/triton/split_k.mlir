@@ -14,6 +14,18 @@ func.func @gemm(%a: tensor<32x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<32x6
 
 // CHECK:      'c': ((32, 64), torch.bfloat16, (32, 64)),
 // CHECK-NEXT: 'c.partials': ((128, 64), torch.float32, (4, 32, 64)),
+
+// The bf16 store rounds through to_bf16: to nearest even, on the GPU by its conversion, under
+// Triton's interpreter (which truncates) by rounding the f32 bits first.
+// CHECK:      INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+// CHECK:      @triton.jit
+// CHECK-NEXT: def to_bf16(x):
+// CHECK:          if INTERPRETED:
+// CHECK-NEXT:         b = x.to(tl.float32).to(tl.uint32, bitcast=True)
+// CHECK-NEXT:         b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+// CHECK-NEXT:         x = b.to(tl.float32, bitcast=True)
+// CHECK-NEXT:     return x.to(tl.bfloat16)
+
 // CHECK:      # block 1x1 tiles (BLOCK_M=32, BLOCK_N=32), K 16 tiles by 4 (BLOCK_K=128) in 4 slices; grid 8
 
 // The GEMM kernel never touches C: its sums go to their slice of the partials, unrounded.
@@ -35,7 +47,7 @@ func.func @gemm(%a: tensor<32x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<32x6
 // CHECK-NEXT: for k in range(1, 4):
 // CHECK-NEXT:     acc += tl.load(p_at + k * 2048, mask=o_m, other=0)
 // CHECK-NEXT: o_at = T_c + o_r[:, None] * 64 + o_c[None, :]
-// CHECK-NEXT: tl.store(o_at, acc.to(T_c.dtype.element_ty), mask=o_m)
+// CHECK-NEXT: tl.store(o_at, to_bf16(acc), mask=o_m)
 
 // CHECK:      C_SITES = [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1)]
 // CHECK:      def launch(t, device):

@@ -113,7 +113,12 @@ for k0 in range({ks}):
                 at = s.scale_at(t, row, col)
                 s.emit(f"{var}_d = tl.load({s.scales_arg(t)} + {at}, mask={mask}, other=0)", 3)
                 widened = f"{var}.to(tl.float32) * {var}_d.to(tl.float32)"
-                s.emit(f"{var} = ({widened}).to({TL_TYPES[dot_elt]})", 3)
+                rounded = (
+                    f"to_bf16({widened})"
+                    if dot_elt == "bf16"
+                    else f"({widened}).to({TL_TYPES[dot_elt]})"
+                )
+                s.emit(f"{var} = {rounded}", 3)
         if acc_ty == "tl.float32":
             # the interpreter multiplies 16-bit floats through numpy, which has no bf16: widen
             # them there (exact). Not i8: its int8 dot is exact, and it has no int32 dot at all.
@@ -260,7 +265,7 @@ p = tl.load({s.arg(idx)}) + tl.zeros_like(s_i)  # the runtime position, one per 
 s_c = {offset(a.col * tw, f"tl.arange(0, {pc})")}
 s_rm = {conj(below(f"tl.arange(0, {pr})", a.rows * th, pr), f"s_i < {count}", "p >= 0", f"p <= {R - count}")}
 s_cm = {conj(below(f"tl.arange(0, {pc})", a.cols * tw, pc), f"s_c < {C}")}
-tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], x.to({s.arg(cache)}.dtype.element_ty), mask=s_rm[:, None] & s_cm[None, :])
+tl.store({s.arg(cache)} + (p + s_i)[:, None] * {C} + s_c[None, :], {s.cast("x", cache)}, mask=s_rm[:, None] & s_cm[None, :])
 """)
     s.checks.append(
         f"_check_range(t[{idx!r}].reshape(-1)[:1], 0, {R - count}, 'position of {count} row(s) into @{cache} in section @{s.name}')"
@@ -438,7 +443,7 @@ ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
         raise s.refuse(f"attention store {store.access.text()} is not the item's block")
     s.emit(f"""
 omask = qlive[:, None] & (dvv < {dv})[None, :] & (qrow < {min(OR, queries)})[:, None] & (ocol < {OC})
-tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, o.to({s.arg(ot)}.dtype.element_ty), mask=omask)
+tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, {s.cast("o", ot)}, mask=omask)
 """)
     if op.splits:  # the partials' row 1: the head's m and l in columns 0 and 1 of its tiles
         s.emit(f"""
@@ -515,13 +520,13 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
         sv = tl.load({S} + (rr + j)[:, None] * {cols} + cc[None, :], mask=(rm & (src < 0))[:, None] & cm[None, :], other=0).to(tl.float32)
         wv = tl.load({W} + j * {cols} + cc, mask=cm, other=0).to(tl.float32)
         acc += (xv + sv) * wv[None, :]{silu}
-    tl.store({OUT} + rr[:, None] * {cols} + cc[None, :], acc.to({OUT}.dtype.element_ty), mask=rm[:, None] & cm[None, :])
+    tl.store({OUT} + rr[:, None] * {cols} + cc[None, :], {s.cast("acc", ot)}, mask=rm[:, None] & cm[None, :])
 si = tl.arange(0, {ps})
 src = {rows - (taps - 1)} + si
 live = si < {taps - 1}
 xv = tl.load({X} + src[:, None] * {cols} + cc[None, :], mask=(live & (src >= 0))[:, None] & cm[None, :], other=0)
 sv = tl.load({S} + ({rows} + si)[:, None] * {cols} + cc[None, :], mask=(live & (src < 0))[:, None] & cm[None, :], other=0)
-tl.store({N} + si[:, None] * {cols} + cc[None, :], (xv.to(tl.float32) + sv.to(tl.float32)).to({N}.dtype.element_ty), mask=live[:, None] & cm[None, :])
+tl.store({N} + si[:, None] * {cols} + cc[None, :], {s.cast("xv.to(tl.float32) + sv.to(tl.float32)", nt)}, mask=live[:, None] & cm[None, :])
 """)
 
 
@@ -563,8 +568,8 @@ for row in range(0, {rows}):
     delta = (v - tl.sum(state * k[:, None], axis=0)) * b
     state = state + k[:, None] * delta[None, :]
     o = tl.sum(state * q[:, None], axis=0)
-    tl.store({OUT} + row * {vc} + head * {dv} + vv, o.to({OUT}.dtype.element_ty), mask=vm)
-tl.store({N} + (head * {d} + dd)[:, None] * {dv} + vv[None, :], state.to({N}.dtype.element_ty), mask=sm)
+    tl.store({OUT} + row * {vc} + head * {dv} + vv, {s.cast("o", ot)}, mask=vm)
+tl.store({N} + (head * {d} + dd)[:, None] * {dv} + vv[None, :], {s.cast("state", nt)}, mask=sm)
 """)
 
 

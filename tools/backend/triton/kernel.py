@@ -183,6 +183,14 @@ class Kernel:
     def elt(self, tensor: str) -> str:
         return str(self.program.tensor(tensor).type.get_element_type())
 
+    def cast(self, value: str, tensor: str) -> str:
+        """`value` rounded once to `tensor`'s element type, as a store into it writes it; bf16
+        through the module's `to_bf16` (printer.py: TO_BF16), which rounds as the GPU does even
+        under Triton's interpreter."""
+        if self.elt(tensor) == "bf16":
+            return f"to_bf16({value})"
+        return f"{par(value)}.to({self.arg(tensor)}.dtype.element_ty)"
+
     def arg(self, tensor: str) -> str:
         return "T_" + ident(tensor)
 
@@ -325,7 +333,7 @@ class Kernel:
         self.emit(
             f"""
 o_at = {out} + o_r[:, None] * {C} + o_c[None, :]
-tl.store(o_at, {par(value)}.to({out}.dtype.element_ty), mask=o_m)
+tl.store(o_at, {self.cast(value, tensor)}, mask=o_m)
 """,
         )
         if axis is not None:

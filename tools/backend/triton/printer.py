@@ -97,11 +97,29 @@ TENSORS = {{
 
 INTERPRETED = '''
 INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
-"""Triton's CPU interpreter multiplies 16-bit floats wrongly in tl.dot: there the operands are
-widened to f32 first (the products of bf16/f16 values are exact in f32, so the sums are those a
-tensor core accumulates in f32)."""
+"""Where Triton's CPU interpreter computes otherwise than the GPU, the kernels correct it: it
+multiplies 16-bit floats wrongly in tl.dot, so there the operands are widened to f32 first (the
+products of bf16/f16 values are exact in f32, so the sums are those a tensor core accumulates in
+f32), and it truncates f32 to bf16 (to_bf16 rounds first)."""
 '''
-"""Printed where a kernel branches on it (a float GEMM's operands)."""
+"""Printed where a kernel branches on it (a float GEMM's operands, to_bf16)."""
+
+TO_BF16 = '''
+@triton.jit
+def to_bf16(x):
+    """x rounded to bf16, to nearest with ties to even, as the GPU converts. Triton's CPU
+    interpreter converts f32 to bf16 by dropping the low 16 bits (toward zero): there the f32
+    bits are rounded first, after which dropping them is exact."""
+    if INTERPRETED:
+        b = x.to(tl.float32).to(tl.uint32, bitcast=True)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+        x = b.to(tl.float32, bitcast=True)
+    return x.to(tl.bfloat16)
+'''
+"""Printed where a kernel stores bf16 (Kernel.cast): every op result is rounded once to its
+type, to nearest, in the reference and on the GPU; truncating under the interpreter instead put
+half of the elements of a bf16 result one ulp toward zero, a bias that grew through the tiny bf16
+Qwen3-Next layers' recurrence and norms past the tolerance."""
 
 
 def _host(fn: Callable[..., object]) -> list[str]:
@@ -243,8 +261,12 @@ def emit_module(module: ModuleOp) -> Emitted:
         tensors=tensor_lines,
     )
     lines = header.rstrip("\n").split("\n")
-    if re.search(r"\bINTERPRETED\b", "\n".join(line for s in sections for line in s.lines)):
+    body = "\n".join(out)  # every kernel's lines, a split-K section's second kernel too
+    bf16_stores = re.search(r"\bto_bf16\(", body) is not None
+    if bf16_stores or re.search(r"\bINTERPRETED\b", body):
         lines += ["", *INTERPRETED.strip("\n").split("\n")]
+    if bf16_stores:
+        lines += ["", "", *TO_BF16.strip("\n").split("\n")]
     if any(s.checks for s in sections):
         lines += [line for fn in HELPERS for line in _host(fn)]
     lines += out

@@ -114,11 +114,39 @@ _cd.Block.__init__ = _block
 """
 
 
+# Always, before the simulator's main: a block written to a DRAM tensor declared bf16 or f16 is
+# rounded to that type (to nearest, ties to even), as the packer rounds what it writes to a 16-bit
+# buffer and as the reference rounds each op's result once. The simulator backs 16-bit tensors with
+# f32 ("float32 promotion") and copies blocks into them unrounded (a slice of a tensor, which
+# a copy writes to, even forgets the declared type: kept here), so a section that read another
+# section's bf16 output read its unrounded f32 value while the host, reading it back, saw it
+# rounded: the tiny bf16 Qwen3-Next layer's matmuls after its rms norms differed from the
+# reference in 4 of 10 elements, enough to flip an MoE route downstream.
+ROUND_HOOK = """
+from ttl.sim import copyhandlers as _rh, ttnnsim as _rt
+_narrow = tuple(_rt._PROMOTABLE_FLOAT_DTYPES.values())
+_slice = _rt.Tensor.__getitem__
+def _sliced(self, key):
+    part = _slice(self, key)
+    if isinstance(part, _rt.Tensor):
+        part._dtype = self._dtype
+    return part
+_rt.Tensor.__getitem__ = _sliced
+_send = _rh.BlockToTensorHandler.transfer
+def _rounded(self, src, dst):
+    _send(self, src, dst)
+    if dst.dtype in _narrow and dst.underlying_dtype != dst.dtype and not _rh._is_dry_run():
+        raw = dst.to_torch()
+        raw.copy_(raw.to(dst.dtype).to(raw.dtype))
+_rh.BlockToTensorHandler.transfer = _rounded
+"""
+
+
 def simulator_command(
     module: ModuleOp, program: Path, *extra: str, dfbs: bool = False
 ) -> list[str]:
     """`tt-lang-sim PROGRAM --grid X,Y --max-l1 BYTES ...` for the module's recorded target;
-    with `dfbs`, the hooks DFB_HOOK and COMPUTE_HOOK are run first (the caller sets
+    ROUND_HOOK first; with `dfbs`, the hooks DFB_HOOK and COMPUTE_HOOK before it (the caller sets
     SPATIAL_TTLANG_DFBS)."""
     from spatial_dialect.passes.target_choice import recorded_target
 
@@ -126,7 +154,7 @@ def simulator_command(
     gx, gy = target.mesh_x, target.mesh_y
     meshes = [p.one(sp.MeshOp) for p in module.walk() if isinstance(p, sp.ProgramOp)]
     local = min((m.local_mem for m in meshes if m is not None), default=None)
-    main = "from ttl.sim.ttlang_sim import main; main()"
+    main = ROUND_HOOK + "from ttl.sim.ttlang_sim import main; main()"
     if dfbs:
         main = DFB_HOOK + COMPUTE_HOOK + main
     cmd = [sys.executable, "-c", main, str(program)]
