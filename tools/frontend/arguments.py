@@ -150,3 +150,28 @@ def selected_rows(
             f"--weights: {fmt}.value {value!r} of '{name}' is not one of {', '.join(VALUES)}"
         )
     return array
+
+
+def fitted(
+    tname: str, name: str, array: np.ndarray, shape: tuple[int, ...], dtype, raw: bool = False
+) -> np.ndarray:
+    """The checkpoint tensor `tname`, laid out, as argument %name of `shape` and element type
+    `dtype` holds it: the shapes must agree, and a float weight (not `raw`, a Q8_0 part kept as
+    stored) is widened to f32 and rounded once to `dtype`, which must hold every value (a weight
+    past the type's range would run as inf and every output as NaN)."""
+    if array.shape != shape:
+        raise WeightsError(
+            f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
+            f"the function declares {shape}"
+        )
+    if not raw:
+        array = array.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = np.ascontiguousarray(array.astype(dtype))
+    if not raw and not np.isfinite(cast.astype(np.float32)).all():
+        big = float(np.abs(array).max())
+        raise WeightsError(
+            f"--weights: tensor '{tname}' holds {big:g}, past the range of %{name}'s "
+            f"element type {np.dtype(dtype).name}"
+        )
+    return cast

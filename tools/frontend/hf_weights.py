@@ -26,6 +26,7 @@ from spatial_dialect.tools.frontend.arguments import (
     argument_attributes,
     arrange,
     attribute_text,
+    fitted,
     rope_table,
     run_position,
     selected_rows,
@@ -73,12 +74,7 @@ def hf_inputs(
             tname = attribute_text(attrs["hf.tensor"])
             array = selected_rows(tname, _tensor(h, tname, name), attrs, "hf")
             array = arrange(array, attribute_text(attrs.get("hf.layout", "rows")))
-            if array.shape != shape:
-                raise WeightsError(
-                    f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
-                    f"the function declares {shape}"
-                )
-            out[name] = np.ascontiguousarray(array.astype(dtype))
+            out[name] = fitted(tname, name, array, shape, dtype)
         elif "hf.rope" in attrs:
             theta = attrs.get("hf.rope_theta")
             base = float(theta.value.data) if isinstance(theta, FloatAttr) else h.rope_theta

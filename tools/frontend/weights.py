@@ -30,6 +30,7 @@ from spatial_dialect.tools.frontend.arguments import (
     argument_attributes,
     arrange,
     attribute_text,
+    fitted,
     rope_table,
     run_position,
     selected_rows,
@@ -102,22 +103,7 @@ def checkpoint_inputs(
                 ]
             array = selected_rows(tname, array, attrs)
             array = arrange(array, attribute_text(attrs.get("gguf.layout", StringAttr("rows"))))
-            if array.shape != shape:
-                raise WeightsError(
-                    f"--weights: tensor '{tname}' gives %{name} the shape {array.shape}; "
-                    f"the function declares {shape}"
-                )
-            if part is None:
-                array = array.astype(np.float32)
-            with np.errstate(over="ignore", invalid="ignore"):
-                cast = np.ascontiguousarray(array.astype(dtype))
-            if part is None and not np.isfinite(cast.astype(np.float32)).all():
-                big = float(np.abs(array).max())
-                raise WeightsError(
-                    f"--weights: tensor '{tname}' holds {big:g}, past the range of %{name}'s "
-                    f"element type {np.dtype(dtype).name}"
-                )
-            out[name] = cast
+            out[name] = fitted(tname, name, array, shape, dtype, raw=part is not None)
         elif "gguf.rope" in attrs:
             base = attrs.get("gguf.rope_freq_base")
             base_v = float(base.value.data) if isinstance(base, FloatAttr) else header.rope_base
