@@ -387,6 +387,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
+    if args.work_budget < 0:
+        parser.error(f"--work-budget must be a number of tile steps >= 0, got {args.work_budget}")
     return args
 
 

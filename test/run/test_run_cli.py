@@ -91,6 +91,8 @@ def test_usage_errors_exit_2(capsys):
     # neither --target nor --reference-only
     assert run(capsys, EXAMPLES / "gemm_small.mlir")[0] == 2
     assert run(capsys, EXAMPLES / "gemm_small.mlir", "--seed", "x")[0] == 2
+    budget = ("--target", "wormhole_n150", "--work-budget", "-1")
+    assert run(capsys, EXAMPLES / "gemm_small.mlir", *budget)[0] == 2
 
 
 def test_help_documents_the_tolerances(capsys):
