@@ -73,7 +73,7 @@ from spatial_dialect import tg
 from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import parse_bytes
-from spatial_dialect.sp import EntryOp, MeshOp, PlanOp, ProgramOp
+from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InternalError, InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
@@ -84,7 +84,7 @@ from spatial_dialect.tools.backend.executors import (
     BackendUnavailable,
     backend_runner,
 )
-from spatial_dialect.tools.emit.report import section_functions
+from spatial_dialect.tools.emit.report import entry_module
 from spatial_dialect.tools.frontend.chain_inputs import entry_inputs, fed_inputs
 from spatial_dialect.tools.frontend.chaining import ChainError, chain_names
 from spatial_dialect.tools.frontend.diagnostics import (
@@ -235,21 +235,6 @@ def chained_functions(module: ModuleOp, args: argparse.Namespace) -> list[FuncOp
     if twice is not None:
         raise UsageError(f"--chain names @{twice} twice; each function of a chain runs once")
     return [entry_function(module, n) for n in args.chain]
-
-
-def entry_module(module: ModuleOp, function: str) -> ModuleOp:
-    """One function's program out of a compiled deployment: its sp.entry and the sections after
-    it (tools/emit/report.py: section_functions), under the module's target and options."""
-    owner = section_functions(module)
-    ops = [
-        op.clone()
-        for op in module.body.block.ops
-        if owner.get(op) == function  # type: ignore[call-overload]
-        or (isinstance(op, EntryOp) and op.function.data == function)
-    ]
-    program = ModuleOp(ops)
-    program.attributes.update(module.attributes)
-    return program
 
 
 def predicted_us(module: ModuleOp, target: Target) -> list[tuple[str, float]]:

@@ -88,6 +88,21 @@ def section_functions(module: ModuleOp) -> dict[sp.ProgramOp, str]:
     return owner
 
 
+def entry_module(module: ModuleOp, function: str) -> ModuleOp:
+    """One function's program out of a compiled deployment: its sp.entry and the sections after
+    it (section_functions), under the module's target and options."""
+    owner = section_functions(module)
+    ops = [
+        op.clone()
+        for op in module.body.block.ops
+        if owner.get(op) == function  # type: ignore[call-overload]
+        or (isinstance(op, sp.EntryOp) and op.function.data == function)
+    ]
+    program = ModuleOp(ops)
+    program.attributes.update(module.attributes)
+    return program
+
+
 def q8_0_weights(program: sp.ProgramOp, target: Target) -> dict[str, int]:
     """The section's Q8_0 weights (the Q8_0 tensors that name their scales) and their bytes."""
     return {

@@ -3,7 +3,7 @@
 One deployment is imported and compiled once (spatial-import's `--step both`: the prefill of the
 prompt's T tokens and the one-token decode, over caches of at least T + N rows), for the target,
 with every function compiled together so that the caches are laid out once for both
-(passes.pipeline.compile_module; spatial-run's `entry_module` splits out each function's
+(passes.pipeline.compile_module; tools/emit/report.py's `entry_module` splits out each function's
 program). Then, as llama.cpp runs a prompt:
 
 - the prefill runs at position 0 from zero state (KV caches, Qwen3-Next's conv and recurrent
@@ -140,9 +140,9 @@ class Generator:
         extra: tuple[str, ...] = (),
     ) -> None:
         from spatial_dialect.passes.pipeline import compile_module, default_context
+        from spatial_dialect.tools.emit.report import entry_module
         from spatial_dialect.tools.frontend.diagnostics import parse_source
         from spatial_dialect.tools.spatial_import import import_checkpoint
-        from spatial_dialect.tools.spatial_run import entry_module
 
         if n < 1:
             raise GenerationError(f"-n {n}: generate at least one token")
