@@ -192,11 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spatial-generate: compile refused: {str(e).strip()}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a bug must still not greet the user with a traceback
-        if os.environ.get("SPATIAL_RUN_TRACEBACK"):
+        if os.environ.get("SPATIAL_GENERATE_TRACEBACK"):
             traceback.print_exc()
         return _error(
             f"internal error: {type(e).__name__}: {e} "
-            "(please report it; SPATIAL_RUN_TRACEBACK=1 shows where)"
+            "(please report it; SPATIAL_GENERATE_TRACEBACK=1 shows where)"
         )
 
 
