@@ -26,6 +26,7 @@ from spatial_dialect.mesh.attrs import (
     shard_entry,
 )
 from spatial_dialect.mesh.ops import (
+    COLLECTIVE_OF,
     COLLECTIVES,
     AllGatherOp,
     AllReduceOp,
@@ -34,11 +35,15 @@ from spatial_dialect.mesh.ops import (
     MeshOp,
     ReduceScatterOp,
     ShardOp,
+    StepOp,
+    check_collective,
+    priced_bytes,
 )
 
-MESH = Dialect("mesh", [MeshOp, ShardOp, *COLLECTIVES], [ShardingAttr, CostAttr])
+MESH = Dialect("mesh", [MeshOp, ShardOp, *COLLECTIVES, StepOp], [ShardingAttr, CostAttr])
 
 __all__ = [
+    "COLLECTIVE_OF",
     "COLLECTIVES",
     "MESH",
     "REDUCTIONS",
@@ -55,6 +60,9 @@ __all__ = [
     "MeshVerifyError",
     "ReduceScatterOp",
     "ShardOp",
+    "StepOp",
+    "check_collective",
+    "priced_bytes",
     "ShardingAttr",
     "check_sharding",
     "entry_dim",

@@ -227,88 +227,122 @@ class CollectiveOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        what = self.name
-        tin, tout = self.input.type, self.result.type
-        assert isinstance(tin, TensorType) and isinstance(tout, TensorType)
-        if tin.get_element_type() != tout.get_element_type():
-            raise MeshVerifyError(
-                f"{what}: element type {tout.get_element_type()} differs from the input's "
-                f"{tin.get_element_type()}"
-            )
-        sin, sout = tin.get_shape(), tout.get_shape()
-        if len(sin) != len(sout):
-            raise MeshVerifyError(f"{what}: rank {len(sout)} result of a rank-{len(sin)} input")
-        if any(s < 0 for s in (*sin, *sout)):
-            # A chip's shard is a static block: every layout of issue 23 has static shapes.
-            raise MeshVerifyError(f"{what}: takes static shapes, got {tin} -> {tout}")
-        if self.src.mesh != self.dst.mesh:
-            raise MeshVerifyError(
-                f"{what}: from is over @{self.src.mesh.data}, to over @{self.dst.mesh.data}"
-            )
-        mesh = lookup_mesh(self, self.src, what)
-        rank = len(mesh.sizes)
-        a = self.axis.value.data
-        if not 0 <= a < rank:
-            raise MeshVerifyError(
-                f"{what}: axis {a} is not an axis of mesh @{mesh.sym_name.data} "
-                f"(shape {_x(mesh.sizes)})"
-            )
-        check_sharding(self.src, rank, len(sin), f"{what} from")
-        check_sharding(self.dst, rank, len(sin), f"{what} to")
-        before, after = self.src.placements, self.dst.placements
-        for other in range(rank):
-            if other != a and before[other] != after[other]:
-                raise MeshVerifyError(
-                    f"{what} over axis {a}: mesh axis {other} changes from {before[other]} to "
-                    f"{after[other]}; a collective changes its own axis only"
-                )
-        expected = self.local_result_shape(before[a], after[a], sin, mesh.sizes[a])
-        self._check_minor_most(before, after)
-        if list(sout) != expected:
-            raise MeshVerifyError(
-                f"{what} over axis {a} of {mesh.sizes[a]} chips from {before[a]} to {after[a]}: "
-                f"result shape {_x(sout)} should be {_x(expected)} (input {_x(sin)})"
-            )
-        if self.cost is not None:
-            want = self.priced_bytes()
-            if want is not None and self.cost.bytes.data != want:
-                raise MeshVerifyError(
-                    f"{what}: cost is priced on {self.cost.bytes.data} bytes, the types say {want}"
-                )
+        check_collective(
+            self,
+            type(self),
+            self.input.type,
+            self.result.type,
+            self.axis.value.data,
+            self.src,
+            self.dst,
+            self.cost,
+        )
 
-    def local_result_shape(self, before: str, after: str, shape, n: int) -> list[int]:
+    @classmethod
+    def local_result_shape(cls, before: str, after: str, shape, n: int, axis: int) -> list[int]:
         """The result's local shape from the change of the axis's placement; raises when the
         change is not this collective's."""
         raise NotImplementedError
 
-    def _check_minor_most(self, before: Sequence[str], after: Sequence[str]) -> None:
-        """Two axes that shard one dim split it major to minor in axis order, so a collective may
-        gather or scatter a dim only over the last axis that splits it: over an earlier one, the
-        blocks a chip holds afterwards would be strided, which no sharding describes."""
-        a = self.axis.value.data
-        for entry in dict.fromkeys((before[a], after[a])):
-            dim = entry_dim(entry)
-            later = [b for b in range(a + 1, len(before)) if entry_dim(before[b]) == dim]
-            if dim is not None and later:
-                raise MeshVerifyError(
-                    f"{self.name} over axis {a}: mesh axis {later[-1]} also shards dim {dim}, "
-                    f"finer; a dim is gathered or scattered over its last splitting axis first"
-                )
-
-    def _refuse(self, before: str, after: str, wants: str) -> MeshVerifyError:
+    @classmethod
+    def _refuse(cls, before: str, after: str, axis: int, wants: str) -> MeshVerifyError:
         return MeshVerifyError(
-            f"{self.name} over axis {self.axis.value.data} turns {before} into {after}; it turns {wants}"
+            f"{cls.name} over axis {axis} turns {before} into {after}; it turns {wants}"
         )
+
+    @property
+    def collective(self) -> Collective:
+        return self.KIND
 
     def priced_bytes(self) -> int | None:
         """The bytes a price of this collective takes (targets/collectives.py's T or B), or None
         when the element type has no width."""
-        t = self.result.type if self.KIND is Collective.ALL_GATHER else self.input.type
-        assert isinstance(t, TensorType)
-        width = getattr(t.get_element_type(), "bitwidth", None)
-        if width is None:
-            return None
-        return t.element_count() * width // 8
+        return priced_bytes(self.KIND, self.input.type, self.result.type)
+
+
+def priced_bytes(kind: Collective, tin: Attribute, tout: Attribute) -> int | None:
+    """The bytes a price of a collective of `kind` from `tin` to `tout` takes (targets/collectives.py's
+    T or B: the result of an all_gather, the input of the others), or None when the element type
+    has no width."""
+    t = tout if kind is Collective.ALL_GATHER else tin
+    assert isinstance(t, TensorType)
+    width = getattr(t.get_element_type(), "bitwidth", None)
+    if width is None:
+        return None
+    return t.element_count() * width // 8
+
+
+def check_collective(
+    op: Operation,
+    rule: type[CollectiveOp],
+    tin: Attribute,
+    tout: Attribute,
+    a: int,
+    src: ShardingAttr,
+    dst: ShardingAttr,
+    cost: CostAttr | None,
+) -> None:
+    """The one rule of a collective's types and shardings (docs/mesh.md#ops-and-attributes), for
+    the SSA collectives of a per-chip function and the linked deployment's `mesh.step` alike."""
+    what = rule.name
+    if not isinstance(tin, TensorType) or not isinstance(tout, TensorType):
+        raise MeshVerifyError(f"{what}: takes and gives tensors, got {tin} -> {tout}")
+    if tin.get_element_type() != tout.get_element_type():
+        raise MeshVerifyError(
+            f"{what}: element type {tout.get_element_type()} differs from the input's "
+            f"{tin.get_element_type()}"
+        )
+    sin, sout = tin.get_shape(), tout.get_shape()
+    if len(sin) != len(sout):
+        raise MeshVerifyError(f"{what}: rank {len(sout)} result of a rank-{len(sin)} input")
+    if any(s < 0 for s in (*sin, *sout)):
+        # A chip's shard is a static block: every layout of issue 23 has static shapes.
+        raise MeshVerifyError(f"{what}: takes static shapes, got {tin} -> {tout}")
+    if src.mesh != dst.mesh:
+        raise MeshVerifyError(f"{what}: from is over @{src.mesh.data}, to over @{dst.mesh.data}")
+    mesh = lookup_mesh(op, src, what)
+    rank = len(mesh.sizes)
+    if not 0 <= a < rank:
+        raise MeshVerifyError(
+            f"{what}: axis {a} is not an axis of mesh @{mesh.sym_name.data} "
+            f"(shape {_x(mesh.sizes)})"
+        )
+    check_sharding(src, rank, len(sin), f"{what} from")
+    check_sharding(dst, rank, len(sin), f"{what} to")
+    before, after = src.placements, dst.placements
+    for other in range(rank):
+        if other != a and before[other] != after[other]:
+            raise MeshVerifyError(
+                f"{what} over axis {a}: mesh axis {other} changes from {before[other]} to "
+                f"{after[other]}; a collective changes its own axis only"
+            )
+    expected = rule.local_result_shape(before[a], after[a], sin, mesh.sizes[a], a)
+    _check_minor_most(what, a, before, after)
+    if list(sout) != expected:
+        raise MeshVerifyError(
+            f"{what} over axis {a} of {mesh.sizes[a]} chips from {before[a]} to {after[a]}: "
+            f"result shape {_x(sout)} should be {_x(expected)} (input {_x(sin)})"
+        )
+    if cost is not None:
+        want = priced_bytes(rule.KIND, tin, tout)
+        if want is not None and cost.bytes.data != want:
+            raise MeshVerifyError(
+                f"{what}: cost is priced on {cost.bytes.data} bytes, the types say {want}"
+            )
+
+
+def _check_minor_most(what: str, a: int, before: Sequence[str], after: Sequence[str]) -> None:
+    """Two axes that shard one dim split it major to minor in axis order, so a collective may
+    gather or scatter a dim only over the last axis that splits it: over an earlier one, the
+    blocks a chip holds afterwards would be strided, which no sharding describes."""
+    for entry in dict.fromkeys((before[a], after[a])):
+        dim = entry_dim(entry)
+        later = [b for b in range(a + 1, len(before)) if entry_dim(before[b]) == dim]
+        if dim is not None and later:
+            raise MeshVerifyError(
+                f"{what} over axis {a}: mesh axis {later[-1]} also shards dim {dim}, "
+                f"finer; a dim is gathered or scattered over its last splitting axis first"
+            )
 
 
 def _scaled(shape, dim: int, factor: int | None, divisor: int | None, what: str) -> list[int]:
@@ -331,11 +365,12 @@ class AllGatherOp(CollectiveOp):
     name = "mesh.all_gather"
     KIND: ClassVar[Collective] = Collective.ALL_GATHER
 
-    def local_result_shape(self, before, after, shape, n):
+    @classmethod
+    def local_result_shape(cls, before, after, shape, n, axis):
         dim = entry_dim(before)
         if dim is None or after != REPLICATE:
-            raise self._refuse(before, after, "shard(d) into replicate")
-        return _scaled(shape, dim, n, None, self.name)
+            raise cls._refuse(before, after, axis, "shard(d) into replicate")
+        return _scaled(shape, dim, n, None, cls.name)
 
 
 @irdl_op_definition
@@ -345,11 +380,12 @@ class ReduceScatterOp(CollectiveOp):
     name = "mesh.reduce_scatter"
     KIND: ClassVar[Collective] = Collective.REDUCE_SCATTER
 
-    def local_result_shape(self, before, after, shape, n):
+    @classmethod
+    def local_result_shape(cls, before, after, shape, n, axis):
         dim = entry_dim(after)
         if not is_partial(before) or dim is None:
-            raise self._refuse(before, after, "partial(sum) into shard(d)")
-        return _scaled(shape, dim, None, n, self.name)
+            raise cls._refuse(before, after, axis, "partial(sum) into shard(d)")
+        return _scaled(shape, dim, None, n, cls.name)
 
 
 @irdl_op_definition
@@ -359,9 +395,10 @@ class AllReduceOp(CollectiveOp):
     name = "mesh.all_reduce"
     KIND: ClassVar[Collective] = Collective.ALL_REDUCE
 
-    def local_result_shape(self, before, after, shape, n):
+    @classmethod
+    def local_result_shape(cls, before, after, shape, n, axis):
         if not is_partial(before) or after != REPLICATE:
-            raise self._refuse(before, after, "partial(sum) into replicate")
+            raise cls._refuse(before, after, axis, "partial(sum) into replicate")
         return list(shape)
 
 
@@ -372,11 +409,12 @@ class AllToAllOp(CollectiveOp):
     name = "mesh.all_to_all"
     KIND: ClassVar[Collective] = Collective.ALL_TO_ALL
 
-    def local_result_shape(self, before, after, shape, n):
+    @classmethod
+    def local_result_shape(cls, before, after, shape, n, axis):
         d1, d2 = entry_dim(before), entry_dim(after)
         if d1 is None or d2 is None or d1 == d2:
-            raise self._refuse(before, after, "shard(d1) into shard(d2) with d1 != d2")
-        return _scaled(_scaled(shape, d2, None, n, self.name), d1, n, None, self.name)
+            raise cls._refuse(before, after, axis, "shard(d1) into shard(d2) with d1 != d2")
+        return _scaled(_scaled(shape, d2, None, n, cls.name), d1, n, None, cls.name)
 
 
 COLLECTIVES: tuple[type[CollectiveOp], ...] = (
@@ -385,3 +423,136 @@ COLLECTIVES: tuple[type[CollectiveOp], ...] = (
     AllReduceOp,
     AllToAllOp,
 )
+
+COLLECTIVE_OF: dict[Collective, type[CollectiveOp]] = {c.KIND: c for c in COLLECTIVES}
+"""Each collective kind and the op whose rule it obeys (the SSA op; `mesh.step` shares it)."""
+
+
+@irdl_op_definition
+class StepOp(IRDLOperation):
+    """``mesh.step @o_sum all_reduce @o axis 0 from S to S' reason ".." cost #mesh.cost<..> : T -> T'``:
+    one collective of a linked deployment, between its sections (docs/mesh.md#the-linked-deployment).
+
+    A linked module holds no SSA values between sections: a section reads and writes DRAM tensors by
+    name, so a step does too. It reads the local tensor ``@o`` that an earlier section (or step, or
+    the entry) holds on every chip and writes ``@o_sum``, which later sections read by name. Its
+    place among the module's sections is its place in execution order. Its types are local (one
+    chip's shard) and obey the same rule as the SSA collective of its kind (:func:`check_collective`).
+    """
+
+    name = "mesh.step"
+    tensor = prop_def(SymbolNameConstraint())
+    kind = prop_def(StringAttr)
+    source = prop_def(StringAttr)
+    axis = prop_def(IntegerAttr[I64])
+    src = prop_def(ShardingAttr, prop_name="from")
+    dst = prop_def(ShardingAttr, prop_name="to")
+    reason = opt_prop_def(StringAttr)
+    cost = opt_prop_def(CostAttr)
+    input_type = prop_def(TensorType)
+    result_type = prop_def(TensorType)
+
+    def __init__(
+        self,
+        tensor: str,
+        kind: Collective | str,
+        source: str,
+        axis: int,
+        src: ShardingAttr,
+        dst: ShardingAttr,
+        input_type: TensorType,
+        result_type: TensorType,
+        reason: str | None = None,
+        cost: CostAttr | None = None,
+    ):
+        super().__init__(
+            properties={
+                "tensor": StringAttr(tensor),
+                "kind": StringAttr(str(kind)),
+                "source": StringAttr(source),
+                "axis": IntegerAttr(axis, 64),
+                "from": src,
+                "to": dst,
+                "input_type": input_type,
+                "result_type": result_type,
+                "reason": StringAttr(reason) if reason is not None else None,
+                "cost": cost,
+            }
+        )
+
+    @property
+    def collective(self) -> Collective:
+        return Collective(self.kind.data)
+
+    def priced_bytes(self) -> int | None:
+        """The bytes its price takes, as the SSA collective's (:func:`priced_bytes`)."""
+        return priced_bytes(self.collective, self.input_type, self.result_type)
+
+    def verify_(self) -> None:
+        if self.kind.data not in COLLECTIVE_OF:
+            raise MeshVerifyError(
+                f"mesh.step @{self.tensor.data}: {self.kind.data!r} is not a collective "
+                f"({', '.join(COLLECTIVE_OF)})"
+            )
+        check_collective(
+            self,
+            COLLECTIVE_OF[self.collective],
+            self.input_type,
+            self.result_type,
+            self.axis.value.data,
+            self.src,
+            self.dst,
+            self.cost,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StepOp:
+        tensor = parser.parse_symbol_name().data
+        kind = parser.parse_identifier()
+        source = parser.parse_symbol_name().data
+        parser.parse_keyword("axis")
+        axis = parser.parse_integer()
+        parser.parse_keyword("from")
+        src = parser.parse_attribute()
+        parser.parse_keyword("to")
+        dst = parser.parse_attribute()
+        reason = parser.parse_str_literal() if parser.parse_optional_keyword("reason") else None
+        cost = parser.parse_attribute() if parser.parse_optional_keyword("cost") else None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        tin = parser.parse_type()
+        parser.parse_punctuation("->")
+        tout = parser.parse_type()
+        for what, value, want, called in (
+            ("from", src, ShardingAttr, "#mesh.sharding"),
+            ("to", dst, ShardingAttr, "#mesh.sharding"),
+            ("cost", cost, CostAttr | None, "#mesh.cost"),
+            ("input type", tin, TensorType, "tensor type"),
+            ("result type", tout, TensorType, "tensor type"),
+        ):
+            if not isinstance(value, want):
+                parser.raise_error(f"mesh.step: {what} must be a {called}, got {value}")
+        op = StepOp(tensor, kind, source, axis, src, dst, tin, tout, reason, cost)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.tensor.data)
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_symbol_name(self.source.data)
+        printer.print_string(f" axis {self.axis.value.data} from ")
+        printer.print_attribute(self.src)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dst)
+        if self.reason is not None:
+            printer.print_string(" reason ")
+            printer.print_string_literal(self.reason.data)
+        if self.cost is not None:
+            printer.print_string(" cost ")
+            printer.print_attribute(self.cost)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input_type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result_type)

@@ -191,3 +191,40 @@ mesh.mesh @m shape 2 topology [line] links [1]
 %x = "test.op"() : () -> tensor<?x8xf32>
 %y = mesh.all_reduce %x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.sharding<@m, [replicate]> : tensor<?x8xf32> -> tensor<?x8xf32>
 // CHECK: mesh.all_reduce: takes static shapes, got tensor<?x8xf32> -> tensor<?x8xf32>
+
+// -----
+
+// A step obeys its kind's rule, the SSA collective's (one rule: ops.check_collective).
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_gather @x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_gather over axis 0 of 2 chips from shard(0) to replicate: result shape 4x8 should be 8x8 (input 4x8)
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y broadcast @x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xf32> -> tensor<8x8xf32>
+// CHECK: mesh.step @y: 'broadcast' is not a collective (all_gather, reduce_scatter, all_reduce, all_to_all)
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_reduce over axis 0 turns shard(0) into replicate; it turns partial(sum) into replicate
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@nope, [partial(sum)]> to #mesh.sharding<@nope, [replicate]> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_reduce: mesh @nope is not a mesh.mesh in scope
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.sharding<@m, [replicate]> cost #mesh.cost<bytes = 64, links = 1, hops = 1, ns = 5> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.all_reduce: cost is priced on 64 bytes, the types say 128
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.step: to must be a #mesh.sharding, got #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1>

@@ -48,3 +48,30 @@ func.func @h(%x: tensor<2x8xf32>) -> tensor<8x8xf32> {
   %b = mesh.all_gather %a axis 0 from #mesh.sharding<@q, [shard(0), replicate]> to #mesh.sharding<@q, [replicate, replicate]> : tensor<4x8xf32> -> tensor<8x8xf32>
   func.return %b : tensor<8x8xf32>
 }
+
+// -----
+
+// A linked deployment's steps: module-level collectives between sections, reading and writing
+// DRAM tensors by name; the entry carries the shardings of its inputs and outputs.
+// CHECK-LABEL: mesh.mesh @n300
+// CHECK-NEXT: sp.entry @f(@x, @w) -> (@y_sum) attributes {mesh.inputs = [#mesh.sharding<@n300, [shard(1)]>, #mesh.sharding<@n300, [shard(0)]>], mesh.outputs = [#mesh.sharding<@n300, [replicate]>], mesh.input_repeats = [1 : i64, 1 : i64], mesh.output_repeats = [1 : i64]}
+// CHECK-NEXT: mesh.step @y_sum all_reduce @y axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "w is row-parallel" cost #mesh.cost<bytes = 128, links = 1, hops = 1, ns = 1000> : tensor<2x32xf16> -> tensor<2x32xf16>
+// CHECK-NEXT: mesh.step @g all_gather @x axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> : tensor<2x32xf16> -> tensor<2x64xf16>
+// CHECK-NEXT: mesh.step @s reduce_scatter @y axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [shard(1)]> {note} : tensor<2x32xf16> -> tensor<2x16xf16>
+// CHECK-NEXT: mesh.step @t all_to_all @x axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [shard(0)]> : tensor<2x32xf16> -> tensor<1x64xf16>
+mesh.mesh @n300 shape 2 topology [line] links [1] preset "n300"
+sp.entry @f(@x, @w) -> (@y_sum) attributes {mesh.inputs = [#mesh.sharding<@n300, [shard(1)]>, #mesh.sharding<@n300, [shard(0)]>], mesh.outputs = [#mesh.sharding<@n300, [replicate]>], mesh.input_repeats = [1 : i64, 1 : i64], mesh.output_repeats = [1 : i64]}
+mesh.step @y_sum all_reduce @y axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "w is row-parallel" cost #mesh.cost<bytes = 128, links = 1, hops = 1, ns = 1000> : tensor<2x32xf16> -> tensor<2x32xf16>
+mesh.step @g all_gather @x axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> : tensor<2x32xf16> -> tensor<2x64xf16>
+mesh.step @s reduce_scatter @y axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [shard(1)]> {note} : tensor<2x32xf16> -> tensor<2x16xf16>
+mesh.step @t all_to_all @x axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [shard(0)]> : tensor<2x32xf16> -> tensor<1x64xf16>
+
+// -----
+
+// A per-chip function: local types, each argument and result placed over the mesh.
+// CHECK-LABEL: mesh.mesh @t3k
+// CHECK: func.func @g(%k: tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) -> (tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64})
+mesh.mesh @t3k shape 2x4 topology [line, line] links [1, 1] preset "t3k"
+func.func @g(%k: tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) -> (tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) {
+  func.return %k : tensor<64x32xbf16>
+}

@@ -1,0 +1,215 @@
+"""The interface of a per-chip function: how each argument and result lies over the mesh
+(docs/mesh.md#the-per-chip-function).
+
+The tensor-parallel pass turns a whole-tensor function into ONE per-chip function that every chip
+runs on its own shard (SPMD). Its argument and result TYPES are one chip's shard; what the whole
+tensor is, and which chip holds which block, is recorded on each argument and result:
+
+- ``mesh.sharding = #mesh.sharding<@m, [...]>``: the placement of the whole tensor on each mesh
+  axis (required on every tensor argument and result once any carries one).
+- ``mesh.repeat = r : i64`` (optional, default 1): the dim that the sharding shards is cut into
+  (chips along that axis) / r blocks, each held by r consecutive chips (KV heads replicated when a
+  model has fewer KV heads than chips: 2 heads on 4 chips is repeat 2). It needs exactly one mesh
+  axis to shard, and r must divide that axis's chips.
+
+Read by ONE module (this one), from the pass, from link (which copies the placements onto the
+linked ``sp.entry``) and from the executors (through tools/), so that no reader re-derives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+
+from spatial_dialect.mesh.attrs import MeshVerifyError, ShardingAttr, check_sharding, entry_dim
+from spatial_dialect.mesh.ops import MeshOp, lookup_mesh
+
+SHARDING = "mesh.sharding"
+REPEAT = "mesh.repeat"
+"""The argument/result attributes of a per-chip function."""
+
+ENTRY_INPUTS = "mesh.inputs"
+ENTRY_OUTPUTS = "mesh.outputs"
+ENTRY_INPUT_REPEATS = "mesh.input_repeats"
+ENTRY_OUTPUT_REPEATS = "mesh.output_repeats"
+"""The attributes of a linked deployment's ``sp.entry``: one sharding and one repeat per input and
+output, in the entry's order (the function's args and results)."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How one whole tensor lies over the mesh: its sharding and its repeat (module docstring)."""
+
+    sharding: ShardingAttr
+    repeat: int = 1
+
+    @property
+    def placements(self) -> tuple[str, ...]:
+        return self.sharding.placements
+
+    def repeated_axis(self) -> int | None:
+        """The one mesh axis that shards the tensor where repeat > 1 (None at repeat 1)."""
+        if self.repeat == 1:
+            return None
+        axes = [a for a, e in enumerate(self.placements) if entry_dim(e) is not None]
+        return axes[0] if len(axes) == 1 else None
+
+
+def _placement(attrs: DictionaryAttr | None, what: str) -> Placement | None:
+    data = attrs.data if attrs is not None else {}
+    sharding = data.get(SHARDING)
+    repeat = data.get(REPEAT)
+    if sharding is None:
+        if repeat is not None:
+            raise MeshVerifyError(f"{what}: {REPEAT} without {SHARDING}")
+        return None
+    if not isinstance(sharding, ShardingAttr):
+        raise MeshVerifyError(f"{what}: {SHARDING} must be a #mesh.sharding, got {sharding}")
+    r = 1
+    if repeat is not None:
+        if not (isinstance(repeat, IntegerAttr) and repeat.type == i64):
+            raise MeshVerifyError(f"{what}: {REPEAT} must be an i64, got {repeat}")
+        r = repeat.value.data
+    return Placement(sharding, r)
+
+
+def _arg_attrs(f: func.FuncOp) -> list[DictionaryAttr | None]:
+    n = len(f.function_type.inputs)
+    return list(f.arg_attrs.data) if f.arg_attrs is not None else [None] * n
+
+
+def _res_attrs(f: func.FuncOp) -> list[DictionaryAttr | None]:
+    n = len(f.function_type.outputs)
+    return list(f.res_attrs.data) if f.res_attrs is not None else [None] * n
+
+
+def is_per_chip(f: func.FuncOp) -> bool:
+    """Whether `f` is a per-chip function: any argument or result carries a sharding."""
+    attrs = [*_arg_attrs(f), *_res_attrs(f)]
+    return any(a is not None and SHARDING in a.data for a in attrs)
+
+
+def interface(f: func.FuncOp) -> tuple[list[Placement], list[Placement]]:
+    """The placements of `f`'s arguments and results, verified (:func:`verify_interface`)."""
+    return verify_interface(f)
+
+
+def verify_interface(f: func.FuncOp) -> tuple[list[Placement], list[Placement]]:
+    """Every argument and result of a per-chip function carries a sharding over a `mesh.mesh` in
+    scope, with one placement per mesh axis, shard dims inside the tensor, and a repeat that
+    divides the chips of the one axis that shards it. Refusals name the function, the argument
+    or result, and the numbers."""
+    name = f"@{f.sym_name.data}"
+    types = (f.function_type.inputs.data, f.function_type.outputs.data)
+    sides = (_arg_attrs(f), _res_attrs(f))
+    out: tuple[list[Placement], list[Placement]] = ([], [])
+    for side, (kind, tys, attrs) in enumerate(
+        zip(("argument", "result"), types, sides, strict=True)
+    ):
+        for i, (t, a) in enumerate(zip(tys, attrs, strict=True)):
+            what = f"{name} {kind} {i}"
+            p = _placement(a, what)
+            if p is None:
+                raise MeshVerifyError(
+                    f"{what} carries no {SHARDING}: every argument and result of a per-chip "
+                    "function says how its whole tensor lies over the mesh"
+                )
+            out[side].append(p)
+            check_placement(f, t, p, what)
+    return out
+
+
+def check_placement(op: Operation, t: Attribute, p: Placement, what: str) -> MeshOp:
+    """One placement of a local tensor type `t`: the mesh in scope, the ranks, the repeat."""
+    if not isinstance(t, TensorType):
+        raise MeshVerifyError(f"{what}: a sharding places a tensor, got {t}")
+    mesh = lookup_mesh(op, p.sharding, what)
+    check_sharding(p.sharding, len(mesh.sizes), t.get_num_dims(), what)
+    if p.repeat < 1:
+        raise MeshVerifyError(f"{what}: {REPEAT} must be >= 1, got {p.repeat}")
+    if p.repeat > 1:
+        axis = p.repeated_axis()
+        if axis is None:
+            raise MeshVerifyError(
+                f"{what}: {REPEAT} = {p.repeat} needs exactly one mesh axis to shard, got "
+                f"[{', '.join(p.placements)}]"
+            )
+        if mesh.sizes[axis] % p.repeat:
+            raise MeshVerifyError(
+                f"{what}: {REPEAT} = {p.repeat} does not divide the {mesh.sizes[axis]} chips of "
+                f"mesh axis {axis}"
+            )
+    return mesh
+
+
+def whole_type(local: TensorType, p: Placement, mesh_sizes: Sequence[int]) -> TensorType:
+    """The whole tensor's type from one chip's shard: each dim grows by the chips that split it
+    (divided by the repeat on the repeated axis); replicated and partial axes keep it."""
+    shape = list(local.get_shape())
+    for axis, entry in enumerate(p.placements):
+        dim = entry_dim(entry)
+        if dim is not None:
+            shape[dim] *= mesh_sizes[axis] // (p.repeat if axis == p.repeated_axis() else 1)
+    return TensorType(local.get_element_type(), shape)
+
+
+def mark(attrs: DictionaryAttr | None, p: Placement) -> DictionaryAttr:
+    """`attrs` with `p` recorded (the repeat only where it is not 1)."""
+    data = dict(attrs.data) if attrs is not None else {}
+    data[SHARDING] = p.sharding
+    data.pop(REPEAT, None)
+    if p.repeat != 1:
+        data[REPEAT] = IntegerAttr(p.repeat, 64)
+    return DictionaryAttr(data)
+
+
+def entry_attributes(
+    inputs: Sequence[Placement], outputs: Sequence[Placement]
+) -> dict[str, Attribute]:
+    """The attributes a linked deployment's ``sp.entry`` carries (docs/mesh.md)."""
+    return {
+        ENTRY_INPUTS: ArrayAttr(p.sharding for p in inputs),
+        ENTRY_OUTPUTS: ArrayAttr(p.sharding for p in outputs),
+        ENTRY_INPUT_REPEATS: ArrayAttr(IntegerAttr(p.repeat, 64) for p in inputs),
+        ENTRY_OUTPUT_REPEATS: ArrayAttr(IntegerAttr(p.repeat, 64) for p in outputs),
+    }
+
+
+def entry_placements(
+    attributes: dict[str, Attribute], n_inputs: int, n_outputs: int, what: str
+) -> tuple[list[Placement], list[Placement]] | None:
+    """The placements recorded on a linked entry (None where it carries none: a single chip's
+    deployment); refused where the lists are malformed or their lengths are not the entry's."""
+    if ENTRY_INPUTS not in attributes and ENTRY_OUTPUTS not in attributes:
+        return None
+    out: list[list[Placement]] = []
+    for key, rkey, n in (
+        (ENTRY_INPUTS, ENTRY_INPUT_REPEATS, n_inputs),
+        (ENTRY_OUTPUTS, ENTRY_OUTPUT_REPEATS, n_outputs),
+    ):
+        shardings, repeats = attributes.get(key), attributes.get(rkey)
+        if not isinstance(shardings, ArrayAttr) or not all(
+            isinstance(s, ShardingAttr) for s in shardings.data
+        ):
+            raise MeshVerifyError(f"{what}: {key} must be a list of #mesh.sharding")
+        if len(shardings.data) != n:
+            raise MeshVerifyError(f"{what}: {key} has {len(shardings.data)} shardings for {n}")
+        reps = [1] * n
+        if repeats is not None:
+            if not isinstance(repeats, ArrayAttr) or len(repeats.data) != n:
+                raise MeshVerifyError(f"{what}: {rkey} must be a list of {n} integers")
+            if not all(isinstance(r, IntegerAttr) for r in repeats.data):
+                raise MeshVerifyError(f"{what}: {rkey} must be a list of {n} integers")
+            reps = [r.value.data for r in repeats.data]  # type: ignore[union-attr]
+        out.append([Placement(s, r) for s, r in zip(shardings.data, reps, strict=True)])
+    return out[0], out[1]
