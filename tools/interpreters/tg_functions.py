@@ -42,6 +42,7 @@ from spatial_dialect.tools.interpreters.numerics import (
     argmax_rows,
     attention,
     causal_conv,
+    check_distinct_writes,
     check_ids,
     check_pos,
     decay,
@@ -63,6 +64,7 @@ from spatial_dialect.tools.interpreters.numerics import (
     silu,
     softmax_rows,
     softplus,
+    user_rows,
     value_type,
     widen,
 )
@@ -218,6 +220,42 @@ class TgFunctions(InterpreterFunctions):
         check_pos(op.name, p, rows.shape[0], cache.shape[0])
         out = cache.copy()
         out[p : p + rows.shape[0]] = rows
+        return rounded(op, out)
+
+    @impl(tg.BatchSetRowsOp)
+    def run_batch_set_rows(
+        self, interp: Interpreter, op: tg.BatchSetRowsOp, args: Args
+    ) -> PythonValues:
+        cache, rows, pos, *paged = args  # paged: the optional block table
+        table = paged[0] if paged else None
+        bs = op.block_size.value.data if op.block_size is not None else 0
+        slots = user_rows(op.name, pos, cache.shape[0], table, bs, prefix=False)
+        check_distinct_writes(op.name, slots)  # every check before the first write
+        out = cache.copy()
+        for b, slot in enumerate(slots):
+            if slot is not None:
+                out[slot[0]] = rows[b]
+        return rounded(op, out)
+
+    @impl(tg.BatchAttentionOp)
+    def run_batch_attention(
+        self, interp: Interpreter, op: tg.BatchAttentionOp, args: Args
+    ) -> PythonValues:
+        """User b's row is tg.attention of its query over exactly its keys 0 .. pos[b] (gathered
+        from either layout, so paged and contiguous agree bitwise); an idle user's row is 0."""
+        q, k, v, pos, *paged = args
+        table = paged[0] if paged else None
+        heads, kv_heads, head_dim, v_dim = op.numbers()
+        bs = op.block_size.value.data if op.block_size is not None else 0
+        scale = op.scale.value.data
+        out = np.zeros((q.shape[0], heads * v_dim), F32)
+        for b, rows in enumerate(user_rows(op.name, pos, k.shape[0], table, bs, prefix=True)):
+            if rows is not None:
+                p = len(rows) - 1  # the query's own position: no key is masked
+                o = attention(
+                    q[b : b + 1], k[rows], v[rows], p, heads, kv_heads, head_dim, True, scale
+                )
+                out[b] = o[0]
         return rounded(op, out)
 
     @impl(tg.ArgmaxOp)
