@@ -1,4 +1,5 @@
-"""Batched decode ops: B users, one token each, each user at its own position in its own KV cache.
+"""Batched decode ops: B users, T tokens each (T = 1: a decode step; T > 1: a user's prefill
+into its slot), each user at its own position in its own KV cache.
 
 Decided here (docs/tg.md#batched-decode):
 
@@ -15,6 +16,10 @@ Decided here (docs/tg.md#batched-decode):
   paged SDPA decode lay it out. The contiguous layout is the paged one with block_size S and
   table[b] = [b], so the two give the same numbers on the same data by construction of the
   reference (test/interpreters/test_batched.py checks it bitwise).
+- Each user's T rows are consecutive (rows b*T .. b*T + T - 1 of q and of the written rows) and
+  sit at positions pos[b] .. pos[b] + T - 1. One op serves the serving loop's two steps: a
+  decode of B users (T = 1) and the admission of one user (B = 1, T tokens, its table row) into
+  the same cache tensor, so both are one deployment.
 - A position -1 marks an idle user (a free slot of a continuous batch, as tt-metal's cur_pos -1
   and vLLM's slot -1): nothing is written for it and its attention row is zero. Any other
   position outside the user's capacity, or a block id outside the pool, is a runtime error raised
@@ -62,6 +67,7 @@ class BatchedCacheOp(TgOp):
     through `table` (users x max_blocks i32)."""
 
     CACHE_FIELD: ClassVar[str] = "cache"
+    NEW_FIELD: ClassVar[str] = "rows"  # the operand of T rows per user
     # the subclasses define the fields (IRDL orders operands by their own class body): table,
     # pos and the property block_size are read here
 
@@ -70,6 +76,10 @@ class BatchedCacheOp(TgOp):
 
     def users(self) -> int:
         return self.shape(self.pos)[0]
+
+    def tokens(self) -> int:
+        """T, each user's rows: the new rows' (or queries') count over the users."""
+        return self.shape(getattr(self, self.NEW_FIELD))[0] // self.users()
 
     def capacity(self) -> int:
         """The positions a user can hold: S (contiguous) or max_blocks x block_size (paged)."""
@@ -81,6 +91,16 @@ class BatchedCacheOp(TgOp):
     def block_size_value(self) -> int:
         assert self.block_size is not None
         return self.block_size.value.data
+
+    def verify_users(self, field: str, rows: int) -> None:
+        """pos is one i32 per user, `field`'s rows are T per user; then the cache's layout."""
+        users = self.require_i32_vector("pos")
+        if rows % users:
+            raise self.err(
+                f"{field} has {rows} rows for {users} users (pos is tensor<{users}xi32>); "
+                "each user has the same number T of rows"
+            )
+        self.verify_layout(users)
 
     def verify_layout(self, users: int) -> None:
         field = self.CACHE_FIELD
@@ -114,7 +134,8 @@ class BatchedCacheOp(TgOp):
 
 @irdl_op_definition
 class BatchSetRowsOp(BatchedCacheOp):
-    """The cache with rows[b] written at user b's position pos[b] (the batched KV-cache update)."""
+    """The cache with user b's T rows written at its positions pos[b] .. pos[b] + T - 1 (the
+    batched KV-cache update)."""
 
     name = "tg.batch_set_rows"
     cache = operand_def(TensorType)
@@ -143,23 +164,24 @@ class BatchSetRowsOp(BatchedCacheOp):
 
     def verify_shapes(self) -> None:
         _, d = self.require_rank("cache", 2)
-        b, d2 = self.require_rank("rows", 2)
+        r, d2 = self.require_rank("rows", 2)
         if d2 != d:
             raise self.err(
-                f"cache is {self.shape(self.cache)[0]}x{d} and rows is {b}x{d2}; "
+                f"cache is {self.shape(self.cache)[0]}x{d} and rows is {r}x{d2}; "
                 f"the widths {d} and {d2} differ"
             )
         self.require_same_element("rows", "cache")
-        self.require_i32_vector("pos", b)
-        self.verify_layout(b)
+        self.verify_users("rows", r)
 
 
 @irdl_op_definition
 class BatchAttentionOp(BatchedCacheOp):
-    """One query per user: user b's row attends to its keys at positions 0 .. pos[b]."""
+    """T queries per user: user b's query i (row b*T + i) attends to its keys at positions
+    0 .. pos[b] + i."""
 
     name = "tg.batch_attention"
     CACHE_FIELD: ClassVar[str] = "k"
+    NEW_FIELD: ClassVar[str] = "q"
     q = operand_def(TensorType)
     k = operand_def(TensorType)
     v = operand_def(TensorType)
@@ -248,11 +270,10 @@ class BatchAttentionOp(BatchedCacheOp):
             raise self.err(f"k has {s} rows but v has {s_v}; they must agree")
         if v_cols % kv:
             raise self.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
-        self.require_i32_vector("pos", b)
-        self.verify_layout(b)
+        self.verify_users("q", b)
         rows, cols = self.require_rank("res", 2)
         if (rows, cols) != attention_shape((b, q_cols), (s_v, v_cols), h, kv):
             raise self.err(
                 f"the result is {rows}x{cols}; it must be {b}x{h * (v_cols // kv)} "
-                "(users x heads * v head dim)"
+                "(q's rows x heads * v head dim)"
             )

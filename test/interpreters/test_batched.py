@@ -30,10 +30,19 @@ DTYPES = {"bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32)}
 
 
 def step_source(
-    users: int, rows: int, heads: int, kv: int, d: int, elt: str, paged: tuple[int, int] | None
+    users: int,
+    rows: int,
+    heads: int,
+    kv: int,
+    d: int,
+    elt: str,
+    paged: tuple[int, int] | None,
+    tokens: int = 1,
 ) -> str:
-    """One layer's batched decode: write each user's k and v row, attend, return all three."""
-    q, kd = f"tensor<{users}x{heads * d}x{elt}>", f"tensor<{users}x{kv * d}x{elt}>"
+    """One layer's batched step: write each user's `tokens` k and v rows, attend, return all
+    three."""
+    n = users * tokens
+    q, kd = f"tensor<{n}x{heads * d}x{elt}>", f"tensor<{n}x{kv * d}x{elt}>"
     cache, pos = f"tensor<{rows}x{kv * d}x{elt}>", f"tensor<{users}xi32>"
     args = [f"%q: {q}", f"%k: {kd}", f"%v: {kd}", f"%kc: {cache}", f"%vc: {cache}", f"%pos: {pos}"]
     operands, types, block = "%pos", f"{pos}", ""
@@ -53,11 +62,11 @@ def step_source(
     )
 
 
-def single_source(s: int, heads: int, kv: int, d: int, elt: str) -> str:
+def single_source(s: int, heads: int, kv: int, d: int, elt: str, tokens: int = 1) -> str:
     """The same step for one user whose cache holds exactly its positions 0 .. s - 1."""
     q, kd, cache = (
-        f"tensor<1x{heads * d}x{elt}>",
-        f"tensor<1x{kv * d}x{elt}>",
+        f"tensor<{tokens}x{heads * d}x{elt}>",
+        f"tensor<{tokens}x{kv * d}x{elt}>",
         f"tensor<{s}x{kv * d}x{elt}>",
     )
     write = f"({cache}, {kd}, tensor<1xi32>) -> {cache}"
@@ -88,7 +97,8 @@ def batches(draw):
     max_blocks = draw(st.integers(1, 3))
     heads, kv = draw(st.sampled_from([(2, 1), (2, 2), (4, 2)]))
     capacity = block_size * max_blocks
-    pos = draw(st.lists(st.integers(-1, capacity - 1), min_size=users, max_size=users))
+    tokens = draw(st.integers(1, min(3, capacity)))  # 1: a decode; more: prefills into slots
+    pos = draw(st.lists(st.integers(-1, capacity - tokens), min_size=users, max_size=users))
     spare = draw(st.integers(0, 3))  # blocks of the pool no user owns
     return (
         users,
@@ -96,6 +106,7 @@ def batches(draw):
         max_blocks,
         heads,
         kv,
+        tokens,
         pos,
         spare,
         draw(st.sampled_from(["bf16", "f32"])),
@@ -112,12 +123,12 @@ def block_table(users, max_blocks, spare, rng) -> np.ndarray:
 def layouts(table, block_size, width, pos, spare, dtype, rng):
     """The same cache contiguous (users x S rows) and paged (the pool `table` addresses): the
     rows of the positions each user holds (0 .. pos - 1; its whole range for an idle one) are
-    drawn, all others are NaN."""
+    drawn, all others are NaN (the writes fill pos .. pos + T - 1)."""
     users, max_blocks = table.shape
     s = block_size * max_blocks
     contiguous = np.full((users * s, width), np.nan, np.float32)
     for b, p in enumerate(pos):
-        held = s if p < 0 else p  # the write fills pos itself
+        held = s if p < 0 else p
         contiguous[b * s : b * s + held] = rng.standard_normal((held, width))
     pool = np.full(((users * max_blocks + spare) * block_size, width), np.nan, np.float32)
     for b in range(users):
@@ -131,22 +142,22 @@ def layouts(table, block_size, width, pos, spare, dtype, rng):
 )
 @given(batches())
 def test_paged_and_contiguous_agree_bitwise_and_equal_single_user_steps(batch):
-    users, block_size, max_blocks, heads, kv, pos, spare, elt, seed = batch
+    users, block_size, max_blocks, heads, kv, t, pos, spare, elt, seed = batch
     rng, d, dtype = np.random.default_rng(seed), 4, DTYPES[elt]
     s = block_size * max_blocks
     table = block_table(users, max_blocks, spare, rng)
     kc, kpool = layouts(table, block_size, kv * d, pos, spare, dtype, rng)
     vc, vpool = layouts(table, block_size, kv * d, pos, spare, dtype, rng)
     new = {
-        n: rng.standard_normal((users, w)).astype(dtype)
+        n: rng.standard_normal((users * t, w)).astype(dtype)
         for n, w in (("q", heads * d), ("k", kv * d), ("v", kv * d))
     }
     p = np.array(pos, np.int32)
     contiguous = run(
-        step_source(users, users * s, heads, kv, d, elt, None), **new, kc=kc, vc=vc, pos=p
+        step_source(users, users * s, heads, kv, d, elt, None, t), **new, kc=kc, vc=vc, pos=p
     )
     paged = run(
-        step_source(users, kpool.shape[0], heads, kv, d, elt, (block_size, max_blocks)),
+        step_source(users, kpool.shape[0], heads, kv, d, elt, (block_size, max_blocks), t),
         **new,
         kc=kpool,
         vc=vpool,
@@ -161,25 +172,26 @@ def test_paged_and_contiguous_agree_bitwise_and_equal_single_user_steps(batch):
                 assert bits(paged[c][slot]).tolist() == bits(contiguous[c][b * s + j]).tolist()
     for b, at in enumerate(pos):
         mine = slice(b * s, (b + 1) * s)
-        if at < 0:  # idle: nothing written, a zero row
-            assert not contiguous[0][b].any()
+        rows = slice(b * t, (b + 1) * t)
+        if at < 0:  # idle: nothing written, zero rows
+            assert not contiguous[0][rows].any()
             assert bits(contiguous[1][mine]).tolist() == bits(kc[mine]).tolist()
             continue
-        held = slice(b * s, b * s + at + 1)
+        held = slice(b * s, b * s + at + t)
         o, k2, v2 = run(
-            single_source(at + 1, heads, kv, d, elt),
-            q=new["q"][b : b + 1],
-            k=new["k"][b : b + 1],
-            v=new["v"][b : b + 1],
+            single_source(at + t, heads, kv, d, elt, t),
+            q=new["q"][rows],
+            k=new["k"][rows],
+            v=new["v"][rows],
             kc=kc[held],
             vc=vc[held],
             pos=np.array([at], np.int32),
         )
-        np.testing.assert_array_equal(bits(o[0]), bits(contiguous[0][b]))
+        np.testing.assert_array_equal(bits(o), bits(contiguous[0][rows]))
         np.testing.assert_array_equal(bits(k2), bits(contiguous[1][held]))
         np.testing.assert_array_equal(bits(v2), bits(contiguous[2][held]))
         # the rows past the written position stay as they were (NaN here)
-        rest = slice(b * s + at + 1, (b + 1) * s)
+        rest = slice(b * s + at + t, (b + 1) * s)
         assert bits(contiguous[1][rest]).tolist() == bits(kc[rest]).tolist()
 
 
@@ -207,13 +219,13 @@ CONTIGUOUS = step_source(2, 6, 2, 1, 4, "f32", None)
             [4, 0],
             [[0, 1], [2, 2]],
             OutOfRange,
-            r"tg.batch_set_rows: pos 4 of user 0 outside \[0, 4\)",
+            r"tg.batch_set_rows: pos 4 of user 0 outside \[0, 3\]",
         ),
         (
             [0, -2],
             [[0, 1], [2, 2]],
             OutOfRange,
-            r"pos -2 of user 1 outside \[0, 4\) .*-1 marks an idle user",
+            r"pos -2 of user 1 outside \[0, 3\] .*-1 marks an idle user",
         ),
         (
             [0, 3],
@@ -241,8 +253,21 @@ def test_runtime_errors_name_the_user_and_write_nothing(pos, table, error, messa
 def test_contiguous_position_past_the_users_rows():
     inputs = paged_inputs([0, 3], [[0, 0], [0, 0]])
     del inputs["table"]
-    with pytest.raises(OutOfRange, match=r"pos 3 of user 1 outside \[0, 3\)"):
+    with pytest.raises(OutOfRange, match=r"pos 3 of user 1 outside \[0, 2\]"):
         run(CONTIGUOUS, **inputs)
+
+
+def test_a_prefill_past_the_users_positions_writes_nothing():
+    """One user, 2 tokens at pos 3 of a paged user of 4 positions: 3 and 4, past its last."""
+    inputs = paged_inputs([3], [[0, 1]], users=1)
+    inputs.update(q=np.ones((2, 8), np.float32), k=np.ones((2, 4), np.float32))
+    inputs["v"] = inputs["k"]
+    source = step_source(1, 6, 2, 1, 4, "f32", (2, 2), tokens=2)
+    with pytest.raises(OutOfRange, match=r"pos 3 of user 0 outside \[0, 2\] \(pos\[0\]; 2 row"):
+        run(source, **inputs)
+    inputs["pos"] = np.array([2], np.int32)  # positions 2 and 3: block table[0, 1] = 1
+    _, kc, _ = run(source, **inputs)
+    assert np.flatnonzero(kc.any(axis=1)).tolist() == [2, 3]
 
 
 def test_idle_users_write_nothing_and_attend_to_nothing():
@@ -292,7 +317,7 @@ def bad(op: str) -> str:
         ),
         (
             "tg.batch_set_rows %c, %r, %p3 : (tensor<6x4xf32>, tensor<4x4xf32>, tensor<3xi32>) -> tensor<6x4xf32>",
-            "pos must be tensor<4xi32>, got tensor<3xi32>",
+            "rows has 4 rows for 3 users (pos is tensor<3xi32>); each user has the same number T",
         ),
         (
             "tg.batch_attention %q, %c, %c, %p heads 2 kv_heads 1 head_dim 4 scale 0.5 : (tensor<4x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4xi32>) -> tensor<4x8xf32>",
@@ -300,7 +325,7 @@ def bad(op: str) -> str:
         ),
         (
             "tg.batch_attention %q, %c, %c, %p3 heads 2 kv_heads 1 head_dim 4 scale 0.5 : (tensor<4x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<3xi32>) -> tensor<4x8xf32>",
-            "tg.batch_attention: pos must be tensor<4xi32>, got tensor<3xi32>",
+            "tg.batch_attention: q has 4 rows for 3 users",
         ),
     ],
 )

@@ -5,7 +5,7 @@ for the ops that read it (the first reader in program order decides a float's di
 
 - an integer read as an index is drawn uniformly inside the range every reader accepts:
   `tg.gather_rows` ids in [0, V); a `tg.set_rows` or `tg.attention` pos in [0, S - T], so that
-  pos + T <= S; a batched op's positions in [0, S) (no idle user) and its block table as
+  pos + T <= S; a batched op's positions in [0, S - T] (no idle user) and its block table as
   distinct blocks of the pool (shuffled; uniform in [0, NB) where the pool is too small), so
   that no two users share a slot. A Q8_0 weight's int8 values are uniform in [-127, 127], the range ggml's
   quantizer fills. Other integers are uniform in [-16, 16].
@@ -85,8 +85,8 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
         elif isinstance(op, tg.MatmulQ8_0Op | tg.DequantizeQ8_0Op):
             limit(stored(op.values), -127, 127, f"{op.name} values in [-127, 127]")
         elif isinstance(op, tg.BatchedCacheOp):
-            s = op.capacity()
-            limit(op.pos, 0, s - 1, f"{op.name} pos in [0, {s})")
+            s, t = op.capacity(), op.tokens()
+            limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
             if op.table is not None:
                 blocks = pool_blocks(op)
                 limit(op.table, 0, blocks - 1, f"{op.name} block ids in [0, {blocks})")

@@ -394,17 +394,19 @@ IDLE = -1
 def user_rows(
     op_name: str,
     pos: np.ndarray,
+    tokens: int,
     rows: int,
     table: np.ndarray | None,
     block_size: int,
     *,
     prefix: bool,
 ) -> list[np.ndarray | None]:
-    """Per user b of a batched cache of `rows` rows, the rows of its positions 0 .. pos[b]
-    (`prefix`) or of pos[b] alone; None for an idle user (pos -1). Contiguous (no `table`): user
-    b's position j is row b * S + j, S = rows / users; paged: table[b, j // block_size] *
-    block_size + j % block_size. Every position and every block id used is checked, for all
-    users, before the caller reads or writes anything."""
+    """Per user b of a batched cache of `rows` rows, the rows of its positions 0 .. pos[b] +
+    tokens - 1 (`prefix`) or of pos[b] .. pos[b] + tokens - 1 (the ones written); None for an
+    idle user (pos -1). Contiguous (no `table`): user b's position j is row b * S + j,
+    S = rows / users; paged: table[b, j // block_size] * block_size + j % block_size. Every
+    position and every block id used is checked, for all users, before the caller reads or
+    writes anything."""
     users = pos.shape[0]
     capacity = rows // users if table is None else table.shape[1] * block_size
     out: list[np.ndarray | None] = []
@@ -412,17 +414,19 @@ def user_rows(
         if p == IDLE:
             out.append(None)
             continue
-        if not 0 <= p < capacity:
+        if not 0 <= p <= capacity - tokens:
             raise OutOfRange(
-                f"{op_name}: pos {p} of user {b} outside [0, {capacity}) (pos[{b}]; a user "
-                f"holds {capacity} positions, -1 marks an idle user)"
+                f"{op_name}: pos {p} of user {b} outside [0, {capacity - tokens}] (pos[{b}]; "
+                f"{tokens} row(s) from pos, a user holds {capacity} positions, -1 marks an "
+                "idle user)"
             )
-        j = np.arange(p + 1) if prefix else np.array([p])
+        last = p + tokens - 1
+        j = np.arange(last + 1) if prefix else np.arange(p, last + 1)
         if table is None:
             out.append(b * capacity + j)
             continue
         first = 0 if prefix else p // block_size
-        blocks = table[b, first : p // block_size + 1].astype(np.int64)
+        blocks = table[b, first : last // block_size + 1].astype(np.int64)
         pool = rows // block_size
         bad = np.flatnonzero((blocks < 0) | (blocks >= pool))
         if bad.size:
@@ -436,18 +440,18 @@ def user_rows(
 
 
 def check_distinct_writes(op_name: str, slots: list[np.ndarray | None]) -> None:
-    """No two users write one row: which would win is no contract a parallel chip can keep."""
+    """No two rows written land on one cache row: which would win is no contract a parallel chip
+    can keep."""
     seen: dict[int, int] = {}
     for b, rows in enumerate(slots):
-        if rows is None:
-            continue
-        row = int(rows[-1])
-        if row in seen:
-            raise SlotConflict(
-                f"{op_name}: users {seen[row]} and {b} both write cache row {row}; each user's "
-                "position must map to its own slot"
-            )
-        seen[row] = b
+        for row in [] if rows is None else rows.tolist():
+            if row in seen:
+                who = f"users {seen[row]} and {b} both" if seen[row] != b else f"user {b} twice"
+                raise SlotConflict(
+                    f"{op_name}: {who} write cache row {row}; each position must map to its "
+                    "own slot"
+                )
+            seen[row] = b
 
 
 def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
