@@ -36,6 +36,11 @@ ROPE_BASE = 10000.0
 CACHES = [f"l{i}_{kv}_cache" for i in range(LAYERS) for kv in ("k", "v")]
 
 
+def updated(out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each cache argument's new value: the step's result of that cache (%l0_k_cache: %l0_kc)."""
+    return {c: out[c.removesuffix("_cache") + "c"] for c in CACHES}
+
+
 def program(t: int, batch: Batch | None, name: str):
     """The step `name` as the reference evaluates it (printed and parsed, as a file would be)."""
     fn = step_function(MODEL, ExampleNames(), t, CACHE, LAYERS, name, batch)
@@ -89,7 +94,7 @@ class Server:
         given = {**self.weights, "ids": np.array(user.prompt, np.int32)}
         given |= {"pos": np.array([0], np.int32), "block_table": self.table[b : b + 1]}
         out = run(self.admit, given, np.array([0]))
-        self.weights |= {c: out[f"{c.split('_')[0]}_{c.split('_')[1]}c"] for c in CACHES}
+        self.weights |= updated(out)
         user.tokens.append(int(out["token"][-1]))  # the prompt's last row chooses
         user.pos = len(user.prompt)
         self.slots[b] = user
@@ -102,7 +107,7 @@ class Server:
         pos = np.array([u.pos if u else -1 for u in self.slots], np.int32)
         given = {**self.weights, "ids": ids, "pos": pos, "block_table": self.table}
         out = run(self.decode, given, pos)
-        self.weights |= {c: out[f"{c.split('_')[0]}_{c.split('_')[1]}c"] for c in CACHES}
+        self.weights |= updated(out)
         self.log.append(f"decode at {pos.tolist()}")
         for b, user in enumerate(self.slots):
             if user is None:
@@ -135,7 +140,7 @@ def solo(user: User, seed: int = 0) -> list[int]:
     out = run(prefill, given | {"pos": np.array([0], np.int32)}, np.array([0]))
     tokens, pos = [int(out["token"][-1])], len(user.prompt)
     while len(tokens) < user.wants:
-        state = {c: out[f"{c.split('_')[0]}_{c.split('_')[1]}c"] for c in CACHES}
+        state = updated(out)
         given = {**weights, **state, "ids": np.array(tokens[-1:], np.int32)}
         out = run(decode, given | {"pos": np.array([pos], np.int32)}, np.array([pos]))
         tokens.append(int(out["token"][0]))
