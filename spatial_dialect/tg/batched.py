@@ -62,7 +62,7 @@ from spatial_dialect.tg.base import (
 
 
 class BatchedCacheOp(TgOp):
-    """The layout rules shared by the two batched ops: `cache_field` (C x W) holds the KV rows of
+    """The layout rules shared by the two batched ops: the CACHE_FIELD operand (C x W) holds the KV rows of
     `users` users, contiguously (C = users x S) or as a pool of C / block_size blocks addressed
     through `table` (users x max_blocks i32)."""
 
@@ -70,9 +70,6 @@ class BatchedCacheOp(TgOp):
     NEW_FIELD: ClassVar[str] = "rows"  # the operand of T rows per user
     # the subclasses define the fields (IRDL orders operands by their own class body): table,
     # pos and the property block_size are read here
-
-    def paged(self) -> bool:
-        return self.table is not None
 
     def users(self) -> int:
         return self.shape(self.pos)[0]
@@ -101,6 +98,12 @@ class BatchedCacheOp(TgOp):
                 "each user has the same number T of rows"
             )
         self.verify_layout(users)
+        s, t = self.capacity(), rows // users
+        if t > s:
+            raise self.err(
+                f"{field} has {t} rows per user but a user holds {s} positions; no position "
+                "puts them all in its cache"
+            )
 
     def verify_layout(self, users: int) -> None:
         field = self.CACHE_FIELD

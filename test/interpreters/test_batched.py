@@ -281,7 +281,7 @@ def test_idle_users_write_nothing_and_attend_to_nothing():
 
 
 def bad(op: str) -> str:
-    return f"func.func @f(%c: tensor<6x4xf32>, %r: tensor<4x4xf32>, %p: tensor<4xi32>, %t: tensor<4x2xi32>, %t8: tensor<4x2xi8>, %t3: tensor<3x2xi32>, %p3: tensor<3xi32>, %q: tensor<4x8xf32>) -> tensor<6x4xf32> {{\n  %o = {op}\n  func.return %c : tensor<6x4xf32>\n}}"
+    return f"func.func @f(%c: tensor<6x4xf32>, %r: tensor<4x4xf32>, %p: tensor<4xi32>, %t: tensor<4x2xi32>, %t8: tensor<4x2xi8>, %t3: tensor<3x2xi32>, %p3: tensor<3xi32>, %q: tensor<4x8xf32>, %p1: tensor<1xi32>, %t1: tensor<1x1xi32>) -> tensor<6x4xf32> {{\n  %o = {op}\n  func.return %c : tensor<6x4xf32>\n}}"
 
 
 @pytest.mark.parametrize(
@@ -326,6 +326,17 @@ def bad(op: str) -> str:
         (
             "tg.batch_attention %q, %c, %c, %p3 heads 2 kv_heads 1 head_dim 4 scale 0.5 : (tensor<4x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<3xi32>) -> tensor<4x8xf32>",
             "tg.batch_attention: q has 4 rows for 3 users",
+        ),
+        (
+            "tg.batch_set_rows %c, %r, %p1, %t1 block_size 2 : (tensor<6x4xf32>, tensor<4x4xf32>, "
+            "tensor<1xi32>, tensor<1x1xi32>) -> tensor<6x4xf32>",
+            "tg.batch_set_rows: rows has 4 rows per user but a user holds 2 positions",
+        ),
+        (
+            "tg.batch_attention %q, %c, %c, %p1, %t1 heads 2 kv_heads 1 head_dim 4 scale 0.5 "
+            "block_size 2 : (tensor<4x8xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<1xi32>, "
+            "tensor<1x1xi32>) -> tensor<4x8xf32>",
+            "tg.batch_attention: q has 4 rows per user but a user holds 2 positions",
         ),
     ],
 )
