@@ -37,6 +37,8 @@ from xdsl.dialects.builtin import (
 )
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import MeshOp, StepOp
+from spatial_dialect.tools.backend.triton import mesh_host, steps
 from spatial_dialect.tools.backend.triton.bodies import (
     kernel_of,
 )
@@ -71,9 +73,7 @@ class Emitted:
 
 HEADER = '''{summary}
 
-Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`
-(TRITON_INTERPRET=1 runs it on the CPU). Block sizes, grids, the blocks each program covers and
-num_stages are the sized IR's, never decided here.
+{run_it}
 """
 
 import argparse
@@ -82,18 +82,27 @@ import sys
 
 import numpy as np
 import torch
-import triton
+{dist}import triton
 import triton.language as tl
 
 TARGET = {target!r}
 ENTRY = {entry!r}
-{inputs}
+{mesh}{inputs}
 {outputs}
 TENSORS = {{
 {tensors}
 }}
 """DRAM tensor -> (rows x cols held, torch dtype, declared shape)."""
 '''
+RUN_IT = (
+    "Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`"
+    " (TRITON_INTERPRET=1 runs it on the CPU)."
+)
+SIZES_READ = (
+    "Block sizes, grids, the blocks each program covers and num_stages are the sized IR's, never"
+    " decided here."
+)
+
 
 INTERPRETED = '''
 INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
@@ -179,13 +188,23 @@ def emit_module(module: ModuleOp) -> Emitted:
         clock = recorded_target(module, "triton").clock_ghz
     except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it
         clock = None
-    programs = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp)]
+    # A deployment over a mesh (docs/backend-triton.md#several-chips): its steps between sections.
+    deployed = any(isinstance(op, MeshOp) for op in module.body.block.ops)
+    ordered = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp | StepOp)]
+    used_steps: list[steps.Step] = []
     sections = []
     tensors: dict[str, tuple[tuple[int, int], str, tuple[int, ...]]] = {}
     out: list[str] = []
     launches: list[str] = []
     used_fns: set[str] = set()
-    for program in programs:
+    for program in ordered:
+        if isinstance(program, StepOp):
+            step = steps.step_of(program)
+            for name, held in steps.tensors(step).items():
+                tensors.setdefault(name, held)
+            used_steps.append(step)
+            launches.extend(steps.launch_lines(step))
+            continue
         s = section_of(program)
         while s.fn in used_fns:
             s.fn += "_"
@@ -250,6 +269,11 @@ def emit_module(module: ModuleOp) -> Emitted:
         f"triton`) for target {target}: {kernels} kernel(s), one per section of the sized "
         f"sp program{also}, launched in program order."
     )
+    if deployed:
+        summary += (
+            f" One SPMD program for a mesh of {'x'.join(map(str, steps.mesh_shape(module)))} chips:"
+            " one rank per chip, each on its own shard; collectives by torch.distributed."
+        )
     header = HEADER.format(
         summary=textwrap.fill(
             '"""' + summary, WIDTH, break_on_hyphens=False, break_long_words=False
@@ -259,6 +283,14 @@ def emit_module(module: ModuleOp) -> Emitted:
         inputs="\n".join(wrap(f"INPUTS = {inputs!r}")),
         outputs="\n".join(wrap(f"OUTPUTS = {outputs!r}")),
         tensors=tensor_lines,
+        run_it=textwrap.fill(
+            f"{steps.run_it(module) if deployed else RUN_IT} {SIZES_READ}",
+            WIDTH,
+            break_on_hyphens=False,
+            break_long_words=False,
+        ),
+        dist="import torch.distributed as dist\n" if deployed else "",
+        mesh=steps.mesh_tables(module) if deployed else "",
     )
     lines = header.rstrip("\n").split("\n")
     body = "\n".join(out)  # every kernel's lines, a split-K section's second kernel too
@@ -269,10 +301,12 @@ def emit_module(module: ModuleOp) -> Emitted:
         lines += ["", "", *TO_BF16.strip("\n").split("\n")]
     if any(s.checks for s in sections):
         lines += [line for fn in HELPERS for line in _host(fn)]
+
     lines += out
     lines += ["", "", "def launch(t, device):", f'{INDENT}"""The kernels in program order."""']
     lines += launches
-    lines += [line for fn in ALWAYS for line in _host(fn)]
+    host = mesh_host.always([s.kind for s in used_steps]) if deployed else ALWAYS
+    lines += [line for fn in host for line in _host(fn)]
     lines += ["", "", 'if __name__ == "__main__":', f"{INDENT}sys.exit(main())", ""]
     source = "\n".join(lines)
     np_names = {
