@@ -36,11 +36,11 @@ class Decision:
     runner_up: str
 
 
-def _name(v: SSAValue) -> str:
+def value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
 
 
-def _local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
+def local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
     t = v.type
     assert isinstance(t, TensorType)
     return TensorType(t.get_element_type(), lay.local_shape(t.get_shape(), sizes))
@@ -73,15 +73,18 @@ class Decider:
                 continue
             steps = conversion(cur, want, self.rank)
             if steps is None:
-                return 0.0, f"{_name(v)} is {cur.describe()} and cannot become {want.describe()}"
+                return (
+                    0.0,
+                    f"{value_name(v)} is {cur.describe()} and cannot become {want.describe()}",
+                )
             t = v.type
             assert isinstance(t, TensorType)
             convert += steps_us(self.mesh, steps, t, cur.local_shape(t.get_shape(), self.sizes))
         locals_in = [
-            _local_type(v, lay, self.sizes)
+            local_type(v, lay, self.sizes)
             for v, lay in zip(op.operands, plan.operands, strict=True)
         ]
-        locals_out = [_local_type(r, plan.result, self.sizes) for r in op.results]
+        locals_out = [local_type(r, plan.result, self.sizes) for r in op.results]
         return op_us(self.mesh, op, locals_in, locals_out) + convert, None
 
     def decide_op(self, op: Operation) -> None:
