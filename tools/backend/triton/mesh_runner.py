@@ -2,10 +2,11 @@
 printed SPMD module (printer.py, steps.py, mesh_host.py) launched once per chip by torchrun.
 
 Every chip runs the same printed program on its own shard; the collectives between its kernels go
-through torch.distributed (gloo under Triton's CPU interpreter, NCCL on GPUs). A runner here takes
-and gives STACKS (docs/mesh.md#reference-semantics): per entry input, one array whose leading axes
-are the mesh's and whose trailing ones are a chip's shard; sharding the whole inputs and
-unsharding the outputs is the shared deployment plumbing's, not this module's.
+through torch.distributed (gloo under Triton's CPU interpreter, NCCL on GPUs). `run_*_mesh` are
+executors.MESH_BACKENDS' runners (WHOLE inputs and outputs, entry order): they shard and unshard
+through the shared plumbing (tools/interpreters/deployment.py) around `run_*_chips`, which take
+and give STACKS (docs/mesh.md#reference-semantics: per entry tensor one array whose leading axes
+are the mesh's and whose trailing ones are a chip's shard).
 
 Decided here, and why:
 
@@ -36,7 +37,12 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect.tools.backend.executors import BackendFailed, BackendUnavailable
 from spatial_dialect.tools.backend.triton.printer import emit_module
 from spatial_dialect.tools.backend.triton.runner import _require
-from spatial_dialect.tools.backend.triton.steps import mesh_shape
+from spatial_dialect.tools.interpreters.deployment import (
+    Deployment,
+    deployment_of,
+    shard_inputs,
+    unshard_outputs,
+)
 
 TIMEOUT_S = 900
 """A run of every chip that takes longer has hung (a collective one rank never reached)."""
@@ -62,11 +68,18 @@ def _failure(logs: Path, chips: int, rc: int) -> str:
     return f"torchrun exit status {rc}"
 
 
+def _deployment(module: ModuleOp) -> Deployment:
+    dep = deployment_of(module)
+    if dep is None:
+        raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
+    return dep
+
+
 def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[np.ndarray]:
     """The entry's outputs as stacks, every chip's printed program run by torchrun: Triton's CPU
     interpreter over gloo on "cpu", compiled kernels over NCCL on "cuda"."""
     emitted = emit_module(module)
-    shape = mesh_shape(module)
+    shape = _deployment(module).mesh_shape
     chips = int(np.prod(shape))
     folder = Path(tempfile.mkdtemp(prefix="spatial-triton-mesh-"))
     program = folder / "program.py"
@@ -125,10 +138,22 @@ def run_interpreted_chips(module: ModuleOp, stacks: list[np.ndarray]) -> list[np
 def run_native_chips(module: ModuleOp, stacks: list[np.ndarray]) -> list[np.ndarray]:
     """The entry's outputs as stacks: every chip on its own CUDA GPU, NCCL between."""
     torch = _require()
-    chips = int(np.prod(mesh_shape(module)))
+    chips = _deployment(module).chips
     if torch.cuda.device_count() < chips:
         raise BackendUnavailable(
             f"the deployment runs on {chips} CUDA GPUs, one per chip; "
             f"{torch.cuda.device_count()} here (--backend triton-interpret runs it on the CPU)"
         )
     return run_chips(module, stacks, "cuda")
+
+
+def run_interpreted_mesh(module: ModuleOp, whole: list[np.ndarray]) -> list[np.ndarray]:
+    """The deployment's WHOLE outputs from its WHOLE inputs, every chip under the interpreter."""
+    dep = _deployment(module)
+    return unshard_outputs(dep, run_interpreted_chips(module, shard_inputs(dep, whole)))
+
+
+def run_native_mesh(module: ModuleOp, whole: list[np.ndarray]) -> list[np.ndarray]:
+    """The deployment's WHOLE outputs from its WHOLE inputs, every chip on its own CUDA GPU."""
+    dep = _deployment(module)
+    return unshard_outputs(dep, run_native_chips(module, shard_inputs(dep, whole)))

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
 )
 
 from spatial_dialect import sp
-from spatial_dialect.mesh import MeshOp, StepOp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.tools.backend.triton import mesh_host, steps
 from spatial_dialect.tools.backend.triton.bodies import (
     kernel_of,
@@ -54,6 +54,7 @@ from spatial_dialect.tools.backend.triton.kernel import (
     section_of,
 )
 from spatial_dialect.tools.backend.triton.text import INDENT, WIDTH, wrap, wrap_table
+from spatial_dialect.tools.interpreters.deployment import deployment_of
 
 # ── The module ────────────────────────────────────────────────────────────────────────────────
 
@@ -189,8 +190,10 @@ def emit_module(module: ModuleOp) -> Emitted:
     except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it
         clock = None
     # A deployment over a mesh (docs/backend-triton.md#several-chips): its steps between sections.
-    deployed = any(isinstance(op, MeshOp) for op in module.body.block.ops)
+    dep = deployment_of(module)
     ordered = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp | StepOp)]
+    if dep is None and any(isinstance(op, StepOp) for op in ordered):
+        raise TritonNotEmitted("<entry>", "mesh.steps, but the entry has no mesh placements")
     used_steps: list[steps.Step] = []
     sections = []
     tensors: dict[str, tuple[tuple[int, int], str, tuple[int, ...]]] = {}
@@ -269,9 +272,9 @@ def emit_module(module: ModuleOp) -> Emitted:
         f"triton`) for target {target}: {kernels} kernel(s), one per section of the sized "
         f"sp program{also}, launched in program order."
     )
-    if deployed:
+    if dep is not None:
         summary += (
-            f" One SPMD program for a mesh of {'x'.join(map(str, steps.mesh_shape(module)))} chips:"
+            f" One SPMD program for a mesh of {'x'.join(map(str, dep.mesh_shape))} chips:"
             " one rank per chip, each on its own shard; collectives by torch.distributed."
         )
     header = HEADER.format(
@@ -284,13 +287,13 @@ def emit_module(module: ModuleOp) -> Emitted:
         outputs="\n".join(wrap(f"OUTPUTS = {outputs!r}")),
         tensors=tensor_lines,
         run_it=textwrap.fill(
-            f"{steps.run_it(module) if deployed else RUN_IT} {SIZES_READ}",
+            f"{steps.run_it(dep.chips) if dep else RUN_IT} {SIZES_READ}",
             WIDTH,
             break_on_hyphens=False,
             break_long_words=False,
         ),
-        dist="import torch.distributed as dist\n" if deployed else "",
-        mesh=steps.mesh_tables(module) if deployed else "",
+        dist="import torch.distributed as dist\n" if dep else "",
+        mesh=steps.mesh_tables(dep.mesh_shape) if dep else "",
     )
     lines = header.rstrip("\n").split("\n")
     body = "\n".join(out)  # every kernel's lines, a split-K section's second kernel too
@@ -305,7 +308,7 @@ def emit_module(module: ModuleOp) -> Emitted:
     lines += out
     lines += ["", "", "def launch(t, device):", f'{INDENT}"""The kernels in program order."""']
     lines += launches
-    host = mesh_host.always([s.kind for s in used_steps]) if deployed else ALWAYS
+    host = mesh_host.always([s.kind for s in used_steps]) if dep else ALWAYS
     lines += [line for fn in host for line in _host(fn)]
     lines += ["", "", 'if __name__ == "__main__":', f"{INDENT}sys.exit(main())", ""]
     source = "\n".join(lines)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import TensorType
 
-from spatial_dialect.mesh import Collective, MeshOp, StepOp, entry_dim
+from spatial_dialect.mesh import Collective, StepOp, entry_dim
 from spatial_dialect.tools.backend.triton.kernel import TORCH_DTYPES, TritonNotEmitted
 from spatial_dialect.tools.backend.triton.mesh_host import COLLECTIVES
 from spatial_dialect.tools.backend.triton.text import INDENT, wrap
@@ -84,18 +84,8 @@ def launch_lines(s: Step) -> list[str]:
     ]
 
 
-def mesh_shape(module: ModuleOp) -> tuple[int, ...]:
-    meshes = [op for op in module.body.block.ops if isinstance(op, MeshOp)]
-    if len(meshes) != 1:
-        raise TritonNotEmitted("<module>", f"a deployment needs one mesh.mesh, found {len(meshes)}")
-    return tuple(meshes[0].sizes)
-
-
-def run_it(module: ModuleOp) -> str:
-    """How a person launches the deployment (printer.py's header)."""
-    chips = 1
-    for n in mesh_shape(module):
-        chips *= n
+def run_it(chips: int) -> str:
+    """How a person launches a deployment over `chips` chips (printer.py's header)."""
     return (
         f"Run it: `torchrun --nproc_per_node={chips} THIS.py [--inputs in.{{rank}}.npz] "
         "[--out out.{rank}.npz] [--seed N] [--device cuda|cpu]`, one rank per chip, each on its "
@@ -103,10 +93,10 @@ def run_it(module: ModuleOp) -> str:
     )
 
 
-def mesh_tables(module: ModuleOp) -> str:
+def mesh_tables(shape: tuple[int, ...]) -> str:
     """The deployment's tables (printer.py's header): the mesh and its process groups."""
     return (
-        f"MESH = {mesh_shape(module)!r}\n"
+        f"MESH = {shape!r}\n"
         '"""The mesh\'s shape: rank r is chip np.unravel_index(r, MESH)."""\n'
         "GROUPS = []\n"
         '"""Per mesh axis, the process group of this rank\'s chips along it (_join)."""\n'
