@@ -148,8 +148,8 @@ def test_a_four_chip_mlp_passes_under_torchrun(tmp_path, capsys) -> None:
     spatial_run_passes(path, "p150x4", capsys)
 
 
-@pytest.mark.skipif(not FULL, reason="SPATIAL_MESH_FULL=1: tiny_decode on 2 and 4 ranks")
-@pytest.mark.parametrize("preset", ["n300", "p150x4"])
+@pytest.mark.skipif(not FULL, reason="SPATIAL_MESH_FULL=1: tiny_decode on 2, 4 and 2x4 ranks")
+@pytest.mark.parametrize("preset", ["n300", "p150x4", "t3k"])
 def test_tiny_decode_passes_against_the_whole_reference(preset: str) -> None:
     """The tensor-parallel pass's per-chip tiny_decode, linked and printed, on every rank, agrees
     with the WHOLE function's reference (not only the mesh's)."""

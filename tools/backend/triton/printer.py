@@ -286,11 +286,12 @@ def emit_module(module: ModuleOp) -> Emitted:
         inputs="\n".join(wrap(f"INPUTS = {inputs!r}")),
         outputs="\n".join(wrap(f"OUTPUTS = {outputs!r}")),
         tensors=tensor_lines,
-        run_it=textwrap.fill(
-            f"{steps.run_it(dep.chips) if dep else RUN_IT} {SIZES_READ}",
-            WIDTH,
-            break_on_hyphens=False,
-            break_long_words=False,
+        run_it=(
+            f"{steps.run_it(dep.chips)}\n\n{textwrap.fill(SIZES_READ, WIDTH)}"
+            if dep
+            else textwrap.fill(
+                f"{RUN_IT} {SIZES_READ}", WIDTH, break_on_hyphens=False, break_long_words=False
+            )
         ),
         dist="import torch.distributed as dist\n" if dep else "",
         mesh=steps.mesh_tables(dep.mesh_shape) if dep else "",

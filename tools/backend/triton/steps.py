@@ -87,9 +87,11 @@ def launch_lines(s: Step) -> list[str]:
 def run_it(chips: int) -> str:
     """How a person launches a deployment over `chips` chips (printer.py's header)."""
     return (
-        f"Run it: `torchrun --nproc_per_node={chips} THIS.py [--inputs in.{{rank}}.npz] "
-        "[--out out.{rank}.npz] [--seed N] [--device cuda|cpu]`, one rank per chip, each on its "
-        "own shards (TRITON_INTERPRET=1 runs it on the CPU over gloo; on GPUs it runs over NCCL)."
+        "Run it, one rank per chip, each on its own shards (TRITON_INTERPRET=1 runs it on the CPU\n"
+        "over gloo; on GPUs, one per rank, it runs over NCCL):\n\n"
+        f"    torchrun --nproc_per_node={chips} THIS.py [--inputs in.{{rank}}.npz] "
+        "[--out out.{rank}.npz]\n"
+        "        [--seed N] [--device cuda|cpu]"
     )
 
 
