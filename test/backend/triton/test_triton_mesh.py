@@ -153,14 +153,12 @@ def test_a_four_chip_mlp_passes_under_torchrun(tmp_path, capsys) -> None:
 def test_tiny_decode_passes_against_the_whole_reference(preset: str) -> None:
     """The tensor-parallel pass's per-chip tiny_decode, linked and printed, on every rank, agrees
     with the WHOLE function's reference (not only the mesh's)."""
-    module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    whole = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp)).clone()
-    inputs = draw_inputs(whole, 0)
-    reference = evaluate(whole, inputs)
-    TensorParallelPass(preset).apply(Context(), module)
-    per_chip = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
+    whole = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
+    fn = next(o for o in whole.body.block.ops if isinstance(o, func.FuncOp))
+    inputs = draw_inputs(fn, 0)
+    reference = evaluate(fn, inputs)
     got = run_interpreted_mesh(
-        compile_module(str(module)), [inputs[n] for n in input_names(per_chip)]
+        tensor_parallel("tiny_decode", preset), [inputs[n] for n in input_names(fn)]
     )
     for i, (r, g) in enumerate(zip(reference, got, strict=True)):
         if r.dtype.kind in "iu":
@@ -193,9 +191,20 @@ def test_the_printed_module_holds_the_steps_in_order_and_only_their_helpers() ->
     assert "MESH = (2,)" in source.source
 
 
-def test_the_printed_deployment_is_pyflakes_clean_within_100_columns(tmp_path) -> None:
+def tensor_parallel(example: str, preset: str) -> ModuleOp:
+    """`example` through tensor-parallel{mesh=preset}, then spatial-pipeline."""
+    module = parse_module((EXAMPLES / f"{example}.mlir").read_text())
+    TensorParallelPass(preset).apply(Context(), module)
+    return compile_module(str(module))
+
+
+@pytest.mark.parametrize("case", ["mlp h100x2", "tiny_decode t3k"])
+def test_the_printed_deployment_is_pyflakes_clean_within_100_columns(case: str, tmp_path) -> None:
+    """Every collective (the MLP), and a 2-D mesh whose steps run over either axis's groups."""
+    example, preset = case.split()
+    module = linked(preset) if example == "mlp" else tensor_parallel(example, preset)
     path = tmp_path / "program.py"
-    path.write_text(emit_module(linked("h100x2")).source)
+    path.write_text(emit_module(module).source)
     proc = subprocess.run(
         [sys.executable, "-m", "pyflakes", str(path)], capture_output=True, text=True
     )

@@ -34,14 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spatial_dialect.mesh import Collective
-from spatial_dialect.tools.backend.triton.host import (
-    INPUTS,
-    _as_numpy,
-    _as_torch,
-    _draw,
-    _table,
-    run,
-)
+from spatial_dialect.tools.backend.triton import host
 
 if TYPE_CHECKING:
     import torch
@@ -52,6 +45,24 @@ MESH: tuple[int, ...] = ()
 """The mesh's shape; the printed module holds it."""
 GROUPS: list[Any] = []
 """Per mesh axis, the process group of this rank's chips along it (filled by `_join`)."""
+INPUTS: list[str] = []
+
+
+# host.py's functions that `main` calls, printed beside these (declared here, so they lint).
+def run(inputs, device="cuda", every=False) -> dict[str, Any]:
+    raise NotImplementedError
+
+
+def _draw(seed) -> dict[str, np.ndarray]:
+    raise NotImplementedError
+
+
+def _as_torch(value) -> Any:
+    raise NotImplementedError
+
+
+def _as_numpy(tensor) -> np.ndarray:
+    raise NotImplementedError
 
 
 def _join(device):
@@ -135,4 +146,5 @@ def always(used: list[Collective]) -> tuple:
     """The host functions of a deployment whose steps use the collectives `used`, in printed
     order: host.py's, its `main` replaced by this one, and the helper of each collective used."""
     helpers = dict.fromkeys(COLLECTIVES[kind] for kind in used)
-    return (_table, run, _draw, _as_torch, _as_numpy, _join, *helpers, main)
+    single = tuple(fn for fn in host.ALWAYS if fn is not host.main)
+    return (*single, _join, *helpers, main)

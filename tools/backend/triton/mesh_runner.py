@@ -20,11 +20,14 @@ Decided here, and why:
 - **A failing rank's last line is the verdict** (`BackendFailed`): torchrun's own report of a
   failed child names only the exit status, so each rank's stderr goes to a log file (torchrun's
   `--log-dir`, `--redirects 2`) and the first rank's last line that is not a warning is read back.
+  A run that outlasts TIMEOUT_S has hung (a collective some rank never reached): torchrun runs in
+  a session of its own, so the ranks it started are killed with it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect.tools.backend.executors import BackendFailed, BackendUnavailable
 from spatial_dialect.tools.backend.triton.printer import emit_module
-from spatial_dialect.tools.backend.triton.runner import _require
+from spatial_dialect.tools.backend.triton.runner import require
 from spatial_dialect.tools.interpreters.deployment import (
     Deployment,
     deployment_of,
@@ -75,22 +78,9 @@ def _deployment(module: ModuleOp) -> Deployment:
     return dep
 
 
-def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[np.ndarray]:
-    """The entry's outputs as stacks, every chip's printed program run by torchrun: Triton's CPU
-    interpreter over gloo on "cpu", compiled kernels over NCCL on "cuda"."""
-    emitted = emit_module(module)
-    shape = _deployment(module).mesh_shape
-    chips = int(np.prod(shape))
-    folder = Path(tempfile.mkdtemp(prefix="spatial-triton-mesh-"))
-    program = folder / "program.py"
-    program.write_text(emitted.source)
-    for rank in range(chips):
-        chip = np.unravel_index(rank, shape)
-        np.savez(
-            folder / f"in.{rank}.npz",
-            **{n: _as_file(s[chip]) for n, s in zip(emitted.inputs, stacks, strict=True)},
-        )
-    env = dict(os.environ, TRITON_INTERPRET="1" if device == "cpu" else "0")
+def _torchrun(folder: Path, chips: int, device: str) -> None:
+    """Every rank of the printed program in `folder`, each on its own files; a rank that fails,
+    or a run that hangs (its whole process group is killed), raises BackendFailed."""
     command = [
         sys.executable,
         "-m",
@@ -101,7 +91,7 @@ def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[n
         str(folder / "logs"),
         "--redirects",
         "2",
-        str(program),
+        str(folder / "program.py"),
         "--inputs",
         str(folder / "in.{rank}.npz"),
         "--out",
@@ -109,18 +99,43 @@ def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[n
         "--device",
         device,
     ]
+    env = dict(os.environ, TRITON_INTERPRET="1" if device == "cpu" else "0")
+    # A session of its own: on a hang, the ranks torchrun started are killed with it.
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(
-            command, capture_output=True, text=True, env=env, check=False, timeout=TIMEOUT_S
-        )
+        rc = proc.wait(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         raise BackendFailed(f"the {chips} ranks did not finish in {TIMEOUT_S} s") from None
-    if proc.returncode != 0:
-        raise BackendFailed(_failure(folder / "logs", chips, proc.returncode))
-    per_chip = []
-    for rank in range(chips):
-        with np.load(folder / f"out.{rank}.npz") as f:
-            per_chip.append([f[n] for n in emitted.outputs])
+    if rc != 0:
+        raise BackendFailed(_failure(folder / "logs", chips, rc))
+
+
+def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[np.ndarray]:
+    """The entry's outputs as stacks, every chip's printed program run by torchrun: Triton's CPU
+    interpreter over gloo on "cpu", compiled kernels over NCCL on "cuda"."""
+    emitted = emit_module(module)
+    shape = _deployment(module).mesh_shape
+    chips = int(np.prod(shape))
+    with tempfile.TemporaryDirectory(prefix="spatial-triton-mesh-") as name:
+        folder = Path(name)
+        (folder / "program.py").write_text(emitted.source)
+        for rank in range(chips):
+            chip = np.unravel_index(rank, shape)
+            feed = {n: _as_file(s[chip]) for n, s in zip(emitted.inputs, stacks, strict=True)}
+            np.savez(folder / f"in.{rank}.npz", **feed)
+        _torchrun(folder, chips, device)
+        per_chip = []
+        for rank in range(chips):
+            with np.load(folder / f"out.{rank}.npz") as f:
+                per_chip.append([f[n] for n in emitted.outputs])
     outs = []
     for i, n in enumerate(emitted.outputs):
         dt = emitted.numpy_dtypes[n]
@@ -131,13 +146,13 @@ def run_chips(module: ModuleOp, stacks: list[np.ndarray], device: str) -> list[n
 
 def run_interpreted_chips(module: ModuleOp, stacks: list[np.ndarray]) -> list[np.ndarray]:
     """The entry's outputs as stacks: every chip under Triton's CPU interpreter, gloo between."""
-    _require()
+    require()
     return run_chips(module, stacks, "cpu")
 
 
 def run_native_chips(module: ModuleOp, stacks: list[np.ndarray]) -> list[np.ndarray]:
     """The entry's outputs as stacks: every chip on its own CUDA GPU, NCCL between."""
-    torch = _require()
+    torch = require()
     chips = _deployment(module).chips
     if torch.cuda.device_count() < chips:
         raise BackendUnavailable(
