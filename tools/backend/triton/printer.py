@@ -305,7 +305,6 @@ def emit_module(module: ModuleOp) -> Emitted:
         lines += ["", "", *TO_BF16.strip("\n").split("\n")]
     if any(s.checks for s in sections):
         lines += [line for fn in HELPERS for line in _host(fn)]
-
     lines += out
     lines += ["", "", "def launch(t, device):", f'{INDENT}"""The kernels in program order."""']
     lines += launches

@@ -42,7 +42,9 @@ def _held_dim(t: TensorType, dim: int) -> int:
     return dim + 1 if len(t.get_shape()) == 1 else dim
 
 
-def held(t: TensorType) -> tuple[int, int]:
+def held_shape(t: TensorType) -> tuple[int, int]:
+    """sp.TensorOp.shape2d's rule (a rank-1 tensor is one row) for a step's types, which are no
+    sp.tensor's."""
     dims = t.get_shape()
     return (1, dims[0]) if len(dims) == 1 else (dims[0], dims[1])
 
@@ -60,7 +62,7 @@ def step_of(op: StepOp) -> Step:
 def tensors(s: Step) -> dict[str, tuple[tuple[int, int], str, tuple[int, ...]]]:
     """The step's DRAM tensors as printer.py's TENSORS holds them."""
     return {
-        name: (held(t), str(t.get_element_type()), tuple(t.get_shape()))
+        name: (held_shape(t), str(t.get_element_type()), tuple(t.get_shape()))
         for name, t in ((s.source, s.op.input_type), (s.result, s.op.result_type))
     }
 
