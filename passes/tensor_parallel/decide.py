@@ -93,13 +93,13 @@ class Decider:
         refused: list[str] = []
         for plan in plans:
             if plan.refused is not None:
-                refused.append(f"{plan.name}: {plan.refused}")
+                refused.append(f"{plan.label}: {plan.refused}")
                 continue
             us, why = self.price(op, plan)
             if why is None:
                 priced.append((us, plan))
             else:
-                refused.append(f"{plan.name}: {why}")
+                refused.append(f"{plan.label}: {why}")
         if not priced:
             raise SpatialPassError(
                 f"tensor-parallel: {op.name} has no plan over {self.mesh.name}: {'; '.join(refused)}"
@@ -108,7 +108,7 @@ class Decider:
         us, best = priced[0]
         if len(priced) > 1:
             ru_us, ru = priced[1]
-            runner = f"{ru.name}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"
+            runner = f"{ru.label}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"
         elif refused:
             runner = refused[0]
         else:

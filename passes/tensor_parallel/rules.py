@@ -63,6 +63,13 @@ class Plan:
     result: Layout = REPLICATED
     props: dict[str, Attribute] = field(default_factory=dict)
     refused: str | None = None
+    over: str = ""
+    """Where a 2-D mesh's plan splits over the minor axis alone: " over axis 1" (1-D against
+    2-D is recorded in the runner-up)."""
+
+    @property
+    def label(self) -> str:
+        return self.name + self.over
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,9 @@ class Context:
 
     def chips(self, group: tuple[int, ...]) -> int:
         return chips(self.sizes, group)
+
+    def over(self, group: tuple[int, ...]) -> str:
+        return "" if len(group) == len(self.sizes) else f" over axis {group[0]}"
 
     def groups_for(self, v: SSAValue) -> list[tuple[int, ...]]:
         """The groups a plan may cut ``v`` over: its attention's, for a value on the way to one."""
@@ -146,8 +156,8 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape())
 
 
-def _replicate(op: Operation, why: str | None = None) -> Plan:
-    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED, refused=None)
+def _replicate(op: Operation) -> Plan:
+    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED)
 
 
 def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
@@ -168,23 +178,24 @@ def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
         n = ctx.chips(g)
         rep = ctx.repeat_for(hint, g)
         unit = hint.unit if hint else 1
+        over = ctx.over(g)
         if isinstance(rep, str):
-            plans.append(Plan(col_name, refused=rep))
+            plans.append(Plan(col_name, refused=rep, over=over))
         elif not splits(n_cols, shard(1, g, rep), ctx.sizes, unit):
-            plans.append(
-                Plan(
-                    col_name, refused=f"N {n_cols} does not split over {n // rep} blocks of {unit}"
-                )
-            )
+            why = f"N {n_cols} does not split over {n // rep} blocks of {unit}"
+            plans.append(Plan(col_name, refused=why, over=over))
         else:
             wl = shard(n_dim, g, rep)
-            plans.append(Plan(col_name, [REPLICATED, wl, wl][: len(op.operands)], shard(1, g, rep)))
+            lays = [REPLICATED, wl, wl][: len(op.operands)]
+            plans.append(Plan(col_name, lays, shard(1, g, rep), over=over))
         kl = shard(k_dim, g)
         if k % n or (q8 and (k // n) % Q8_0_BLOCK):
             block = f" in blocks of {Q8_0_BLOCK}" if q8 else ""
-            plans.append(Plan("row", refused=f"K {k} does not split over {n} chips{block}"))
+            why = f"K {k} does not split over {n} chips{block}"
+            plans.append(Plan("row", refused=why, over=over))
         else:
-            plans.append(Plan("row", [shard(1, g), kl, kl][: len(op.operands)], partial(g)))
+            lays = [shard(1, g), kl, kl][: len(op.operands)]
+            plans.append(Plan("row", lays, partial(g), over=over))
     plans.append(_replicate(op))
     return plans
 
@@ -205,7 +216,7 @@ def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
             "kv_heads": IntegerAttr(kv // (n // rep), 64),
         }
         lays = [q, kvl, kvl, REPLICATED][: len(op.operands)]
-        plans.append(Plan("heads", lays, q, props))
+        plans.append(Plan("heads", lays, q, props, over=ctx.over(g)))
     plans.append(_replicate(op))
     return plans
 
@@ -292,7 +303,9 @@ REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
     ArgmaxOp: "vocab: a local arg-max then a gather of (value, index) has no tg op; the logits "
     "are gathered and the arg-max is replicated",
-    MoeOp: "experts by chip (all_to_all) is not built: the MoE block is replicated",
+    MoeOp: "experts by chip needs every chip to route over all experts (tg.moe routes over the "
+    "experts it holds), and FFN-sharded experts need w_down's rows of each expert split, which "
+    "no contiguous shard of the stacked rows is: the MoE block is replicated",
 }
 
 
