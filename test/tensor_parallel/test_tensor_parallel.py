@@ -4,6 +4,7 @@ llama-like layers, unshard(run(per-chip, shard(inputs))) equals the whole functi
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect.mesh import AllGatherOp, AllReduceOp
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 from spatial_dialect.sp.errors import SpatialPassError
+from spatial_dialect.targets.mesh import MESH_PRESETS
 from spatial_dialect.tools.frontend.layers import Model, layer_function
 from spatial_dialect.tools.interpreters.collectives import shard, unshard
 from spatial_dialect.tools.interpreters.compare import compare
@@ -95,6 +97,21 @@ SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10)]
 def test_random_layers_keep_their_meaning(case, mesh: str):
     """A layer returns its hidden state too, so the row-parallel sums are checked to ~1e-5 (f32),
     not only through an arg-max."""
+    m, t, cache = case
+    module = ModuleOp([layer_function(m, t, cache)])
+    module.verify()
+    _check(module, mesh)
+
+
+FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
+FULL_SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10, 70)]
+
+
+@pytest.mark.skipif(not FULL, reason="the wide sweep runs with SPATIAL_MESH_FULL=1")
+@pytest.mark.parametrize("mesh", sorted(MESH_PRESETS))
+@pytest.mark.parametrize("case", FULL_SWEEP, ids=[m.name for m, _, _ in FULL_SWEEP])
+def test_wide_sweep_keeps_its_meaning(case, mesh: str):
+    """60 more layers over every mesh preset (SPATIAL_MESH_FULL=1)."""
     m, t, cache = case
     module = ModuleOp([layer_function(m, t, cache)])
     module.verify()
