@@ -75,7 +75,7 @@ class Decider:
             if steps is None:
                 return (
                     0.0,
-                    f"{value_name(v)} is {cur.describe()} and cannot become {want.describe()}",
+                    f"{value_name(v)} is {cur.describe()}: no collective makes it {want.describe()}",
                 )
             t = v.type
             assert isinstance(t, TensorType)

@@ -24,7 +24,7 @@
 // CHECK:      %l0_kc = tg.set_rows %l0_k_cache, %l0_kr, %pos {tp.plan = "heads"{{.*}} -> tensor<64x32xbf16>
 // CHECK:      %l0_attn = tg.attention %l0_qr, %l0_kc, %l0_vc, %pos heads 2 kv_heads 1 head_dim 32 {{.*}}tp.plan = "heads"{{.*}} -> tensor<1x64xbf16>
 // CHECK-NEXT: %l0_o = tg.matmul %l0_attn, %l0_wo {tp.plan = "row", {{.*}}tp.runner_up = "column: {{.*}}"} : (tensor<1x64xbf16>, tensor<64x128xbf16>) -> tensor<1x128xbf16>
-// CHECK-NEXT: %l0_o_1 = mesh.all_reduce %l0_o axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "tg.add (replicate) reads %l0_o replicated; it is partial over axes 0 (runner-up: reduce_scatter then all_gather, {{[0-9.]+}} us)" cost #mesh.cost<bytes = 256, links = 1, hops = 1, ns = {{[0-9]+}}> : tensor<1x128xbf16> -> tensor<1x128xbf16>
+// CHECK-NEXT: %l0_o_1 = mesh.all_reduce %l0_o axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "tg.matmul (row) leaves %l0_o a partial sum over axis 0; tg.add (replicate) reads it replicated (runner-up: reduce_scatter then all_gather, {{[0-9.]+}} us)" cost #mesh.cost<bytes = 256, links = 1, hops = 1, ns = {{[0-9]+}}> : tensor<1x128xbf16> -> tensor<1x128xbf16>
 // CHECK-NEXT: %l0_h2 = tg.add %x, %l0_o_1
 // CHECK:      %l0_gate = tg.matmul {{.*}}tp.plan = "column"{{.*}} -> tensor<1x128xbf16>
 // CHECK-NEXT: %l0_up = tg.matmul {{.*}}tp.plan = "column"{{.*}} -> tensor<1x128xbf16>
@@ -33,7 +33,7 @@
 // CHECK-NEXT: %l0_down_1 = mesh.all_reduce %l0_down axis 0
 // CHECK-NEXT: %l0_out = tg.add %l0_h2, %l0_down_1
 // CHECK:      %logits = tg.matmul %final, %lm_head {tp.plan = "vocab"{{.*}} -> tensor<1x256xbf16>
-// CHECK-NEXT: %logits_1 = mesh.all_gather %logits axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> reason "tg.argmax (replicate) reads %logits replicated; it is dim 1 over axes 0" cost #mesh.cost<bytes = 1024, {{.*}}> : tensor<1x256xbf16> -> tensor<1x512xbf16>
+// CHECK-NEXT: %logits_1 = mesh.all_gather %logits axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> reason "tg.matmul (vocab) leaves %logits split on dim 1 over axis 0; tg.argmax (replicate) reads it replicated" cost #mesh.cost<bytes = 1024, {{.*}}> : tensor<1x256xbf16> -> tensor<1x512xbf16>
 // CHECK-NEXT: %token = tg.argmax %logits_1 {tp.plan = "replicate", {{.*}}tp.runner_up = "none: vocab: a local arg-max then a gather of (value, index) has no tg op; the logits are gathered and the arg-max is replicated"}
 // CHECK-NEXT: func.return %token, %l0_kc, %l0_vc : tensor<1xi32>, tensor<64x32xbf16>, tensor<64x32xbf16>
 // CHECK-NOT:  mesh.all_
