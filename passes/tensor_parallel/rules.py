@@ -50,7 +50,7 @@ from spatial_dialect.tg import (
     SwigluOp,
 )
 
-from .layout import REPLICATED, Layout, P, S, partial, shard, splits
+from .layout import REPLICATED, Layout, P, R, S, partial, shard, splits
 
 Q8_0_BLOCK = 32
 """Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
@@ -221,7 +221,7 @@ def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
     return plans
 
 
-def _sharded_candidates(v: SSAValue, ctx: Context, unit: int) -> list[Layout]:
+def _sharded_candidates(v: SSAValue, ctx: Context) -> list[Layout]:
     """The S layouts of dim 1 a head-wise op may keep for ``v``: its own, or (an unread
     argument) one per group, with the KV repeat its hint asks for."""
     cur = ctx.layout(v)
@@ -240,7 +240,7 @@ def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list
     norm, set_rows): run on the shard when its blocks are whole heads; the others replicated."""
     plans = []
     cols = _shape(op.operands[x])[1]
-    for lay in _sharded_candidates(op.operands[x], ctx, unit):
+    for lay in _sharded_candidates(op.operands[x], ctx):
         if not splits(cols, lay, ctx.sizes, unit):
             plans.append(
                 Plan(
@@ -285,7 +285,7 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
     seen = []
     for v in op.operands:
         cur = ctx.layout(v)
-        if cur is None or cur.kind == "R" or cur in seen:
+        if cur is None or cur.kind == R or cur in seen:
             continue
         seen.append(cur)
         if cur.kind == P and not isinstance(op, LINEAR_SUMS):

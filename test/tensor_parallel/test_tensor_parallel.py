@@ -82,8 +82,20 @@ def _random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
     ffn = rng.choice([64, 96, 128, 192, 256])
     q8 = rng.random() < 0.3
     elt = "bf16" if q8 else rng.choice(["f32", "f32", "bf16"])
+    # spatial-import keeps norm weights and rope tables f32 beside 16-bit activations
+    tables = rng.choice([None, "f32"]) if elt == "bf16" else None
     m = Model(
-        f"r{i}", d, heads, kv, head_dim, ffn, 1e-6, qk_norm=rng.random() < 0.5, elt=elt, q8_0=q8
+        f"r{i}",
+        d,
+        heads,
+        kv,
+        head_dim,
+        ffn,
+        1e-6,
+        qk_norm=rng.random() < 0.5,
+        elt=elt,
+        q8_0=q8,
+        tables=tables,
     )
     t = rng.choice([1, 3])
     return m, t, rng.choice([32, 64])
