@@ -110,7 +110,7 @@ class Decider:
             ru_us, ru = priced[1]
             runner = f"{ru.label}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"
         elif refused:
-            runner = refused[0]
+            runner = "; ".join(refused)
         else:
             runner = f"none: {why_replicated}" if why_replicated else "none"
         self.decisions[op] = Decision(best, us, runner)

@@ -210,7 +210,10 @@ def test_a_dim_that_does_not_divide_is_replicated():
     fn = _check(module, "p150x4")
     op = next(op for op in fn.body.block.ops if op.name == "tg.matmul")
     assert op.attributes["tp.plan"].data == "replicate"
-    assert op.attributes["tp.runner_up"].data == "column: N 66 does not split over 4 blocks of 1"
+    assert op.attributes["tp.runner_up"].data == (
+        "column: N 66 does not split over 4 blocks of 1; "
+        "row: %x is replicated: no collective makes it split on dim 1 over axis 0"
+    )
 
 
 @pytest.mark.parametrize(
@@ -231,3 +234,50 @@ def test_shard_unshard_repeat_by_hand():
     grid = shard(whole, (2, 4), ["replicate", "shard(1)"], repeat=2)
     assert grid.shape == (2, 4, 1, 4) and grid[1, 3].tolist() == [[4, 5, 6, 7]]
     assert np.array_equal(unshard(grid, ["replicate", "shard(1)"], repeat=2), whole)
+
+
+def test_q8_0_row_split_falls_on_blocks():
+    """A Q8_0 row split falls on whole 32-element blocks of K: K = 96 over 2 chips (48 a chip)
+    may not split, K = 128 (64 a chip) may. N = 66 splits into 33 columns a chip; the Q8_0 blocks
+    run along K, so a column split needs no block boundary."""
+    text = """func.func @f(%x: tensor<1x96xbf16>, %w: tensor<96x65xi8>, %s: tensor<3x65xf16>,
+                   %y: tensor<1x128xbf16>, %v: tensor<128x65xi8>, %t: tensor<4x65xf16>)
+                   -> (tensor<1x65xbf16>, tensor<1x65xbf16>) {
+  %a = tg.matmul_q8_0 %x, %w, %s activation "q8_0" : (tensor<1x96xbf16>, tensor<96x65xi8>, tensor<3x65xf16>) -> tensor<1x65xbf16>
+  %b = tg.matmul_q8_0 %y, %v, %t activation "q8_0" : (tensor<1x128xbf16>, tensor<128x65xi8>, tensor<4x65xf16>) -> tensor<1x65xbf16>
+  func.return %a, %b : tensor<1x65xbf16>, tensor<1x65xbf16>
+}"""
+    module = parse_module(text)
+    fn = _check(module, "n300")
+    a, b = (op for op in fn.body.block.ops if op.name == "tg.matmul_q8_0")
+    assert a.attributes["tp.plan"].data == "replicate"
+    assert a.attributes["tp.runner_up"].data == (
+        "column: N 65 does not split over 2 blocks of 1; "
+        "row: K 96 does not split over 2 chips in blocks of 32"
+    )
+    assert b.attributes["tp.plan"].data == "row"
+    assert [o.type.get_shape() for o in b.operands] == [(1, 64), (64, 65), (2, 65)]
+
+
+@pytest.mark.parametrize(
+    ("example", "mesh", "heads", "kv_heads", "repeat"),
+    [
+        ("llama3_8b_decode", "galaxy", 1, 1, 4),
+        ("llama3_8b_decode_q8_0", "t3k", 4, 1, 1),
+        ("qwen3_30b_a3b_decode", "h200x8", 4, 1, 2),
+    ],
+)
+def test_real_sizes(example, mesh, heads, kv_heads, repeat):
+    """The real models' layers: heads and KV heads a chip, the KV repeat, every collective priced,
+    the module verifies (the pass verifies it) and prints back to what it parses."""
+    module = parse_module((EXAMPLES / f"{example}.mlir").read_text())
+    TensorParallelPass(mesh).apply(Context(), module)
+    fn = _fn(module)
+    attn = next(op for op in fn.body.block.ops if op.name == "tg.attention")
+    assert (attn.heads.value.data, attn.kv_heads.value.data) == (heads, kv_heads)
+    ins, _ = placements(fn)
+    names = [a.name_hint for a in fn.args]
+    assert ins[names.index("k_cache")].repeat == repeat
+    collectives = [op for op in fn.body.block.ops if op.name.startswith("mesh.")]
+    assert collectives and all(op.cost.ns.data > 0 for op in collectives)
+    assert str(parse_module(str(module))) == str(module)
