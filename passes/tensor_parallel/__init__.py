@@ -23,7 +23,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from spatial_dialect.mesh import MeshOp
+from spatial_dialect.mesh import CollectiveOp, MeshOp
 from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS
@@ -45,7 +45,13 @@ def per_chip(fn: func.FuncOp, preset: str) -> func.FuncOp:
     decider = Decider(mesh, fn)
     decider.run()
     out = Rewriter(decider, preset).function()
-    total = sum(d.us for d in decider.decisions.values())
+    # Each op alone plus each collective written: a decision's tp.us also counts the collectives
+    # it causes, which its neighbours' count too.
+    total = sum(d.own for d in decider.decisions.values()) + sum(
+        op.cost.ns.data / 1000.0
+        for op in out.body.block.ops
+        if isinstance(op, CollectiveOp) and op.cost is not None
+    )
     out.attributes["mesh.deployment"] = StringAttr(
         f"tensor-parallel over {preset} ({mesh.describe()}): {total:.3f} us per chip, priced"
     )

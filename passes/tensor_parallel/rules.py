@@ -301,8 +301,8 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
 
 REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
-    ArgmaxOp: "vocab: a local arg-max then a gather of (value, index) has no tg op; the logits "
-    "are gathered and the arg-max is replicated",
+    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) has "
+    "no tg op: the arg-max reads the logits whole",
     MoeOp: "experts by chip needs every chip to route over all experts (tg.moe routes over the "
     "experts it holds), and FFN-sharded experts need w_down's rows of each expert split, which "
     "no contiguous shard of the stacked rows is: the MoE block is replicated",
@@ -323,7 +323,8 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         hint = ctx.hints.get(op.results[0])
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
     if isinstance(op, ELEMENTWISE):
-        return _elementwise(op, ctx), None
+        plans = _elementwise(op, ctx)
+        return plans, "every operand is replicated" if len(plans) == 1 else None
     why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
     return [_replicate(op)], why
 
