@@ -59,6 +59,9 @@ def local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
 class Decider:
     mesh: Mesh
     fn: func.FuncOp
+    prefer_sharded: bool = False
+    """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
+    at any size); the prices still rank the sharded plans and are recorded."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape
@@ -161,11 +164,15 @@ class Decider:
             )
         # To the nanosecond the prices carry; a tie goes to fewer collectives (an all_reduce is
         # priced as two all_gathers), then to the rules' order (sharded plans first).
-        priced.sort(key=lambda p: (round(p[0], 3), p[1]))
+        priced.sort(
+            key=lambda p: (self.prefer_sharded and p[3].name == "replicate", round(p[0], 3), p[1])
+        )
         us, _, own, best = priced[0]
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
-            if round(ru_us, 3) == round(us, 3):
+            if ru_us < us:
+                runner = f"{ru.label}: {ru_us:.3f} us (faster by {us - ru_us:.3f} us)"
+            elif round(ru_us, 3) == round(us, 3):
                 runner = f"{ru.label}: {ru_us:.3f} us (as fast, with {ru_n} collectives)"
             else:
                 runner = f"{ru.label}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"

@@ -19,7 +19,7 @@
 // CHECK-SAME: %l0_k_cache: tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(1)]>}
 // CHECK-SAME: %lm_head: tensor<128x512xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}
 // CHECK-SAME: -> (tensor<1xi32> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}, tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(1)]>}, tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(1)]>})
-// CHECK-SAME: attributes {mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): {{[0-9.]+}} us per chip, priced"}
+// CHECK-SAME: attributes {mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): {{[0-9.]+}} us per chip, priced (every op replicated: {{[0-9.]+}} us)"}
 // CHECK:      %l0_h = tg.rms_norm {{.*}}tp.plan = "replicate"{{.*}}tp.runner_up = "none: distributed rms_norm
 // CHECK:      %l0_q = tg.matmul %l0_h, %l0_wq {tp.plan = "column", tp.us = {{.*}}, tp.runner_up = "replicate: {{[0-9.]+}} us (slower by {{[0-9.]+}} us)"} : (tensor<1x128xbf16>, tensor<128x64xbf16>) -> tensor<1x64xbf16>
 // CHECK:      %l0_k = tg.matmul {{.*}}tp.plan = "column"{{.*}} -> tensor<1x32xbf16>

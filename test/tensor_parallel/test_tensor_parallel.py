@@ -34,12 +34,14 @@ def _fn(module: ModuleOp) -> func.FuncOp:
     return next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
 
 
-def _check(module: ModuleOp, mesh: str, f32_rtol: float | None = 1e-5) -> func.FuncOp:
+def _check(
+    module: ModuleOp, mesh: str, f32_rtol: float | None = 1e-5, prefer_sharded: bool = False
+) -> func.FuncOp:
     """Runs the pass on ``module`` and compares the deployment with the whole reference."""
     whole = _fn(module)
     inputs = draw_inputs(whole, 0)
     ref = evaluate(whole, inputs)
-    TensorParallelPass(mesh).apply(Context(), module)
+    TensorParallelPass(mesh, prefer_sharded).apply(Context(), module)
     per_chip = _fn(module)
     got = run_deployment(per_chip, inputs)
     for i, (r, g) in enumerate(zip(ref, got, strict=True)):
@@ -56,6 +58,7 @@ def _check(module: ModuleOp, mesh: str, f32_rtol: float | None = 1e-5) -> func.F
     return per_chip
 
 
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
 @pytest.mark.parametrize("mesh", MESHES)
 @pytest.mark.parametrize(
     "example",
@@ -69,9 +72,9 @@ def _check(module: ModuleOp, mesh: str, f32_rtol: float | None = 1e-5) -> func.F
         "tiny_qwen3_next_decode_f32",
     ],
 )
-def test_examples_keep_their_meaning(example: str, mesh: str):
+def test_examples_keep_their_meaning(example: str, mesh: str, prefer_sharded: bool):
     module = parse_module((EXAMPLES / f"{example}.mlir").read_text())
-    _check(module, mesh, f32_rtol=None)
+    _check(module, mesh, f32_rtol=None, prefer_sharded=prefer_sharded)
 
 
 def _random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
@@ -104,15 +107,16 @@ def _random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
 SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10)]
 
 
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
 @pytest.mark.parametrize("mesh", MESHES)
 @pytest.mark.parametrize("case", SWEEP, ids=[m.name for m, _, _ in SWEEP])
-def test_random_layers_keep_their_meaning(case, mesh: str):
+def test_random_layers_keep_their_meaning(case, mesh: str, prefer_sharded: bool):
     """A layer returns its hidden state too, so the row-parallel sums are checked to ~1e-5 (f32),
     not only through an arg-max."""
     m, t, cache = case
     module = ModuleOp([layer_function(m, t, cache)])
     module.verify()
-    _check(module, mesh)
+    _check(module, mesh, prefer_sharded=prefer_sharded)
 
 
 FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
@@ -120,14 +124,15 @@ FULL_SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10, 70)
 
 
 @pytest.mark.skipif(not FULL, reason="the wide sweep runs with SPATIAL_MESH_FULL=1")
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
 @pytest.mark.parametrize("mesh", sorted(MESH_PRESETS))
 @pytest.mark.parametrize("case", FULL_SWEEP, ids=[m.name for m, _, _ in FULL_SWEEP])
-def test_wide_sweep_keeps_its_meaning(case, mesh: str):
+def test_wide_sweep_keeps_its_meaning(case, mesh: str, prefer_sharded: bool):
     """60 more layers over every mesh preset (SPATIAL_MESH_FULL=1)."""
     m, t, cache = case
     module = ModuleOp([layer_function(m, t, cache)])
     module.verify()
-    _check(module, mesh)
+    _check(module, mesh, prefer_sharded=prefer_sharded)
 
 
 # A layer large enough that a product's time outweighs a collective's fixed latency (on the tiny
@@ -296,3 +301,23 @@ def test_real_sizes(example, mesh, heads, kv_heads, repeat):
     collectives = [op for op in fn.body.block.ops if op.name.startswith("mesh.")]
     assert collectives and all(op.cost.ns.data > 0 for op in collectives)
     assert str(parse_module(str(module))) == str(module)
+
+
+def test_prefer_sharded_gives_the_tiny_model_its_megatron_pairs():
+    """At d = 128 the prices gather early; prefer-sharded keeps every split that can run: WO and
+    FF2 by rows with one all_reduce each, the LM head by vocab, each runner-up priced."""
+    module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
+    fn = _check(module, "n300", prefer_sharded=True)
+    plan = {
+        op.results[0].name_hint: op.attributes["tp.plan"].data
+        for op in fn.body.block.ops
+        if "tp.plan" in op.attributes
+    }
+    assert (plan["l0_o"], plan["l0_down"], plan["logits"]) == ("row", "row", "vocab")
+    reduces = [op.input.name_hint for op in fn.body.block.ops if isinstance(op, AllReduceOp)]
+    assert reduces == ["l0_o", "l0_down"]
+    head = next(
+        op for op in fn.body.block.ops if op.results and op.results[0].name_hint == "logits"
+    )
+    assert head.attributes["tp.runner_up"].data.startswith("replicate: ")
+    assert "faster by" in head.attributes["tp.runner_up"].data
