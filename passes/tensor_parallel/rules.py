@@ -13,8 +13,11 @@ Decided here, and why:
 - **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
   than chips are repeated, ``mesh.repeat``) or ``replicate``. Values on the way from a
   projection to an attention (rope, per-head norms, the cache's set_rows) carry a hint of the
-  head width and of the KV repeat (:func:`head_hints`), so the projection's column plan cuts on
-  whole heads.
+  head width, the KV repeat and the mesh axes the attention splits over (:func:`head_hints`), so
+  the projection's column plan cuts on whole heads over those axes alone: a repeated shard is
+  never gathered (no collective un-repeats one).
+- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over the
+  minor axis alone where that divides and the first does not (``over axis 1`` in its label).
 - **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
 - **everything else** (whole-row norms, gather_rows, arg-max, MoE, the delta ops): replicated,
   gathering what it reads; always correct, and recorded with the reason.
