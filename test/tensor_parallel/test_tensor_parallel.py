@@ -18,7 +18,7 @@ from spatial_dialect.mesh import AllGatherOp, AllReduceOp
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS
-from spatial_dialect.tools.frontend.layers import Model, layer_function
+from spatial_dialect.tools.frontend.layers import ExampleNames, Model, layer_function, step_function
 from spatial_dialect.tools.interpreters.collectives import shard, unshard
 from spatial_dialect.tools.interpreters.compare import compare
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
@@ -321,3 +321,14 @@ def test_prefer_sharded_gives_the_tiny_model_its_megatron_pairs():
     )
     assert head.attributes["tp.runner_up"].data.startswith("replicate: ")
     assert "faster by" in head.attributes["tp.runner_up"].data
+
+
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
+@pytest.mark.parametrize("mesh", ["n300", "galaxy"])
+def test_three_layer_step(mesh: str, prefer_sharded: bool):
+    """A whole step of three layers (each with its own weights and caches): a layer's layouts
+    meet the next layer's, and every cache comes back whole."""
+    tiny = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
+    module = ModuleOp([step_function(tiny, ExampleNames(False), 1, 64, 3, "step")])
+    module.verify()
+    _check(module, mesh, prefer_sharded=prefer_sharded)
