@@ -332,3 +332,22 @@ def test_three_layer_step(mesh: str, prefer_sharded: bool):
     module = ModuleOp([step_function(tiny, ExampleNames(False), 1, 64, 3, "step")])
     module.verify()
     _check(module, mesh, prefer_sharded=prefer_sharded)
+
+
+def test_transposed_weights_split_on_their_own_dims():
+    """b stored N x K (transpose_b, a tied LM head's table): a column split cuts b's rows, a row
+    split its columns; the partial result is reduced before it is returned."""
+    text = """func.func @f(%x: tensor<2x64xf32>, %w: tensor<128x64xf32>, %v: tensor<64x128xf32>)
+                   -> tensor<2x64xf32> {
+  %y = tg.matmul %x, %w transpose_b true : (tensor<2x64xf32>, tensor<128x64xf32>) -> tensor<2x128xf32>
+  %z = tg.matmul %y, %v transpose_b true : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+  func.return %z : tensor<2x64xf32>
+}"""
+    fn = _check(parse_module(text), "p150x4", prefer_sharded=True)
+    y, z = (op for op in fn.body.block.ops if op.name == "tg.matmul")
+    assert (y.attributes["tp.plan"].data, z.attributes["tp.plan"].data) == ("column", "row")
+    assert y.operands[1].type.get_shape() == (32, 64)
+    assert z.operands[1].type.get_shape() == (64, 32)
+    ins, outs = placements(fn)
+    assert [p.placements for p in ins[1:]] == [("shard(0)",), ("shard(1)",)]
+    assert outs[0].placements == ("replicate",)
