@@ -129,12 +129,16 @@ def chips(sizes: Sequence[int], group: tuple[int, ...]) -> int:
 
 
 def repeat_for(sizes: Sequence[int], kv: int | None, group: tuple[int, ...]) -> int | str:
-    """The repeat ``kv`` KV heads take over ``group``, or why they cannot be cut on heads."""
+    """The repeat ``kv`` KV heads take over ``group``, or why they cannot be cut on heads. A
+    repeat is a fact of one sharding axis (docs/mesh.md#the-per-chip-function: the axis's blocks
+    are each held by r consecutive chips), so a group of two axes takes none: a 2-D mesh with
+    fewer KV heads than chips splits its heads over the minor axis alone."""
     n = chips(sizes, group)
     if kv is None or kv % n == 0:
         return 1
-    minor = sizes[group[-1]]
-    if n % kv or minor % (n // kv):
+    if len(group) > 1:
+        return f"{kv} KV heads do not split over {n} chips, and a repeat needs one sharding axis"
+    if n % kv:
         return f"{kv} KV heads neither split over nor repeat evenly on {n} chips"
     return n // kv
 
