@@ -90,7 +90,11 @@ class Rewriter:
         t = old.type
         assert isinstance(t, TensorType)
         shape = cur.local_shape(t.get_shape(), self.d.sizes)
-        reason = f"{reader} reads {value_name(old)} {want.describe()}; it is {cur.describe()}"
+        owner = self.d.decisions.get(old.owner) if isinstance(old.owner, Operation) else None
+        made = f"{old.owner.name} ({owner.plan.name})" if owner else "the host"
+        reason = (
+            f"{made} leaves {value_name(old)} {cur.describe()}; {reader} reads it {want.describe()}"
+        )
         if cur.kind == P:
             alt = partial_scatter_gather(cur, len(shape) - 1, self.d.rank)
             if shape[-1] % self.d.mesh.chips == 0:
