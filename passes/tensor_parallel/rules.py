@@ -349,8 +349,10 @@ EXPERTS_BY_CHIP = (
 
 REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
-    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) has "
-    "no tg op: the arg-max reads the logits whole",
+    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) needs "
+    "the winning chip's index picked from the gathered i32 vector (gather_rows reads rows of a 2-D "
+    "table) and offset by chip x V / chips (tg.scale is float only; tg has no constant tensor): "
+    "the arg-max reads the logits whole (docs/tensor-parallel.md#what-is-left)",
 }
 
 
