@@ -199,7 +199,7 @@ def test_entry_attributes_carry_blocks_only_where_some_are_blocked():
 
 
 @pytest.mark.skipif(not FULL, reason="the wider MoE sweep runs with SPATIAL_MESH_FULL=1")
-@pytest.mark.parametrize("mesh", ["n300", "p150x4", "t3k"])
+@pytest.mark.parametrize("mesh", ["n300", "p150x4", "t3k", "galaxy"])
 @pytest.mark.parametrize("elt,t,shared", [("bf16", 1, False), ("bf16", 8, True), ("f32", 1, True)])
 def test_moe_layers_full(mesh, elt, t, shared):
     fn = _deploy(_moe_layer(elt, t, shared), mesh, simulate=True)
