@@ -15,6 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect.mesh import AllGatherOp, AllReduceOp
+from spatial_dialect.mesh.interface import interface
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS
@@ -22,7 +23,7 @@ from spatial_dialect.tools.frontend.layers import ExampleNames, Model, layer_fun
 from spatial_dialect.tools.interpreters.collectives import shard, unshard
 from spatial_dialect.tools.interpreters.compare import compare
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
-from spatial_dialect.tools.interpreters.mesh_reference import placements, run_deployment
+from spatial_dialect.tools.interpreters.mesh_reference import run_deployment
 from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.spatial_run import parse_module
 
@@ -171,7 +172,7 @@ def test_kv_heads_repeat_on_four_chips():
     """2 KV heads on 4 chips: each KV head is held by 2 chips (mesh.repeat = 2)."""
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
     fn = _check(module, "p150x4", prefer_sharded=True)  # replicated is cheaper
-    ins, outs = placements(fn)
+    ins, outs = interface(fn)
     names = [a.name_hint for a in fn.args]
     assert ins[names.index("l0_k_cache")].repeat == 2
     assert ins[names.index("l0_wq")].repeat == 1
@@ -313,7 +314,7 @@ def test_real_sizes(example, mesh, heads, kv_heads, repeat):
     fn = _fn(module)
     attn = next(op for op in fn.body.block.ops if op.name == "tg.attention")
     assert (attn.heads.value.data, attn.kv_heads.value.data) == (heads, kv_heads)
-    ins, _ = placements(fn)
+    ins, _ = interface(fn)
     names = [a.name_hint for a in fn.args]
     assert ins[names.index("k_cache")].repeat == repeat
     collectives = [op for op in fn.body.block.ops if op.name.startswith("mesh.")]
@@ -366,6 +367,6 @@ def test_transposed_weights_split_on_their_own_dims():
     assert (y.attributes["tp.plan"].data, z.attributes["tp.plan"].data) == ("column", "row")
     assert y.operands[1].type.get_shape() == (32, 64)
     assert z.operands[1].type.get_shape() == (64, 32)
-    ins, outs = placements(fn)
+    ins, outs = interface(fn)
     assert [p.placements for p in ins[1:]] == [("shard(0)",), ("shard(1)",)]
     assert outs[0].placements == ("replicate",)
