@@ -69,7 +69,11 @@ class SpatialPipelinePass(ModulePass):
 
     def passes(self) -> tuple[ModulePass, ...]:
         mesh = mesh_named(self.target)
-        first = (TensorParallelPass(mesh.name, self.prefer_sharded),) if mesh is not None else ()
+        first = (
+            (TensorParallelPass(mesh.name, self.prefer_sharded, self.dram_mem),)
+            if mesh is not None
+            else ()
+        )
         return (
             *first,
             LinkPass(

@@ -33,6 +33,7 @@ from spatial_dialect.mesh import CollectiveOp, MeshOp
 from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.dram_layout import human_bytes
 from spatial_dialect.passes.mesh_prices import mesh_op_of
+from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
 
@@ -62,14 +63,18 @@ def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bo
     return out, total, len(collectives)
 
 
-def per_chip(fn: func.FuncOp, preset: str, prefer_sharded: bool = False) -> func.FuncOp:
+def per_chip(
+    fn: func.FuncOp, preset: str, prefer_sharded: bool = False, capacity: int | None = None
+) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
-    cheaper of the op-by-op plan and every op replicated (module docstring)."""
+    cheaper of the op-by-op plan and every op replicated (module docstring). ``capacity``: one
+    chip's DRAM (default the chip's; the pipeline's dram-mem where given)."""
     mesh = MESH_PRESETS[preset]
     split, split_us, n = planned(mesh, fn, prefer_sharded, False)
     head = f"tensor-parallel over {preset} ({mesh.describe()})"
     split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
-    need, capacity = whole_bytes(fn), mesh.chip.dram_bytes
+    need = whole_bytes(fn)
+    capacity = mesh.chip.dram_bytes if capacity is None else capacity
     if prefer_sharded:
         why = "prefer-sharded=true"
     elif capacity is not None and need > capacity:
@@ -104,14 +109,17 @@ def per_chip(fn: func.FuncOp, preset: str, prefer_sharded: bool = False) -> func
 
 @dataclass(frozen=True)
 class TensorParallelPass(ModulePass):
-    """`tensor-parallel{mesh=PRESET prefer-sharded=false}`: each tg function becomes its per-chip
-    function over the mesh preset (targets/mesh.py MESH_PRESETS). `prefer-sharded=true` takes a
-    sharded plan wherever one can run (the Megatron layout at any size: the tiny models'
-    collectives cost more than their products save, so by price alone they are gathered early)."""
+    """`tensor-parallel{mesh=PRESET prefer-sharded=false dram-mem=BYTES}`: each tg function
+    becomes its per-chip function over the mesh preset (targets/mesh.py MESH_PRESETS).
+    `prefer-sharded=true` takes a sharded plan wherever one can run (the Megatron layout at any
+    size: the tiny models' collectives cost more than their products save, so by price alone they
+    are gathered early). `dram-mem`: one chip's DRAM where replication must fit (link's option,
+    which spatial-pipeline passes to both)."""
 
     name = "tensor-parallel"
     mesh: str | None = None
     prefer_sharded: bool = False
+    dram_mem: str | int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -125,6 +133,7 @@ class TensorParallelPass(ModulePass):
         fns = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and not is_per_chip(f)]
         if not fns:
             return
+        capacity = None if self.dram_mem is None else parse_bytes(self.dram_mem, "dram-mem")
         have = {m.sym_name.data for m in op.body.block.ops if isinstance(m, MeshOp)}
         if self.mesh not in have:
             first = op.body.block.first_op
@@ -134,7 +143,7 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh, self.prefer_sharded)
+            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity)
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

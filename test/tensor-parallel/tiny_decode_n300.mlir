@@ -7,6 +7,9 @@
 // the split with prefer-sharded=true; llama3_8b_decode_n300.mlir shows the Megatron pairs at a
 // real model's sizes.) Every argument and result carries its sharding.
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300}' | filecheck %s
+// Replication is a plan only where the whole program fits one chip's DRAM (dram-mem: link's option).
+// RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300 dram-mem=100KB}' | filecheck %s --check-prefix=DRAM
+// DRAM: mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): split op by op: 16.578 us per chip with 2 collective(s), taken (runner-up: every op replicated: the whole program (0.6 MB) does not fit one chip's DRAM (0.1 MB))"
 // Running it twice changes nothing.
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300}' > %t.once
 // RUN: spatial-opt %t.once -p 'tensor-parallel{mesh=n300}' | diff - %t.once
