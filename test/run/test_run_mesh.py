@@ -71,3 +71,14 @@ def test_an_imported_checkpoint_runs_over_a_mesh(capsys, tmp_path):
     rc, out, err = _run(capsys, program, "--target", "n300", "--prefer-sharded", "--weights", model)
     assert rc == 0, out + err
     assert out.splitlines()[-1].startswith("PASS: ")
+
+
+def test_a_deployment_that_skips_its_all_reduces_fails(capsys, monkeypatch):
+    """The comparison can fail: with the steps' all_reduce doing nothing (each chip keeps its
+    partial sum), the whole function's reference catches it."""
+    from spatial_dialect.mesh import Collective
+    from spatial_dialect.tools.interpreters import deployment
+
+    monkeypatch.setitem(deployment.STEP_FUNCTIONS, Collective.ALL_REDUCE, lambda s, *_: s)
+    rc, out, _ = _run(capsys, TINY, "--target", "n300", "--prefer-sharded")
+    assert rc == 1 and out.splitlines()[-1].startswith("FAIL: "), out
