@@ -3,8 +3,7 @@ collective carries (docs/mesh.md#prices).
 
 Decided here, and why: the dialect imports nothing of `targets` (docs/architecture.md#import-rules),
 so the agreement of a `mesh.mesh` op with the preset it names, and the `#mesh.cost` of a
-collective, are computed here, where the tensor-parallel decision (issue 23, not built yet) will
-insert collectives. The price is targets/collectives.price's, on the bytes the op's types imply
+collective, are computed here, which the tensor-parallel pass calls as it inserts collectives. The price is targets/collectives.price's, on the bytes the op's types imply
 (`CollectiveOp.priced_bytes`), so the IR and the report cannot disagree.
 """
 

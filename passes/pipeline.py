@@ -1,8 +1,15 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
 `spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
-split-k=N kv-splits=N}`. With no target anywhere (neither the option nor one recorded on the
-module) it compiles for wormhole_n150. The options go to the pass that decides with them (target,
+split-k=N kv-splits=N prefer-sharded=false}`. With no target anywhere (neither the option nor one
+recorded on the module) it compiles for wormhole_n150.
+
+A target that names a mesh preset (`target=n300`) makes the module one deployment over the mesh:
+its WHOLE-tensor functions first go through `tensor-parallel{mesh=n300 prefer-sharded=...}`
+(docs/tensor-parallel.md), and link and the rest then plan for the mesh's chip; a per-chip function
+(its arguments already carry `mesh.sharding`) is taken as it is. The pass runs here and not in
+link because it is a whole-program decision of its own, with its own refusals, that a reader can
+also run alone and inspect. The options go to the pass that decides with them (target,
 format, grid, the budget and kv-splits to link, which records them on the module for every later
 pass; fidelity, accumulate and split-k to tile) and are recorded on the module, where the report
 reads them back.
@@ -35,6 +42,8 @@ from spatial_dialect.passes.fuse_operands import FuseOperandsPass
 from spatial_dialect.passes.link import LinkPass
 from spatial_dialect.passes.place import PlacePass
 from spatial_dialect.passes.size_buffers import SizeBuffersPass
+from spatial_dialect.passes.target_choice import mesh_named
+from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 from spatial_dialect.passes.tile import TilePass
 from spatial_dialect.sp.errors import InternalError
 
@@ -42,7 +51,8 @@ from spatial_dialect.sp.errors import InternalError
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
-    local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N}`: link, tile, place, fuse-operands and
+    local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N prefer-sharded=false}`: on a mesh
+    target, tensor-parallel first (module docstring); then link, tile, place, fuse-operands and
     size-buffers in order."""
 
     name = "spatial-pipeline"
@@ -55,9 +65,17 @@ class SpatialPipelinePass(ModulePass):
     dram_mem: str | int | None = None
     split_k: int | None = None
     kv_splits: int | None = None
+    prefer_sharded: bool = False
 
     def passes(self) -> tuple[ModulePass, ...]:
+        mesh = mesh_named(self.target)
+        first = (
+            (TensorParallelPass(mesh.name, self.prefer_sharded, self.dram_mem),)
+            if mesh is not None
+            else ()
+        )
         return (
+            *first,
             LinkPass(
                 self.target, self.format, self.grid, self.local_mem, self.dram_mem, self.kv_splits
             ),

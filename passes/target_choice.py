@@ -12,8 +12,8 @@ A deployment over a mesh of chips (docs/mesh.md#the-linked-deployment) records t
 (`sp.target = "n300"`): passes plan for one chip, so `chip_target` gives them the mesh's chip and
 `recorded_mesh` the mesh, and nothing else reads the name. Only a per-chip function (one whose
 arguments carry `mesh.sharding`, the tensor-parallel pass's output) or its linked deployment may
-name a mesh: a whole-tensor function on a mesh is refused (MeshNotBuilt) until the pipeline runs
-the tensor-parallel pass before link.
+be linked for a mesh: link alone on a whole-tensor function and a mesh is refused, naming the
+pass that makes the per-chip function (spatial-pipeline{target=MESH} runs it before link).
 """
 
 from __future__ import annotations
@@ -184,17 +184,18 @@ def choose_target(module: ModuleOp, requested: str | None) -> str:
     name = requested or recorded or preset or DEFAULT_TARGET
     mesh = mesh_named(name)
     if mesh is None:
-        _load(name)  # refuses a mesh TOML file with MeshNotBuilt, as a whole function on a mesh
+        _load(name)  # refuses a mesh TOML file with MeshNotAChip: only presets are deployed
         if deployed:
             raise InvalidTarget(
                 f"the module is a deployment over mesh {preset or '(no preset)'}; target {name} "
                 f"is one chip: name the mesh (target={preset or 'MESH'})"
             )
     elif not deployed:
-        try:
-            load_target(name)
-        except TargetError as err:  # a whole function on a mesh: not built until tensor-parallel
-            raise InvalidTarget(str(err)) from None
+        raise InvalidTarget(
+            f"target {name} is a mesh of {mesh.describe()}: a whole-tensor function is first made "
+            f"its per-chip function by tensor-parallel{{mesh={mesh.name}}}; "
+            f"spatial-pipeline{{target={mesh.name}}} runs it before link"
+        )
     elif preset is not None and preset != mesh.name:
         raise InvalidTarget(
             f"the module's mesh.mesh is preset {preset}; it cannot be linked for mesh {mesh.name}"

@@ -8,7 +8,7 @@ bounds on that target. ``load_mesh`` gives a :class:`Mesh` of chips (a preset of
 """
 
 from .loader import ALIASES, load_mesh, load_target, load_target_file, target_from_mapping
-from .mesh import MESH_PRESETS, Axis, Mesh, MeshNotBuilt, Topology
+from .mesh import MESH_PRESETS, Axis, Mesh, MeshNotAChip, Topology
 from .presets import PRESETS
 from .spec import (
     DEFAULT_FIDELITY,
@@ -26,7 +26,7 @@ __all__ = [
     "Axis",
     "MESH_PRESETS",
     "Mesh",
-    "MeshNotBuilt",
+    "MeshNotAChip",
     "Topology",
     "load_mesh",
     "DEFAULT_FIDELITY",

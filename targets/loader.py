@@ -226,9 +226,9 @@ def load_target(name_or_path: str | Path) -> Target:
     if key in ALIASES:
         return PRESETS[ALIASES[key]]
     if key in MESH_PRESETS:
-        # A mesh where one chip is needed: refused by name until the deployment over a mesh exists,
-        # never compiled for one of its chips silently (docs/targets.md#meshes-of-chips).
-        raise MESH_PRESETS[key].not_built(text)
+        # A mesh where one chip is needed: refused by name, never compiled for one of its chips
+        # silently (docs/targets.md#meshes-of-chips); spatial-pipeline compiles a deployment.
+        raise MESH_PRESETS[key].not_a_chip(text)
     path = Path(text)
     if _is_path(text):
         return load_target_file(path)
@@ -243,11 +243,11 @@ def _is_path(text: str) -> bool:
 
 def load_target_file(path: str | Path) -> Target:
     """Parse and validate a TOML target file. A file with a [mesh] table is validated whole, then
-    refused as a mesh (MeshNotBuilt)."""
+    refused as a mesh (MeshNotAChip)."""
     where = str(path)
     data = _read_toml(Path(path))
     if "mesh" in data:
-        raise _mesh_of(data, where, Path(path).stem).not_built(where)
+        raise _mesh_of(data, where, Path(path).stem).not_a_chip(where)
     return target_from_mapping(data, where=where, default_name=Path(path).stem)
 
 

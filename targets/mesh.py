@@ -21,9 +21,10 @@ Decided here, and why:
   [CCL], so the presets price what runs.
 - **A switch** (NVLink through NVSwitch) joins every chip to every other in one hop: no relay and
   no line/ring diameter; a chip's links all go to the switch.
-- **Not built yet:** a deployment over a mesh (the tensor-parallel decision, the per-chip programs;
-  issue 23). Shardings and collectives exist in the IR (docs/mesh.md), and nothing inserts them. ``load_target`` refuses a mesh by name or file with :class:`MeshNotBuilt`,
-  naming the mesh and its chip, rather than compiling for one chip silently.
+- **A mesh is not a chip:** ``load_target`` refuses a mesh by name or file with
+  :class:`MeshNotAChip`, naming the mesh and its chip, rather than compiling for one chip
+  silently; a deployment over a mesh preset is compiled by ``spatial-pipeline{target=MESH}``
+  (the tensor-parallel pass, then link for the mesh's chip: docs/mesh.md).
 
 Sources:
 
@@ -55,9 +56,10 @@ from .presets import PRESETS
 from .spec import Target, TargetError
 
 
-class MeshNotBuilt(TargetError):
-    """A mesh of chips where a single chip is needed: the deployment over a mesh is not built yet.
-    A TargetError, so every CLI that loads targets reports it as one line and exits 1."""
+class MeshNotAChip(TargetError):
+    """A mesh of chips where a single chip is needed (load_target): a mesh is compiled for as a
+    deployment (spatial-pipeline{target=MESH}), never as one of its chips silently. A TargetError,
+    so every CLI that loads targets reports it as one line and exits 1."""
 
 
 @dataclass(frozen=True)
@@ -122,12 +124,16 @@ class Mesh:
         axes = " x ".join(a.describe() for a in self.axes)
         return f"{self.chips} {self.chip.name} chips, {axes}"
 
-    def not_built(self, asked: str) -> MeshNotBuilt:
+    def not_a_chip(self, asked: str) -> MeshNotAChip:
         """The refusal for a mesh given where one chip is needed."""
-        return MeshNotBuilt(
-            f"target {asked!r} is a mesh of {self.describe()}: a deployment over a mesh of chips is "
-            f"not built yet (issue 23); use one chip's target ({self.chip.name}), or the mesh's "
-            f"collective prices (spatial_dialect.targets.collectives)"
+        deploy = (
+            f"spatial-pipeline{{target={self.name}}} (tensor-parallel, then link)"
+            if MESH_PRESETS.get(self.name) is self
+            else f"spatial-pipeline{{target=PRESET}} on a mesh preset ({', '.join(MESH_PRESETS)})"
+        )
+        return MeshNotAChip(
+            f"target {asked!r} is a mesh of {self.describe()}, not one chip: compile a deployment "
+            f"over it with {deploy}, or use one chip's target ({self.chip.name})"
         )
 
 

@@ -32,7 +32,9 @@ Element types, llama.cpp's precision (tools/frontend/gguf_program.py): the weigh
 stored format; the activations compute in one float type, --dtype (default: that of the matmul
 weights, f16 or bf16, or f32 when they are F32 or mixed; over Q8_0 weights alone the type the
 --target prefers, `Target.activations`: bf16 on Tensix, f16 on the GPU presets, bf16 without
---target); the norm weights and the rope tables stay f32 beside them (GGUF stores norms F32).
+--target; a mesh preset, `--target n300`, prefers its chip's: the program stays WHOLE, and
+`spatial-pipeline{target=n300}` / `spatial-run --target n300` compile it as one deployment over
+the mesh); the norm weights and the rope tables stay f32 beside them (GGUF stores norms F32).
 `--dtype f32` is the exact mode. `spatial-run --weights` rounds each tensor to its argument's
 type. Q8_0
 weights stay Q8_0: each is two arguments, `%NAME` (the i8 values, `gguf.q8_0 = "values"`) and
@@ -86,7 +88,7 @@ from pathlib import Path
 
 from xdsl.dialects.func import FuncOp
 
-from spatial_dialect.targets import TargetError, load_target
+from spatial_dialect.targets import MESH_PRESETS, TargetError, load_target
 from spatial_dialect.tools.frontend.chaining import carries, follows
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
@@ -154,7 +156,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
     parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
     parser.add_argument(
-        "--target", help="the target whose preferred activation type a Q8_0 model computes in"
+        "--target",
+        help="the target whose preferred activation type a Q8_0 model computes in (a mesh "
+        "preset: its chip's; the program is whole, compiled over the mesh as one deployment)",
     )
     parser.add_argument(
         "--dequantize",
@@ -364,9 +368,13 @@ def tables_note(tables: str | None, elt: str) -> str:
 
 
 def preferred_activations(target: str | None) -> str:
-    """The activation type `target` prefers (bf16 without one)."""
+    """The activation type `target` prefers (bf16 without one); a mesh preset's is its chip's
+    (the program stays whole: spatial-pipeline{target=MESH} makes it one deployment)."""
     if target is None:
         return "bf16"
+    mesh = MESH_PRESETS.get(target.lower())
+    if mesh is not None:
+        return mesh.chip.activations
     try:
         return load_target(target).activations
     except TargetError as e:

@@ -36,9 +36,13 @@ an earlier function's is that same tensor (the weights); the rest are drawn (or 
 --inputs / --weights) as for one function. Every function's outputs are compared; one verdict
 ends the run.
 
-A per-chip function (its arguments carry `mesh.sharding`) runs on a mesh preset (`--target n300`):
-whole inputs are drawn, the deployment runs every chip and the collectives between them, and the
-outputs are compared with the function's mesh reference (docs/simulator.md#deployments-over-a-mesh).
+A mesh preset (`--target n300`, docs/simulator.md#deployments-over-a-mesh) runs one deployment
+over the mesh: a WHOLE function is compiled by spatial-pipeline (tensor-parallel first), its
+inputs are drawn whole (or read from --inputs / --weights, a checkpoint's whole tensors), sharded
+per the entry, every chip and the collectives between them run, and the unsharded outputs are
+compared with the whole function's single-device reference. A per-chip function (its arguments
+carry `mesh.sharding`) has no whole function: its drawn whole inputs are compared with its mesh
+reference (tools/interpreters/mesh_reference.py).
 
 `--reference-only` needs no target: it evaluates the reference and prints each output's name,
 shape, element type and a checksum (CRC-32 of its bytes, sum, max |x|), then `PASS`.
@@ -77,7 +81,7 @@ from spatial_dialect import tg
 from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
-from spatial_dialect.passes.target_choice import parse_bytes
+from spatial_dialect.passes.target_choice import chip_target, mesh_named, parse_bytes
 from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InternalError, InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
@@ -107,8 +111,9 @@ from spatial_dialect.tools.interpreters.compare import (
     quantized_downstream,
     rule_text,
 )
-from spatial_dialect.tools.interpreters.deployment import mesh_reference, whole_shapes
+from spatial_dialect.tools.interpreters.deployment import whole_shapes
 from spatial_dialect.tools.interpreters.inputs import draw_inputs, save_run
+from spatial_dialect.tools.interpreters.mesh_reference import mesh_reference
 from spatial_dialect.tools.interpreters.numerics import (
     EvaluationError,
     OutOfRange,
@@ -361,6 +366,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--timing", action="store_true", help="print the predicted time")
     parser.add_argument(
+        "--prefer-sharded",
+        action="store_true",
+        help="on a mesh target, split every op that can be (tensor-parallel{prefer-sharded=true}) "
+        "even where replicating it is cheaper",
+    )
+    parser.add_argument(
         "--reference-only", action="store_true", help="only evaluate the reference; no target"
     )
     parser.add_argument(
@@ -379,6 +390,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
+    if args.prefer_sharded and mesh_named(args.target) is None:
+        parser.error("--prefer-sharded needs a mesh preset as --target (e.g. n300)")
     if args.work_budget < 0:
         parser.error(f"--work-budget must be a number of tile steps >= 0, got {args.work_budget}")
     return args
@@ -408,6 +421,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             )
     if is_per_chip(chain[0]):
         return run_deployment(args, chain, out)
+    if args.chain and mesh_named(args.target) is not None:
+        raise UsageError("a deployment over a mesh runs one function: no --chain with a mesh")
     runner = None if args.reference_only else Compiled(args, chain, out)
     own: dict[str, np.ndarray] = {}  # the chain's own inputs: one value per name
     outputs: dict[str, dict[str, np.ndarray]] = {"reference": {}, "simulated": {}}
@@ -495,9 +510,8 @@ def run_deployment(args: argparse.Namespace, chain: Sequence[FuncOp], out: TextI
         )
     names = input_names(fn)
     whole = draw_inputs(fn, args.seed, whole_shapes(fn))
-    reference = dict(
-        zip(output_names(fn), mesh_reference(fn, [whole[n] for n in names]), strict=True)
-    )
+    outputs, values = mesh_reference(fn, [whole[n] for n in names])
+    reference = dict(zip(output_names(fn), outputs, strict=True))
     print(f"inputs of @{fn.sym_name.data}: drawn whole with seed {args.seed}", file=out)
     if args.reference_only:
         for output, array in reference.items():
@@ -518,7 +532,7 @@ def run_deployment(args: argparse.Namespace, chain: Sequence[FuncOp], out: TextI
         return 1
     simulated = dict(zip(output_names(fn), arrays, strict=True))
     bad = []
-    for c in compare_outputs(fn, reference, {}, simulated, args.accumulate):
+    for c in compare_outputs(fn, reference, values, simulated, args.accumulate):
         print(c.line(), file=out)
         bad += [] if c.ok else [c.name]
     if bad:
@@ -538,8 +552,10 @@ class Compiled:
         self.module: ModuleOp | None = None
         self.predicted = 0.0
         self.failure = ""
+        # A mesh preset: one deployment over the mesh, each chip the mesh's chip.
+        self.mesh = mesh_named(args.target)
         try:
-            self.target = load_target(args.target)
+            self.target = chip_target(args.target) if self.mesh else load_target(args.target)
         except TargetError as e:
             raise UsageError(str(e)) from None
 
@@ -558,9 +574,11 @@ class Compiled:
     def compiled(self) -> ModuleOp:
         if self.module is None:
             fns = self.chain if self.args.chain else self.chain[0]
-            accumulate = self.args.accumulate
+            options: dict = {"accumulate": self.args.accumulate}
+            if self.mesh is not None:
+                options["prefer_sharded"] = self.args.prefer_sharded
             try:
-                self.module = compile_module(fns, self.args.target, accumulate=accumulate)
+                self.module = compile_module(fns, self.args.target, **options)
             except InternalError:
                 raise  # the compiler's own bug, reported as such, not as a refusal
             except DiagnosticException as e:
@@ -583,6 +601,11 @@ class Compiled:
                 print(f"predicted @{section}: {us:.3f} us", file=self.out)
                 self.predicted += us
         try:
+            if self.mesh is not None:
+                arrays = mesh_runner(self.args.backend)(
+                    module, [inputs[n] for n in input_names(fn)]
+                )
+                return dict(zip(output_names(fn), arrays, strict=True))
             return simulated_outputs(fn, module, inputs, self.args.backend)
         except (SimulationError, BackendFailed) as e:
             print(f"{self.args.backend}: {type(e).__name__}: {e}", file=self.out)

@@ -9,6 +9,12 @@ prices and the mesh's collective prices; rules.py says which shardings each op m
 
 Decided here, and why:
 
+- **The whole plan is a decision too**: the op-by-op plan is compared with every op replicated
+  (each chip runs the whole program, no collective), and the cheaper is taken, the other recorded
+  as the runner-up in `mesh.deployment`. Replication is only a plan where the whole program fits
+  one chip's DRAM (its tensors at their element widths: the bytes before any `format=bfp8_b`, so a
+  program that fits only in bfp8_b is split). The tiny models replicate (tiny_decode on n300: 2.2
+  us against 16.6 us split); `prefer-sharded=true` keeps the split (tests of the split use it).
 - **Running it twice changes nothing**: a function whose arguments already carry
   `mesh.sharding` is left alone, and the `mesh.mesh` op is added once.
 - **A bad option is refused in one line** naming the presets, before anything is rewritten.
@@ -20,61 +26,100 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.passes import ModulePass
 
 from spatial_dialect.mesh import CollectiveOp, MeshOp
+from spatial_dialect.mesh.interface import is_per_chip
+from spatial_dialect.passes.dram_layout import human_bytes
 from spatial_dialect.passes.mesh_prices import mesh_op_of
+from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp.errors import SpatialPassError
-from spatial_dialect.targets.mesh import MESH_PRESETS
+from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
 
 from .decide import Decider
-from .price import op_us
+from .price import nbytes
 from .rewrite import Rewriter
 
 
-def is_per_chip(fn: func.FuncOp) -> bool:
-    """Whether ``fn`` is already a per-chip function (its arguments carry mesh.sharding)."""
-    if fn.arg_attrs is None:
-        return False
-    return any("mesh.sharding" in d.data for d in fn.arg_attrs.data)
+def whole_bytes(fn: func.FuncOp) -> int:
+    """The bytes of every tensor the whole function holds (arguments and op results, at their
+    element widths): what one chip holds when it runs the function whole."""
+    values = [*fn.args, *(r for op in fn.body.block.ops for r in op.results)]
+    return sum(nbytes(v.type) for v in values if isinstance(v.type, TensorType))
 
 
-def per_chip(fn: func.FuncOp, preset: str, prefer_sharded: bool = False) -> func.FuncOp:
-    """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched)."""
-    mesh = MESH_PRESETS[preset]
-    decider = Decider(mesh, fn, prefer_sharded)
+def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bool):
+    """The per-chip function under one whole plan and its price per chip: each op alone plus
+    each collective written (a decision's tp.us also counts the collectives it causes, which its
+    neighbours' count too)."""
+    decider = Decider(mesh, fn, prefer_sharded, replicate_all)
     decider.run()
-    out = Rewriter(decider, preset).function()
-    # Each op alone plus each collective written: a decision's tp.us also counts the collectives
-    # it causes, which its neighbours' count too.
+    out = Rewriter(decider, mesh.name).function()
+    collectives = [op for op in out.body.block.ops if isinstance(op, CollectiveOp)]
     total = sum(d.own for d in decider.decisions.values()) + sum(
-        op.cost.ns.data / 1000.0
-        for op in out.body.block.ops
-        if isinstance(op, CollectiveOp) and op.cost is not None
+        op.cost.ns.data / 1000.0 for op in collectives if op.cost is not None
     )
-    # What running the whole function on every chip would take: the greedy decision's yardstick.
-    replicated = sum(
-        op_us(mesh, op, [v.type for v in op.operands], [r.type for r in op.results])
-        for op in decider.decisions
-    )
-    out.attributes["mesh.deployment"] = StringAttr(
-        f"tensor-parallel over {preset} ({mesh.describe()}): {total:.3f} us per chip, priced "
-        f"(every op replicated: {replicated:.3f} us)"
-    )
+    return out, total, len(collectives)
+
+
+def per_chip(
+    fn: func.FuncOp, preset: str, prefer_sharded: bool = False, capacity: int | None = None
+) -> func.FuncOp:
+    """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
+    cheaper of the op-by-op plan and every op replicated (module docstring). ``capacity``: one
+    chip's DRAM (default the chip's; the pipeline's dram-mem where given)."""
+    mesh = MESH_PRESETS[preset]
+    split, split_us, n = planned(mesh, fn, prefer_sharded, False)
+    head = f"tensor-parallel over {preset} ({mesh.describe()})"
+    split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
+    need = whole_bytes(fn)
+    capacity = mesh.chip.dram_bytes if capacity is None else capacity
+    if prefer_sharded:
+        why = "prefer-sharded=true"
+    elif capacity is not None and need > capacity:
+        why = (
+            f"the whole program ({human_bytes(need)}) does not fit one chip's DRAM "
+            f"({human_bytes(capacity)})"
+        )
+    else:
+        why = None
+    if why is not None or n == 0:
+        # A split with no collective is replication already, or better.
+        out = split
+        runner = "every op replicated: " + (why if why is not None else "the split has none")
+        line = f"{head}: {split_line}, taken (runner-up: {runner})"
+    else:
+        whole, whole_us, _ = planned(mesh, fn, False, True)
+        if whole_us < split_us:
+            out = whole
+            line = (
+                f"{head}: every op replicated: {whole_us:.3f} us per chip, taken (runner-up: "
+                f"{split_line}, slower by {split_us - whole_us:.3f} us)"
+            )
+        else:
+            out = split
+            line = (
+                f"{head}: {split_line}, taken (runner-up: every op replicated: {whole_us:.3f} "
+                f"us, slower by {whole_us - split_us:.3f} us)"
+            )
+    out.attributes["mesh.deployment"] = StringAttr(line)
     return out
 
 
 @dataclass(frozen=True)
 class TensorParallelPass(ModulePass):
-    """`tensor-parallel{mesh=PRESET prefer-sharded=false}`: each tg function becomes its per-chip
-    function over the mesh preset (targets/mesh.py MESH_PRESETS). `prefer-sharded=true` takes a
-    sharded plan wherever one can run (the Megatron layout at any size: the tiny models'
-    collectives cost more than their products save, so by price alone they are gathered early)."""
+    """`tensor-parallel{mesh=PRESET prefer-sharded=false dram-mem=BYTES}`: each tg function
+    becomes its per-chip function over the mesh preset (targets/mesh.py MESH_PRESETS).
+    `prefer-sharded=true` takes a sharded plan wherever one can run (the Megatron layout at any
+    size: the tiny models' collectives cost more than their products save, so by price alone they
+    are gathered early). `dram-mem`: one chip's DRAM where replication must fit (link's option,
+    which spatial-pipeline passes to both)."""
 
     name = "tensor-parallel"
     mesh: str | None = None
     prefer_sharded: bool = False
+    dram_mem: str | int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -88,6 +133,7 @@ class TensorParallelPass(ModulePass):
         fns = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and not is_per_chip(f)]
         if not fns:
             return
+        capacity = None if self.dram_mem is None else parse_bytes(self.dram_mem, "dram-mem")
         have = {m.sym_name.data for m in op.body.block.ops if isinstance(m, MeshOp)}
         if self.mesh not in have:
             first = op.body.block.first_op
@@ -97,7 +143,7 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh, self.prefer_sharded)
+            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity)
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

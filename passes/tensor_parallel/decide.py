@@ -62,6 +62,9 @@ class Decider:
     prefer_sharded: bool = False
     """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
     at any size); the prices still rank the sharded plans and are recorded."""
+    replicate_all: bool = False
+    """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
+    other plans are still priced and the best of them recorded as the runner-up."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape
@@ -166,7 +169,13 @@ class Decider:
         # To the nanosecond the prices carry; a tie goes to fewer collectives (an all_reduce is
         # priced as two all_gathers), then to the rules' order (sharded plans first).
         priced.sort(
-            key=lambda p: (self.prefer_sharded and p[3].name == "replicate", round(p[0], 3), p[1])
+            key=lambda p: (
+                (p[3].name != "replicate")
+                if self.replicate_all
+                else (self.prefer_sharded and p[3].name == "replicate"),
+                round(p[0], 3),
+                p[1],
+            )
         )
         us, _, own, best = priced[0]
         if len(priced) > 1:

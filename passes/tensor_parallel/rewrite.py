@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
     FunctionType,
-    IntegerAttr,
     StringAttr,
     TensorType,
     f64,
@@ -36,6 +35,7 @@ from spatial_dialect.mesh import (
     ReduceScatterOp,
     ShardingAttr,
 )
+from spatial_dialect.mesh.interface import Placement, mark
 from spatial_dialect.passes.mesh_prices import cost_of
 
 from .decide import Decider, local_type, value_name
@@ -50,12 +50,11 @@ OPS = {
 
 
 def sharding_attrs(mesh_name: str, lay: Layout, rank: int) -> DictionaryAttr:
-    entries: dict = {"mesh.sharding": ShardingAttr(mesh_name, lay.placements(rank))}
-    if lay.repeat != 1:
-        entries["mesh.repeat"] = IntegerAttr(lay.repeat, 64)
-    if lay.stacked != 1:
-        entries["mesh.blocks"] = IntegerAttr(lay.stacked, 64)
-    return DictionaryAttr(entries)
+    """An argument's or result's attributes (mesh/interface.py writes them)."""
+    return mark(
+        None,
+        Placement(ShardingAttr(mesh_name, lay.placements(rank)), lay.repeat, lay.stacked),
+    )
 
 
 class Rewriter:

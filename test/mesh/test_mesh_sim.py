@@ -19,16 +19,15 @@ from spatial_dialect.mesh.interface import Placement
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.tools.backend import executors
 from spatial_dialect.tools.emit.report import report
+from spatial_dialect.tools.interpreters.collectives import shard, unshard
 from spatial_dialect.tools.interpreters.compare import compare
 from spatial_dialect.tools.interpreters.deployment import (
     STEP_FUNCTIONS,
     deployment_of,
-    mesh_reference,
-    shard_one,
-    unshard_one,
     whole_shapes,
 )
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.interpreters.mesh_reference import mesh_reference
 from spatial_dialect.tools.interpreters.reference import evaluate, input_names
 from spatial_dialect.tools.simulator.mesh import simulate_mesh
 from spatial_dialect.tools.spatial_run import main as run_main
@@ -112,7 +111,7 @@ def test_the_mesh_reference_is_the_whole_functions(preset):
     fn = _fn(MESHES[preset], "mlp")
     whole = _inputs(fn)
     assert whole["w1"].shape == (64, 256) and whole["w2"].shape == (256, 64)
-    (mesh,) = mesh_reference(fn, [whole[n] for n in input_names(fn)])
+    (mesh,), _ = mesh_reference(fn, [whole[n] for n in input_names(fn)])
     (ref,) = evaluate(_fn(WHOLE_MLP, "mlp"), whole)
     # The partial sums are added in another order than the whole product's K loop: bf16's
     # tolerance, not bit equality.
@@ -128,7 +127,7 @@ def test_the_simulated_deployment_is_the_mesh_reference(preset):
     dep = deployment_of(module)
     assert dep is not None and dep.chips == {"n300": 2, "p150x4": 4, "t3k": 8}[preset]
     (sim,) = simulate_mesh(module, args)
-    (mesh,) = mesh_reference(fn, args)
+    (mesh,), _ = mesh_reference(fn, args)
     assert compare("y", mesh, sim).ok
 
 
@@ -173,7 +172,7 @@ def test_gather_scatter_all_to_all_and_a_repeat_on_a_2x4_mesh():
     # v: 8 columns a chip, 4 chips in 2 groups of 2: 16 columns whole.
     assert whole["v"].shape == (64, 16) and whole["k"].shape == (64, 32)
     args = [whole[n] for n in input_names(fn)]
-    mesh = mesh_reference(fn, args)
+    mesh, _ = mesh_reference(fn, args)
     ref = evaluate(_fn(WHOLE_MIX, "mix"), whole)
     for name, r, m in zip(("xs", "r", "kk", "vs"), ref, mesh, strict=True):
         assert r.shape == m.shape and compare(name, r, m).ok, name
@@ -185,11 +184,11 @@ def test_gather_scatter_all_to_all_and_a_repeat_on_a_2x4_mesh():
 def test_a_repeat_shards_each_block_onto_consecutive_chips():
     whole = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
     p = Placement(ShardingAttr("m", ["shard(1)"]), 2)
-    stacked = shard_one(whole, (4,), p, None)
+    stacked = shard(whole, (4,), p.placements, None, p.repeat)
     # 2 blocks of 3 columns over 4 chips: chips 0, 1 hold block 0; chips 2, 3 block 1.
     assert np.array_equal(stacked[0], whole[:, :3]) and np.array_equal(stacked[1], whole[:, :3])
     assert np.array_equal(stacked[2], whole[:, 3:]) and np.array_equal(stacked[3], whole[:, 3:])
-    assert np.array_equal(unshard_one(stacked, (4,), p), whole)
+    assert np.array_equal(unshard(stacked, p.placements, p.repeat), whole)
 
 
 def test_every_collective_has_a_step_function():

@@ -10,7 +10,7 @@ import pytest
 from spatial_dialect.targets import (
     MESH_PRESETS,
     PRESETS,
-    MeshNotBuilt,
+    MeshNotAChip,
     TargetError,
     Topology,
     load_mesh,
@@ -61,11 +61,11 @@ def test_every_preset_is_documented():
 
 @pytest.mark.parametrize("name", sorted(MESH_PRESETS))
 def test_a_mesh_where_one_chip_is_needed_is_refused_by_name(name):
-    with pytest.raises(MeshNotBuilt) as e:
+    with pytest.raises(MeshNotAChip) as e:
         load_target(name)
     msg = str(e.value)
     assert f"target {name!r} is a mesh of {MESH_PRESETS[name].chips} " in msg
-    assert "not built yet" in msg and MESH_PRESETS[name].chip.name in msg
+    assert f"spatial-pipeline{{target={name}}}" in msg and MESH_PRESETS[name].chip.name in msg
 
 
 def test_a_mesh_file_loads_as_a_mesh_and_is_refused_as_a_target():
@@ -77,7 +77,7 @@ def test_a_mesh_file_loads_as_a_mesh_and_is_refused_as_a_target():
         PRESETS["wormhole_n150"],
     )
     assert m.call_us == pytest.approx(4.8) and m.sync_hop_ns == 950
-    with pytest.raises(MeshNotBuilt, match="is a mesh of 8 wormhole_n150 chips, 8 in a ring"):
+    with pytest.raises(MeshNotAChip, match="is a mesh of 8 wormhole_n150 chips, 8 in a ring"):
         load_target(str(RING8))
     with pytest.raises(TargetError, match="a single chip \\(no \\[mesh\\] table\\), not a mesh"):
         load_mesh(ROOT / "examples" / "targets" / "tensix_4x4.toml")
@@ -164,7 +164,7 @@ def test_a_bad_mesh_field_is_one_clear_line(case, tmp_path: Path):
     for load in (load_mesh, load_target):
         with pytest.raises(TargetError) as e:
             load(str(path))
-        assert not isinstance(e.value, MeshNotBuilt), case
+        assert not isinstance(e.value, MeshNotAChip), case
         assert expected in str(e.value) and str(path) in str(e.value)
         assert "\n" not in str(e.value)
 
@@ -178,16 +178,22 @@ def test_the_good_file_and_its_defaults(tmp_path: Path):
     assert m.chip.name == "wormhole_n150"  # `name` names the mesh; the chip keeps its base's
 
 
-def test_spatial_opt_refuses_a_mesh_in_one_line(capsys):
-    assert spatial_opt.main([str(TINY), "-p", "spatial-pipeline{target=n300}"]) == 1
+def test_spatial_opt_refuses_a_mesh_file_and_link_alone_in_one_line(capsys):
+    # A mesh file is no preset: nothing deploys over it (it prices collectives).
+    assert spatial_opt.main([str(TINY), "-p", f'spatial-pipeline{{target="{RING8}"}}']) == 1
     err = capsys.readouterr().err
-    assert "target 'n300' is a mesh of 2 wormhole_n150 chips" in err and "not built yet" in err
+    assert "is a mesh of 8 wormhole_n150 chips, 8 in a ring of 1 link, not one chip" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    # link alone on a whole function: the per-chip function is the tensor-parallel pass's.
+    assert spatial_opt.main([str(TINY), "-p", "link{target=n300}"]) == 1
+    err = capsys.readouterr().err
+    assert "target n300 is a mesh of 2 wormhole_n150 chips" in err
+    assert "tensor-parallel{mesh=n300}" in err and "spatial-pipeline{target=n300}" in err
     assert "Traceback" not in err and err.count("\n") == 1
 
 
-def test_spatial_run_refuses_a_mesh_in_one_line(capsys):
-    for target in ("t3k", str(RING8)):
-        assert spatial_run.main([str(TINY), "--target", target]) == 1
-        err = capsys.readouterr().err
-        assert "is a mesh of 8 wormhole_n150 chips" in err and "not built yet" in err
-        assert "Traceback" not in err and err.count("\n") == 1
+def test_spatial_run_refuses_a_mesh_file_in_one_line(capsys):
+    assert spatial_run.main([str(TINY), "--target", str(RING8)]) == 1
+    err = capsys.readouterr().err
+    assert "is a mesh of 8 wormhole_n150 chips" in err and "not one chip" in err
+    assert "Traceback" not in err and err.count("\n") == 1

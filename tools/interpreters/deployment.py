@@ -12,22 +12,19 @@ way, and this module is that way, once:
 - `shard_inputs` / `unshard_outputs`: whole tensors to stacks (one array whose leading axes are the
   mesh's, collectives.py) under the entry's placements, and back; `chips` / `stack` convert a
   stack to the list of chips' arrays (chip order: row-major over the mesh) and back;
-- `run_step(step, stack)`: a step on a stack, by collectives.py's functions;
-- `mesh_reference(fn, whole)`: the reference of a per-chip function, in lockstep: every tg op runs
-  on every chip's values (the tg reference's implementations), every collective across them.
+- `run_step(step, stack)`: a step on a stack, by collectives.py's functions.
+
+The reference of a per-chip function in lockstep is mesh_reference.py's.
 
 Decided here, and why:
 
-- **A repeat is sharding an expanded tensor.** Repeat r (docs/mesh.md#the-per-chip-function) is
-  the tensor cut into n/r blocks along its dim, each held by r consecutive chips: exactly
-  `collectives.shard` of the tensor with every block written r times in a row, so this module
-  expands and contracts around `shard`/`unshard` rather than restating them.
+- **A repeat is collectives.shard's** (docs/mesh.md#the-per-chip-function): the one definition
+  of sharding and unsharding with a repeat, which the mesh reference uses too.
 - **A partial input's addends are drawn from a fixed seed**: the split into addends is no part
   of the inputs a run is seeded with, and a rerun must see the same numbers.
-- **A per-chip function's reference is the mesh's, for now**: the single-device reference needs
-  the WHOLE function, which a hand-written per-chip function does not have; once the
-  tensor-parallel pass makes per-chip functions from whole ones, an executor compares with the
-  whole function's reference instead.
+- **A per-chip function's reference is the mesh's** (mesh_reference.py): the single-device
+  reference needs the WHOLE function, which a hand-written per-chip function does not have;
+  spatial-run on a whole function and a mesh target compares with the whole function's reference.
 """
 
 from __future__ import annotations
@@ -38,12 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import SSAValue
 
 from spatial_dialect import sp
-from spatial_dialect.mesh import Collective, CollectiveOp, MeshOp, StepOp, entry_dim
+from spatial_dialect.mesh import Collective, MeshOp, StepOp, entry_dim
 from spatial_dialect.mesh.interface import (
     Placement,
     entry_placements,
@@ -52,8 +46,7 @@ from spatial_dialect.mesh.interface import (
 )
 from spatial_dialect.tools.interpreters import collectives
 from spatial_dialect.tools.interpreters.numerics import EvaluationError
-from spatial_dialect.tools.interpreters.reference import EVALUATED_OPS, input_names
-from spatial_dialect.tools.interpreters.tg_functions import REFUSED_OPS, TgFunctions
+from spatial_dialect.tools.interpreters.reference import input_names
 
 PARTIAL_SEED = 23
 """The seed of a partial input's addends (module docstring)."""
@@ -104,7 +97,7 @@ def deployment_of(module: ModuleOp) -> Deployment | None:
 
 def whole_shapes(fn: func.FuncOp) -> dict[str, tuple[int, ...]]:
     """The whole shape of each input of a per-chip function, by input name."""
-    mesh = _mesh_sizes(fn)
+    mesh = mesh_sizes(fn)
     ins, _ = interface(fn)
     shapes = {}
     for name, arg, p in zip(input_names(fn), fn.body.block.args, ins, strict=True):
@@ -113,7 +106,7 @@ def whole_shapes(fn: func.FuncOp) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _mesh_sizes(fn: func.FuncOp) -> tuple[int, ...]:
+def mesh_sizes(fn: func.FuncOp) -> tuple[int, ...]:
     ins, outs = interface(fn)
     name = (ins or outs)[0].sharding.mesh.data
     module = fn.parent_op()
@@ -138,44 +131,19 @@ def stack(arrays: Sequence[np.ndarray], mesh_shape: Sequence[int]) -> np.ndarray
     return np.stack(list(arrays)).reshape((*mesh_shape, *arrays[0].shape))
 
 
-def _repeated(p: Placement) -> tuple[int, int] | None:
-    """(mesh axis, tensor dim) of a placement's repeat; None at repeat 1."""
-    axis = p.repeated_axis()
-    if axis is None:
-        return None
-    dim = entry_dim(p.placements[axis])
-    assert dim is not None
-    return axis, dim
-
-
-def shard_one(whole: np.ndarray, mesh_shape: Sequence[int], p: Placement, rng) -> np.ndarray:
-    """The stack of one whole tensor under placement `p` (module docstring: the repeat)."""
-    where = _repeated(p)
-    if where is not None:
-        axis, dim = where
-        blocks = np.split(whole, mesh_shape[axis] // p.repeat, axis=dim)
-        whole = np.concatenate([b for b in blocks for _ in range(p.repeat)], axis=dim)
-    return collectives.shard(whole, mesh_shape, p.placements, rng, blocks=p.blocks)
-
-
-def unshard_one(stacked: np.ndarray, mesh_shape: Sequence[int], p: Placement) -> np.ndarray:
-    """The whole tensor a stack holds under `p`: for a repeat, one chip of each group."""
-    whole = collectives.unshard(stacked, p.placements, blocks=p.blocks)
-    where = _repeated(p)
-    if where is not None:
-        axis, dim = where
-        blocks = np.split(whole, mesh_shape[axis], axis=dim)
-        whole = np.concatenate(blocks[:: p.repeat], axis=dim)
-    return whole
-
-
 def shard_inputs(dep: Deployment, whole: Sequence[np.ndarray]) -> list[np.ndarray]:
     rng = np.random.default_rng(PARTIAL_SEED)
-    return [shard_one(w, dep.mesh_shape, p, rng) for w, p in zip(whole, dep.inputs, strict=True)]
+    return [
+        collectives.shard(w, dep.mesh_shape, p.placements, rng, p.repeat, p.blocks)
+        for w, p in zip(whole, dep.inputs, strict=True)
+    ]
 
 
 def unshard_outputs(dep: Deployment, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
-    return [unshard_one(s, dep.mesh_shape, p) for s, p in zip(stacks, dep.outputs, strict=True)]
+    return [
+        collectives.unshard(s, p.placements, p.repeat, p.blocks)
+        for s, p in zip(stacks, dep.outputs, strict=True)
+    ]
 
 
 # ── Steps ─────────────────────────────────────────────────────────────────────────────────────
@@ -203,53 +171,3 @@ def run_step(step: StepOp, stacked: np.ndarray) -> np.ndarray:
     before, after = step.src.placements[a], step.dst.placements[a]
     fn = STEP_FUNCTIONS[step.collective]
     return fn(stacked, len(step.src.placements), a, before, after)
-
-
-# ── The mesh reference of a per-chip function ─────────────────────────────────────────────────
-
-
-def mesh_reference(fn: func.FuncOp, whole: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The per-chip function's whole outputs: its inputs sharded, every tg op run on every
-    chip's values by the tg reference, every collective across the chips, the outputs unsharded."""
-    check_ops_of(fn)
-    mesh = _mesh_sizes(fn)
-    ins, outs = interface(fn)
-    rng = np.random.default_rng(PARTIAL_SEED)
-    n = int(np.prod(mesh))
-    env: list[dict[SSAValue, np.ndarray]] = [{} for _ in range(n)]
-    for arg, w, p in zip(fn.body.block.args, whole, ins, strict=True):
-        for c, local in enumerate(chips(shard_one(w, mesh, p, rng), mesh)):
-            env[c][arg] = local
-    module = fn.parent_op()
-    interp = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))
-    interp.register_implementations(FuncFunctions())
-    interp.register_implementations(TgFunctions())
-    interp.register_implementations(collectives.MeshFunctions())
-    returned: list[SSAValue] = []
-    with np.errstate(over="ignore", under="ignore"):
-        for op in fn.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned = list(op.operands)
-            elif isinstance(op, CollectiveOp):
-                (out,) = interp.run_op(op, (stack([e[op.input] for e in env], mesh),))
-                for c, local in enumerate(chips(out, mesh)):
-                    env[c][op.result] = local
-            else:
-                for e in env:
-                    results = interp.run_op(op, tuple(e[v] for v in op.operands))
-                    e.update(zip(op.results, results, strict=True))
-    return [
-        unshard_one(stack([e[v] for e in env], mesh), mesh, p)
-        for v, p in zip(returned, outs, strict=True)
-    ]
-
-
-def check_ops_of(fn: func.FuncOp) -> None:
-    """The tg reference's check of the ops (reference.check_ops), the collectives allowed."""
-    for op in fn.body.block.ops:
-        if isinstance(op, CollectiveOp):
-            continue
-        if type(op) in REFUSED_OPS:
-            raise EvaluationError(f"{op.name} has no reference semantics: {REFUSED_OPS[type(op)]}")
-        if type(op) not in EVALUATED_OPS:
-            raise EvaluationError(f"{op.name} has no reference semantics (only tg ops do)")

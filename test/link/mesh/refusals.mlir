@@ -1,14 +1,14 @@
 // What link refuses of a deployment over a mesh, each naming the function, the chip or the
 // numbers (docs/mesh.md#the-linked-deployment).
 // RUN: not spatial-opt %s --split-input-file -p link 2>&1 | filecheck %s
-// A whole-tensor function on a mesh is refused until the tensor-parallel pass runs before link.
+// link alone on a whole-tensor function and a mesh names the pass that makes the per-chip function.
 // RUN: not spatial-opt %S/../matmul.mlir -p 'link{target=n300}' 2>&1 | filecheck %s --check-prefix=WHOLE
 // A per-chip function on one chip's target is refused by name.
 // RUN: not spatial-opt %s --split-input-file -p 'link{target=wormhole_n150}' 2>&1 | filecheck %s --check-prefix=CHIP
 // The DRAM check is one chip's: every chip holds the same shards.
 // RUN: not spatial-opt %s --split-input-file -p 'link{dram-mem=10000}' 2>&1 | filecheck %s --check-prefix=DRAM
 
-// WHOLE: InvalidTarget: target 'n300' is a mesh of 2 wormhole_n150 chips, 2 in a line of 1 link: a deployment over a mesh of chips is not built yet
+// WHOLE: InvalidTarget: target n300 is a mesh of 2 wormhole_n150 chips, 2 in a line of 1 link: a whole-tensor function is first made its per-chip function by tensor-parallel{mesh=n300}; spatial-pipeline{target=n300} runs it before link
 
 mesh.mesh @n300 shape 2 topology [line] links [1] preset "n300"
 func.func @f(%x: tensor<32x64xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>},
