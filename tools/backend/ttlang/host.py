@@ -216,49 +216,62 @@ def _as_2d(shape):
     return (rows, shape[-1])
 
 
+def _allocate(arrays, device):
+    """Every DRAM tensor of the program on `device` (tile layout, DRAM), the inputs' values from
+    `arrays` (input name -> numpy array), the constants computed, the rest zero; a stacked expert
+    tensor as one per expert."""
+    dram = {}
+    arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
+    for name, (convert, scales, axis) in Q8_0_WEIGHTS.items():
+        arrays[name] = convert(arrays[name], arrays[scales], axis)
+    for name, (shape, dt) in TENSORS.items():
+        if name in arrays:
+            host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
+        else:
+            host = torch.zeros(_as_2d(shape))
+        torch_dtype, ttnn_dtype = _dtypes(dt)
+        parts = [host]
+        if name in EXPERTS:
+            parts = list(torch.split(host, EXPERTS[name]))
+        parts = [
+            ttnn.from_torch(
+                part.to(torch_dtype),
+                dtype=ttnn_dtype,
+                layout=ttnn.TILE_LAYOUT,
+                device=device,
+                memory_config=ttnn.DRAM_MEMORY_CONFIG,
+            )
+            for part in parts
+        ]
+        dram[name] = parts if name in EXPERTS else parts[0]
+    return dram
+
+
+def _results(dram, arrays):
+    """The outputs by name, read back from `dram` (an output that is an input no section
+    writes is that input's value)."""
+    results = {}
+    for name in OUTPUTS:
+        if name not in dram:
+            results[name] = np.asarray(arrays[name])
+            continue
+        shape, dt = TENSORS[name]
+        rows, cols = _as_2d(shape)
+        value = ttnn.to_torch(dram[name])[:rows, :cols]
+        value = value.to(torch.int32 if dt.startswith("i") else torch.float32)
+        results[name] = value.numpy().reshape(shape)
+    return results
+
+
 def run(arrays):
-    """The program on `arrays` (input name -> numpy array): allocates every DRAM tensor (tile
-    layout, DRAM; a stacked expert tensor as one per expert), calls the sections in program
-    order, returns the outputs by name."""
+    """The program on `arrays` (input name -> numpy array): allocates every DRAM tensor, calls
+    the sections in program order, returns the outputs by name."""
     device = ttnn.open_device(device_id=0)
     try:
-        dram = {}
-        arrays = {**arrays, **{k: f() for k, f in CONSTANTS.items()}}
-        for name, (convert, scales, axis) in Q8_0_WEIGHTS.items():
-            arrays[name] = convert(arrays[name], arrays[scales], axis)
-        for name, (shape, dt) in TENSORS.items():
-            if name in arrays:
-                host = torch.from_numpy(np.asarray(arrays[name]).reshape(_as_2d(shape)).copy())
-            else:
-                host = torch.zeros(_as_2d(shape))
-            torch_dtype, ttnn_dtype = _dtypes(dt)
-            parts = [host]
-            if name in EXPERTS:
-                parts = list(torch.split(host, EXPERTS[name]))
-            parts = [
-                ttnn.from_torch(
-                    part.to(torch_dtype),
-                    dtype=ttnn_dtype,
-                    layout=ttnn.TILE_LAYOUT,
-                    device=device,
-                    memory_config=ttnn.DRAM_MEMORY_CONFIG,
-                )
-                for part in parts
-            ]
-            dram[name] = parts if name in EXPERTS else parts[0]
+        dram = _allocate(arrays, device)
         for section, names in SECTIONS:
             section(*[_arg(dram, n) for n in names])
-        results = {}
-        for name in OUTPUTS:
-            shape, dt = TENSORS[name] if name in TENSORS else (np.shape(arrays[name]), "f32")
-            if name not in dram:
-                results[name] = np.asarray(arrays[name])
-                continue
-            rows, cols = _as_2d(shape)
-            value = ttnn.to_torch(dram[name])[:rows, :cols]
-            value = value.to(torch.int32 if dt.startswith("i") else torch.float32)
-            results[name] = value.numpy().reshape(shape)
-        return results
+        return _results(dram, arrays)
     finally:
         ttnn.close_device(device)
 
@@ -305,7 +318,7 @@ KERNEL_HELPERS = (
 and the host steps' ttnn shims (called by a section that is a host step, never by a kernel: a
 kernel calls no Python function, api_check.py)."""
 
-HOST = (_dtypes, _as_2d, _arg, run, _seeded_inputs, main)
+HOST = (_dtypes, _as_2d, _arg, _allocate, _results, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is every program's entry, the rest as it uses them."""
 
 LOAD_HELPERS = (round_bfp8_b, _q8_0_as_bfp8_b)

@@ -34,8 +34,10 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
-from spatial_dialect.tools.backend.ttlang import host
+from spatial_dialect.tools.backend.ttlang import chips, host
+from spatial_dialect.tools.backend.ttlang.deploy import deployment_lines, mesh_shape_of, step_of
 from spatial_dialect.tools.backend.ttlang.indexed import host_step
 from spatial_dialect.tools.backend.ttlang.moe import experts_table
 from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS
@@ -60,6 +62,9 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     # a lone gather or scatter is a host step, a ttnn op between operations (indexed.py)
     sections = [host_step(p, i) or OperationWriter(p, i) for i, p in enumerate(programs)]
+    # a deployment over several chips: its collectives between the sections (deploy.py)
+    mesh_shape = mesh_shape_of(module)
+    steps = [step_of(op) for op in module.ops if isinstance(op, StepOp)]
     body = Lines()
     for s in sections:
         s.emit(body)
@@ -74,6 +79,8 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), dtype))
             if fmt in Q8_0_FORMATS and t.scales is not None:
                 q8_0[t.sym_name.data] = (t.scales.root_reference.data, Q8_0_FORMATS[fmt])
+    for step in steps:
+        tensors.setdefault(step.dst, (step.dst_shape, step.dtype))
     consts: dict[str, str] = {}
     for sec in sections:
         for n, (shape, src) in sec.consts.items():
@@ -96,18 +103,29 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
-    tables("SECTIONS = [")
-    with tables.indent():
-        for s in sections:
-            tables(f"({s.fn}, {s.section_args()!r}),")
-    tables("]")
+    if mesh_shape is None:
+        tables("SECTIONS = [")
+        with tables.indent():
+            for s in sections:
+                tables(f"({s.fn}, {s.section_args()!r}),")
+        tables("]")
+        host_functions = host.HOST
+    else:
+        launches = iter(sections)
+        order = [
+            step_of(op) if isinstance(op, StepOp) else _launch(next(launches))
+            for op in module.ops
+            if isinstance(op, StepOp | sp.ProgramOp)
+        ]
+        tables.extend(deployment_lines(order, mesh_shape))
+        host_functions = chips.HOST
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
         *host.LOAD_HELPERS,
     ]
     helpers = used_helpers(
-        [*dict.fromkeys(kernel_helpers), *host.HOST],
+        [*dict.fromkeys(kernel_helpers), *host_functions],
         body.statement_text() + tables.statement_text() + "\nmain()",
     )
     out = Lines()
@@ -122,14 +140,14 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         if re.search(rf"\b{alias}\.", everything):
             out(f"import {module_name}" + (f" as {alias}" if alias != module_name else ""))
     for f in helpers:
-        if f not in host.HOST:
+        if f not in host_functions:
             _print_source(out, source[f])
     out()
     out()
     out.extend(body)
     out.extend(tables)
     for f in helpers:
-        if f in host.HOST:
+        if f in host_functions:
             _print_source(out, source[f])
     out()
     out()
@@ -140,6 +158,10 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
 
 IMPORTS = (("sys", "sys"), ("numpy", "np"), ("torch", "torch"), ("ttl", "ttl"), ("ttnn", "ttnn"))
 """The modules a program may use, each imported where its text names it."""
+
+
+def _launch(section) -> tuple[str, list]:
+    return (section.fn, section.section_args())
 
 
 def used_helpers(candidates: list[Callable[..., object]], text: str) -> list[Callable[..., object]]:

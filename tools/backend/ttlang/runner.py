@@ -193,20 +193,27 @@ def run_program(
     extra: Sequence[str] = (),
     dfbs: bool = False,
 ) -> list[np.ndarray]:
-    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
-        raise BackendUnavailable(INSTALL)
     entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
     names = [s.data for s in entry.inputs.data]
     outputs = [s.data for s in entry.outputs.data]
+    arrays = dict(zip(names, map(_savable, inputs), strict=True))
+    got = _simulate(module, workdir, arrays, extra, dfbs)
+    return [_as(got[n], a) for n, a in zip(outputs, _dtypes(module, outputs), strict=True)]
+
+
+def _simulate(
+    module: ModuleOp,
+    workdir: Path,
+    arrays: dict[str, np.ndarray],
+    extra: Sequence[str] = (),
+    dfbs: bool = False,
+) -> dict[str, np.ndarray]:
+    """The printed program run under tt-lang-sim on `arrays` (its inputs file), its outputs
+    file read back."""
+    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
+        raise BackendUnavailable(INSTALL)
     program = workdir / "program.py"
     program.write_text(emit(module))
-    arrays = {}
-    for n, a in zip(names, inputs, strict=True):
-        a = np.asarray(a)
-        # numpy's .npz has no bfloat16 (ml_dtypes' is no numpy number): saved as f32, the
-        # program rounds it to its tensor's dtype again
-        native = np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_
-        arrays[n] = a if native else a.astype(np.float32)
     np.savez(workdir / "inputs.npz", **arrays)
     out = workdir / "outputs.npz"
     cmd = simulator_command(
@@ -222,11 +229,16 @@ def run_program(
     text = proc.stdout + proc.stderr
     if proc.returncode != 0 or not out.exists():
         raise BackendFailed(simulator_message(text))
-    got = np.load(out)
-    result = []
-    for n, a in zip(outputs, _dtypes(module, outputs), strict=True):
-        result.append(_as(got[n], a))
-    return result
+    with np.load(out) as got:
+        return dict(got)
+
+
+def _savable(a: np.ndarray) -> np.ndarray:
+    # numpy's .npz has no bfloat16 (ml_dtypes' is no numpy number): saved as f32, the
+    # program rounds it to its tensor's dtype again
+    a = np.asarray(a)
+    native = np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_
+    return a if native else a.astype(np.float32)
 
 
 def _dtypes(module: ModuleOp, names: list[str]) -> list[str]:
@@ -269,6 +281,35 @@ def run_traced(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Traced:
         outs = run_program(module, inputs, work, ["--trace", str(trace)], dfbs=True)
         events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
         return Traced(outs, events, json.loads((work / "dfbs.json").read_text()))
+
+
+def run_tt_lang_sim_chips(module: ModuleOp, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The backend runner of a deployment over several chips: `stacks` are the entry's inputs
+    as stacks (docs/mesh.md#reference-semantics: the mesh's axes, then one chip's shard), in
+    `sp.entry` order; the program runs every chip's sections on its own shard and the
+    collectives between them (chips.py), and its outputs come back as stacks."""
+    from spatial_dialect.tools.backend.ttlang.deploy import mesh_shape_of
+
+    mesh = mesh_shape_of(module)
+    if mesh is None:
+        raise BackendFailed("the module is no deployment over several chips (no mesh.mesh)")
+    n = int(np.prod(mesh))
+    entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
+    names = [s.data for s in entry.inputs.data]
+    outputs = [s.data for s in entry.outputs.data]
+    per_chip = {}
+    for name, stack in zip(names, stacks, strict=True):
+        stack = np.asarray(stack)
+        for c, part in enumerate(stack.reshape(n, *stack.shape[len(mesh) :])):
+            per_chip[f"{name}@{c}"] = _savable(part)
+    with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
+        work = Path(d)
+        got = _simulate(module, work, per_chip)
+    result = []
+    for name, dt in zip(outputs, _dtypes(module, outputs), strict=True):
+        parts = [_as(got[f"{name}@{c}"], dt) for c in range(n)]
+        result.append(np.stack(parts).reshape(*mesh, *parts[0].shape))
+    return result
 
 
 def run_tt_lang_sim(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
