@@ -1,0 +1,190 @@
+"""Deployments over several chips under tt-lang-sim (issue 23): every chip's sections launched on
+its own shard, the collectives between them on the host (tools/backend/ttlang/chips.py).
+
+The deployments here are linked by hand from a per-chip function compiled for one chip: the
+per-chip MLP of tt-metal's N300/T3K layout (w1 column-parallel, w2 row-parallel, an all_reduce
+after it; docs/mesh.md), and on 4 chips the same MLP ending in a reduce_scatter, an all_gather and
+an all_to_all. Each is checked against the reference of the WHOLE function on the whole inputs:
+the inputs are sharded per the entry's placements (tools/interpreters/collectives.py `shard`),
+every output read back per its placement (`unshard`) and compared at the usual tolerance.
+
+Default run: the 2-chip MLP (a few seconds) and the printing checks. SPATIAL_MESH_FULL=1 adds the
+4-chip case with every collective.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from xdsl.printer import Printer
+
+from spatial_dialect.passes.mesh_prices import mesh_op_of
+from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+from spatial_dialect.tools.interpreters.collectives import shard, unshard
+from spatial_dialect.tools.interpreters.compare import compare
+from spatial_dialect.tools.interpreters.reference import evaluate
+from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_ttlang_emitted import assert_reads_as_written  # noqa: E402
+
+HAVE_SIM = importlib.util.find_spec("ttl") is not None
+needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="tt-lang-sim not installed")
+full = pytest.mark.skipif(
+    os.environ.get("SPATIAL_MESH_FULL") != "1", reason="SPATIAL_MESH_FULL=1 runs it"
+)
+BF16 = ml_dtypes.bfloat16
+
+WHOLE = """func.func @mlp(%x: tensor<32x64xbf16>, %w1: tensor<64x{f}xbf16>,
+                 %w2: tensor<{f}x{d}xbf16>) -> tensor<32x{d}xbf16> {{
+  %h = tg.matmul %x, %w1 : (tensor<32x64xbf16>, tensor<64x{f}xbf16>) -> tensor<32x{f}xbf16>
+  %a = tg.silu %h : (tensor<32x{f}xbf16>) -> tensor<32x{f}xbf16>
+  %y = tg.matmul %a, %w2 : (tensor<32x{f}xbf16>, tensor<{f}x{d}xbf16>) -> tensor<32x{d}xbf16>
+  func.return %y : tensor<32x{d}xbf16>
+}}
+"""
+"""The whole MLP, f hidden and d output features; a chip's is the same with f / chips."""
+
+
+def sharding(mesh: str, entry: str) -> str:
+    return f"#mesh.sharding<@{mesh}, [{entry}]>"
+
+
+def step(mesh: str, dst: str, kind: str, src: str, before: str, after: str, tin, tout) -> str:
+    t = "tensor<{}x{}xbf16>"
+    return (
+        f"  mesh.step @{dst} {kind} @{src} axis 0 from {sharding(mesh, before)} "
+        f"to {sharding(mesh, after)} : {t.format(*tin)} -> {t.format(*tout)}\n"
+    )
+
+
+def deployment(preset: str, chip: str, f: int, d: int, steps: str, outputs: list[str]):
+    """The per-chip MLP (f / chips hidden features) linked for `chip`, with `steps` after its
+    last section and `outputs` (name, placement) on the entry: what link makes of a per-chip
+    function (docs/mesh.md#the-linked-deployment)."""
+    mesh = mesh_op_of(preset)
+    n = mesh.sizes[0]
+    per_chip = WHOLE.format(f=f // n, d=d)
+    module = compile_module(entry_function(parse_module(per_chip)), chip)
+    text = str(module)
+    ins = ", ".join(sharding(preset, e) for e in ("replicate", "shard(1)", "shard(0)"))
+    outs = ", ".join(sharding(preset, e) for _, e in outputs)
+    names = ", ".join(f"@{o}" for o, _ in outputs)
+    attrs = (
+        f"mesh.inputs = [{ins}], mesh.outputs = [{outs}], mesh.input_repeats = "
+        f"[1 : i64, 1 : i64, 1 : i64], mesh.output_repeats = [{', '.join(['1 : i64'] * len(outputs))}]"
+    )
+    entry = "  sp.entry @mlp(@x, @w1, @w2) -> (@y)\n"
+    assert entry in text
+    mesh_text = io.StringIO()
+    Printer(mesh_text).print_op(mesh)
+    text = text.replace(
+        entry, f"  {mesh_text.getvalue()}\n  sp.entry @mlp(@x, @w1, @w2) -> ({names}) attributes {{{attrs}}}\n"
+    )
+    end = text.rstrip().rfind("}")
+    return parse_module(text[:end] + steps + "}\n"), [e for _, e in outputs]
+
+
+def mlp_n300():
+    steps = step(
+        "n300", "y_sum", "all_reduce", "y", "partial(sum)", "replicate", (32, 64), (32, 64)
+    )
+    return deployment("n300", "wormhole_n150", 128, 64, steps, [("y_sum", "replicate")])
+
+
+def mlp_p150x4():
+    """w2's partial sums reduce-scattered, then gathered (tt-metal's FF2) and moved to row
+    blocks (all_to_all)."""
+    m = "p150x4"
+    steps = (
+        step(m, "y_rs", "reduce_scatter", "y", "partial(sum)", "shard(1)", (32, 128), (32, 32))
+        + step(m, "y_all", "all_gather", "y_rs", "shard(1)", "replicate", (32, 32), (32, 128))
+        + step(m, "y_rows", "all_to_all", "y_rs", "shard(1)", "shard(0)", (32, 32), (8, 128))
+    )
+    outputs = [("y_all", "replicate"), ("y_rows", "shard(0)")]
+    return deployment(m, "blackhole_p150", 256, 128, steps, outputs)
+
+
+def check_against_whole(module, outputs: list[str], f: int, d: int, mesh_shape) -> None:
+    from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim_chips
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(BF16)
+    w1 = (rng.standard_normal((64, f)) * 0.125).astype(BF16)
+    w2 = (rng.standard_normal((f, d)) * 0.125).astype(BF16)
+    (ref,) = evaluate(entry_function(parse_module(WHOLE.format(f=f, d=d))), dict(x=x, w1=w1, w2=w2))
+    placements = [("replicate",), ("shard(1)",), ("shard(0)",)]
+    stacks = [shard(a, mesh_shape, p) for a, p in zip((x, w1, w2), placements, strict=True)]
+    got = run_tt_lang_sim_chips(module, stacks)
+    for stack, entry in zip(got, outputs, strict=True):
+        assert stack.shape[: len(mesh_shape)] == tuple(mesh_shape)
+        if entry == "replicate":  # every chip holds the whole tensor, bit-equal
+            for c in range(1, stack.shape[0]):
+                np.testing.assert_array_equal(stack[c], stack[0])
+        result = compare("y", ref, unshard(stack, (entry,)))
+        assert result.ok, result.line()
+
+
+@needs_sim
+def test_column_then_row_parallel_mlp_on_n300():
+    """Each chip's partial y is its own (a launch per chip), and ttnn's all_reduce sums them."""
+    module, outputs = mlp_n300()
+    check_against_whole(module, outputs, 128, 64, (2,))
+
+
+@needs_sim
+@full
+def test_every_collective_on_p150x4():
+    module, outputs = mlp_p150x4()
+    check_against_whole(module, outputs, 256, 128, (4,))
+
+
+def emitted(module) -> str:
+    out = io.StringIO()
+    print_ttlang(module, out)
+    return out.getvalue()
+
+
+def test_the_printed_host_launches_per_chip_and_calls_the_collectives_in_order():
+    module, _ = mlp_p150x4()
+    program = emitted(module)
+    assert_reads_as_written(program, "mesh.py")
+    body = program[program.index("def deployment(") :].split("\n\n\n")[0].splitlines()
+    calls = [line.strip() for line in body[2:]]
+    assert calls[-3:] == [
+        "_reduce_scatter(mesh, devices, drams, 'y', 'y_rs', 1, 1)",
+        "_all_gather(mesh, devices, drams, 'y_rs', 'y_all', 1, 1)",
+        "_all_to_all(mesh, devices, drams, 'y_rs', 'y_rows', 1, 1, 0)",
+    ]
+    assert calls.count("for dram in drams:") == 3
+    assert "MESH = (1, 4)" in program
+    # one device per chip, ttnn's collectives where the ttnn in use has them
+    for needed in ("ttnn.open_mesh_device(", "ttnn.all_gather(", "ttnn.reduce_scatter("):
+        assert needed in program
+    # the single-chip host is not printed beside it
+    assert "SECTIONS = [" not in program and "\ndef run(" not in program
+
+
+def test_a_single_chip_program_prints_no_mesh():
+    module = compile_module(entry_function(parse_module(WHOLE.format(f=64, d=32))), "wormhole_n150")
+    program = emitted(module)
+    assert "SECTIONS = [" in program and "MESH" not in program and "drams" not in program
+    assert_reads_as_written(program, "one.py")
+
+
+def test_a_sharded_middle_dim_is_refused_by_name():
+    from spatial_dialect.mesh import Collective
+    from spatial_dialect.tools.backend.ttlang.deploy import Step, collective_call
+
+    s = Step(Collective.ALL_GATHER, "k", "k_all", 0, 1, None, (2, 4, 32), (2, 8, 32), "bf16")
+    with pytest.raises(TTLangUnsupported) as refused:
+        collective_call(s, (2,))
+    assert "all_gather of @k over dim 1 of its [2, 4, 32] local tensor" in str(refused.value)
