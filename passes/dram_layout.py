@@ -6,15 +6,21 @@ cannot run is tiled; the memory map prints the same layout. The bytes a tile of 
 through DRAM (`dram_tile_bytes`) are the tensor's storage format's, except that a `rows` tensor of
 fewer rows than a tile moves only its rows: tile, fuse-operands and the report price DRAM traffic
 with this one function.
+
+On a mesh (docs/mesh.md#the-linked-deployment) every chip runs the same sections on its own shard,
+so every chip holds the same local tensors: the check is one chip's, and a refusal names the chip
+("chip 0 of t3k (every chip holds the same shards)"). A step's tensors are DRAM tensors too, laid
+out beside the sections'.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets import Target, TargetError
 
@@ -59,6 +65,14 @@ def dram_layout(module: ModuleOp, target: Target) -> list[DramTensor]:
     (a prefill's activation and a decode's) is one space the later reuses."""
     seen: dict[str, tuple[int, str]] = {}
     for program in module.walk():
+        if isinstance(program, StepOp):
+            for name, t in (
+                (program.source.data, program.input_type),
+                (program.tensor.data, program.result_type),
+            ):
+                size, storage = seen.get(name, (0, str(t.get_element_type())))
+                seen[name] = (max(size, _step_tensor_bytes(t, target)), storage)
+            continue
         if not isinstance(program, sp.ProgramOp):
             continue
         for t in program.ops_of(sp.TensorOp):
@@ -76,17 +90,36 @@ def dram_layout(module: ModuleOp, target: Target) -> list[DramTensor]:
     return layout
 
 
-def check_dram(module: ModuleOp, target: Target) -> None:
-    """DramExceeded where the layout does not fit the target's DRAM (none declared: unchecked)."""
+def _step_tensor_bytes(t: TensorType, target: Target) -> int:
+    """A step's tensor as a section would declare it: whole tiles of its element type."""
+    shape = t.get_shape()
+    rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[-2], shape[-1])
+    lead = 1
+    for d in shape[:-2]:
+        lead *= d
+    tiles = lead * -(-rows // target.tile_rows) * -(-cols // target.tile_cols)
+    try:
+        return tiles * target.tile_bytes(str(t.get_element_type()))
+    except TargetError:
+        return 0
+
+
+def check_dram(module: ModuleOp, target: Target, mesh: str | None = None) -> None:
+    """DramExceeded where the layout does not fit the target's DRAM (none declared: unchecked).
+    `mesh`: the mesh preset a per-chip deployment runs on; every chip holds the same shards, so
+    the check is chip 0's and the refusal says so."""
     if target.dram_bytes is None:
         return
     layout = dram_layout(module, target)
     needed = layout[-1].offset + layout[-1].bytes if layout else 0
     if needed > target.dram_bytes:
         largest = sorted(layout, key=lambda t: -t.bytes)[:3]
-        raise DramExceeded(
-            target.name, needed, target.dram_bytes, [(t.name, t.bytes) for t in largest]
+        where = (
+            f"chip 0 of {mesh} (every chip holds the same shards; a {target.name})"
+            if mesh is not None
+            else target.name
         )
+        raise DramExceeded(where, needed, target.dram_bytes, [(t.name, t.bytes) for t in largest])
 
 
 def dram_tile_bytes(target: Target, t: sp.TensorOp, storage: str | None = None) -> int:

@@ -10,7 +10,7 @@ insert collectives. The price is targets/collectives.price's, on the bytes the o
 
 from __future__ import annotations
 
-from spatial_dialect.mesh import CollectiveOp, CostAttr, MeshOp, MeshVerifyError
+from spatial_dialect.mesh import CollectiveOp, CostAttr, MeshOp, MeshVerifyError, StepOp
 from spatial_dialect.targets.collectives import price
 from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
 
@@ -47,13 +47,12 @@ def mesh_of(op: MeshOp) -> Mesh:
     return m
 
 
-def cost_of(op: CollectiveOp, mesh: Mesh, links: int | None = None) -> CostAttr:
-    """The price of `op` over `mesh` (targets/collectives.price) as the attribute it carries, over
-    `links` of its axis's links (default all)."""
+def cost_of(op: CollectiveOp | StepOp, mesh: Mesh, links: int | None = None) -> CostAttr:
+    """The price of `op` (a collective, or a linked deployment's step) over `mesh`
+    (targets/collectives.price) as the attribute it carries, over `links` of its axis's links
+    (default all)."""
     nbytes = op.priced_bytes()
     if nbytes is None:
-        raise MeshVerifyError(
-            f"{op.name}: cannot price {op.input.type}: its element type has no width"
-        )
-    p = price(op.KIND, mesh, nbytes, op.axis.value.data, links)
+        raise MeshVerifyError(f"{op.name}: cannot price it: its element type has no width")
+    p = price(op.collective, mesh, nbytes, op.axis.value.data, links)
     return CostAttr(nbytes, p.links, p.hops, round(p.time_s * 1e9))

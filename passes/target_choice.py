@@ -7,6 +7,13 @@ target (`grid`, `local_mem`, `dram_mem`) or the numbers (`fidelity`, `accumulate
 recorded beside it (`sp.options`, `record`): `recorded_target` applies the first kind to the
 loaded target, and the report prints them all. Option values are text (`parse_grid`,
 `parse_bytes` read them), so the module prints and parses back unchanged.
+
+A deployment over a mesh of chips (docs/mesh.md#the-linked-deployment) records the MESH preset
+(`sp.target = "n300"`): passes plan for one chip, so `chip_target` gives them the mesh's chip and
+`recorded_mesh` the mesh, and nothing else reads the name. Only a per-chip function (one whose
+arguments carry `mesh.sharding`, the tensor-parallel pass's output) or its linked deployment may
+name a mesh: a whole-tensor function on a mesh is refused (MeshNotBuilt) until the pipeline runs
+the tensor-parallel pass before link.
 """
 
 from __future__ import annotations
@@ -14,12 +21,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
+from spatial_dialect.mesh import MeshOp, StepOp
+from spatial_dialect.mesh.interface import ENTRY_INPUTS, is_per_chip
 from spatial_dialect.passes.phases import refuse_unlinked
-from spatial_dialect.sp import Phase
+from spatial_dialect.sp import EntryOp, Phase
 from spatial_dialect.sp.errors import InvalidTarget, WrongPhase
-from spatial_dialect.targets import Target, TargetError, load_target
+from spatial_dialect.targets import MESH_PRESETS, Mesh, Target, TargetError, load_target
 
 TARGET_ATTR = "sp.target"
 OPTIONS_ATTR = "sp.options"
@@ -32,6 +42,42 @@ def _load(name: str) -> Target:
         return load_target(name)
     except TargetError as err:
         raise InvalidTarget(str(err)) from None
+
+
+def mesh_named(name: str | None) -> Mesh | None:
+    """The mesh preset `name` names (None for a chip's target)."""
+    return MESH_PRESETS.get(name.lower()) if name is not None else None
+
+
+def chip_target(name: str) -> Target:
+    """The target one chip of a deployment compiles for: the chip of mesh preset `name`, or the
+    chip target `name` itself."""
+    mesh = mesh_named(name)
+    return mesh.chip if mesh is not None else _load(name)
+
+
+def recorded_mesh(module: ModuleOp) -> Mesh | None:
+    """The mesh the module is deployed over (None for one chip)."""
+    return mesh_named(recorded_target_name(module))
+
+
+def is_deployment(module: ModuleOp) -> bool:
+    """Whether the module is a deployment over a mesh: it holds a per-chip function, a step, or an
+    entry that carries placements."""
+    for op in module.walk():
+        if isinstance(op, StepOp) or (isinstance(op, EntryOp) and ENTRY_INPUTS in op.attributes):
+            return True
+        if isinstance(op, func.FuncOp) and is_per_chip(op):
+            return True
+    return False
+
+
+def module_mesh_preset(module: ModuleOp) -> str | None:
+    """The preset of the `mesh.mesh` a per-chip module holds (the first one), if any."""
+    for op in module.body.block.ops:
+        if isinstance(op, MeshOp) and op.preset is not None:
+            return op.preset.data
+    return None
 
 
 def options(module: ModuleOp) -> dict[str, str]:
@@ -115,7 +161,7 @@ def recorded_target(module: ModuleOp, pass_name: str) -> Target:
         raise WrongPhase(
             pass_name, Phase.LINKED.value, "unlinked (no target recorded: run link first)"
         )
-    target = _load(name)
+    target = chip_target(name)
     recorded = options(module)
     try:
         if "grid" in recorded:
@@ -133,8 +179,26 @@ def choose_target(module: ModuleOp, requested: str | None) -> str:
     """The target link records: the one asked for, the one already recorded, or the default.
     Asking for another target than the module was linked for is refused."""
     recorded = recorded_target_name(module)
-    name = requested or recorded or DEFAULT_TARGET
-    _load(name)
+    deployed = is_deployment(module)
+    preset = module_mesh_preset(module) if deployed else None
+    name = requested or recorded or preset or DEFAULT_TARGET
+    mesh = mesh_named(name)
+    if mesh is None:
+        _load(name)  # refuses a mesh TOML file with MeshNotBuilt, as a whole function on a mesh
+        if deployed:
+            raise InvalidTarget(
+                f"the module is a deployment over mesh {preset or '(no preset)'}; target {name} "
+                f"is one chip: name the mesh (target={preset or 'MESH'})"
+            )
+    elif not deployed:
+        try:
+            load_target(name)
+        except TargetError as err:  # a whole function on a mesh: not built until tensor-parallel
+            raise InvalidTarget(str(err)) from None
+    elif preset is not None and preset != mesh.name:
+        raise InvalidTarget(
+            f"the module's mesh.mesh is preset {preset}; it cannot be linked for mesh {mesh.name}"
+        )
     if recorded is not None and recorded != name:
         raise InvalidTarget(
             f"the module is linked for target {recorded}; it cannot be re-linked for {name}"

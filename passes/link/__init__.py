@@ -44,8 +44,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect import sp, tg
+from spatial_dialect.mesh import CollectiveOp
 from spatial_dialect.passes.dram_layout import DramExceeded, check_dram
 from spatial_dialect.passes.link import (
     attention,
@@ -59,6 +61,7 @@ from spatial_dialect.passes.link import (
     quant,
     rope,
     rows,
+    steps,
 )
 from spatial_dialect.passes.link.context import (
     LinkContext,
@@ -69,7 +72,13 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.link.deployment import agree
 from spatial_dialect.passes.link.prelude import Prelude
-from spatial_dialect.passes.target_choice import TARGET_ATTR, choose_target, record, recorded_target
+from spatial_dialect.passes.target_choice import (
+    TARGET_ATTR,
+    choose_target,
+    record,
+    recorded_mesh,
+    recorded_target,
+)
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
 
@@ -118,13 +127,20 @@ class LinkFunction(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         body = list(op.body.walk())
-        ops = [o for o in body if isinstance(o, tg.TgOp)]
-        if not ops:
+        if not any(isinstance(o, tg.TgOp) for o in body):
             return
         ret = op.body.block.last_op
         for o in body:
-            if not isinstance(o, tg.TgOp | func.ReturnOp):
-                raise NotLowered(f"{o.name} in @{op.sym_name.data}: link takes functions of tg ops")
+            if not isinstance(o, tg.TgOp | CollectiveOp | func.ReturnOp):
+                raise NotLowered(
+                    f"{o.name} in @{op.sym_name.data}: link takes functions of tg ops and mesh "
+                    "collectives"
+                )
+        try:
+            mesh_attrs = steps.entry_mesh_attributes(op)
+        except VerifyException as err:  # the interface's refusal, at the function
+            op.emit_error(str(err), err)
+        ops = [o for o in body if isinstance(o, tg.TgOp | CollectiveOp)]
         results = frozenset(ret.operands if ret else ())
         names = value_names(op, ops)
         carried_names(ops, names, results)
@@ -146,6 +162,10 @@ class LinkFunction(RewritePattern):
         )
         sections: list[Operation] = []
         for o in ops:
+            if isinstance(o, CollectiveOp):  # a step between sections (link/steps.py)
+                ctx.wrote(o.result)
+                sections.append(steps.step(o, ctx.names))
+                continue
             linker = LINKERS.get(type(o))
             if linker is None:
                 raise NotLowered(f"{o.name} has no section form")
@@ -167,6 +187,7 @@ class LinkFunction(RewritePattern):
             [ctx.names[a] for a in op.body.block.args],
             [ctx.names[v] for v in (ret.operands if ret else ())],
         )
+        entry.attributes.update(mesh_attrs)
         entry.location = op.location
         rewriter.replace(op, [entry, *sections], [])
 
@@ -206,7 +227,8 @@ class LinkPass(ModulePass):
         link = LinkFunction(target, self.format, self.kv_splits, agreed)
         PatternRewriteWalker(link).rewrite_module(op)
         try:
-            check_dram(op, target)
+            mesh = recorded_mesh(op)
+            check_dram(op, target, mesh.name if mesh is not None else None)
         except DramExceeded as err:  # reported at the function the program came from
             entry = next((e for e in op.walk() if isinstance(e, sp.EntryOp)), None)
             if entry is None:

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect import tg
+from spatial_dialect.mesh import CollectiveOp
 from spatial_dialect.sp import Layout
 
 
@@ -126,6 +127,9 @@ def tied_tensors(op: Operation) -> list[SSAValue]:
         return [op.x, op.res]
     if isinstance(op, tg.SoftmaxOp | tg.L2NormOp):
         return [op.x, op.res]
+    if isinstance(op, CollectiveOp):
+        # A step moves a chip's local tensor as it lies: what it writes keeps its input's layout.
+        return [op.input, op.result]
     return []
 
 
@@ -140,7 +144,8 @@ class Prelude:
     def of(function: func.FuncOp, agreed: Collection[SSAValue] = ()) -> Prelude:
         """`agreed`: the arguments the deployment lays out tiled (link/deployment.py)."""
         ops = tg_ops(function)
-        return Prelude(decide_layouts(function, ops, agreed), value_intervals(function, ops))
+        layouts = decide_layouts(function, layout_ops(function), agreed)
+        return Prelude(layouts, value_intervals(function, ops))
 
     def layout(self, value: SSAValue) -> Layout:
         return self.layouts[value]
@@ -149,6 +154,12 @@ class Prelude:
 def tg_ops(function: func.FuncOp) -> list[Operation]:
     """The tg ops of `function`, in program order: what link lowers and the prelude decides for."""
     return [op for op in function.body.walk() if isinstance(op, tg.TgOp)]
+
+
+def layout_ops(function: func.FuncOp) -> list[Operation]:
+    """The ops whose tensors the prelude lays out: the tg ops and a per-chip function's
+    collectives (docs/mesh.md#the-linked-deployment), in program order."""
+    return [op for op in function.body.walk() if isinstance(op, tg.TgOp | CollectiveOp)]
 
 
 def tiled_values(ops: list[Operation], seeds: Collection[SSAValue] = ()) -> set[SSAValue]:

@@ -250,6 +250,10 @@ class CollectiveOp(IRDLOperation):
             f"{cls.name} over axis {axis} turns {before} into {after}; it turns {wants}"
         )
 
+    @property
+    def collective(self) -> Collective:
+        return self.KIND
+
     def priced_bytes(self) -> int | None:
         """The bytes a price of this collective takes (targets/collectives.py's T or B), or None
         when the element type has no width."""
@@ -479,6 +483,10 @@ class StepOp(IRDLOperation):
     @property
     def collective(self) -> Collective:
         return Collective(self.kind.data)
+
+    def priced_bytes(self) -> int | None:
+        """The bytes its price takes, as the SSA collective's (:func:`priced_bytes`)."""
+        return priced_bytes(self.collective, self.input_type, self.result_type)
 
     def verify_(self) -> None:
         if self.kind.data not in COLLECTIVE_OF:

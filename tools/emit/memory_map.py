@@ -1,5 +1,8 @@
 """`-t memory-map`: per site range of every sized section, each buffer's offset, bytes, depth and
-page, and each site's use against its budget (all read off the sized IR)."""
+page, and each site's use against its budget (all read off the sized IR).
+
+A deployment over a mesh prints one chip's map under a first line saying that every chip's is the
+same: every chip runs the same sections on its own shard (docs/mesh.md#the-linked-deployment)."""
 
 from __future__ import annotations
 
@@ -10,13 +13,19 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.passes.dram_layout import dram_layout
 from spatial_dialect.passes.site_footprint import memory_buffers, site_bytes
-from spatial_dialect.passes.target_choice import module_target
+from spatial_dialect.passes.target_choice import module_target, recorded_mesh
 from spatial_dialect.tools.emit.report import sized_sections
 
 
 def print_memory_map(module: ModuleOp, stream: IO[str]) -> None:
     sections = sized_sections(module, "-t memory-map")
     target = module_target(module, "-t memory-map")
+    on_mesh = recorded_mesh(module)
+    if on_mesh is not None:
+        stream.write(
+            f"mesh {on_mesh.name}: {on_mesh.chips} {target.name} chips; every chip's map is this "
+            "one (every chip runs the same sections on its own shard)\n"
+        )
     for program in sections:
         mesh, work = program.one(sp.MeshOp), program.one(sp.WorkOp)
         assert mesh is not None and work is not None

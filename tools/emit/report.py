@@ -9,6 +9,13 @@ The report is a contract (docs/architecture.md#outputs): one JSON object
                    by tensor name: an indexed load's B counts the one block it reads), ...}],
      "total": {"predicted_us", "roofline_us"[, "q8_0_weight_bytes"]}}
 
+A deployment over a mesh (docs/mesh.md#the-linked-deployment) adds `"mesh"` (the preset, its
+shape and its chip) and `"collectives"`: per step, in execution order, its kind, tensor, axis,
+priced bytes, links, hops and time (the price the step carries, or targets/collectives.price's of
+it where it carries none), and the total adds their time: the chips run their sections in
+lockstep, so a deployment's time is one chip's sections plus the steps between them. The
+sections' rows are one chip's: every chip runs them on its own shard.
+
 A section over a Q8_0 weight adds `"q8_0": {"compute", "weight_bytes"}`: what the target
 computes it in (the section's `q8_0` decision) and the bytes of its Q8_0 weight (34 per 32
 elements); the total sums the program's distinct Q8_0 weights.
@@ -28,12 +35,19 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.passes.dram_layout import dram_tile_bytes
 from spatial_dialect.passes.gemm_view import GemmView
+from spatial_dialect.passes.mesh_prices import cost_of
 from spatial_dialect.passes.numerics import section_cost
 from spatial_dialect.passes.phases import programs
 from spatial_dialect.passes.site_footprint import site_bytes
-from spatial_dialect.passes.target_choice import module_target, options, recorded_target_name
+from spatial_dialect.passes.target_choice import (
+    module_target,
+    options,
+    recorded_mesh,
+    recorded_target_name,
+)
 from spatial_dialect.passes.tile import DEFAULT_FIDELITY
 from spatial_dialect.passes.tile.stream import report_row as stream_report_row
 from spatial_dialect.sp import Phase
@@ -194,12 +208,36 @@ def report(module: ModuleOp) -> dict[str, Any]:
     weights = {n: b for p in sections for n, b in q8_0_weights(p, target).items()}
     if weights:
         total["q8_0_weight_bytes"] = sum(weights.values())
-    return {
-        "target": recorded_target_name(module),
-        "options": recorded,
-        "sections": rows,
-        "total": total,
-    }
+    out: dict[str, Any] = {"target": recorded_target_name(module), "options": recorded}
+    mesh = recorded_mesh(module)
+    if mesh is not None:
+        steps = collective_rows(module, mesh)
+        total["predicted_us"] += sum(s["us"] for s in steps)
+        out["mesh"] = {"preset": mesh.name, "shape": list(mesh.shape), "chip": mesh.chip.name}
+        out["collectives"] = steps
+    return {**out, "sections": rows, "total": total}
+
+
+def collective_rows(module: ModuleOp, mesh) -> list[dict[str, Any]]:
+    """One row per step of a deployment, in execution order (module docstring)."""
+    rows = []
+    for step in module.body.block.ops:
+        if not isinstance(step, StepOp):
+            continue
+        cost = step.cost if step.cost is not None else cost_of(step, mesh)
+        rows.append(
+            {
+                "kind": step.kind.data,
+                "tensor": step.tensor.data,
+                "source": step.source.data,
+                "axis": step.axis.value.data,
+                "bytes": cost.bytes.data,
+                "links": cost.links.data,
+                "hops": cost.hops.data,
+                "us": cost.ns.data / 1000,
+            }
+        )
+    return rows
 
 
 def print_report(module: ModuleOp, stream: IO[str]) -> None:
