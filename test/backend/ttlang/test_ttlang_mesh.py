@@ -1,7 +1,7 @@
 """Deployments over several chips under tt-lang-sim (issue 23): every chip's sections launched on
 its own shard, the collectives between them on the host (tools/backend/ttlang/chips.py).
 
-The deployments here are linked by hand from a per-chip function compiled for one chip: the
+The deployments here are per-chip functions written by hand and linked by spatial-pipeline: the
 per-chip MLP of tt-metal's N300/T3K layout (w1 column-parallel, w2 row-parallel, an all_reduce
 after it; docs/mesh.md), and on 4 chips the same MLP ending in a reduce_scatter, an all_gather and
 an all_to_all. Each is checked against the reference of the WHOLE function on the whole inputs:
@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -58,59 +59,67 @@ def sharding(mesh: str, entry: str) -> str:
     return f"#mesh.sharding<@{mesh}, [{entry}]>"
 
 
-def step(mesh: str, dst: str, kind: str, src: str, before: str, after: str, tin, tout) -> str:
+def arg(name: str, shape: str, mesh: str, entry: str) -> str:
+    return f"%{name}: tensor<{shape}xbf16> {{mesh.sharding = {sharding(mesh, entry)}}}"
+
+
+def collective(mesh: str, dst: str, kind: str, src: str, before: str, after: str, tin, tout):
     t = "tensor<{}x{}xbf16>"
     return (
-        f"  mesh.step @{dst} {kind} @{src} axis 0 from {sharding(mesh, before)} "
+        f"  %{dst} = mesh.{kind} %{src} axis 0 from {sharding(mesh, before)} "
         f"to {sharding(mesh, after)} : {t.format(*tin)} -> {t.format(*tout)}\n"
     )
 
 
-def deployment(preset: str, chip: str, f: int, d: int, steps: str, outputs: list[str]):
-    """The per-chip MLP (f / chips hidden features) linked for `chip`, with `steps` after its
-    last section and `outputs` (name, placement) on the entry: what link makes of a per-chip
-    function (docs/mesh.md#the-linked-deployment)."""
+def deployment(preset: str, f: int, d: int, collectives: str, outputs: list[tuple[str, str]]):
+    """The per-chip MLP (f / chips hidden features, w1 column- and w2 row-parallel), its
+    partial y followed by `collectives`, linked for `preset` as spatial-pipeline links any
+    per-chip function (docs/mesh.md#the-linked-deployment); `outputs`: (name, placement)."""
     mesh = mesh_op_of(preset)
-    n = mesh.sizes[0]
-    per_chip = WHOLE.format(f=f // n, d=d)
-    module = compile_module(entry_function(parse_module(per_chip)), chip)
-    text = str(module)
-    ins = ", ".join(sharding(preset, e) for e in ("replicate", "shard(1)", "shard(0)"))
-    outs = ", ".join(sharding(preset, e) for _, e in outputs)
-    names = ", ".join(f"@{o}" for o, _ in outputs)
-    attrs = (
-        f"mesh.inputs = [{ins}], mesh.outputs = [{outs}], mesh.input_repeats = "
-        f"[1 : i64, 1 : i64, 1 : i64], mesh.output_repeats = [{', '.join(['1 : i64'] * len(outputs))}]"
+    k = f // mesh.sizes[0]
+    text = io.StringIO()
+    Printer(text).print_op(mesh)
+    args = ", ".join(
+        [
+            arg("x", "32x64", preset, "replicate"),
+            arg("w1", f"64x{k}", preset, "shard(1)"),
+            arg("w2", f"{k}x{d}", preset, "shard(0)"),
+        ]
     )
-    entry = "  sp.entry @mlp(@x, @w1, @w2) -> (@y)\n"
-    assert entry in text
-    mesh_text = io.StringIO()
-    Printer(mesh_text).print_op(mesh)
-    text = text.replace(
-        entry, f"  {mesh_text.getvalue()}\n  sp.entry @mlp(@x, @w1, @w2) -> ({names}) attributes {{{attrs}}}\n"
+    types = {o: t for o, t in re.findall(r"%(\w+) = mesh\.\S+ .* -> (tensor<\w+>)", collectives)}
+    results = ", ".join(f"{types[o]} {{mesh.sharding = {sharding(preset, e)}}}" for o, e in outputs)
+    per_chip = (
+        f"{text.getvalue()}\nfunc.func @mlp({args}) -> ({results}) {{\n"
+        f"  %h = tg.matmul %x, %w1 : (tensor<32x64xbf16>, tensor<64x{k}xbf16>) -> tensor<32x{k}xbf16>\n"
+        f"  %a = tg.silu %h : (tensor<32x{k}xbf16>) -> tensor<32x{k}xbf16>\n"
+        f"  %y = tg.matmul %a, %w2 : (tensor<32x{k}xbf16>, tensor<{k}x{d}xbf16>) -> tensor<32x{d}xbf16>\n"
+        f"{collectives}"
+        f"  func.return {', '.join('%' + o for o, _ in outputs)} : {', '.join(types[o] for o, _ in outputs)}\n"
+        "}\n"
     )
-    end = text.rstrip().rfind("}")
-    return parse_module(text[:end] + steps + "}\n"), [e for _, e in outputs]
+    module = compile_module(per_chip, preset)
+    return module, [e for _, e in outputs]
 
 
 def mlp_n300():
-    steps = step(
+    c = collective(
         "n300", "y_sum", "all_reduce", "y", "partial(sum)", "replicate", (32, 64), (32, 64)
     )
-    return deployment("n300", "wormhole_n150", 128, 64, steps, [("y_sum", "replicate")])
+    return deployment("n300", 128, 64, c, [("y_sum", "replicate")])
 
 
 def mlp_p150x4():
     """w2's partial sums reduce-scattered, then gathered (tt-metal's FF2) and moved to row
     blocks (all_to_all)."""
     m = "p150x4"
-    steps = (
-        step(m, "y_rs", "reduce_scatter", "y", "partial(sum)", "shard(1)", (32, 128), (32, 32))
-        + step(m, "y_all", "all_gather", "y_rs", "shard(1)", "replicate", (32, 32), (32, 128))
-        + step(m, "y_rows", "all_to_all", "y_rs", "shard(1)", "shard(0)", (32, 32), (8, 128))
+    c = (
+        collective(
+            m, "y_rs", "reduce_scatter", "y", "partial(sum)", "shard(1)", (32, 128), (32, 32)
+        )
+        + collective(m, "y_all", "all_gather", "y_rs", "shard(1)", "replicate", (32, 32), (32, 128))
+        + collective(m, "y_rows", "all_to_all", "y_rs", "shard(1)", "shard(0)", (32, 32), (8, 128))
     )
-    outputs = [("y_all", "replicate"), ("y_rows", "shard(0)")]
-    return deployment(m, "blackhole_p150", 256, 128, steps, outputs)
+    return deployment(m, 256, 128, c, [("y_all", "replicate"), ("y_rows", "shard(0)")])
 
 
 def check_against_whole(module, outputs: list[str], f: int, d: int, mesh_shape) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from spatial_dialect.mesh import Collective, MeshOp, StepOp, entry_dim
+from spatial_dialect.mesh import Collective, StepOp, entry_dim
 from spatial_dialect.tools.backend.ttlang import chips
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
@@ -140,13 +140,9 @@ def step_of(op: StepOp) -> Step:
 
 
 def mesh_shape_of(module: ModuleOp) -> tuple[int, ...] | None:
-    """The shape of the deployment's mesh (the module's one `mesh.mesh`), None on one chip."""
-    meshes = [op for op in module.ops if isinstance(op, MeshOp)]
-    if not meshes:
-        return None
-    if len(meshes) > 1:
-        names = ", ".join(f"@{m.sym_name.data}" for m in meshes)
-        raise TTLangUnsupported(
-            "-", f"the module holds {len(meshes)} meshes ({names}); it needs one"
-        )
-    return tuple(meshes[0].sizes)
+    """The shape of the mesh the module is deployed over (the preset its `sp.target` names),
+    None on one chip."""
+    from spatial_dialect.passes.target_choice import recorded_mesh
+
+    mesh = recorded_mesh(module)
+    return None if mesh is None else tuple(mesh.shape)

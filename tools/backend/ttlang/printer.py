@@ -50,7 +50,7 @@ __all__ = ["TTLangUnsupported", "print_ttlang"]
 
 def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     """The module's entry function as one TT-Lang program (see the module docstring)."""
-    from spatial_dialect.passes.target_choice import recorded_target
+    from spatial_dialect.passes.target_choice import recorded_target, recorded_target_name
 
     entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
     if len(entries) != 1:
@@ -129,10 +129,13 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         body.statement_text() + tables.statement_text() + "\nmain()",
     )
     out = Lines()
-    out(
-        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
-    )
+    on = target.name
+    if mesh_shape is not None:
+        on = f"{recorded_target_name(module)} ({'x'.join(map(str, mesh_shape))} {target.name})"
+    out(f"# TT-Lang program for @{entry.function.data} on {on}, printed by spatial-opt -t ttlang.")
     out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
+    if mesh_shape is not None:
+        out("# (chip c's tensor NAME is NAME@c in both files)")
     source = {f: inspect.getsource(f) for f in helpers}
     everything = body.statement_text() + tables.statement_text() + "".join(source.values())
     out()
