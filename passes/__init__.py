@@ -21,6 +21,7 @@ PASSES = {
     "size-buffers": ("size_buffers", "SizeBuffersPass"),
     "resize-operand-fifos": ("size_buffers", "ResizeOperandFifosPass"),
     "spatial-pipeline": ("pipeline", "SpatialPipelinePass"),
+    "tensor-parallel": ("tensor_parallel", "TensorParallelPass"),
 }
 """Pass name -> (module under spatial_dialect.passes, class)."""
 

@@ -87,19 +87,39 @@ def all_to_all(stack: np.ndarray, rank: int, axis: int, src_dim: int, dst_dim: i
     return _spread(out, axis)
 
 
+def repeated_axis(placements: Sequence[str], repeat: int) -> int | None:
+    """The mesh axis a ``mesh.repeat`` acts on: the last axis that shards a dim (the finest split
+    of it, major to minor), whose blocks are each held by ``repeat`` consecutive chips. None when
+    ``repeat`` is 1; refused when no axis shards or ``repeat`` does not divide the axis."""
+    if repeat == 1:
+        return None
+    axes = [a for a, e in enumerate(placements) if entry_dim(e) is not None]
+    if repeat < 1 or not axes:
+        raise ValueError(f"repeat {repeat} needs a sharded axis and >= 1, got {list(placements)}")
+    return axes[-1]
+
+
 def shard(
     whole: np.ndarray,
     mesh_shape: Sequence[int],
     placements: Sequence[str],
     rng: np.random.Generator | None = None,
+    repeat: int = 1,
 ) -> np.ndarray:
     """The stack of ``whole`` under ``placements``. A partial axis holds random addends whose sum
-    (in chip order) is the tensor, so it needs ``rng``."""
+    (in chip order) is the tensor, so it needs ``rng``. ``repeat`` r: the last sharding axis (of
+    n chips) cuts its dim into n / r blocks, each held by r consecutive chips (contract 23 section
+    1: fewer KV heads than chips)."""
     stack = whole
+    rep_axis = repeated_axis(placements, repeat)
     for a, (n, entry) in enumerate(zip(mesh_shape, placements, strict=True)):
         dim = entry_dim(entry)
         if dim is not None:
-            stack = _spread(np.split(stack, n, axis=a + dim), a)
+            r = repeat if a == rep_axis else 1
+            if n % r:
+                raise ValueError(f"repeat {r} does not divide mesh axis {a} of {n} chips")
+            blocks = np.split(stack, n // r, axis=a + dim)
+            stack = _spread([b for b in blocks for _ in range(r)], a)
         elif entry == REPLICATE:
             stack = _spread([stack] * n, a)
         else:
@@ -115,15 +135,20 @@ def shard(
     return stack
 
 
-def unshard(stack: np.ndarray, placements: Sequence[str]) -> np.ndarray:
+def unshard(stack: np.ndarray, placements: Sequence[str], repeat: int = 1) -> np.ndarray:
     """The whole tensor a stack holds under ``placements``: shards concatenated (the minor axis
-    first), partial sums added, replicas read from chip 0 (``replicas_agree`` checks the others)."""
+    first), partial sums added, replicas read from chip 0 (``replicas_agree`` checks the others);
+    under ``repeat`` r, one chip of each group of r (the first) is read."""
+    rep_axis = repeated_axis(placements, repeat)
     for a in reversed(range(len(placements))):
         entry = placements[a]
         dim = entry_dim(entry)
         if dim is not None:
             n = stack.shape[a]
-            stack = np.concatenate([np.take(stack, i, axis=a) for i in range(n)], axis=a + dim)
+            r = repeat if a == rep_axis else 1
+            stack = np.concatenate(
+                [np.take(stack, i, axis=a) for i in range(0, n, r)], axis=a + dim
+            )
         elif entry == REPLICATE:
             stack = np.take(stack, 0, axis=a)
         else:

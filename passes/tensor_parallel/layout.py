@@ -1,0 +1,126 @@
+"""How one value lies over the mesh while the tensor-parallel pass decides (docs/tensor-parallel.md).
+
+Decided here, and why:
+
+- **A layout is one of three kinds over a group of mesh axes**: replicated everywhere (``R``),
+  dim ``d`` split over the group's axes major to minor (``S``), or a partial sum over them (``P``);
+  the axes outside the group replicate. The group is every axis (a 2-D mesh shards over both, one
+  collective per axis) or, where that does not divide, the minor axis alone. Mixed layouts over
+  two groups never meet in one op: the rules ask for one group per op.
+- **A shard may repeat** (``repeat`` r, contract 23 section 1): the group's minor axis cuts the dim
+  into blocks held by r consecutive chips; KV heads take it when there are fewer heads than chips.
+- **Conversions only gather**: ``S -> R`` is an all_gather per axis (minor axis first, as the
+  mesh verifier asks), ``P -> R`` an all_reduce per axis. ``R -> S`` would be a local slice, which
+  tg has no op for; a plan needing it is not taken. An argument has no layout until its first
+  reader chooses one (the host shards it), so arguments never convert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spatial_dialect.mesh import REPLICATE, Collective, partial_entry, shard_entry
+
+R, S, P = "R", "S", "P"
+
+
+@dataclass(frozen=True)
+class Layout:
+    kind: str
+    dim: int = -1
+    axes: tuple[int, ...] = ()
+    repeat: int = 1
+
+    def placements(self, rank: int) -> list[str]:
+        entry = {R: REPLICATE, S: shard_entry(self.dim), P: partial_entry()}[self.kind]
+        return [entry if a in self.axes else REPLICATE for a in range(rank)]
+
+    def blocks(self, sizes: Sequence[int]) -> int:
+        """How many distinct blocks the dim is cut into (1 unless sharded)."""
+        if self.kind != S:
+            return 1
+        n = 1
+        for a in self.axes:
+            n *= sizes[a]
+        return n // self.repeat
+
+    def local_shape(self, shape: Sequence[int], sizes: Sequence[int]) -> list[int]:
+        out = list(shape)
+        if self.kind == S:
+            out[self.dim] //= self.blocks(sizes)
+        return out
+
+    def describe(self) -> str:
+        if self.kind == R:
+            return "replicated"
+        axes = ",".join(map(str, self.axes))
+        if self.kind == P:
+            return f"partial over axes {axes}"
+        rep = f" repeat {self.repeat}" if self.repeat > 1 else ""
+        return f"dim {self.dim} over axes {axes}{rep}"
+
+
+REPLICATED = Layout(R)
+
+
+def shard(dim: int, axes: tuple[int, ...], repeat: int = 1) -> Layout:
+    return Layout(S, dim, axes, repeat)
+
+
+def partial(axes: tuple[int, ...]) -> Layout:
+    return Layout(P, -1, axes)
+
+
+def splits(size: int, layout: Layout, sizes: Sequence[int], unit: int = 1) -> bool:
+    """Whether a dim of ``size`` cuts into ``layout``'s blocks of a multiple of ``unit``."""
+    n = layout.blocks(sizes)
+    return size % n == 0 and (size // n) % unit == 0
+
+
+@dataclass(frozen=True)
+class Step:
+    """One collective of a conversion: ``kind`` over mesh axis ``axis``, from one layout's
+    placements to the next."""
+
+    kind: Collective
+    axis: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+def conversion(src: Layout, dst: Layout, rank: int) -> list[Step] | None:
+    """The collectives that turn ``src`` into ``dst`` (none when equal), or None when no gather
+    does (``R -> S``, a repeated shard, a change of group)."""
+    if src == dst:
+        return []
+    if dst.kind != R or src.repeat != 1:
+        return None
+    steps = []
+    now = src.placements(rank)
+    order = reversed(src.axes) if src.kind == S else src.axes
+    kind = Collective.ALL_GATHER if src.kind == S else Collective.ALL_REDUCE
+    for a in order:
+        after = list(now)
+        after[a] = REPLICATE
+        steps.append(Step(kind, a, tuple(now), tuple(after)))
+        now = after
+    return steps
+
+
+def partial_scatter_gather(src: Layout, dim: int, rank: int) -> list[Step]:
+    """``P -> R`` as reduce_scatter over each axis then all_gather back (the runner-up of an
+    all_reduce, as tt-metal prices it): the scatter runs major to minor, the gather minor first."""
+    steps = []
+    now = src.placements(rank)
+    for a in src.axes:
+        after = list(now)
+        after[a] = shard_entry(dim)
+        steps.append(Step(Collective.REDUCE_SCATTER, a, tuple(now), tuple(after)))
+        now = after
+    for a in reversed(src.axes):
+        after = list(now)
+        after[a] = REPLICATE
+        steps.append(Step(Collective.ALL_GATHER, a, tuple(now), tuple(after)))
+        now = after
+    return steps

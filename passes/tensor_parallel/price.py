@@ -1,0 +1,99 @@
+"""The numbers the tensor-parallel decision compares (docs/tensor-parallel.md#what-is-priced).
+
+Decided here, and why:
+
+- **One chip's op time is the chip target's roofline on the LOCAL shapes**: a product's
+  `targets/cost.roofline_cycles` (its FLOPs at the chip's peak against its compulsory DRAM
+  bytes), any other op's bytes in and out at the chip's DRAM bandwidth (plus attention's FLOPs at
+  the peak). The decision runs before tile has chosen plans, and a roofline ranks the shardings of
+  one op as the planned time does: both shrink with the shard, and neither favours one plan.
+- **A collective's time is `targets/collectives.price`** on the bytes the mesh dialect prices it
+  on (an all_gather's result, the input of the others), the number `passes/mesh_prices.cost_of`
+  later writes on the op, so the decision and the IR agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from spatial_dialect.mesh import Collective, entry_dim
+from spatial_dialect.targets import TargetError
+from spatial_dialect.targets.collectives import price
+from spatial_dialect.targets.cost import roofline_cycles
+from spatial_dialect.targets.gemm import GemmShape
+from spatial_dialect.targets.mesh import Mesh
+from spatial_dialect.tg import AttentionOp, MatmulOp
+
+from .layout import Step
+
+
+def width_bytes(t: TensorType) -> float:
+    width = getattr(t.get_element_type(), "bitwidth", 32)
+    return width / 8
+
+
+def nbytes(t: TensorType, shape: Sequence[int] | None = None) -> int:
+    shape = list(t.get_shape()) if shape is None else list(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    return int(n * width_bytes(t))
+
+
+def _dtype(t: TensorType) -> str:
+    return str(t.get_element_type())
+
+
+def op_us(
+    mesh: Mesh, op: Operation, operands: Sequence[TensorType], results: Sequence[TensorType]
+) -> float:
+    """One chip's time for ``op`` on the local ``operands`` giving ``results``, in us."""
+    chip = mesh.chip
+    to_us = 1.0 / (chip.clock_ghz * 1000.0)
+    if isinstance(op, MatmulOp):
+        (m, k), (br, bc) = operands[0].get_shape(), operands[1].get_shape()
+        n = br if op.transposes_b else bc
+        try:
+            shape = GemmShape(m, k, n, _dtype(operands[0]), _dtype(results[0]))
+            return roofline_cycles(chip, shape) * to_us
+        except TargetError:
+            pass  # a datatype the chip's table lacks: priced by its bytes below
+    moved = sum(nbytes(t) for t in operands) + sum(nbytes(t) for t in results)
+    cycles = moved / chip.dram_bytes_per_cycle
+    if isinstance(op, AttentionOp):
+        t_rows, q_cols = operands[0].get_shape()
+        s_rows = operands[1].get_shape()[0]
+        flops = 4.0 * t_rows * s_rows * q_cols
+        cycles = max(cycles, flops / chip.peak_flops_per_cycle("bf16"))
+    return cycles * to_us
+
+
+def step_bytes(step: Step, t: TensorType, local: Sequence[int], sizes: Sequence[int]) -> int:
+    """The bytes ``step`` is priced on, for a local shape ``local`` before it."""
+    if step.kind is Collective.ALL_GATHER:
+        shape = list(local)
+        shape[entry_dim(step.before[step.axis])] *= sizes[step.axis]
+        return nbytes(t, shape)
+    return nbytes(t, local)
+
+
+def step_result_shape(step: Step, local: Sequence[int], sizes: Sequence[int]) -> list[int]:
+    shape = list(local)
+    if step.kind is Collective.ALL_GATHER:
+        shape[entry_dim(step.before[step.axis])] *= sizes[step.axis]
+    elif step.kind is Collective.REDUCE_SCATTER:
+        shape[entry_dim(step.after[step.axis])] //= sizes[step.axis]
+    return shape
+
+
+def steps_us(mesh: Mesh, steps: Sequence[Step], t: TensorType, local: Sequence[int]) -> float:
+    """The time of a chain of collectives on a tensor of type ``t`` whose local shape is ``local``
+    before the first."""
+    total, shape = 0.0, list(local)
+    for step in steps:
+        total += price(step.kind, mesh, step_bytes(step, t, shape, mesh.shape), step.axis).time_s
+        shape = step_result_shape(step, shape, mesh.shape)
+    return total * 1e6

@@ -1,0 +1,162 @@
+"""The per-chip function of contract 23 section 1, written from the decisions (decide.py).
+
+Decided here, and why:
+
+- **The function is rebuilt, not edited in place**: every argument's and result's type becomes
+  the local shard's, so a new block with local argument types is filled with a copy of each tg op
+  on local types (an attention's heads and KV heads become the chip's).
+- **A collective is written once per (value, layout)**: two readers that need one value gathered
+  share the gather. Each carries its reason (the reader and its plan) and its price
+  (`passes/mesh_prices.cost_of`); an all_reduce's reason also prices its runner-up, a
+  reduce_scatter then an all_gather.
+- **A partial result is reduced before it is returned**: a caller reads a whole tensor per chip
+  or a shard, never addends.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from spatial_dialect.mesh import (
+    AllGatherOp,
+    AllReduceOp,
+    Collective,
+    CollectiveOp,
+    ReduceScatterOp,
+    ShardingAttr,
+)
+from spatial_dialect.passes.mesh_prices import cost_of
+
+from .decide import Decider, _local_type, _name
+from .layout import REPLICATED, Layout, P, conversion, partial_scatter_gather
+from .price import step_result_shape, steps_us
+
+OPS = {
+    Collective.ALL_GATHER: AllGatherOp,
+    Collective.ALL_REDUCE: AllReduceOp,
+    Collective.REDUCE_SCATTER: ReduceScatterOp,
+}
+
+
+def sharding_attrs(mesh_name: str, lay: Layout, rank: int) -> DictionaryAttr:
+    entries: dict = {"mesh.sharding": ShardingAttr(mesh_name, lay.placements(rank))}
+    if lay.repeat != 1:
+        entries["mesh.repeat"] = IntegerAttr(lay.repeat, 64)
+    return DictionaryAttr(entries)
+
+
+class Rewriter:
+    def __init__(self, d: Decider, mesh_name: str):
+        self.d = d
+        self.mesh_name = mesh_name
+        self.block = Block(arg_types=[_local_type(a, d.layouts[a], d.sizes) for a in d.fn.args])
+        for old, new in zip(d.fn.args, self.block.args, strict=True):
+            new.name_hint = old.name_hint
+        self.values: dict[tuple[SSAValue, Layout], SSAValue] = {
+            (old, d.layouts[old]): new for old, new in zip(d.fn.args, self.block.args, strict=True)
+        }
+
+    def _collective(self, step, value: SSAValue, shape, reason: str) -> SSAValue:
+        t = value.type
+        assert isinstance(t, TensorType)
+        out = TensorType(t.get_element_type(), step_result_shape(step, shape, self.d.sizes))
+        src = ShardingAttr(self.mesh_name, step.before)
+        dst = ShardingAttr(self.mesh_name, step.after)
+        op: CollectiveOp = OPS[step.kind](value, out, step.axis, src, dst, reason)
+        op.properties["cost"] = cost_of(op, self.d.mesh)
+        self.block.add_op(op)
+        op.results[0].name_hint = value.name_hint
+        return op.results[0]
+
+    def value(self, old: SSAValue, want: Layout, reader: str) -> SSAValue:
+        """The new value of ``old`` in layout ``want``, gathering it once."""
+        if (old, want) in self.values:
+            return self.values[(old, want)]
+        cur = self.d.layouts[old]
+        steps = conversion(cur, want, self.d.rank)
+        assert steps is not None, f"{old} {cur} -> {want}"
+        new = self.values[(old, cur)]
+        t = old.type
+        assert isinstance(t, TensorType)
+        shape = cur.local_shape(t.get_shape(), self.d.sizes)
+        reason = f"{reader} reads {_name(old)} {want.describe()}; it is {cur.describe()}"
+        if cur.kind == P:
+            alt = partial_scatter_gather(cur, len(shape) - 1, self.d.rank)
+            if shape[-1] % self.d.mesh.chips == 0:
+                us = steps_us(self.d.mesh, alt, t, shape)
+                reason += f" (runner-up: reduce_scatter then all_gather, {us:.3f} us)"
+        for step in steps:
+            new = self._collective(step, new, shape, reason)
+            shape = step_result_shape(step, shape, self.d.sizes)
+        self.values[(old, want)] = new
+        return new
+
+    def op(self, op: Operation) -> None:
+        dec = self.d.decisions[op]
+        reader = f"{op.name} ({dec.plan.name})"
+        operands = [
+            self.value(v, lay, reader)
+            for v, lay in zip(op.operands, dec.plan.operands, strict=True)
+        ]
+        types = [_local_type(r, dec.plan.result, self.d.sizes) for r in op.results]
+        attrs = dict(op.attributes)
+        attrs["tp.plan"] = StringAttr(dec.plan.name)
+        attrs["tp.us"] = FloatAttr(round(dec.us, 4), f64)
+        attrs["tp.runner_up"] = StringAttr(dec.runner_up)
+        new = type(op).create(
+            operands=operands,
+            result_types=types,
+            properties={**op.properties, **dec.plan.props},
+            attributes=attrs,
+        )
+        self.block.add_op(new)
+        for old_r, new_r in zip(op.results, new.results, strict=True):
+            new_r.name_hint = old_r.name_hint
+            self.values[(old_r, dec.plan.result)] = new_r
+
+    def function(self) -> func.FuncOp:
+        fn = self.d.fn
+        ret = None
+        for op in fn.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                ret = op
+                break
+            self.op(op)
+        assert ret is not None
+        outs, out_lays = [], []
+        for v in ret.arguments:
+            lay = self.d.layouts[v]
+            if lay.kind == P:
+                lay = REPLICATED
+            outs.append(self.value(v, lay, "func.return"))
+            out_lays.append(lay)
+        self.block.add_op(func.ReturnOp(*outs))
+        rank = self.d.rank
+        arg_attrs = []
+        for i, a in enumerate(fn.args):
+            old = fn.arg_attrs.data[i].data if fn.arg_attrs is not None else {}
+            new = sharding_attrs(self.mesh_name, self.d.layouts[a], rank).data
+            arg_attrs.append(DictionaryAttr({**old, **new}))
+        res_attrs = [sharding_attrs(self.mesh_name, lay, rank) for lay in out_lays]
+        out = func.FuncOp(
+            fn.sym_name.data,
+            FunctionType.from_lists(self.block.arg_types, [v.type for v in outs]),
+            Region(self.block),
+            fn.sym_visibility,
+            arg_attrs=ArrayAttr(arg_attrs),
+            res_attrs=ArrayAttr(res_attrs),
+        )
+        for k, v in fn.attributes.items():
+            out.attributes[k] = v
+        return out

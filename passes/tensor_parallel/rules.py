@@ -1,0 +1,344 @@
+"""The shardings each tg op may run under (docs/tensor-parallel.md#decision-rules): per op a list
+of plans, each naming the layout it needs of every operand and the layout of its result, or the
+reason it cannot apply (with the numbers). The decision (decide.py) prices the ones that apply.
+
+Decided here, and why:
+
+- **matmul** (and the Q8_0 product): ``column`` (weight split on N, activation replicated,
+  result split on its last dim), ``row`` (activation and weight split on K, result a partial
+  sum) or ``replicate``: the Megatron pairs (QKV/FF1/FF3 column, WO/FF2 row) follow from the
+  prices, as in tt-metal's tech report (LLMs 3.3). A Q8_0 shard boundary falls on a 32-element
+  block of K, so each chip quantizes its local activation by whole blocks (the Q8_0 view is
+  named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan.
+- **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
+  than chips are repeated, ``mesh.repeat``) or ``replicate``. Values on the way from a
+  projection to an attention (rope, per-head norms, the cache's set_rows) carry a hint of the
+  head width and of the KV repeat (:func:`head_hints`), so the projection's column plan cuts on
+  whole heads.
+- **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
+- **everything else** (whole-row norms, gather_rows, arg-max, MoE, the delta ops): replicated,
+  gathering what it reads; always correct, and recorded with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from spatial_dialect.tg import (
+    AddOp,
+    ArgmaxOp,
+    AttentionOp,
+    GeluOp,
+    MatmulOp,
+    MatmulQ8_0Op,
+    MoeOp,
+    MulOp,
+    ReluOp,
+    RmsNormOp,
+    RopeOp,
+    ScaleOp,
+    SetRowsOp,
+    SigmoidOp,
+    SiluOp,
+    SoftcapOp,
+    SoftplusOp,
+    SubOp,
+    SwigluOp,
+)
+
+from .layout import REPLICATED, Layout, P, S, partial, shard, splits
+
+Q8_0_BLOCK = 32
+"""Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
+
+
+@dataclass
+class Plan:
+    name: str
+    operands: list[Layout] = field(default_factory=list)
+    result: Layout = REPLICATED
+    props: dict[str, Attribute] = field(default_factory=dict)
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A value on the way to an attention: cut it on whole heads of ``unit`` columns; ``kv``:
+    the attention's KV heads when the value is k or v (they may repeat)."""
+
+    unit: int
+    kv: int | None = None
+    group: tuple[int, ...] = ()
+    """The mesh axes the attention splits its heads over: the projection cuts over these alone,
+    so that a repeated KV shard never has to be gathered (no collective un-repeats one)."""
+
+
+@dataclass
+class Context:
+    sizes: tuple[int, ...]
+    layout: Callable[[SSAValue], Layout | None]
+    """The current layout of a value; None for an argument no op has read yet."""
+    hints: dict[SSAValue, Hint]
+    readers: Callable[[SSAValue], list[Operation]]
+
+    @property
+    def groups(self) -> list[tuple[int, ...]]:
+        return groups(self.sizes)
+
+    def chips(self, group: tuple[int, ...]) -> int:
+        return chips(self.sizes, group)
+
+    def groups_for(self, v: SSAValue) -> list[tuple[int, ...]]:
+        """The groups a plan may cut ``v`` over: its attention's, for a value on the way to one."""
+        hint = self.hints.get(v)
+        return [hint.group] if hint is not None else self.groups
+
+    def repeat_for(self, hint: Hint | None, group: tuple[int, ...]) -> int | str:
+        return repeat_for(self.sizes, hint.kv if hint else None, group)
+
+
+def groups(sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """The axis groups a plan may shard over: every axis, then the minor axis alone."""
+    rank = len(sizes)
+    every = tuple(range(rank))
+    return [every, (rank - 1,)] if rank > 1 else [every]
+
+
+def chips(sizes: Sequence[int], group: tuple[int, ...]) -> int:
+    n = 1
+    for a in group:
+        n *= sizes[a]
+    return n
+
+
+def repeat_for(sizes: Sequence[int], kv: int | None, group: tuple[int, ...]) -> int | str:
+    """The repeat ``kv`` KV heads take over ``group``, or why they cannot be cut on heads."""
+    n = chips(sizes, group)
+    if kv is None or kv % n == 0:
+        return 1
+    minor = sizes[group[-1]]
+    if n % kv or minor % (n // kv):
+        return f"{kv} KV heads neither split over nor repeat evenly on {n} chips"
+    return n // kv
+
+
+def heads_group(sizes: Sequence[int], heads: int, kv: int) -> tuple[tuple[int, ...] | None, str]:
+    """The first group an attention of ``heads`` (``kv`` KV heads) splits over, or why none."""
+    why = ""
+    for g in groups(sizes):
+        n = chips(sizes, g)
+        rep = repeat_for(sizes, kv, g)
+        if heads % n:
+            why = f"{heads} heads do not split over {n} chips"
+        elif isinstance(rep, str):
+            why = rep
+        else:
+            return g, ""
+    return None, why
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+def _replicate(op: Operation, why: str | None = None) -> Plan:
+    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED, refused=None)
+
+
+def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
+    (_, k), w = _shape(op.operands[0]), _shape(op.operands[1])
+    tb = (
+        op.transposes_b
+        if isinstance(op, MatmulOp)
+        else bool(op.transpose_b and op.transpose_b.value.data)
+    )
+    n_cols = w[0] if tb else w[1]
+    n_dim, k_dim = (0, 1) if tb else (1, 0)
+    q8 = isinstance(op, MatmulQ8_0Op)
+    hint = ctx.hints.get(op.results[0])
+    feeds_argmax = all(isinstance(r, ArgmaxOp) for r in ctx.readers(op.results[0]))
+    col_name = "vocab" if feeds_argmax and ctx.readers(op.results[0]) else "column"
+    plans: list[Plan] = []
+    for g in ctx.groups_for(op.results[0]):
+        n = ctx.chips(g)
+        rep = ctx.repeat_for(hint, g)
+        unit = hint.unit if hint else 1
+        if isinstance(rep, str):
+            plans.append(Plan(col_name, refused=rep))
+        elif not splits(n_cols, shard(1, g, rep), ctx.sizes, unit):
+            plans.append(
+                Plan(
+                    col_name, refused=f"N {n_cols} does not split over {n // rep} blocks of {unit}"
+                )
+            )
+        else:
+            wl = shard(n_dim, g, rep)
+            plans.append(Plan(col_name, [REPLICATED, wl, wl][: len(op.operands)], shard(1, g, rep)))
+        kl = shard(k_dim, g)
+        if k % n or (q8 and (k // n) % Q8_0_BLOCK):
+            block = f" in blocks of {Q8_0_BLOCK}" if q8 else ""
+            plans.append(Plan("row", refused=f"K {k} does not split over {n} chips{block}"))
+        else:
+            plans.append(Plan("row", [shard(1, g), kl, kl][: len(op.operands)], partial(g)))
+    plans.append(_replicate(op))
+    return plans
+
+
+def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
+    heads, kv = op.heads.value.data, op.kv_heads.value.data
+    plans = []
+    g, why = heads_group(ctx.sizes, heads, kv)
+    if g is None:
+        plans.append(Plan("heads", refused=why))
+    else:
+        n = ctx.chips(g)
+        rep = ctx.repeat_for(Hint(1, kv), g)
+        assert not isinstance(rep, str)
+        q, kvl = shard(1, g), shard(1, g, rep)
+        props = {
+            "heads": IntegerAttr(heads // n, 64),
+            "kv_heads": IntegerAttr(kv // (n // rep), 64),
+        }
+        lays = [q, kvl, kvl, REPLICATED][: len(op.operands)]
+        plans.append(Plan("heads", lays, q, props))
+    plans.append(_replicate(op))
+    return plans
+
+
+def _sharded_candidates(v: SSAValue, ctx: Context, unit: int) -> list[Layout]:
+    """The S layouts of dim 1 a head-wise op may keep for ``v``: its own, or (an unread
+    argument) one per group, with the KV repeat its hint asks for."""
+    cur = ctx.layout(v)
+    if cur is not None:
+        return [cur] if cur.kind == S and cur.dim == 1 else []
+    out = []
+    for g in ctx.groups_for(v):
+        rep = ctx.repeat_for(ctx.hints.get(v), g)
+        if not isinstance(rep, str):
+            out.append(shard(1, g, rep))
+    return out
+
+
+def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list[Plan]:
+    """An op that keeps whole heads of ``unit`` columns of operand ``x`` local (rope, a per-head
+    norm, set_rows): run on the shard when its blocks are whole heads; the others replicated."""
+    plans = []
+    cols = _shape(op.operands[x])[1]
+    for lay in _sharded_candidates(op.operands[x], ctx, unit):
+        if not splits(cols, lay, ctx.sizes, unit):
+            plans.append(
+                Plan(
+                    name,
+                    refused=f"{cols} columns do not split into {lay.blocks(ctx.sizes)} "
+                    f"blocks of whole {unit}-wide heads",
+                )
+            )
+            continue
+        lays = [REPLICATED] * len(op.operands)
+        lays[x] = lay
+        if isinstance(op, SetRowsOp):
+            lays[0] = lay
+        if isinstance(op, RmsNormOp) and op.residual is not None:
+            lays[2] = lay
+        plans.append(Plan(name, lays, lay))
+    plans.append(_replicate(op))
+    return plans
+
+
+ELEMENTWISE = (
+    AddOp,
+    SubOp,
+    MulOp,
+    SiluOp,
+    ReluOp,
+    SigmoidOp,
+    SoftplusOp,
+    GeluOp,
+    ScaleOp,
+    SoftcapOp,
+    SwigluOp,
+)
+LINEAR_SUMS = (AddOp, SubOp)
+"""Binary ops under which partial sums stay partial: (a1 + a2) + (b1 + b2) = (a1 + b1) + (a2 + b2)."""
+
+
+def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
+    shape = _shape(op.results[0])
+    plans = []
+    same = all(_shape(v) == shape for v in op.operands)
+    seen = []
+    for v in op.operands:
+        cur = ctx.layout(v)
+        if cur is None or cur.kind == "R" or cur in seen:
+            continue
+        seen.append(cur)
+        if cur.kind == P and not isinstance(op, LINEAR_SUMS):
+            continue
+        if not same:
+            plans.append(Plan("local", refused="operands broadcast; a shard would not line up"))
+            continue
+        name = "partial" if cur.kind == P else "local"
+        plans.append(Plan(name, [cur] * len(op.operands), cur))
+    plans.append(_replicate(op))
+    return plans
+
+
+REPLICATED_WHY = {
+    RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
+    ArgmaxOp: "vocab: a local arg-max then a gather of (value, index) has no tg op; the logits "
+    "are gathered and the arg-max is replicated",
+    MoeOp: "experts by chip (all_to_all) is not built: the MoE block is replicated",
+}
+
+
+def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
+    """The plans of ``op`` and, for an op with no sharded rule, why it is replicated."""
+    if isinstance(op, (MatmulOp, MatmulQ8_0Op)):
+        return _matmul(op, ctx), None
+    if isinstance(op, AttentionOp):
+        return _attention(op, ctx), None
+    if isinstance(op, RopeOp):
+        return _headwise(op, ctx, 0, op.head_dim.value.data, "heads"), None
+    if isinstance(op, RmsNormOp) and op.width is not None:
+        return _headwise(op, ctx, 0, op.width.value.data, "heads"), None
+    if isinstance(op, SetRowsOp):
+        hint = ctx.hints.get(op.results[0])
+        return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
+    if isinstance(op, ELEMENTWISE):
+        return _elementwise(op, ctx), None
+    why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
+    return [_replicate(op)], why
+
+
+def head_hints(ops: Sequence[Operation], sizes: Sequence[int]) -> dict[SSAValue, Hint]:
+    """Per value on the way from a projection to an attention that splits its heads: the head
+    width, the group and, for k and v, the KV heads. Walks back from each attention through
+    rope, per-head norms and set_rows."""
+    hints: dict[SSAValue, Hint] = {}
+    for op in ops:
+        if not isinstance(op, AttentionOp):
+            continue
+        d, kv = op.head_dim.value.data, op.kv_heads.value.data
+        g, _ = heads_group(sizes, op.heads.value.data, kv)
+        if g is None:
+            continue
+        for v, hint in ((op.q, Hint(d, None, g)), (op.k, Hint(d, kv, g)), (op.v, Hint(d, kv, g))):
+            todo = [v]
+            while todo:
+                cur = todo.pop()
+                if cur in hints:
+                    continue
+                hints[cur] = hint
+                owner = cur.owner
+                if isinstance(owner, (RopeOp, RmsNormOp)) and (
+                    not isinstance(owner, RmsNormOp) or owner.width is not None
+                ):
+                    todo.append(owner.operands[0])
+                elif isinstance(owner, SetRowsOp):
+                    todo.extend([owner.cache, owner.rows])
+    return hints
