@@ -110,13 +110,17 @@ def deployment_lines(order: Sequence[tuple[str, list] | Step], mesh_shape: Seque
     out("def deployment(mesh, devices, drams):")
     with out.indent():
         out('"""Every section on every chip\'s own DRAM, the collectives between, in order."""')
+        previous = None
         for item in order:
             if isinstance(item, Step):
                 out(collective_call(item, mesh_shape))
-                continue
-            out("for dram in drams:")
-            with out.indent():
-                out(section_call(*item))
+            else:
+                # a chip runs its sections up to the next collective
+                if not isinstance(previous, tuple):
+                    out("for dram in drams:")
+                with out.indent():
+                    out(section_call(*item))
+            previous = item
     return out
 
 
