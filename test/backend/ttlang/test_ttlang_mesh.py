@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.mesh.interface import entry_placements
 from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.passes.pipeline import compile_module
@@ -254,3 +255,18 @@ def test_tensor_parallel_decode(example: str, preset: str):
     }
     results = compare_outputs(fn, reference, values, simulated)
     assert all(r.ok for r in results), "\n".join(r.line() for r in results)
+
+
+@pytest.mark.parametrize("preset", ["n300", "p150x4"])
+@pytest.mark.parametrize("example", ["tiny_decode", "tiny_moe_decode"])
+def test_a_tensor_parallel_deployment_reads_as_written(example: str, preset: str):
+    """pyflakes-clean, only the spec's API in kernels, lines within 100 characters, and every
+    step of the module one call of `deployment`, in the module's order."""
+    _, module = tensor_parallel(example, preset)
+    program = emitted(module)
+    assert_reads_as_written(program, f"{example}_{preset}.py")
+    steps = [op.tensor.data for op in module.ops if isinstance(op, StepOp)]
+    assert steps
+    body = program[program.index("def deployment(") :].split("\n\n\n")[0]
+    called = re.findall(r"\n    _\w+\(mesh, devices, drams, '\w+', '(\w+)'", body)
+    assert called == steps
