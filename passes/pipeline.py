@@ -30,6 +30,7 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
+from spatial_dialect.mesh import MeshOp
 from spatial_dialect.passes.fuse_operands import FuseOperandsPass
 from spatial_dialect.passes.link import LinkPass
 from spatial_dialect.passes.place import PlacePass
@@ -102,7 +103,14 @@ def compile_module(
         module = Parser(ctx, program).parse_module()
     else:
         functions = [program] if isinstance(program, FuncOp) else program
-        module = ModuleOp([f.clone() for f in functions])
+        # A per-chip function's shardings name a mesh.mesh of its module: it comes along.
+        parent = functions[0].parent_op() if functions else None
+        meshes = (
+            [op.clone() for op in parent.body.block.ops if isinstance(op, MeshOp)]
+            if isinstance(parent, ModuleOp)
+            else []
+        )
+        module = ModuleOp([*meshes, *(f.clone() for f in functions)])
     SpatialPipelinePass(target=target, **options).apply(ctx, module)  # type: ignore[arg-type]
     verify_output(module, "spatial-pipeline")
     return module

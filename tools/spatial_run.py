@@ -70,6 +70,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from spatial_dialect import tg
+from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import parse_bytes
@@ -83,6 +84,7 @@ from spatial_dialect.tools.backend.executors import (
     BackendFailed,
     BackendUnavailable,
     backend_runner,
+    mesh_runner,
 )
 from spatial_dialect.tools.emit.report import entry_module
 from spatial_dialect.tools.frontend.chain_inputs import entry_inputs, fed_inputs
@@ -101,7 +103,8 @@ from spatial_dialect.tools.interpreters.compare import (
     quantized_downstream,
     rule_text,
 )
-from spatial_dialect.tools.interpreters.inputs import save_run
+from spatial_dialect.tools.interpreters.deployment import mesh_reference, whole_shapes
+from spatial_dialect.tools.interpreters.inputs import draw_inputs, save_run
 from spatial_dialect.tools.interpreters.numerics import (
     EvaluationError,
     OutOfRange,
@@ -399,6 +402,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 f"the simulator would run about {work} tile steps, over the work budget of "
                 f"{args.work_budget}; --work-budget=N raises it (or --reference-only)"
             )
+    if is_per_chip(chain[0]):
+        return run_deployment(args, chain, out)
     runner = None if args.reference_only else Compiled(args, chain, out)
     own: dict[str, np.ndarray] = {}  # the chain's own inputs: one value per name
     outputs: dict[str, dict[str, np.ndarray]] = {"reference": {}, "simulated": {}}
@@ -472,6 +477,51 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.save:
         save_run(args.save, own, saved)
     return status
+
+
+def run_deployment(args: argparse.Namespace, chain: Sequence[FuncOp], out: TextIO) -> int:
+    """A per-chip function (docs/mesh.md#the-per-chip-function) on a mesh: WHOLE inputs drawn for
+    its whole tensors, compared with its mesh reference (tools/interpreters/deployment.py: the
+    single-device reference needs the whole function, which a per-chip one lacks), run on the
+    backend's mesh runner (every chip, then the steps, in lockstep)."""
+    fn = chain[0]
+    if args.chain or args.inputs or args.weights:
+        raise UsageError(
+            "a per-chip function runs alone on drawn inputs: no --chain/--inputs/--weights"
+        )
+    names = input_names(fn)
+    whole = draw_inputs(fn, args.seed, whole_shapes(fn))
+    reference = dict(
+        zip(output_names(fn), mesh_reference(fn, [whole[n] for n in names]), strict=True)
+    )
+    print(f"inputs of @{fn.sym_name.data}: drawn whole with seed {args.seed}", file=out)
+    if args.reference_only:
+        for output, array in reference.items():
+            print(checksum_line(output, array), file=out)
+        print(f"PASS reference only: {len(reference)} output(s) evaluated", file=out)
+        return 0
+    try:
+        module = compile_module(fn, args.target, accumulate=args.accumulate)
+    except InternalError:
+        raise
+    except DiagnosticException as e:
+        raise CompileRefused(e) from None
+    try:
+        arrays = mesh_runner(args.backend)(module, [whole[n] for n in names])
+    except (SimulationError, BackendFailed) as e:
+        print(f"{args.backend}: {type(e).__name__}: {e}", file=out)
+        print(f"FAIL: the compiled program is wrong ({type(e).__name__})", file=out)
+        return 1
+    simulated = dict(zip(output_names(fn), arrays, strict=True))
+    bad = []
+    for c in compare_outputs(fn, reference, {}, simulated, args.accumulate):
+        print(c.line(), file=out)
+        bad += [] if c.ok else [c.name]
+    if bad:
+        print(f"FAIL: {', '.join(bad)} outside tolerance", file=out)
+        return 1
+    print(f"PASS: {len(simulated)} output(s) within tolerance on {args.target}", file=out)
+    return 0
 
 
 class Compiled:

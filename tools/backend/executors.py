@@ -47,6 +47,14 @@ BACKENDS: dict[str, tuple[str, str]] = {
 }
 """Backend name -> (module, runner function)."""
 
+MESH_BACKENDS: dict[str, tuple[str, str]] = {
+    "sim": ("spatial_dialect.tools.simulator.mesh", "simulate_mesh"),
+}
+"""Backend name -> (module, runner function) of a deployment over a mesh
+(docs/mesh.md#the-linked-deployment). A mesh runner is `run(module, whole_inputs) ->
+whole_outputs`: it shards the WHOLE inputs per the entry's placements, runs every chip and the
+steps, and unshards the outputs, through the shared plumbing (tools/interpreters/deployment.py)."""
+
 
 Q8_0_AS_STORED = frozenset({"tt-lang-sim"})
 """The backends whose program holds a Q8_0 tensor in the format the target stores it in
@@ -56,4 +64,15 @@ with the bfp8_b term of tools/interpreters/compare.py. The others compute ggml's
 
 def backend_runner(name: str) -> Runner:
     module, function = BACKENDS[name]
+    return getattr(import_module(module), function)
+
+
+def mesh_runner(name: str) -> Runner:
+    """The runner of a deployment over a mesh on backend `name`."""
+    if name not in MESH_BACKENDS:
+        raise BackendUnavailable(
+            f"backend {name} does not run deployments over a mesh yet "
+            f"(those that do: {', '.join(sorted(MESH_BACKENDS))})"
+        )
+    module, function = MESH_BACKENDS[name]
     return getattr(import_module(module), function)

@@ -221,8 +221,12 @@ def _unit_gate(d: Drawing, shape: tuple[int, ...], _: int) -> np.ndarray:
     return d.rng.uniform(0, 1, size=shape)
 
 
-def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
-    """Every input of `fn`, drawn from `seed` as the module docstring says."""
+def draw_inputs(
+    fn: func.FuncOp, seed: int, shapes: Mapping[str, tuple[int, ...]] | None = None
+) -> dict[str, np.ndarray]:
+    """Every input of `fn`, drawn from `seed` as the module docstring says. `shapes`: the shape
+    to draw an input in where it is not its argument's (a per-chip function's whole tensors,
+    tools/interpreters/deployment.py), drawn in the role its argument's readers give it."""
     if seed < 0:  # numpy's generators take seeds >= 0 only
         raise EvaluationError(f"the seed {seed} is negative; a seed is an integer >= 0")
     drawing = Drawing(np.random.default_rng(seed))
@@ -230,6 +234,7 @@ def draw_inputs(fn: func.FuncOp, seed: int) -> dict[str, np.ndarray]:
     drawn: dict[str, np.ndarray] = {}
     for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
         shape, dtype = value_type(arg)
+        shape = tuple((shapes or {}).get(name, shape))
         if not is_float_dtype(dtype):
             lo, hi = INT_DATA_RANGE
             if arg in ranges:

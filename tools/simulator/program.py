@@ -205,12 +205,26 @@ class ProgramRun:
 def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Runs every section of a sized module in order on the entry's inputs (in argument order)
     and returns the entry's outputs (in result order)."""
+    entry = the_entry(module)
+    programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
+    dram = declare_dram(programs)
+    given = fill_inputs(entry, dram, inputs)
+    for program in programs:
+        ProgramRun(program, dram).run()
+    return read_outputs(entry, dram, given)
+
+
+def the_entry(module: ModuleOp) -> sp.EntryOp:
     entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
     if len(entries) != 1:
         raise NotSimulated(f"the module has {len(entries)} sp.entry ops; it needs one")
-    entry = entries[0]
+    return entries[0]
+
+
+def declare_dram(programs: Sequence[sp.ProgramOp]) -> dict[str, DramTensor]:
+    """One chip's DRAM: every tensor the sections declare, once by name, checked to be declared
+    alike everywhere."""
     dram: dict[str, DramTensor] = {}
-    programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     for program in programs:
         for t in program.ops_of(sp.TensorOp):
             name, shape = t.sym_name.data, tuple(t.type.get_shape())
@@ -227,6 +241,13 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
                     f"section @{program.sym_name.data} declares @{name} in {t.layout.data.value} "
                     f"layout, an earlier section in {dram[name].layout.value}"
                 )
+    return dram
+
+
+def fill_inputs(
+    entry: sp.EntryOp, dram: dict[str, DramTensor], inputs: Sequence[np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The entry's inputs written into DRAM (by name); returns them by name."""
     names = [s.data for s in entry.inputs.data]
     if len(names) != len(inputs):
         raise NotSimulated(f"sp.entry takes {len(names)} inputs, {len(inputs)} given")
@@ -237,13 +258,19 @@ def simulate(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
             dram[name].fill(array)
         elif name in scales:  # the scales of a Q8_0 input, stored beside its values
             scales[name].fill_scales(array)
-    for program in programs:
-        ProgramRun(program, dram).run()
+    return given
+
+
+def read_outputs(
+    entry: sp.EntryOp, dram: dict[str, DramTensor], given: dict[str, np.ndarray]
+) -> list[np.ndarray]:
+    """The entry's outputs: from DRAM, or `given` (an argument returned untouched; on a mesh, a
+    step's result no section reads)."""
     outputs = []
     for out in (s.data for s in entry.outputs.data):
         if out in dram:
             outputs.append(dram[out].result())
-        elif out in given:  # the function returns one of its arguments untouched
+        elif out in given:
             outputs.append(given[out].copy())
         else:
             raise SimulationError(f"output @{out} is a tensor of no section")

@@ -45,31 +45,34 @@ func.func @mlp(%x: tensor<32x64xbf16> {mesh.sharding = #mesh.sharding<@n300, [re
 
 // all_gather, reduce_scatter and all_to_all on a t3k (2x4): a sequence-parallel input gathered
 // over axis 1, a row-parallel product's partial sums scattered by rows, a tensor's split moved
-// from its columns to its rows (held twice over: repeat 2).
+// from its columns to its rows, and a tensor held twice over (repeat 2: 2 blocks on 4 chips).
 mesh.mesh @t3k shape 2x4 topology [line, line] links [1, 1] preset "t3k"
 func.func @mix(%x: tensor<8x64xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(0)]>},
                %a: tensor<32x16xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>},
                %w: tensor<16x64xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(0)]>},
-               %k: tensor<64x8xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64})
+               %k: tensor<64x8xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>},
+               %v: tensor<64x8xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64})
     -> (tensor<32x64xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, replicate]>},
         tensor<8x64xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(0)]>},
-        tensor<16x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(0)]>, mesh.repeat = 2 : i64}) {
+        tensor<16x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(0)]>},
+        tensor<64x8xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) {
   %xa = mesh.all_gather %x axis 1 from #mesh.sharding<@t3k, [replicate, shard(0)]> to #mesh.sharding<@t3k, [replicate, replicate]> : tensor<8x64xbf16> -> tensor<32x64xbf16>
   %xs = tg.silu %xa : (tensor<32x64xbf16>) -> tensor<32x64xbf16>
   %p = tg.matmul %a, %w : (tensor<32x16xbf16>, tensor<16x64xbf16>) -> tensor<32x64xbf16>
   %r = mesh.reduce_scatter %p axis 1 from #mesh.sharding<@t3k, [replicate, partial(sum)]> to #mesh.sharding<@t3k, [replicate, shard(0)]> : tensor<32x64xbf16> -> tensor<8x64xbf16>
   %kt = tg.silu %k : (tensor<64x8xbf16>) -> tensor<64x8xbf16>
   %kk = mesh.all_to_all %kt axis 1 from #mesh.sharding<@t3k, [replicate, shard(1)]> to #mesh.sharding<@t3k, [replicate, shard(0)]> : tensor<64x8xbf16> -> tensor<16x32xbf16>
-  func.return %xs, %r, %kk : tensor<32x64xbf16>, tensor<8x64xbf16>, tensor<16x32xbf16>
+  %vs = tg.silu %v : (tensor<64x8xbf16>) -> tensor<64x8xbf16>
+  func.return %xs, %r, %kk, %vs : tensor<32x64xbf16>, tensor<8x64xbf16>, tensor<16x32xbf16>, tensor<64x8xbf16>
 }
 // CHECK-LABEL: mesh.mesh @t3k
-// CHECK-NEXT:   sp.entry @mix(@x, @a, @w, @k) -> (@xs, @r, @kk) attributes {{{.*}}mesh.input_repeats = [1 : i64, 1 : i64, 1 : i64, 2 : i64], mesh.output_repeats = [1 : i64, 1 : i64, 2 : i64]}
+// CHECK-NEXT:   sp.entry @mix(@x, @a, @w, @k, @v) -> (@xs, @r, @kk, @vs) attributes {{{.*}}mesh.input_repeats = [1 : i64, 1 : i64, 1 : i64, 1 : i64, 2 : i64], mesh.output_repeats = [1 : i64, 1 : i64, 1 : i64, 2 : i64]}
 // CHECK-NEXT:   mesh.step @xa all_gather @x axis 1 from #mesh.sharding<@t3k, [replicate, shard(0)]> to #mesh.sharding<@t3k, [replicate, replicate]> : tensor<8x64xbf16> -> tensor<32x64xbf16>
 // CHECK-NEXT:   sp.program @xs op "tg.silu"
 // CHECK:        sp.program @p op "tg.matmul"
 // CHECK:        mesh.step @r reduce_scatter @p axis 1 {{.*}} : tensor<32x64xbf16> -> tensor<8x64xbf16>
 // CHECK-NEXT:   sp.program @kt op "tg.silu"
 // CHECK:        mesh.step @kk all_to_all @kt axis 1 {{.*}} : tensor<64x8xbf16> -> tensor<16x32xbf16>
-// CHECK-NEXT: }
+// CHECK-NEXT:   sp.program @vs op "tg.silu"
 
 // SIZED-LABEL: mesh.mesh @t3k
