@@ -27,15 +27,16 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from spatial_dialect import sp
 from spatial_dialect.mesh import StepOp
-from spatial_dialect.mesh.interface import entry_placements
 from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.passes.pipeline import compile_module
-from spatial_dialect.passes.target_choice import mesh_named
 from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
-from spatial_dialect.tools.interpreters.collectives import shard, unshard
 from spatial_dialect.tools.interpreters.compare import compare
+from spatial_dialect.tools.interpreters.deployment import (
+    deployment_of,
+    shard_inputs,
+    unshard_outputs,
+)
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.interpreters.reference import evaluate, input_names, output_names
 from spatial_dialect.tools.spatial_run import (
@@ -134,7 +135,7 @@ def mlp_p150x4():
     return deployment(m, 256, 128, c, [("y_all", "replicate"), ("y_rows", "shard(0)")])
 
 
-def check_against_whole(module, outputs: list[str], f: int, d: int, mesh_shape) -> None:
+def check_against_whole(module, outputs: list[str], f: int, d: int) -> None:
     from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim_chips
 
     rng = np.random.default_rng(0)
@@ -142,15 +143,15 @@ def check_against_whole(module, outputs: list[str], f: int, d: int, mesh_shape) 
     w1 = (rng.standard_normal((64, f)) * 0.125).astype(BF16)
     w2 = (rng.standard_normal((f, d)) * 0.125).astype(BF16)
     (ref,) = evaluate(entry_function(parse_module(WHOLE.format(f=f, d=d))), dict(x=x, w1=w1, w2=w2))
-    placements = [("replicate",), ("shard(1)",), ("shard(0)",)]
-    stacks = [shard(a, mesh_shape, p) for a, p in zip((x, w1, w2), placements, strict=True)]
-    got = run_tt_lang_sim_chips(module, stacks)
-    for stack, entry in zip(got, outputs, strict=True):
-        assert stack.shape[: len(mesh_shape)] == tuple(mesh_shape)
+    dep = deployment_of(module)
+    got = run_tt_lang_sim_chips(module, shard_inputs(dep, [x, w1, w2]))
+    for stacked, entry in zip(got, outputs, strict=True):
+        assert stacked.shape[:1] == dep.mesh_shape
         if entry == "replicate":  # every chip holds the whole tensor, bit-equal
-            for c in range(1, stack.shape[0]):
-                np.testing.assert_array_equal(stack[c], stack[0])
-        result = compare("y", ref, unshard(stack, (entry,)))
+            for c in range(1, dep.chips):
+                np.testing.assert_array_equal(stacked[c], stacked[0])
+    for whole in unshard_outputs(dep, got):
+        result = compare("y", ref, whole)
         assert result.ok, result.line()
 
 
@@ -158,14 +159,14 @@ def check_against_whole(module, outputs: list[str], f: int, d: int, mesh_shape) 
 def test_column_then_row_parallel_mlp_on_n300():
     """Each chip's partial y is its own (a launch per chip), and ttnn's all_reduce sums them."""
     module, outputs = mlp_n300()
-    check_against_whole(module, outputs, 128, 64, (2,))
+    check_against_whole(module, outputs, 128, 64)
 
 
 @needs_sim
 @full
 def test_every_collective_on_p150x4():
     module, outputs = mlp_p150x4()
-    check_against_whole(module, outputs, 256, 128, (4,))
+    check_against_whole(module, outputs, 256, 128)
 
 
 def emitted(module) -> str:
@@ -233,26 +234,13 @@ def tensor_parallel(example: str, preset: str):
 def test_tensor_parallel_decode(example: str, preset: str):
     """The tensor-parallel pass's deployment of a tiny decode step, every output against the
     whole function's reference on the whole inputs."""
-    from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim_chips
+    from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim_mesh
 
     fn, module = tensor_parallel(example, preset)
-    entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
-    ins, outs = entry_placements(
-        dict(entry.attributes), len(entry.inputs.data), len(entry.outputs.data), "entry"
-    )
-    shape = tuple(mesh_named(preset).shape)
     whole = draw_inputs(fn, 0)
     reference, values = reference_outputs(fn, whole)
-    rng = np.random.default_rng(1)
-    stacks = [
-        shard(whole[n], shape, p.placements, rng, p.repeat)
-        for n, p in zip(input_names(fn), ins, strict=True)
-    ]
-    got = run_tt_lang_sim_chips(module, stacks)
-    simulated = {
-        n: unshard(s, p.placements, p.repeat)
-        for n, s, p in zip(output_names(fn), got, outs, strict=True)
-    }
+    got = run_tt_lang_sim_mesh(module, [whole[n] for n in input_names(fn)])
+    simulated = dict(zip(output_names(fn), got, strict=True))
     results = compare_outputs(fn, reference, values, simulated)
     assert all(r.ok for r in results), "\n".join(r.line() for r in results)
 

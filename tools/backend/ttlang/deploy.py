@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
-
 from spatial_dialect.mesh import Collective, StepOp, entry_dim
 from spatial_dialect.tools.backend.ttlang import chips
 from spatial_dialect.tools.backend.ttlang.text import Lines
@@ -141,12 +139,3 @@ def step_of(op: StepOp) -> Step:
         tuple(tout.get_shape()),
         str(tout.get_element_type()),
     )
-
-
-def mesh_shape_of(module: ModuleOp) -> tuple[int, ...] | None:
-    """The shape of the mesh the module is deployed over (the preset its `sp.target` names),
-    None on one chip."""
-    from spatial_dialect.passes.target_choice import recorded_mesh
-
-    mesh = recorded_mesh(module)
-    return None if mesh is None else tuple(mesh.shape)

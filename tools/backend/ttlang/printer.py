@@ -37,13 +37,14 @@ from spatial_dialect import sp
 from spatial_dialect.mesh import StepOp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.tools.backend.ttlang import chips, host
-from spatial_dialect.tools.backend.ttlang.deploy import deployment_lines, mesh_shape_of, step_of
+from spatial_dialect.tools.backend.ttlang.deploy import deployment_lines, step_of
 from spatial_dialect.tools.backend.ttlang.indexed import host_step
 from spatial_dialect.tools.backend.ttlang.moe import experts_table
 from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS
 from spatial_dialect.tools.backend.ttlang.section import OperationWriter, names_in
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
+from spatial_dialect.tools.interpreters.deployment import deployment_of
 
 __all__ = ["TTLangUnsupported", "print_ttlang"]
 
@@ -63,8 +64,8 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     # a lone gather or scatter is a host step, a ttnn op between operations (indexed.py)
     sections = [host_step(p, i) or OperationWriter(p, i) for i, p in enumerate(programs)]
     # a deployment over several chips: its collectives between the sections (deploy.py)
-    mesh_shape = mesh_shape_of(module)
-    steps = [step_of(op) for op in module.ops if isinstance(op, StepOp)]
+    deployment = deployment_of(module)
+    steps = [] if deployment is None else [step_of(op) for op in deployment.steps]
     body = Lines()
     for s in sections:
         s.emit(body)
@@ -103,7 +104,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
-    if mesh_shape is None:
+    if deployment is None:
         tables("SECTIONS = [")
         with tables.indent():
             for s in sections:
@@ -114,10 +115,9 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         launches = iter(sections)
         order = [
             step_of(op) if isinstance(op, StepOp) else _launch(next(launches))
-            for op in module.ops
-            if isinstance(op, StepOp | sp.ProgramOp)
+            for op in deployment.schedule
         ]
-        tables.extend(deployment_lines(order, mesh_shape))
+        tables.extend(deployment_lines(order, deployment.mesh_shape))
         host_functions = chips.HOST
     kernel_helpers = [
         *host.KERNEL_HELPERS,
@@ -130,11 +130,11 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     )
     out = Lines()
     on = target.name
-    if mesh_shape is not None:
-        on = f"{recorded_target_name(module)} ({'x'.join(map(str, mesh_shape))} {target.name})"
+    if deployment is not None:
+        on = f"{recorded_target_name(module)} ({'x'.join(map(str, deployment.mesh_shape))} {target.name})"
     out(f"# TT-Lang program for @{entry.function.data} on {on}, printed by spatial-opt -t ttlang.")
     out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
-    if mesh_shape is not None:
+    if deployment is not None:
         out("# (chip c's tensor NAME is NAME@c in both files)")
     source = {f: inspect.getsource(f) for f in helpers}
     everything = body.statement_text() + tables.statement_text() + "".join(source.values())

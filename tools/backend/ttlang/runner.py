@@ -284,32 +284,41 @@ def run_traced(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Traced:
 
 
 def run_tt_lang_sim_chips(module: ModuleOp, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The backend runner of a deployment over several chips: `stacks` are the entry's inputs
-    as stacks (docs/mesh.md#reference-semantics: the mesh's axes, then one chip's shard), in
-    `sp.entry` order; the program runs every chip's sections on its own shard and the
-    collectives between them (chips.py), and its outputs come back as stacks."""
-    from spatial_dialect.tools.backend.ttlang.deploy import mesh_shape_of
+    """A deployment over several chips on stacks (docs/mesh.md#reference-semantics: the mesh's
+    axes, then one chip's shard), inputs and outputs in `sp.entry` order: the program runs
+    every chip's sections on its own shard and the collectives between them (chips.py)."""
+    from spatial_dialect.tools.interpreters.deployment import chips, deployment_of, stack
 
-    mesh = mesh_shape_of(module)
-    if mesh is None:
-        raise BackendFailed("the module is no deployment over several chips (no mesh.mesh)")
-    n = int(np.prod(mesh))
-    entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
-    names = [s.data for s in entry.inputs.data]
-    outputs = [s.data for s in entry.outputs.data]
+    dep = deployment_of(module)
+    if dep is None:
+        raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
     per_chip = {}
-    for name, stack in zip(names, stacks, strict=True):
-        stack = np.asarray(stack)
-        for c, part in enumerate(stack.reshape(n, *stack.shape[len(mesh) :])):
+    for name, stacked in zip(dep.input_names, stacks, strict=True):
+        for c, part in enumerate(chips(np.asarray(stacked), dep.mesh_shape)):
             per_chip[f"{name}@{c}"] = _savable(part)
     with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
-        work = Path(d)
-        got = _simulate(module, work, per_chip)
-    result = []
-    for name, dt in zip(outputs, _dtypes(module, outputs), strict=True):
-        parts = [_as(got[f"{name}@{c}"], dt) for c in range(n)]
-        result.append(np.stack(parts).reshape(*mesh, *parts[0].shape))
-    return result
+        got = _simulate(module, Path(d), per_chip)
+    outputs = dep.output_names
+    return [
+        stack([_as(got[f"{name}@{c}"], dt) for c in range(dep.chips)], dep.mesh_shape)
+        for name, dt in zip(outputs, _dtypes(module, outputs), strict=True)
+    ]
+
+
+def run_tt_lang_sim_mesh(module: ModuleOp, whole: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The mesh runner (tools/backend/executors.py MESH_BACKENDS): the WHOLE inputs sharded per
+    the entry's placements, every chip simulated, the WHOLE outputs read back per theirs, by
+    the plumbing every executor of a deployment shares (tools/interpreters/deployment.py)."""
+    from spatial_dialect.tools.interpreters.deployment import (
+        deployment_of,
+        shard_inputs,
+        unshard_outputs,
+    )
+
+    dep = deployment_of(module)
+    if dep is None:
+        raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
+    return unshard_outputs(dep, run_tt_lang_sim_chips(module, shard_inputs(dep, whole)))
 
 
 def run_tt_lang_sim(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
