@@ -36,6 +36,10 @@ an earlier function's is that same tensor (the weights); the rest are drawn (or 
 --inputs / --weights) as for one function. Every function's outputs are compared; one verdict
 ends the run.
 
+A per-chip function (its arguments carry `mesh.sharding`) runs on a mesh preset (`--target n300`):
+whole inputs are drawn, the deployment runs every chip and the collectives between them, and the
+outputs are compared with the function's mesh reference (docs/simulator.md#deployments-over-a-mesh).
+
 `--reference-only` needs no target: it evaluates the reference and prints each output's name,
 shape, element type and a checksum (CRC-32 of its bytes, sum, max |x|), then `PASS`.
 `--timing` adds the cost model's predicted time of the compiled program.

@@ -29,6 +29,7 @@ from spatial_dialect.tools.interpreters.deployment import (
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.interpreters.reference import evaluate, input_names
 from spatial_dialect.tools.simulator.mesh import simulate_mesh
+from spatial_dialect.tools.spatial_run import main as run_main
 
 
 def _fn(text: str, name: str) -> func.FuncOp:
@@ -191,3 +192,32 @@ def test_a_repeat_shards_each_block_onto_consecutive_chips():
 
 def test_every_collective_has_a_step_function():
     assert set(STEP_FUNCTIONS) == set(Collective)
+
+
+def test_spatial_run_simulates_a_per_chip_function_on_its_mesh(tmp_path, capsys):
+    path = tmp_path / "mlp.mlir"
+    path.write_text(N300)
+    assert run_main([str(path), "--target", "n300", "--backend", "sim"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "inputs of @mlp: drawn whole with seed 0"
+    assert out[1].startswith("y ") and "32x64 bf16" in out[1]
+    assert out[-1] == "PASS: 1 output(s) within tolerance on n300"
+
+
+def test_spatial_run_refuses_what_it_cannot_run_on_a_mesh_in_one_line(tmp_path, capsys):
+    path = tmp_path / "mlp.mlir"
+    path.write_text(N300)
+    # A backend without a mesh runner yet is unavailable, not a FAIL.
+    assert run_main([str(path), "--target", "n300", "--backend", "triton-interpret"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "spatial-run: backend unavailable: backend triton-interpret does not run deployments "
+        "over a mesh yet (those that do: sim)"
+    )
+    # A per-chip function on one chip's target is refused by link, by name.
+    assert run_main([str(path), "--target", "wormhole_n150"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == (
+        "spatial-run: compile refused: InvalidTarget: the module is a deployment over mesh n300; target "
+        "wormhole_n150 is one chip: name the mesh (target=n300)"
+    )
