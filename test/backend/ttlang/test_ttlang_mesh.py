@@ -258,3 +258,13 @@ def test_a_tensor_parallel_deployment_reads_as_written(example: str, preset: str
     body = program[program.index("def deployment(") :].split("\n\n\n")[0]
     called = re.findall(r"\n    _\w+\(mesh, devices, drams, '\w+', '(\w+)'", body)
     assert called == steps
+
+
+def test_every_collective_has_one_host_call_that_the_program_can_print():
+    from spatial_dialect.mesh import Collective
+    from spatial_dialect.tools.backend.ttlang import chips
+    from spatial_dialect.tools.backend.ttlang.deploy import HOST_CALL
+
+    assert set(HOST_CALL) == set(Collective)
+    assert len(set(HOST_CALL.values())) == len(Collective)
+    assert set(HOST_CALL.values()) == set(chips.COLLECTIVES) <= set(chips.HOST)
