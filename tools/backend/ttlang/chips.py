@@ -118,6 +118,7 @@ def _all_reduce(mesh, devices, drams, src, dst, axis):
         for dram, part in zip(drams, ttnn.get_device_tensors(summed), strict=True):
             dram[dst] = part
         return
+    # tt-lang-sim's mesh is a stub: its collective takes each group stacked in one host tensor
     for group in _groups(axis):
         stack = _stacked(mesh, [drams[c][src] for c in group], src)
         summed = ttnn.to_torch(ttnn.all_reduce(stack, cluster_axis=1, mesh_device=mesh))
@@ -133,6 +134,7 @@ def _all_gather(mesh, devices, drams, src, dst, axis, dim):
         for dram, part in zip(drams, ttnn.get_device_tensors(gathered), strict=True):
             dram[dst] = part
         return
+    # tt-lang-sim's mesh is a stub: its collective takes each group stacked in one host tensor
     for group in _groups(axis):
         stack = _stacked(mesh, [drams[c][src] for c in group], src)
         gathered = ttnn.all_gather(stack, dim + 1, cluster_axis=1, mesh_device=mesh)
