@@ -9,7 +9,8 @@ the inputs are sharded per the entry's placements (tools/interpreters/collective
 every output read back per its placement (`unshard`) and compared at the usual tolerance.
 
 Default run: the 2-chip MLP (a few seconds) and the printing checks. SPATIAL_MESH_FULL=1 adds the
-4-chip case with every collective.
+4-chip case with every collective and the tensor-parallel pass's tiny decode steps on n300,
+p150x4 and t3k (about 3 minutes on 2 loaded cores).
 """
 
 from __future__ import annotations
@@ -229,8 +230,16 @@ def tensor_parallel(example: str, preset: str):
 
 @needs_sim
 @full
-@pytest.mark.parametrize("preset", ["n300", "p150x4"])
-@pytest.mark.parametrize("example", ["tiny_decode", "tiny_moe_decode"])
+@pytest.mark.parametrize(
+    "example,preset",
+    [
+        ("tiny_decode", "n300"),
+        ("tiny_decode", "p150x4"),
+        ("tiny_decode", "t3k"),  # 2x4: collectives over each axis of a 2-D mesh
+        ("tiny_moe_decode", "n300"),
+        ("tiny_moe_decode", "p150x4"),
+    ],
+)
 def test_tensor_parallel_decode(example: str, preset: str):
     """The tensor-parallel pass's deployment of a tiny decode step, every output against the
     whole function's reference on the whole inputs."""
