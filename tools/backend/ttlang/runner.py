@@ -121,7 +121,9 @@ _cd.Block.__init__ = _block
 # a copy writes to, even forgets the declared type: kept here), so a section that read another
 # section's bf16 output read its unrounded f32 value while the host, reading it back, saw it
 # rounded: the tiny bf16 Qwen3-Next layer's matmuls after its rms norms differed from the
-# reference in 4 of 10 elements, enough to flip an MoE route downstream.
+# reference in 4 of 10 elements, enough to flip an MoE route downstream. Likewise a host value
+# given to `ttnn.from_torch` as a 16-bit tensor is rounded to it, as a chip stores it: the host
+# writes a collective's result back that way (chips.py), a sum the simulator made in f32.
 ROUND_HOOK = """
 from ttl.sim import copyhandlers as _rh, ttnnsim as _rt
 _narrow = tuple(_rt._PROMOTABLE_FLOAT_DTYPES.values())
@@ -139,6 +141,12 @@ def _rounded(self, src, dst):
         raw = dst.to_torch()
         raw.copy_(raw.to(dst.dtype).to(raw.dtype))
 _rh.BlockToTensorHandler.transfer = _rounded
+_from = _rt.from_torch
+def _from_rounded(tensor, dtype=None, *args, **kwargs):
+    if dtype in _narrow and tensor.is_floating_point():
+        tensor = tensor.to(dtype).to(tensor.dtype)
+    return _from(tensor, dtype, *args, **kwargs)
+_rt.from_torch = _from_rounded
 """
 
 
@@ -196,24 +204,30 @@ def run_program(
     entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
     names = [s.data for s in entry.inputs.data]
     outputs = [s.data for s in entry.outputs.data]
+    _require_simulator()
+    text = emit(module)  # a refusal before the inputs are looked at
     arrays = dict(zip(names, map(_savable, inputs), strict=True))
-    got = _simulate(module, workdir, arrays, extra, dfbs)
+    got = _simulate(module, text, workdir, arrays, extra, dfbs)
     return [_as(got[n], a) for n, a in zip(outputs, _dtypes(module, outputs), strict=True)]
+
+
+def _require_simulator() -> None:
+    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
+        raise BackendUnavailable(INSTALL)
 
 
 def _simulate(
     module: ModuleOp,
+    text: str,
     workdir: Path,
     arrays: dict[str, np.ndarray],
     extra: Sequence[str] = (),
     dfbs: bool = False,
 ) -> dict[str, np.ndarray]:
-    """The printed program run under tt-lang-sim on `arrays` (its inputs file), its outputs
-    file read back."""
-    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
-        raise BackendUnavailable(INSTALL)
+    """The printed program `text` run under tt-lang-sim on `arrays` (its inputs file), its
+    outputs file read back."""
     program = workdir / "program.py"
-    program.write_text(emit(module))
+    program.write_text(text)
     np.savez(workdir / "inputs.npz", **arrays)
     out = workdir / "outputs.npz"
     cmd = simulator_command(
@@ -292,12 +306,14 @@ def run_tt_lang_sim_chips(module: ModuleOp, stacks: Sequence[np.ndarray]) -> lis
     dep = deployment_of(module)
     if dep is None:
         raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
+    _require_simulator()
+    text = emit(module)
     per_chip = {}
     for name, stacked in zip(dep.input_names, stacks, strict=True):
         for c, part in enumerate(chips(np.asarray(stacked), dep.mesh_shape)):
             per_chip[f"{name}@{c}"] = _savable(part)
     with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
-        got = _simulate(module, Path(d), per_chip)
+        got = _simulate(module, text, Path(d), per_chip)
     outputs = dep.output_names
     return [
         stack([_as(got[f"{name}@{c}"], dt) for c in range(dep.chips)], dep.mesh_shape)
