@@ -23,12 +23,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from spatial_dialect.mesh import MeshOp
+from spatial_dialect.mesh import CollectiveOp, MeshOp
 from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS
 
 from .decide import Decider
+from .price import op_us
 from .rewrite import Rewriter
 
 
@@ -39,26 +40,41 @@ def is_per_chip(fn: func.FuncOp) -> bool:
     return any("mesh.sharding" in d.data for d in fn.arg_attrs.data)
 
 
-def per_chip(fn: func.FuncOp, preset: str) -> func.FuncOp:
+def per_chip(fn: func.FuncOp, preset: str, prefer_sharded: bool = False) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched)."""
     mesh = MESH_PRESETS[preset]
-    decider = Decider(mesh, fn)
+    decider = Decider(mesh, fn, prefer_sharded)
     decider.run()
     out = Rewriter(decider, preset).function()
-    total = sum(d.us for d in decider.decisions.values())
+    # Each op alone plus each collective written: a decision's tp.us also counts the collectives
+    # it causes, which its neighbours' count too.
+    total = sum(d.own for d in decider.decisions.values()) + sum(
+        op.cost.ns.data / 1000.0
+        for op in out.body.block.ops
+        if isinstance(op, CollectiveOp) and op.cost is not None
+    )
+    # What running the whole function on every chip would take: the greedy decision's yardstick.
+    replicated = sum(
+        op_us(mesh, op, [v.type for v in op.operands], [r.type for r in op.results])
+        for op in decider.decisions
+    )
     out.attributes["mesh.deployment"] = StringAttr(
-        f"tensor-parallel over {preset} ({mesh.describe()}): {total:.3f} us per chip, priced"
+        f"tensor-parallel over {preset} ({mesh.describe()}): {total:.3f} us per chip, priced "
+        f"(every op replicated: {replicated:.3f} us)"
     )
     return out
 
 
 @dataclass(frozen=True)
 class TensorParallelPass(ModulePass):
-    """`tensor-parallel{mesh=PRESET}`: each tg function becomes its per-chip function over the
-    mesh preset (targets/mesh.py MESH_PRESETS)."""
+    """`tensor-parallel{mesh=PRESET prefer-sharded=false}`: each tg function becomes its per-chip
+    function over the mesh preset (targets/mesh.py MESH_PRESETS). `prefer-sharded=true` takes a
+    sharded plan wherever one can run (the Megatron layout at any size: the tiny models'
+    collectives cost more than their products save, so by price alone they are gathered early)."""
 
     name = "tensor-parallel"
     mesh: str | None = None
+    prefer_sharded: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -81,7 +97,7 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh)
+            new = per_chip(fn, self.mesh, self.prefer_sharded)
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

@@ -3,10 +3,15 @@
 Decided here, and why:
 
 - **Each op takes its cheapest plan** (rules.py), priced as one chip's time on the local shapes
-  plus the collectives its operands need to reach the plan's layouts (price.py). In program order,
-  because a plan's price depends on the layouts its producers chose; the layouts of the
-  Megatron pairs follow: a column product is cheaper than a replicated one, and its reader (a row
-  product) takes the shard as it is rather than gathering it.
+  plus the collectives its operands need to reach the plan's layouts (price.py), plus the gather
+  of its result when a reader has no sharded plan that takes it as it is (one step of
+  lookahead: a column LM head before an arg-max pays for the logits' gather). In program order,
+  because a plan's price depends on the layouts its producers chose. The Megatron pairs follow
+  where products outweigh a collective's fixed latency: a column product is cheaper than a
+  replicated one, and its reader (a row product) takes the shard as it is.
+- **Ties** (to the nanosecond the prices carry) go to fewer collectives, then to the rules'
+  order: an all_reduce is priced as two all_gathers, so WO's row split ties with gathering
+  around a column split, and one collective is the simpler program.
 - **An argument takes the layout its first reader chooses** (the host shards it for free); a later
   reader that wants another layout gathers it.
 - **The runner-up is recorded** with its time and why it lost (slower, or the numbers that refuse
@@ -24,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import Mesh
 
-from .layout import REPLICATED, Layout, conversion
+from .layout import REPLICATED, Layout, R, conversion
 from .price import op_us, steps_us
 from .rules import Context, Plan, head_hints, plans_of
 
@@ -33,14 +38,18 @@ from .rules import Context, Plan, head_hints, plans_of
 class Decision:
     plan: Plan
     us: float
+    """The priced time: the op, the collectives its operands need and the gathers of its result
+    for readers that read it whole (what the plans are compared on)."""
+    own: float
+    """The op alone on one chip."""
     runner_up: str
 
 
-def _name(v: SSAValue) -> str:
+def value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
 
 
-def _local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
+def local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
     t = v.type
     assert isinstance(t, TensorType)
     return TensorType(t.get_element_type(), lay.local_shape(t.get_shape(), sizes))
@@ -50,6 +59,9 @@ def _local_type(v: SSAValue, lay: Layout, sizes) -> TensorType:
 class Decider:
     mesh: Mesh
     fn: func.FuncOp
+    prefer_sharded: bool = False
+    """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
+    at any size); the prices still rank the sharded plans and are recorded."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape
@@ -64,53 +76,111 @@ class Decider:
             lambda v: [u.operation for u in v.uses],
         )
 
-    def price(self, op: Operation, plan: Plan) -> tuple[float, str | None]:
-        """One chip's time under ``plan`` with the collectives it needs, or why it cannot run."""
-        convert = 0.0
+    def price(self, op: Operation, plan: Plan) -> tuple[float, float, int, str | None]:
+        """One chip's time under ``plan`` (the op alone, and with the collectives its operands
+        need and the gathers of its result that readers reading it whole will need), or why it
+        cannot run; and how many collectives that takes."""
+        convert, collectives = 0.0, 0
         for v, want in zip(op.operands, plan.operands, strict=True):
             cur = self.layouts.get(v)
             if cur is None:
                 continue
             steps = conversion(cur, want, self.rank)
             if steps is None:
-                return 0.0, f"{_name(v)} is {cur.describe()} and cannot become {want.describe()}"
-            t = v.type
-            assert isinstance(t, TensorType)
-            convert += steps_us(self.mesh, steps, t, cur.local_shape(t.get_shape(), self.sizes))
+                why = (
+                    f"{value_name(v)} is {cur.describe()}: no collective makes it {want.describe()}"
+                )
+                return 0.0, 0.0, 0, why
+            convert += self.steps_us(v, cur, steps)
+            collectives += len(steps)
+        if plan.result.kind != R:
+            for r in op.results:
+                refusing = [u for u in self.readers(r) if not self.accepts(u, r, plan.result)]
+                if not refusing:
+                    continue
+                steps = conversion(plan.result, REPLICATED, self.rank)
+                if steps is None:
+                    return 0.0, 0.0, 0, f"{refusing[0].name} cannot read {value_name(r)} so"
+                convert += self.steps_us(r, plan.result, steps)
+                collectives += len(steps)
         locals_in = [
-            _local_type(v, lay, self.sizes)
+            local_type(v, lay, self.sizes)
             for v, lay in zip(op.operands, plan.operands, strict=True)
         ]
-        locals_out = [_local_type(r, plan.result, self.sizes) for r in op.results]
-        return op_us(self.mesh, op, locals_in, locals_out) + convert, None
+        locals_out = [local_type(r, plan.result, self.sizes) for r in op.results]
+        own = op_us(self.mesh, op, locals_in, locals_out)
+        return own, own + convert, collectives, None
+
+    @staticmethod
+    def readers(v: SSAValue) -> list[Operation]:
+        return [u.operation for u in v.uses if not isinstance(u.operation, func.ReturnOp)]
+
+    def accepts(self, reader: Operation, v: SSAValue, lay: Layout) -> bool:
+        """Whether ``reader`` has a sharded plan that reads ``v`` as ``lay`` with no collective
+        (its other operands as they lie, or not laid out yet). A reader that has none gathers
+        ``v``, and the producer's plan is priced with that gather: one step of lookahead, which
+        keeps a column product from feeding an op that reads it whole (an arg-max, a per-head
+        norm whose heads do not split, a residual add) when replicating it is cheaper."""
+        before = self.layouts.get(v)
+        self.layouts[v] = lay
+        try:
+            plans, _ = plans_of(reader, self.ctx)
+        finally:
+            if before is None:
+                del self.layouts[v]
+            else:
+                self.layouts[v] = before
+        for plan in plans:
+            if plan.refused is not None or plan.name == "replicate":
+                continue
+            if all(
+                want == lay if u is v else self.layouts.get(u) in (None, want)
+                for u, want in zip(reader.operands, plan.operands, strict=True)
+            ):
+                return True
+        return False
+
+    def steps_us(self, v: SSAValue, cur: Layout, steps) -> float:
+        t = v.type
+        assert isinstance(t, TensorType)
+        return steps_us(self.mesh, steps, t, cur.local_shape(t.get_shape(), self.sizes))
 
     def decide_op(self, op: Operation) -> None:
         plans, why_replicated = plans_of(op, self.ctx)
-        priced: list[tuple[float, Plan]] = []
+        priced: list[tuple[float, int, float, Plan]] = []
         refused: list[str] = []
         for plan in plans:
             if plan.refused is not None:
-                refused.append(f"{plan.name}: {plan.refused}")
+                refused.append(f"{plan.label}: {plan.refused}")
                 continue
-            us, why = self.price(op, plan)
+            own, us, collectives, why = self.price(op, plan)
             if why is None:
-                priced.append((us, plan))
+                priced.append((us, collectives, own, plan))
             else:
-                refused.append(f"{plan.name}: {why}")
+                refused.append(f"{plan.label}: {why}")
         if not priced:
             raise SpatialPassError(
                 f"tensor-parallel: {op.name} has no plan over {self.mesh.name}: {'; '.join(refused)}"
             )
-        priced.sort(key=lambda p: p[0])  # stable: the rules list sharded plans first
-        us, best = priced[0]
+        # To the nanosecond the prices carry; a tie goes to fewer collectives (an all_reduce is
+        # priced as two all_gathers), then to the rules' order (sharded plans first).
+        priced.sort(
+            key=lambda p: (self.prefer_sharded and p[3].name == "replicate", round(p[0], 3), p[1])
+        )
+        us, _, own, best = priced[0]
         if len(priced) > 1:
-            ru_us, ru = priced[1]
-            runner = f"{ru.name}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"
+            ru_us, ru_n, _, ru = priced[1]
+            if ru_us < us:
+                runner = f"{ru.label}: {ru_us:.3f} us (faster by {us - ru_us:.3f} us)"
+            elif round(ru_us, 3) == round(us, 3):
+                runner = f"{ru.label}: {ru_us:.3f} us (as fast, with {ru_n} collectives)"
+            else:
+                runner = f"{ru.label}: {ru_us:.3f} us (slower by {ru_us - us:.3f} us)"
         elif refused:
-            runner = refused[0]
+            runner = "; ".join(refused)
         else:
             runner = f"none: {why_replicated}" if why_replicated else "none"
-        self.decisions[op] = Decision(best, us, runner)
+        self.decisions[op] = Decision(best, us, own, runner)
         for v, want in zip(op.operands, best.operands, strict=True):
             self.layouts.setdefault(v, want)  # an unread argument takes its first reader's layout
         for r in op.results:

@@ -54,11 +54,11 @@ class Layout:
     def describe(self) -> str:
         if self.kind == R:
             return "replicated"
-        axes = ",".join(map(str, self.axes))
+        axes = ("axis " if len(self.axes) == 1 else "axes ") + ", ".join(map(str, self.axes))
         if self.kind == P:
-            return f"partial over axes {axes}"
-        rep = f" repeat {self.repeat}" if self.repeat > 1 else ""
-        return f"dim {self.dim} over axes {axes}{rep}"
+            return f"a partial sum over {axes}"
+        rep = f", each block on {self.repeat} chips" if self.repeat > 1 else ""
+        return f"split on dim {self.dim} over {axes}{rep}"
 
 
 REPLICATED = Layout(R)

@@ -38,7 +38,7 @@ from spatial_dialect.mesh import (
 )
 from spatial_dialect.passes.mesh_prices import cost_of
 
-from .decide import Decider, _local_type, _name
+from .decide import Decider, local_type, value_name
 from .layout import REPLICATED, Layout, P, conversion, partial_scatter_gather
 from .price import step_result_shape, steps_us
 
@@ -60,7 +60,7 @@ class Rewriter:
     def __init__(self, d: Decider, mesh_name: str):
         self.d = d
         self.mesh_name = mesh_name
-        self.block = Block(arg_types=[_local_type(a, d.layouts[a], d.sizes) for a in d.fn.args])
+        self.block = Block(arg_types=[local_type(a, d.layouts[a], d.sizes) for a in d.fn.args])
         for old, new in zip(d.fn.args, self.block.args, strict=True):
             new.name_hint = old.name_hint
         self.values: dict[tuple[SSAValue, Layout], SSAValue] = {
@@ -90,7 +90,11 @@ class Rewriter:
         t = old.type
         assert isinstance(t, TensorType)
         shape = cur.local_shape(t.get_shape(), self.d.sizes)
-        reason = f"{reader} reads {_name(old)} {want.describe()}; it is {cur.describe()}"
+        owner = self.d.decisions.get(old.owner) if isinstance(old.owner, Operation) else None
+        made = f"{old.owner.name} ({owner.plan.name})" if owner else "the host"
+        reason = (
+            f"{made} leaves {value_name(old)} {cur.describe()}; {reader} reads it {want.describe()}"
+        )
         if cur.kind == P:
             alt = partial_scatter_gather(cur, len(shape) - 1, self.d.rank)
             if shape[-1] % self.d.mesh.chips == 0:
@@ -109,7 +113,7 @@ class Rewriter:
             self.value(v, lay, reader)
             for v, lay in zip(op.operands, dec.plan.operands, strict=True)
         ]
-        types = [_local_type(r, dec.plan.result, self.d.sizes) for r in op.results]
+        types = [local_type(r, dec.plan.result, self.d.sizes) for r in op.results]
         attrs = dict(op.attributes)
         attrs["tp.plan"] = StringAttr(dec.plan.name)
         attrs["tp.us"] = FloatAttr(round(dec.us, 4), f64)

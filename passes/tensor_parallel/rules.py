@@ -13,8 +13,11 @@ Decided here, and why:
 - **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
   than chips are repeated, ``mesh.repeat``) or ``replicate``. Values on the way from a
   projection to an attention (rope, per-head norms, the cache's set_rows) carry a hint of the
-  head width and of the KV repeat (:func:`head_hints`), so the projection's column plan cuts on
-  whole heads.
+  head width, the KV repeat and the mesh axes the attention splits over (:func:`head_hints`), so
+  the projection's column plan cuts on whole heads over those axes alone: a repeated shard is
+  never gathered (no collective un-repeats one).
+- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over the
+  minor axis alone where that divides and the first does not (``over axis 1`` in its label).
 - **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
 - **everything else** (whole-row norms, gather_rows, arg-max, MoE, the delta ops): replicated,
   gathering what it reads; always correct, and recorded with the reason.
@@ -50,7 +53,7 @@ from spatial_dialect.tg import (
     SwigluOp,
 )
 
-from .layout import REPLICATED, Layout, P, S, partial, shard, splits
+from .layout import REPLICATED, Layout, P, R, S, partial, shard, splits
 
 Q8_0_BLOCK = 32
 """Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
@@ -63,6 +66,13 @@ class Plan:
     result: Layout = REPLICATED
     props: dict[str, Attribute] = field(default_factory=dict)
     refused: str | None = None
+    over: str = ""
+    """Where a 2-D mesh's plan splits over the minor axis alone: " over axis 1" (1-D against
+    2-D is recorded in the runner-up)."""
+
+    @property
+    def label(self) -> str:
+        return self.name + self.over
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,9 @@ class Context:
     def chips(self, group: tuple[int, ...]) -> int:
         return chips(self.sizes, group)
 
+    def over(self, group: tuple[int, ...]) -> str:
+        return "" if len(group) == len(self.sizes) else f" over axis {group[0]}"
+
     def groups_for(self, v: SSAValue) -> list[tuple[int, ...]]:
         """The groups a plan may cut ``v`` over: its attention's, for a value on the way to one."""
         hint = self.hints.get(v)
@@ -116,12 +129,16 @@ def chips(sizes: Sequence[int], group: tuple[int, ...]) -> int:
 
 
 def repeat_for(sizes: Sequence[int], kv: int | None, group: tuple[int, ...]) -> int | str:
-    """The repeat ``kv`` KV heads take over ``group``, or why they cannot be cut on heads."""
+    """The repeat ``kv`` KV heads take over ``group``, or why they cannot be cut on heads. A
+    repeat is a fact of one sharding axis (docs/mesh.md#the-per-chip-function: the axis's blocks
+    are each held by r consecutive chips), so a group of two axes takes none: a 2-D mesh with
+    fewer KV heads than chips splits its heads over the minor axis alone."""
     n = chips(sizes, group)
     if kv is None or kv % n == 0:
         return 1
-    minor = sizes[group[-1]]
-    if n % kv or minor % (n // kv):
+    if len(group) > 1:
+        return f"{kv} KV heads do not split over {n} chips, and a repeat needs one sharding axis"
+    if n % kv:
         return f"{kv} KV heads neither split over nor repeat evenly on {n} chips"
     return n // kv
 
@@ -146,8 +163,8 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape())
 
 
-def _replicate(op: Operation, why: str | None = None) -> Plan:
-    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED, refused=None)
+def _replicate(op: Operation) -> Plan:
+    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED)
 
 
 def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
@@ -168,23 +185,24 @@ def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
         n = ctx.chips(g)
         rep = ctx.repeat_for(hint, g)
         unit = hint.unit if hint else 1
+        over = ctx.over(g)
         if isinstance(rep, str):
-            plans.append(Plan(col_name, refused=rep))
+            plans.append(Plan(col_name, refused=rep, over=over))
         elif not splits(n_cols, shard(1, g, rep), ctx.sizes, unit):
-            plans.append(
-                Plan(
-                    col_name, refused=f"N {n_cols} does not split over {n // rep} blocks of {unit}"
-                )
-            )
+            why = f"N {n_cols} does not split over {n // rep} blocks of {unit}"
+            plans.append(Plan(col_name, refused=why, over=over))
         else:
             wl = shard(n_dim, g, rep)
-            plans.append(Plan(col_name, [REPLICATED, wl, wl][: len(op.operands)], shard(1, g, rep)))
+            lays = [REPLICATED, wl, wl][: len(op.operands)]
+            plans.append(Plan(col_name, lays, shard(1, g, rep), over=over))
         kl = shard(k_dim, g)
         if k % n or (q8 and (k // n) % Q8_0_BLOCK):
             block = f" in blocks of {Q8_0_BLOCK}" if q8 else ""
-            plans.append(Plan("row", refused=f"K {k} does not split over {n} chips{block}"))
+            why = f"K {k} does not split over {n} chips{block}"
+            plans.append(Plan("row", refused=why, over=over))
         else:
-            plans.append(Plan("row", [shard(1, g), kl, kl][: len(op.operands)], partial(g)))
+            lays = [shard(1, g), kl, kl][: len(op.operands)]
+            plans.append(Plan("row", lays, partial(g), over=over))
     plans.append(_replicate(op))
     return plans
 
@@ -205,12 +223,12 @@ def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
             "kv_heads": IntegerAttr(kv // (n // rep), 64),
         }
         lays = [q, kvl, kvl, REPLICATED][: len(op.operands)]
-        plans.append(Plan("heads", lays, q, props))
+        plans.append(Plan("heads", lays, q, props, over=ctx.over(g)))
     plans.append(_replicate(op))
     return plans
 
 
-def _sharded_candidates(v: SSAValue, ctx: Context, unit: int) -> list[Layout]:
+def _sharded_candidates(v: SSAValue, ctx: Context) -> list[Layout]:
     """The S layouts of dim 1 a head-wise op may keep for ``v``: its own, or (an unread
     argument) one per group, with the KV repeat its hint asks for."""
     cur = ctx.layout(v)
@@ -229,7 +247,7 @@ def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list
     norm, set_rows): run on the shard when its blocks are whole heads; the others replicated."""
     plans = []
     cols = _shape(op.operands[x])[1]
-    for lay in _sharded_candidates(op.operands[x], ctx, unit):
+    for lay in _sharded_candidates(op.operands[x], ctx):
         if not splits(cols, lay, ctx.sizes, unit):
             plans.append(
                 Plan(
@@ -274,7 +292,7 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
     seen = []
     for v in op.operands:
         cur = ctx.layout(v)
-        if cur is None or cur.kind == "R" or cur in seen:
+        if cur is None or cur.kind == R or cur in seen:
             continue
         seen.append(cur)
         if cur.kind == P and not isinstance(op, LINEAR_SUMS):
@@ -290,9 +308,11 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
 
 REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
-    ArgmaxOp: "vocab: a local arg-max then a gather of (value, index) has no tg op; the logits "
-    "are gathered and the arg-max is replicated",
-    MoeOp: "experts by chip (all_to_all) is not built: the MoE block is replicated",
+    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) has "
+    "no tg op: the arg-max reads the logits whole",
+    MoeOp: "experts by chip needs every chip to route over all experts (tg.moe routes over the "
+    "experts it holds), and FFN-sharded experts need w_down's rows of each expert split, which "
+    "no contiguous shard of the stacked rows is: the MoE block is replicated",
 }
 
 
@@ -310,7 +330,8 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         hint = ctx.hints.get(op.results[0])
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
     if isinstance(op, ELEMENTWISE):
-        return _elementwise(op, ctx), None
+        plans = _elementwise(op, ctx)
+        return plans, "every operand is replicated" if len(plans) == 1 else None
     why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
     return [_replicate(op)], why
 

@@ -6,7 +6,9 @@
 - tg_functions.py: `TgFunctions`, one xDSL `@impl` per tg op, and `REFUSED_OPS`;
 - reference.py: evaluating a `func.func` of tg ops on xDSL's interpreter;
 - inputs.py: drawing, loading and saving a run's inputs;
-- compare.py: when a simulated output equals the reference (the tolerance rule).
+- compare.py: when a simulated output equals the reference (the tolerance rule);
+- collectives.py: the mesh collectives over stacked per-chip arrays, `shard` and `unshard`;
+- mesh_reference.py: a per-chip function run on every chip of a mesh in lockstep.
 
 `TgFunctions` and `REFUSED_OPS` are exported here so that a test of every consumer's coverage of
 tg reads the reference's table by name.
