@@ -208,6 +208,8 @@ def entry_placements(
         if repeats is not None:
             if not isinstance(repeats, ArrayAttr) or len(repeats.data) != n:
                 raise MeshVerifyError(f"{what}: {rkey} must be a list of {n} integers")
-            reps = [r.value.data if isinstance(r, IntegerAttr) else -1 for r in repeats.data]
+            if not all(isinstance(r, IntegerAttr) for r in repeats.data):
+                raise MeshVerifyError(f"{what}: {rkey} must be a list of {n} integers")
+            reps = [r.value.data for r in repeats.data]  # type: ignore[union-attr]
         out.append([Placement(s, r) for s, r in zip(shardings.data, reps, strict=True)])
     return out[0], out[1]

@@ -523,15 +523,15 @@ class StepOp(IRDLOperation):
         tin = parser.parse_type()
         parser.parse_punctuation("->")
         tout = parser.parse_type()
-        for what, value, want in (
-            ("from", src, ShardingAttr),
-            ("to", dst, ShardingAttr),
-            ("cost", cost, CostAttr | None),
-            ("input type", tin, TensorType),
-            ("result type", tout, TensorType),
+        for what, value, want, called in (
+            ("from", src, ShardingAttr, "#mesh.sharding"),
+            ("to", dst, ShardingAttr, "#mesh.sharding"),
+            ("cost", cost, CostAttr | None, "#mesh.cost"),
+            ("input type", tin, TensorType, "tensor type"),
+            ("result type", tout, TensorType, "tensor type"),
         ):
             if not isinstance(value, want):
-                parser.raise_error(f"mesh.step: {what} must be a {want}, got {value}")
+                parser.raise_error(f"mesh.step: {what} must be a {called}, got {value}")
         op = StepOp(tensor, kind, source, axis, src, dst, tin, tout, reason, cost)
         op.attributes.update(attrs)
         return op

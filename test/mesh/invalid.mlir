@@ -222,3 +222,9 @@ mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@nope, [partial(sum)]> to 
 mesh.mesh @m shape 2 topology [line] links [1]
 mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.sharding<@m, [replicate]> cost #mesh.cost<bytes = 64, links = 1, hops = 1, ns = 5> : tensor<4x8xf32> -> tensor<4x8xf32>
 // CHECK: mesh.all_reduce: cost is priced on 64 bytes, the types say 128
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1> : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: mesh.step: to must be a #mesh.sharding, got #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1>

@@ -17,6 +17,7 @@ from xdsl.parser import Parser
 from spatial_dialect.mesh import Collective, ShardingAttr
 from spatial_dialect.mesh.interface import Placement
 from spatial_dialect.passes.pipeline import compile_module, default_context
+from spatial_dialect.tools.emit.report import report
 from spatial_dialect.tools.interpreters.compare import compare
 from spatial_dialect.tools.interpreters.deployment import (
     STEP_FUNCTIONS,
@@ -221,3 +222,24 @@ def test_spatial_run_refuses_what_it_cannot_run_on_a_mesh_in_one_line(tmp_path, 
         "spatial-run: compile refused: InvalidTarget: the module is a deployment over mesh n300; target "
         "wormhole_n150 is one chip: name the mesh (target=n300)"
     )
+
+
+def test_the_report_adds_the_collectives_time_to_one_chips_sections():
+    module = compile_module(_fn(N300, "mlp"), "n300")
+    r = report(module)
+    (step,) = r["collectives"]
+    # all_reduce of 32x64 bf16 = 4096 bytes over n300's one link: two phases, each a 4.8 us call
+    # and one hop of 711 + 2 x 950 ns barrier, then 2 (n-1)/n x 4096 bytes at 12 bytes/ns.
+    ns = 2 * (4800 + 711 + 2 * 950) + 4096 / 12
+    assert step == {
+        "kind": "all_reduce",
+        "tensor": "o",
+        "source": "p",
+        "axis": 0,
+        "bytes": 4096,
+        "links": 1,
+        "hops": 1,
+        "us": round(ns) / 1000,
+    }
+    sections = sum(s["predicted_us"] for s in r["sections"])
+    assert r["total"]["predicted_us"] == pytest.approx(sections + round(ns) / 1000)

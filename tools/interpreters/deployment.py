@@ -93,9 +93,11 @@ def deployment_of(module: ModuleOp) -> Deployment | None:
     if placed is None:
         return None
     meshes = {op.sym_name.data: op for op in module.body.block.ops if isinstance(op, MeshOp)}
-    mesh = meshes.get(placed[0][0].sharding.mesh.data) if placed[0] else None
+    placements = placed[0] + placed[1]
+    name = placements[0].sharding.mesh.data if placements else None
+    mesh = meshes.get(name) if name is not None else None
     if mesh is None:
-        mesh = next(iter(meshes.values()))
+        raise EvaluationError(f"sp.entry is placed over mesh @{name}, which is not in the module")
     schedule = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp | StepOp)]
     return Deployment(mesh.sizes, ins, outs, placed[0], placed[1], schedule)
 
