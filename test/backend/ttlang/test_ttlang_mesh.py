@@ -213,16 +213,17 @@ def test_a_sharded_middle_dim_is_refused_by_name():
     assert "all_gather of @k over dim 1 of its [2, 4, 32] local tensor" in str(refused.value)
 
 
-def tensor_parallel(example: str, preset: str):
+def tensor_parallel(example: str, preset: str, prefer_sharded: bool = False):
     """The example's whole function, and its deployment: the tensor-parallel pass's per-chip
-    function linked for `preset`."""
+    function linked for `preset` (`prefer_sharded`: every split that can run, so that the tiny
+    programs carry the row splits and collectives of a large model)."""
     from spatial_dialect.passes.pipeline import default_context
     from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 
     text = (ROOT / "examples" / f"{example}.mlir").read_text()
     ctx = default_context()
     per_chip = Parser(ctx, text).parse_module()
-    TensorParallelPass(mesh=preset).apply(ctx, per_chip)
+    TensorParallelPass(mesh=preset, prefer_sharded=prefer_sharded).apply(ctx, per_chip)
     printed = io.StringIO()
     Printer(printed).print_op(per_chip)
     return entry_function(parse_module(text)), compile_module(printed.getvalue(), preset)
@@ -230,6 +231,7 @@ def tensor_parallel(example: str, preset: str):
 
 @needs_sim
 @full
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
 @pytest.mark.parametrize(
     "example,preset",
     [
@@ -240,12 +242,12 @@ def tensor_parallel(example: str, preset: str):
         ("tiny_moe_decode", "p150x4"),
     ],
 )
-def test_tensor_parallel_decode(example: str, preset: str):
+def test_tensor_parallel_decode(example: str, preset: str, prefer_sharded: bool):
     """The tensor-parallel pass's deployment of a tiny decode step, every output against the
     whole function's reference on the whole inputs."""
     from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim_mesh
 
-    fn, module = tensor_parallel(example, preset)
+    fn, module = tensor_parallel(example, preset, prefer_sharded)
     whole = draw_inputs(fn, 0)
     reference, values = reference_outputs(fn, whole)
     got = run_tt_lang_sim_mesh(module, [whole[n] for n in input_names(fn)])
@@ -259,7 +261,7 @@ def test_tensor_parallel_decode(example: str, preset: str):
 def test_a_tensor_parallel_deployment_reads_as_written(example: str, preset: str):
     """pyflakes-clean, only the spec's API in kernels, lines within 100 characters, and every
     step of the module one call of `deployment`, in the module's order."""
-    _, module = tensor_parallel(example, preset)
+    _, module = tensor_parallel(example, preset, prefer_sharded=True)
     program = emitted(module)
     assert_reads_as_written(program, f"{example}_{preset}.py")
     steps = [op.tensor.data for op in module.ops if isinstance(op, StepOp)]
