@@ -3,8 +3,8 @@ function that runs every section on every chip and the collectives between them,
 order, and the MESH table the host functions of chips.py read.
 
 A linked deployment (docs/mesh.md) is the sections of ONE chip's program with the collectives as
-module-level steps between them; `Step` is what this printer reads of a step, and `steps_of`
-(one reader, of the ops meshlink defines) lists them in module order with the sections. A
+module-level steps between them, in the order tools/interpreters/deployment.py's `deployment_of`
+reads (the one reader every executor shares); `Step` is what this printer reads of a step. A
 collective is a host call between launches (chips.py says why each runs where it runs); its
 cluster axis is ttnn's (a 1-D mesh of n chips is ttnn's (1, n)), its dims those of the chip's
 2-D DRAM tensor.
