@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from spatial_dialect import sp, tg
-from spatial_dialect.passes.link import LINKERS
+from spatial_dialect.passes.link import LINKERS, REFUSED
 from spatial_dialect.sp.kinds import MapKindName, RowForm, RowKindName
 from spatial_dialect.tools import simulator
 from spatial_dialect.tools.backend import triton, ttlang
@@ -41,7 +41,7 @@ def _simulated_row_kinds() -> set[RowKindName]:
 # consumer -> (the keys it must cover, the keys it covers, the keys it refuses with a reason)
 CONSUMERS = {
     "reference": (TG_OPS, _reference_ops, lambda: REFUSED_OPS),
-    "link": (TG_OPS, lambda: set(LINKERS), dict),
+    "link": (TG_OPS, lambda: set(LINKERS), lambda: REFUSED),
     "simulator stages": (
         STAGE_OPS,
         lambda: set(simulator.STAGE_RUNNERS),

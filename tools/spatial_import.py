@@ -2,7 +2,7 @@
 
     spatial-import MODEL.gguf|DIR --step decode|prefill|both [--tokens T] [--cache S]
                    [--layers N] [--dtype f32|f16|bf16] [--target NAME] [--dequantize]
-                   [--logits] [--hidden] -o OUT.mlir
+                   [--logits] [--hidden] [--batch B [--paged BLOCK]] -o OUT.mlir
 
 A directory is a Hugging Face checkpoint (config.json, model.safetensors or a sharded index,
 tokenizer.json): tools/frontend/hf_model.py reads its config and safetensors headers and
@@ -59,6 +59,12 @@ decode states what feeds it (tools/frontend/chaining.py): `%decode.ids {chain.fe
 the token the prefill chose at its last position, and `%decode.pos {chain.position = "next"}`,
 the row after the prefill's; spatial-run and spatial-generate read the same attributes.
 
+`--batch B [--paged BLOCK]` writes the batched decode (docs/tg.md#batched-decode): B users, one
+token each at its own `%pos` entry, each layer's cache B x --cache rows (contiguous) or a pool of
+blocks of BLOCK rows with the step's own `%block_table`; with `--step both` the prefill is one
+user's admission into its slot of the same caches, so the two stay one deployment (the decode
+carries no `chain.` marks: its B ids are not the prefill's one token).
+
 `--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
 state) to each step's results, after the caches.
 
@@ -98,7 +104,7 @@ from spatial_dialect.tools.frontend.hf_model import HFError, read_header_dir
 from spatial_dialect.tools.frontend.hf_model import weight_types as hf_weight_types
 from spatial_dialect.tools.frontend.hf_program import checkpoint_step as hf_step
 from spatial_dialect.tools.frontend.hf_program import program_dtype as hf_dtype
-from spatial_dialect.tools.frontend.layers import also_return
+from spatial_dialect.tools.frontend.layers import Batch, also_return
 from spatial_dialect.tools.frontend.next_model import (
     NextConfig,
     next_checkpoint_step,
@@ -129,6 +135,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--cache", type=int, help="rows of the KV cache (default min(256, context_length))"
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        metavar="B",
+        help="a batched decode of B users, each at its own position in its own KV cache "
+        "(tg.batch_set_rows, tg.batch_attention); with --step both the prefill is one user's "
+        "admission into its slot of that cache",
+    )
+    parser.add_argument(
+        "--paged",
+        type=int,
+        metavar="BLOCK",
+        help="with --batch: the KV cache is a pool of blocks of BLOCK rows and a block table per "
+        "user (default: contiguous, B x cache rows)",
     )
     parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
     parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
@@ -163,6 +184,8 @@ def import_model(args: argparse.Namespace) -> str:
         dequantize=args.dequantize,
         target=args.target,
         extra=tuple(e for e, on in (("logits", args.logits), ("final", args.hidden)) if on),
+        batch=args.batch,
+        paged=args.paged,
     )
 
 
@@ -180,15 +203,20 @@ class Checkpoint:
     # the compute type of weights of those types, given the target's preferred activations
     default_elt: Callable[[set[str], str], str]
     tables: str | None  # the norm weights' and rope tables' type where it is not the compute type
-    # the step: (tokens, cache rows, layers, compute type, function name, own-input prefix)
-    step: Callable[[int, int, int, str, str, str], FuncOp]
+    # the step: (tokens, cache rows, layers, compute type, function name, own-input prefix,
+    # a batched step's users and KV layout or None)
+    step: Callable[[int, int, int, str, str, str, Batch | None], FuncOp]
 
 
 def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
     _, h = read_checkpoint(path)
     if isinstance(h, NextConfig):  # every weight declared in the float type (tg.moe, tg.decay)
 
-        def next_step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+        def next_step(
+            t: int, cache: int, layers: int, elt: str, name: str, own: str, batch: Batch | None
+        ) -> FuncOp:
+            if batch is not None:
+                raise GGUFError(f"{h.arch}: --batch has no batched form of its recurrent layers")
             return next_checkpoint_step(h, t, cache, layers, elt, name, own)
 
         def next_elt(types: set[str], preferred: str) -> str:
@@ -209,9 +237,11 @@ def gguf_checkpoint(path: str, dequantize: bool) -> Checkpoint:
     def elt(types: set[str], preferred: str) -> str:
         return program_dtype(types, preferred) if q8(types) else program_dtype_dequantized(types)
 
-    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
+    def step(
+        t: int, cache: int, layers: int, elt: str, name: str, own: str, batch: Batch | None
+    ) -> FuncOp:
         quantized = q8(weight_types(h, layers))
-        return checkpoint_step(h, t, cache, layers, elt, name, quantized, own)
+        return checkpoint_step(h, t, cache, layers, elt, name, quantized, own, batch)
 
     return Checkpoint(h.arch, h.layers, h.d, h.context, "", GGUFError, types, elt, TABLES, step)
 
@@ -220,8 +250,10 @@ def hf_checkpoint(path: str) -> Checkpoint:
     h = read_header_dir(path)
     note = f"; tokenizer {h.tokenizer}" if h.tokenizer else ""
 
-    def step(t: int, cache: int, layers: int, elt: str, name: str, own: str) -> FuncOp:
-        return hf_step(h, t, cache, layers, elt, name, own)
+    def step(
+        t: int, cache: int, layers: int, elt: str, name: str, own: str, batch: Batch | None
+    ) -> FuncOp:
+        return hf_step(h, t, cache, layers, elt, name, own, batch)
 
     def elt(types: set[str], preferred: str) -> str:  # no Q8_0 in a HF directory
         return hf_dtype(types)
@@ -242,11 +274,13 @@ def import_checkpoint(
     dequantize: bool = False,
     target: str | None = None,
     extra: tuple[str, ...] = (),
+    batch: int | None = None,
+    paged: int | None = None,
 ) -> str:
     """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
     a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
     command line documents; `extra`: the outputs of layers.STEP_OUTPUTS each step returns after
-    its caches). Raises one of CHECKPOINT_ERRORS."""
+    its caches; `batch`, `paged`: --batch and --paged). Raises one of CHECKPOINT_ERRORS."""
     if Path(path).name == "config.json" or Path(path).suffix == ".safetensors":
         raise HFError(f"'{path}' is one file of a Hugging Face checkpoint: give its directory")
     c = hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, dequantize)
@@ -265,23 +299,63 @@ def import_checkpoint(
             "were never trained"
         )
     steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
+    batches = batch_layouts(steps, cache, batch, paged, c.error)
     header = (
         f"// Imported by spatial-import from {Path(path).name}: {c.arch}, "
         f"{layers}/{c.layers} layer(s), d={c.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache, weights {', '.join(sorted(types))} computed in {elt}"
-        f"{tables_note(c.tables, elt)}{c.note}.\n"
+        f"{cache}-row cache{batch_note(batch, paged)}, weights {', '.join(sorted(types))} "
+        f"computed in {elt}{tables_note(c.tables, elt)}{c.note}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
     own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
-    functions = [c.step(n, cache, layers, elt, f"{c.arch}_{s}", own(s)) for s, n in steps.items()]
+    functions = [
+        c.step(n, cache, layers, elt, f"{c.arch}_{s}", own(s), batches[s]) for s, n in steps.items()
+    ]
     for f in functions:  # --logits, --hidden
         also_return(f, extra)
     if step == "both":  # one deployment's steps: what carries from one to the next
         for f in functions:
             carries(f)
-        follows(functions[1], "token")  # the decode: fed the token, at the row after the prefill
+        if batch is None:  # the decode: fed the token, at the row after the prefill
+            follows(functions[1], "token")
     return header + print_functions(functions)
+
+
+def batch_layouts(
+    steps: dict[str, int],
+    cache: int,
+    batch: int | None,
+    paged: int | None,
+    error: type[Exception],
+) -> dict[str, Batch | None]:
+    """Each step's users and KV layout: None without --batch; the decode's B users; a prefill is
+    one user's admission into its slot of the same cache (docs/tg.md#batched-decode)."""
+    if batch is None:
+        if paged is not None:
+            raise error(f"--paged {paged} needs --batch: a paged cache is a batched step's")
+        return dict.fromkeys(steps)
+    if batch < 1:
+        raise error(f"--batch {batch}: a batch has at least 1 user")
+    if paged is not None and (paged < 1 or cache % paged):
+        raise error(
+            f"--paged {paged}: a block holds >= 1 rows and the cache's {cache} rows per user are "
+            "a whole number of blocks"
+        )
+    return {
+        s: Batch.decode(batch, cache, paged, n)
+        if s == "decode"
+        else Batch.admission(batch, cache, n, paged)
+        for s, n in steps.items()
+    }
+
+
+def batch_note(batch: int | None, paged: int | None) -> str:
+    """What the module's first line says of a batched step's users and cache."""
+    if batch is None:
+        return ""
+    layout = "contiguous" if paged is None else f"paged in blocks of {paged} rows"
+    return f" per user, {batch} user(s), {layout}"
 
 
 def tables_note(tables: str | None, elt: str) -> str:

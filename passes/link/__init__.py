@@ -63,6 +63,7 @@ from spatial_dialect.passes.link import (
     rows,
     steps,
 )
+from spatial_dialect.passes.link.batched import REFUSED
 from spatial_dialect.passes.link.context import (
     LinkContext,
     Q8View,
@@ -82,7 +83,7 @@ from spatial_dialect.passes.target_choice import (
 from spatial_dialect.sp.errors import NotLowered, SpatialPassError, UnsupportedDatatype
 from spatial_dialect.targets import Target
 
-__all__ = ["LINKERS", "LinkPass"]
+__all__ = ["LINKERS", "REFUSED", "LinkPass"]
 
 STORAGE_FORMATS = ("bf16", "bfp8_b", "bfp4_b")
 """What the `format` option may ask of bf16 tensors: bf16 itself or a Tensix block-float format."""
@@ -168,7 +169,8 @@ class LinkFunction(RewritePattern):
                 continue
             linker = LINKERS.get(type(o))
             if linker is None:
-                raise NotLowered(f"{o.name} has no section form")
+                why = REFUSED.get(type(o), "it has no section form")
+                raise NotLowered(f"{o.name}: {why}")
             try:
                 linked = linker(o, ctx)
             except SpatialPassError as err:

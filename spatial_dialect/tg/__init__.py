@@ -41,6 +41,11 @@ from spatial_dialect.tg.base import (
     shape_str,
     transpose_shape,
 )
+from spatial_dialect.tg.batched import (
+    BatchAttentionOp,
+    BatchedCacheOp,
+    BatchSetRowsOp,
+)
 from spatial_dialect.tg.delta import (
     CONV_ACTIVATIONS,
     CausalConvOp,
@@ -135,6 +140,9 @@ __all__ = [
     "GatherRowsOp",
     "SetRowsOp",
     "ArgmaxOp",
+    "BatchedCacheOp",
+    "BatchSetRowsOp",
+    "BatchAttentionOp",
     "HeadSliceOp",
     "JoinOp",
     "HeadMatmulOp",

@@ -70,6 +70,8 @@ ARGS = {
     "ga": t([8, 4], F32),
     "gl": t([1, 4], F32),
     "st": t([64, 16], F32),
+    "upos": t([8], i32),  # the batched ops: 8 users' positions
+    "blocks": t([8, 2], i32),  # their block table: 2 blocks of 4 rows each
 }
 
 
@@ -119,6 +121,14 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
             ),
             "tensor<8x64xf32>",
         )
+        upos, blocks = a["upos"], a["blocks"]
+        bk = keep("batch_set_rows", tg.BatchSetRowsOp(a["kcache"], k, upos), "tensor<32x32xbf16>")
+        bv = tg.BatchSetRowsOp(a["vcache"], k, upos, blocks, block_size=4)
+        keep("batch_set_rows_paged", bv, "tensor<32x32xbf16>")
+        ba = tg.BatchAttentionOp(qr, bk, bk, upos, heads=4, kv_heads=2)
+        keep("batch_attention", ba, "tensor<8x64xbf16>")
+        bp = tg.BatchAttentionOp(qr, bv, bv, upos, blocks, heads=4, kv_heads=2, block_size=4)
+        keep("batch_attention_paged", bp, "tensor<8x64xbf16>")
         h = keep("add", tg.AddOp(att, a["x"]), "tensor<8x64xbf16>")
         h = keep("sub", tg.SubOp(h, a["x"]), "tensor<8x64xbf16>")
         h = keep("mul", tg.MulOp(h, a["w"]), "tensor<8x64xbf16>")  # 1xC broadcasts over rows

@@ -50,6 +50,11 @@ BACKENDS: dict[str, tuple[str, str]] = {
 MESH_BACKENDS: dict[str, tuple[str, str]] = {
     "sim": ("spatial_dialect.tools.simulator.mesh", "simulate_mesh"),
     "tt-lang-sim": ("spatial_dialect.tools.backend.ttlang.runner", "run_tt_lang_sim_mesh"),
+    "triton-interpret": (
+        "spatial_dialect.tools.backend.triton.mesh_runner",
+        "run_interpreted_mesh",
+    ),
+    "triton": ("spatial_dialect.tools.backend.triton.mesh_runner", "run_native_mesh"),
 }
 """Backend name -> (module, runner function) of a deployment over a mesh
 (docs/mesh.md#the-linked-deployment). A mesh runner is `run(module, whole_inputs) ->

@@ -42,8 +42,14 @@ def position(fn: func.FuncOp) -> str | None:
     return next((names[p] for p in writes if p in names), None)
 
 
-def run_position(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> int:
-    """The position this run's rows sit at (0 when the step writes no cache)."""
+def run_position(fn: func.FuncOp, inputs: Mapping[str, np.ndarray]) -> int | np.ndarray:
+    """The position this run's rows sit at (0 when the step writes no cache); for a batched
+    step (tg.batch_set_rows), each user's: its T rows sit from there."""
+    names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
+    batched = (op.pos for op in fn.body.walk() if isinstance(op, tg.BatchSetRowsOp))
+    users = next((names[p] for p in batched if p in names), None)
+    if users in inputs:
+        return np.asarray(inputs[users]).astype(np.int64)
     at = position(fn)
     return int(np.asarray(inputs[at])[0]) if at in inputs else 0
 
@@ -69,11 +75,12 @@ def rope_table(
     part: str,
     shape: tuple[int, ...],
     base: float,
-    pos: int,
+    pos: int | np.ndarray,
     freqs: np.ndarray | None = None,
     rotated: int | None = None,
 ) -> np.ndarray:
-    """f32 cos or sin (`part`) of (pos + i) * base^(-2j/D) (/ freqs[j]), rows x D/2 = `shape`;
+    """f32 cos or sin (`part`) of (pos + i) * base^(-2j/D) (/ freqs[j]), rows x D/2 = `shape`
+    (`pos` one per user of a batched step: user b's rows b*T + i at pos[b] + i);
     a partial rope of `rotated` columns (r < D) takes base^(-2j/r) for j < r/2 and angle 0 (cos 1,
     sin 0) in the unrotated columns beyond."""
     rows, half = shape
@@ -82,7 +89,10 @@ def rope_table(
     theta[rotated // 2 :] = 0.0
     if freqs is not None:
         theta = theta / freqs.astype(np.float64)
-    angles = (pos + np.arange(rows, dtype=np.float64))[:, None] * theta[None, :]
+    starts = np.maximum(np.atleast_1d(np.asarray(pos, np.float64)), 0)  # an idle user's -1: 0
+    rows_of = np.arange(rows // starts.size, dtype=np.float64)  # each user's rows in order
+    at = (starts[:, None] + rows_of[None, :]).reshape(-1)
+    angles = at[:, None] * theta[None, :]
     return (np.cos(angles) if part == "cos" else np.sin(angles)).astype(np.float32)
 
 

@@ -31,6 +31,7 @@ from xdsl.ir import Attribute
 from spatial_dialect.tools.frontend.gguf_model import ModelHeader
 from spatial_dialect.tools.frontend.layers import (
     Argument,
+    Batch,
     Layer,
     Model,
     MoeBlock,
@@ -60,7 +61,7 @@ TENSORS: dict[Role, tuple[str, str]] = {
 }
 """The GGUF tensor of each weight (its name after the layer's `blk.N.`) and its layout."""
 
-OWN_INPUTS = (Role.IDS, Role.POS, Role.COS, Role.SIN)
+OWN_INPUTS = (Role.IDS, Role.POS, Role.COS, Role.SIN, Role.BLOCK_TABLE)
 """The step's own inputs: a deployment prefixes them with the step."""
 
 Q8_0_ROLES = frozenset(
@@ -178,10 +179,12 @@ def checkpoint_step(
     name: str,
     q8_0: bool = False,
     own: str = "",
+    batch: Batch | None = None,
 ) -> FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache; `q8_0`:
     Q8_0 weights stay Q8_0 (else they are declared `elt`); `own`: the prefix of the step's own
     inputs (its tokens, their position and rope tables), which in a deployment are no other
-    step's, while the weights and the caches keep their names and are shared."""
+    step's, while the weights and the caches keep their names and are shared; `batch`: a batched
+    step's users and KV layout)."""
     names = GGUFNames(h, q8_0, own)
-    return step_function(header_model(h, elt), names, t, cache, layers, name)
+    return step_function(header_model(h, elt), names, t, cache, layers, name, batch)

@@ -21,9 +21,10 @@ from xdsl.dialects.builtin import FloatAttr, StringAttr, f64
 from xdsl.dialects.func import FuncOp
 
 from spatial_dialect.tools.frontend.gguf_program import OWN_INPUTS, TABLES
-from spatial_dialect.tools.frontend.hf_model import HFHeader
+from spatial_dialect.tools.frontend.hf_model import HFError, HFHeader
 from spatial_dialect.tools.frontend.layers import (
     Argument,
+    Batch,
     Layer,
     Model,
     MoeBlock,
@@ -89,11 +90,21 @@ def program_dtype(types: set[str]) -> str:
 
 
 def checkpoint_step(
-    h: HFHeader, t: int, cache: int, layers: int, elt: str, name: str, own: str = ""
+    h: HFHeader,
+    t: int,
+    cache: int,
+    layers: int,
+    elt: str,
+    name: str,
+    own: str = "",
+    batch: Batch | None = None,
 ) -> FuncOp:
     """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache (`own`:
-    the prefix of the step's own inputs in a deployment, as for a GGUF step)."""
+    the prefix of the step's own inputs in a deployment, `batch` a batched step's users and KV
+    layout, as for a GGUF step)."""
     names = HFNames(h, own)
     if h.arch.step is not None:  # an architecture with a program of its own (Qwen3-Next)
+        if batch is not None:
+            raise HFError(f"{h.arch.name}: --batch has no batched form of its recurrent layers")
         return h.arch.step(h, names, t, cache, layers, elt, name)
-    return step_function(header_model(h, elt), names, t, cache, layers, name)
+    return step_function(header_model(h, elt), names, t, cache, layers, name, batch)

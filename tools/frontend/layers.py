@@ -45,6 +45,7 @@ class Role(Enum):
     POS = "pos"
     COS = "cos"
     SIN = "sin"
+    BLOCK_TABLE = "block_table"  # a batched step's paged KV layout: each user's blocks
     # the embedding and the head
     TABLE = "embedding"
     FINAL_NORM = "final_norm"
@@ -186,6 +187,38 @@ class NextModel:
     elt: str = "bf16"
 
 
+@dataclass(frozen=True)
+class Batch:
+    """A batched step's users and KV layout (docs/tg.md#batched-decode): `users` users of
+    `tokens` rows each write a cache of `rows` rows (tg.batch_set_rows, tg.batch_attention),
+    contiguous (`block_size` None) or paged (blocks of `block_size`, a table of `max_blocks` per
+    user, an own input of the step)."""
+
+    users: int
+    tokens: int
+    rows: int
+    block_size: int | None = None
+    max_blocks: int = 0
+
+    @staticmethod
+    def decode(users: int, cache: int, block_size: int | None, tokens: int = 1) -> Batch:
+        """B users, `tokens` rows each (a decode: 1), `cache` positions each: B x `cache` rows,
+        or a pool of exactly B x cache / block_size blocks."""
+        blocks = 0 if block_size is None else cache // block_size
+        return Batch(users, tokens, users * cache, block_size, blocks)
+
+    @staticmethod
+    def admission(users: int, cache: int, tokens: int, block_size: int | None) -> Batch:
+        """One user's prefill of `tokens` rows into its slot of the decode's cache: through its
+        table row (a contiguous cache: one block of `cache` rows, the user's slot)."""
+        block = cache if block_size is None else block_size
+        return Batch(1, tokens, users * cache, block, cache // block)
+
+    def rows_in(self) -> int:
+        """The step's new rows: tokens per user times users."""
+        return self.users * self.tokens
+
+
 Weight = SSAValue | tuple[SSAValue, SSAValue]
 """A weight operand: one tensor, or a Q8_0 weight's values and scales."""
 
@@ -256,9 +289,10 @@ class Program:
 
 
 def attention_layer(
-    p: Program, m: Model, x: SSAValue, t: int, cache: int, layer: Layer
+    p: Program, m: Model, x: SSAValue, t: int, cache: int, layer: Layer, batch: Batch | None = None
 ) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """One decoder layer on x (t x d); returns (out, k_cache', v_cache')."""
+    """One decoder layer on x (t x d); returns (out, k_cache', v_cache'). With `batch`, the
+    rows are its users' and the cache is theirs (`cache` is then unused)."""
     d, h, kv, hd, pre = m.d, m.heads, m.kv_heads, m.head_dim, layer.prefix
     attn_norm = p.arg(Role.ATTN_NORM, layer, p.table(1, d))
     wq = p.weight(Role.Q, layer, d, h * hd)
@@ -270,11 +304,15 @@ def attention_layer(
         w_gate = p.weight(Role.GATE, layer, d, m.ffn)
         w_up = p.weight(Role.UP, layer, d, m.ffn)
         w_down = p.weight(Role.DOWN, layer, m.ffn, d)
-    k_cache = p.arg(Role.K_CACHE, layer, p.ten(cache, kv * hd))
-    v_cache = p.arg(Role.V_CACHE, layer, p.ten(cache, kv * hd))
+    cache_rows = cache if batch is None else batch.rows
+    k_cache = p.arg(Role.K_CACHE, layer, p.ten(cache_rows, kv * hd))
+    v_cache = p.arg(Role.V_CACHE, layer, p.ten(cache_rows, kv * hd))
     cos = p.shared(Role.COS, p.table(t, hd // 2))
     sin = p.shared(Role.SIN, p.table(t, hd // 2))
-    pos = p.shared(Role.POS, tensor(1, elt="i32"))
+    pos = p.shared(Role.POS, tensor(1 if batch is None else batch.users, elt="i32"))
+    table = None  # a paged batch's block table, beside the positions it maps
+    if batch is not None and batch.block_size is not None:
+        table = p.shared(Role.BLOCK_TABLE, tensor(batch.users, batch.max_blocks, elt="i32"))
 
     hn = p.rms_norm(f"{pre}h", x, attn_norm)
     q = p.matmul(f"{pre}q", hn, wq)
@@ -287,14 +325,23 @@ def attention_layer(
         k = p.rms_norm(f"{pre}kn", k, k_norm, width=hd)
     q = p.op(f"{pre}qr", tg.RopeOp(q, cos, sin, head_dim=hd, style=m.rope_style))
     k = p.op(f"{pre}kr", tg.RopeOp(k, cos, sin, head_dim=hd, style=m.rope_style))
-    kc = p.op(f"{pre}kc", tg.SetRowsOp(k_cache, k, pos))
-    vc = p.op(f"{pre}vc", tg.SetRowsOp(v_cache, v, pos))
-    # Attention reads the updated cache: the rows before pos are the past, the T new rows sit at
-    # pos .. pos + T - 1, and causal masking hides everything after each query's own position.
     scale = decimal(1 / math.sqrt(hd))
-    attention = tg.AttentionOp(
-        q, kc, vc, pos, heads=h, kv_heads=kv, head_dim=hd, causal=True, scale=scale
-    )
+    if batch is None:
+        kc = p.op(f"{pre}kc", tg.SetRowsOp(k_cache, k, pos))
+        vc = p.op(f"{pre}vc", tg.SetRowsOp(v_cache, v, pos))
+        # Attention reads the updated cache: the rows before pos are the past, the T new rows
+        # sit at pos .. pos + T - 1, and causal masking hides everything after each query's own
+        # position.
+        attention = tg.AttentionOp(
+            q, kc, vc, pos, heads=h, kv_heads=kv, head_dim=hd, causal=True, scale=scale
+        )
+    else:  # the same, per user, in the users' cache
+        bs = batch.block_size
+        kc = p.op(f"{pre}kc", tg.BatchSetRowsOp(k_cache, k, pos, table, block_size=bs))
+        vc = p.op(f"{pre}vc", tg.BatchSetRowsOp(v_cache, v, pos, table, block_size=bs))
+        attention = tg.BatchAttentionOp(
+            q, kc, vc, pos, table, heads=h, kv_heads=kv, head_dim=hd, scale=scale, block_size=bs
+        )
     a = p.op(f"{pre}attn", attention)
     o = p.matmul(f"{pre}o", a, wo)
     h2 = p.op(f"{pre}h2", tg.AddOp(x, o))
@@ -347,12 +394,20 @@ implementation."""
 
 
 def step_function(
-    m: Model, names: Naming, t: int, cache: int, layers: int, name: str
+    m: Model,
+    names: Naming,
+    t: int,
+    cache: int,
+    layers: int,
+    name: str,
+    batch: Batch | None = None,
 ) -> func.FuncOp:
-    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache:
-    the embedding gather of the ids, the layers (each with its own weights and cache), the final
-    norm, the LM head (the table itself, transposed, for a tied model) and the arg-max. Returns
-    the token and every layer's updated caches (`also_return` adds STEP_OUTPUTS)."""
+    """The whole greedy step of `layers` layers for t tokens over a `cache`-row KV cache (with
+    `batch`: its users' rows over their cache, `t` and `cache` unused): the embedding gather of
+    the ids, the layers (each with its own weights and cache), the final norm, the LM head (the
+    table itself, transposed, for a tied model) and the arg-max. Returns the token (per row) and
+    every layer's updated caches (`also_return` adds STEP_OUTPUTS)."""
+    t = t if batch is None else batch.rows_in()
     p = Program(m.elt, m.eps, names, m.tables)
     ids = p.arg(Role.IDS, None, tensor(t, elt="i32"))
     table = p.weight(Role.TABLE, None, m.vocab, m.d)
@@ -365,7 +420,7 @@ def step_function(
         x = p.op("x", tg.GatherRowsOp(table, ids))
     caches: list[SSAValue] = []
     for i in range(layers):
-        x, kc, vc = attention_layer(p, m, x, t, cache, Layer(i, f"l{i}_"))
+        x, kc, vc = attention_layer(p, m, x, t, cache, Layer(i, f"l{i}_"), batch)
         caches += [kc, vc]
     final_norm = p.arg(Role.FINAL_NORM, None, p.table(1, m.d))
     if m.tied:  # the LM head is the embedding table itself, [vocab, d], read transposed

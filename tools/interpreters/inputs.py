@@ -5,7 +5,9 @@ for the ops that read it (the first reader in program order decides a float's di
 
 - an integer read as an index is drawn uniformly inside the range every reader accepts:
   `tg.gather_rows` ids in [0, V); a `tg.set_rows` or `tg.attention` pos in [0, S - T], so that
-  pos + T <= S. A Q8_0 weight's int8 values are uniform in [-127, 127], the range ggml's
+  pos + T <= S; a batched op's positions in [0, S - T] (no idle user) and its block table as
+  distinct blocks of the pool (shuffled; uniform in [0, NB) where the pool is too small), so
+  that no two users share a slot. A Q8_0 weight's int8 values are uniform in [-127, 127], the range ggml's
   quantizer fills. Other integers are uniform in [-16, 16].
 - a matmul's right operand (K x N) ~ N(0, 1/K), and each weight of a `tg.moe` likewise with K its
   product's inner dimension (the model width, or the FFN width for the down projections), so a product stays of the order of its inputs
@@ -82,7 +84,27 @@ def index_ranges(fn: func.FuncOp) -> dict[BlockArgument, tuple[int, int, list[st
             limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
         elif isinstance(op, tg.MatmulQ8_0Op | tg.DequantizeQ8_0Op):
             limit(stored(op.values), -127, 127, f"{op.name} values in [-127, 127]")
+        elif isinstance(op, tg.BatchedCacheOp):
+            s, t = op.capacity(), op.tokens()
+            limit(op.pos, 0, s - t, f"{op.name} pos in [0, {s - t}]")
+            if op.table is not None:
+                blocks = pool_blocks(op)
+                limit(op.table, 0, blocks - 1, f"{op.name} block ids in [0, {blocks})")
     return ranges
+
+
+def pool_blocks(op: tg.BatchedCacheOp) -> int:
+    return op.shape(getattr(op, op.CACHE_FIELD))[0] // op.block_size_value()
+
+
+def block_tables(fn: func.FuncOp) -> dict[BlockArgument, int]:
+    """Each block-table argument of the batched ops with the fewest blocks of a pool it
+    addresses: drawn as distinct blocks where the pool has enough, so no two users share a slot."""
+    tables: dict[BlockArgument, int] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, tg.BatchedCacheOp) and isinstance(op.table, BlockArgument):
+            tables[op.table] = min(tables.get(op.table, pool_blocks(op)), pool_blocks(op))
+    return tables
 
 
 class Role(Enum):
@@ -230,11 +252,16 @@ def draw_inputs(
     if seed < 0:  # numpy's generators take seeds >= 0 only
         raise EvaluationError(f"the seed {seed} is negative; a seed is an integer >= 0")
     drawing = Drawing(np.random.default_rng(seed))
-    ranges, roles = index_ranges(fn), float_roles(fn)
+    ranges, roles, tables = index_ranges(fn), float_roles(fn), block_tables(fn)
     drawn: dict[str, np.ndarray] = {}
     for name, arg in zip(input_names(fn), fn.body.block.args, strict=True):
         shape, dtype = value_type(arg)
         shape = tuple((shapes or {}).get(name, shape))
+        size = int(np.prod(shape))
+        if arg in tables and tables[arg] >= size:
+            blocks = drawing.rng.permutation(tables[arg])[:size]
+            drawn[name] = blocks.reshape(shape).astype(dtype)
+            continue
         if not is_float_dtype(dtype):
             lo, hi = INT_DATA_RANGE
             if arg in ranges:

@@ -9,8 +9,9 @@ The precision is the design's and nothing finer or coarser:
 - Integer ops compute exactly and wrap to i32 (a matmul of i8 or i32 operands accumulates in
   i32); an i8 result saturates to [-128, 127].
 - A runtime index out of range (an id of `tg.gather_rows`, a position of `tg.set_rows` or
-  `tg.attention`) raises `OutOfRange`, naming the op, the value and the valid range; it never
-  reads or writes outside a tensor.
+  `tg.attention`, a position or a block id of the batched ops) raises `OutOfRange`, naming the
+  op, the value and the valid range; it never reads or writes outside a tensor. Two users of
+  `tg.batch_set_rows` writing one row raise `SlotConflict`, a kind of OutOfRange.
 
 The functions here return unrounded results; `round_to` is the one rounding, which the reference's
 op implementations (tg_functions.py) apply to every result. They live apart from those
@@ -39,6 +40,12 @@ F32 = np.float32
 
 class OutOfRange(Exception):
     """A runtime index outside its tensor: the message names the op, the value and the range."""
+
+
+class SlotConflict(OutOfRange):
+    """Two users of one batched cache write to the same row (a paged table that maps two
+    users' written positions to one slot): the message names both users and the row. A kind of
+    OutOfRange, so every caller that reports a bad runtime index reports it too."""
 
 
 class EvaluationError(Exception):
@@ -378,6 +385,73 @@ def check_pos(op_name: str, pos: int, count: int, rows: int) -> None:
             f"{op_name}: pos {pos} outside [0, {rows - count}] "
             f"({count} rows from pos in a {rows}-row tensor)"
         )
+
+
+IDLE = -1
+"""The position of an idle user of a batched step (tg.batch_set_rows, tg.batch_attention)."""
+
+
+def user_rows(
+    op_name: str,
+    pos: np.ndarray,
+    tokens: int,
+    rows: int,
+    table: np.ndarray | None,
+    block_size: int,
+    *,
+    prefix: bool,
+) -> list[np.ndarray | None]:
+    """Per user b of a batched cache of `rows` rows, the rows of its positions 0 .. pos[b] +
+    tokens - 1 (`prefix`) or of pos[b] .. pos[b] + tokens - 1 (the ones written); None for an
+    idle user (pos -1). Contiguous (no `table`): user b's position j is row b * S + j,
+    S = rows / users; paged: table[b, j // block_size] * block_size + j % block_size. Every
+    position and every block id used is checked, for all users, before the caller reads or
+    writes anything."""
+    users = pos.shape[0]
+    capacity = rows // users if table is None else table.shape[1] * block_size
+    out: list[np.ndarray | None] = []
+    for b, p in enumerate(int(x) for x in pos):
+        if p == IDLE:
+            out.append(None)
+            continue
+        if not 0 <= p <= capacity - tokens:
+            raise OutOfRange(
+                f"{op_name}: pos {p} of user {b} outside [0, {capacity - tokens}] (pos[{b}]; "
+                f"{tokens} row(s) from pos, a user holds {capacity} positions, -1 marks an "
+                "idle user)"
+            )
+        last = p + tokens - 1
+        j = np.arange(last + 1) if prefix else np.arange(p, last + 1)
+        if table is None:
+            out.append(b * capacity + j)
+            continue
+        first = 0 if prefix else p // block_size
+        blocks = table[b, first : last // block_size + 1].astype(np.int64)
+        pool = rows // block_size
+        bad = np.flatnonzero((blocks < 0) | (blocks >= pool))
+        if bad.size:
+            i = first + int(bad[0])
+            raise OutOfRange(
+                f"{op_name}: block id {int(table[b, i])} of user {b} (table[{b}, {i}]) outside "
+                f"the pool's [0, {pool}) ({pool} blocks of {block_size} rows)"
+            )
+        out.append(blocks[j // block_size - first] * block_size + j % block_size)
+    return out
+
+
+def check_distinct_writes(op_name: str, slots: list[np.ndarray | None]) -> None:
+    """No two rows written land on one cache row: which would win is no contract a parallel chip
+    can keep."""
+    seen: dict[int, int] = {}
+    for b, rows in enumerate(slots):
+        for row in [] if rows is None else rows.tolist():
+            if row in seen:
+                who = f"users {seen[row]} and {b} both" if seen[row] != b else f"user {b} twice"
+                raise SlotConflict(
+                    f"{op_name}: {who} write cache row {row}; each position must map to its "
+                    "own slot"
+                )
+            seen[row] = b
 
 
 def int_requant(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:

@@ -42,6 +42,7 @@ from spatial_dialect.tools.interpreters.numerics import (
     argmax_rows,
     attention,
     causal_conv,
+    check_distinct_writes,
     check_ids,
     check_pos,
     decay,
@@ -63,6 +64,7 @@ from spatial_dialect.tools.interpreters.numerics import (
     silu,
     softmax_rows,
     softplus,
+    user_rows,
     value_type,
     widen,
 )
@@ -218,6 +220,45 @@ class TgFunctions(InterpreterFunctions):
         check_pos(op.name, p, rows.shape[0], cache.shape[0])
         out = cache.copy()
         out[p : p + rows.shape[0]] = rows
+        return rounded(op, out)
+
+    @impl(tg.BatchSetRowsOp)
+    def run_batch_set_rows(
+        self, interp: Interpreter, op: tg.BatchSetRowsOp, args: Args
+    ) -> PythonValues:
+        cache, rows, pos, *paged = args  # paged: the optional block table
+        table = paged[0] if paged else None
+        bs = op.block_size.value.data if op.block_size is not None else 0
+        t = op.tokens()
+        slots = user_rows(op.name, pos, t, cache.shape[0], table, bs, prefix=False)
+        check_distinct_writes(op.name, slots)  # every check before the first write
+        out = cache.copy()
+        for b, slot in enumerate(slots):
+            if slot is not None:
+                out[slot] = rows[b * t : (b + 1) * t]
+        return rounded(op, out)
+
+    @impl(tg.BatchAttentionOp)
+    def run_batch_attention(
+        self, interp: Interpreter, op: tg.BatchAttentionOp, args: Args
+    ) -> PythonValues:
+        """User b's T rows are tg.attention (causal, at pos[b]) of its queries over exactly its
+        keys 0 .. pos[b] + T - 1, gathered from either layout, so paged and contiguous agree
+        bitwise; an idle user's rows are 0."""
+        q, k, v, pos, *paged = args
+        table = paged[0] if paged else None
+        heads, kv_heads, head_dim, v_dim = op.numbers()
+        bs = op.block_size.value.data if op.block_size is not None else 0
+        scale = op.scale.value.data
+        t = op.tokens()
+        out = np.zeros((q.shape[0], heads * v_dim), F32)
+        users = user_rows(op.name, pos, t, k.shape[0], table, bs, prefix=True)
+        for b, rows in enumerate(users):
+            if rows is not None:
+                qb = q[b * t : (b + 1) * t]
+                p = len(rows) - t  # the first query's position: the last sees every key
+                o = attention(qb, k[rows], v[rows], p, heads, kv_heads, head_dim, True, scale)
+                out[b * t : (b + 1) * t] = o
         return rounded(op, out)
 
     @impl(tg.ArgmaxOp)

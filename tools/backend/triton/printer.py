@@ -37,6 +37,8 @@ from xdsl.dialects.builtin import (
 )
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
+from spatial_dialect.tools.backend.triton import mesh_host, steps
 from spatial_dialect.tools.backend.triton.bodies import (
     kernel_of,
 )
@@ -52,6 +54,7 @@ from spatial_dialect.tools.backend.triton.kernel import (
     section_of,
 )
 from spatial_dialect.tools.backend.triton.text import INDENT, WIDTH, wrap, wrap_table
+from spatial_dialect.tools.interpreters.deployment import deployment_of
 
 # ── The module ────────────────────────────────────────────────────────────────────────────────
 
@@ -71,9 +74,7 @@ class Emitted:
 
 HEADER = '''{summary}
 
-Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`
-(TRITON_INTERPRET=1 runs it on the CPU). Block sizes, grids, the blocks each program covers and
-num_stages are the sized IR's, never decided here.
+{run_it}
 """
 
 import argparse
@@ -82,18 +83,27 @@ import sys
 
 import numpy as np
 import torch
-import triton
+{dist}import triton
 import triton.language as tl
 
 TARGET = {target!r}
 ENTRY = {entry!r}
-{inputs}
+{mesh}{inputs}
 {outputs}
 TENSORS = {{
 {tensors}
 }}
 """DRAM tensor -> (rows x cols held, torch dtype, declared shape)."""
 '''
+RUN_IT = (
+    "Run it: `python THIS.py [--inputs in.npz] [--out out.npz] [--seed N] [--device cuda|cpu]`"
+    " (TRITON_INTERPRET=1 runs it on the CPU)."
+)
+SIZES_READ = (
+    "Block sizes, grids, the blocks each program covers and num_stages are the sized IR's, never"
+    " decided here."
+)
+
 
 INTERPRETED = '''
 INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
@@ -179,13 +189,25 @@ def emit_module(module: ModuleOp) -> Emitted:
         clock = recorded_target(module, "triton").clock_ghz
     except Exception:  # noqa: BLE001 - the predicted time is a comment; the kernels do not need it
         clock = None
-    programs = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp)]
+    # A deployment over a mesh (docs/backend-triton.md#several-chips): its steps between sections.
+    dep = deployment_of(module)
+    ordered = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp | StepOp)]
+    if dep is None and any(isinstance(op, StepOp) for op in ordered):
+        raise TritonNotEmitted("<entry>", "mesh.steps, but the entry has no mesh placements")
+    used_steps: list[steps.Step] = []
     sections = []
     tensors: dict[str, tuple[tuple[int, int], str, tuple[int, ...]]] = {}
     out: list[str] = []
     launches: list[str] = []
     used_fns: set[str] = set()
-    for program in programs:
+    for program in ordered:
+        if isinstance(program, StepOp):
+            step = steps.step_of(program)
+            for name, held in steps.tensors(step).items():
+                tensors.setdefault(name, held)
+            used_steps.append(step)
+            launches.extend(steps.launch_lines(step))
+            continue
         s = section_of(program)
         while s.fn in used_fns:
             s.fn += "_"
@@ -250,6 +272,11 @@ def emit_module(module: ModuleOp) -> Emitted:
         f"triton`) for target {target}: {kernels} kernel(s), one per section of the sized "
         f"sp program{also}, launched in program order."
     )
+    if dep is not None:
+        summary += (
+            f" One SPMD program for a mesh of {'x'.join(map(str, dep.mesh_shape))} chips:"
+            " one rank per chip, each on its own shard; collectives by torch.distributed."
+        )
     header = HEADER.format(
         summary=textwrap.fill(
             '"""' + summary, WIDTH, break_on_hyphens=False, break_long_words=False
@@ -259,6 +286,15 @@ def emit_module(module: ModuleOp) -> Emitted:
         inputs="\n".join(wrap(f"INPUTS = {inputs!r}")),
         outputs="\n".join(wrap(f"OUTPUTS = {outputs!r}")),
         tensors=tensor_lines,
+        run_it=(
+            f"{steps.run_it(dep.chips)}\n\n{textwrap.fill(SIZES_READ, WIDTH)}"
+            if dep
+            else textwrap.fill(
+                f"{RUN_IT} {SIZES_READ}", WIDTH, break_on_hyphens=False, break_long_words=False
+            )
+        ),
+        dist="import torch.distributed as dist\n" if dep else "",
+        mesh=steps.mesh_tables(dep.mesh_shape) if dep else "",
     )
     lines = header.rstrip("\n").split("\n")
     body = "\n".join(out)  # every kernel's lines, a split-K section's second kernel too
@@ -272,7 +308,8 @@ def emit_module(module: ModuleOp) -> Emitted:
     lines += out
     lines += ["", "", "def launch(t, device):", f'{INDENT}"""The kernels in program order."""']
     lines += launches
-    lines += [line for fn in ALWAYS for line in _host(fn)]
+    host = mesh_host.always([s.kind for s in used_steps]) if dep else ALWAYS
+    lines += [line for fn in host for line in _host(fn)]
     lines += ["", "", 'if __name__ == "__main__":', f"{INDENT}sys.exit(main())", ""]
     source = "\n".join(lines)
     np_names = {

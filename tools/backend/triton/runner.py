@@ -32,7 +32,7 @@ from spatial_dialect.tools.backend.triton.printer import Emitted, emit_module
 INSTALL = "the Triton backends need triton and torch: pip install -e '.[triton]'"
 
 
-def _require() -> Any:
+def require() -> Any:
     try:
         import torch  # noqa: F401
         import triton  # noqa: F401
@@ -144,7 +144,7 @@ def _run(
 ) -> list[np.ndarray]:
     emitted = emit_module(module)
     with _interpret(interpret):
-        torch = _require()
+        torch = require()
         if interpret and not _interpreting():
             return _run_child(emitted, inputs)
         mod = load_emitted(emitted)
@@ -167,7 +167,7 @@ def run_interpreted(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarr
 
 def run_native(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The entry's outputs, the printed Triton module compiled and run on a CUDA GPU."""
-    torch = _require()
+    torch = require()
     if _interpreting():
         raise BackendUnavailable("triton was imported in interpreter mode (TRITON_INTERPRET=1)")
     if not torch.cuda.is_available():
