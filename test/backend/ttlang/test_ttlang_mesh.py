@@ -85,10 +85,9 @@ def collective(mesh: str, dst: str, kind: str, src: str, before: str, after: str
     )
 
 
-def deployment(preset: str, f: int, d: int, collectives: str, outputs: list[tuple[str, str]]):
+def per_chip_mlp(preset: str, f: int, d: int, collectives: str, outputs: list[tuple[str, str]]):
     """The per-chip MLP (f / chips hidden features, w1 column- and w2 row-parallel), its
-    partial y followed by `collectives`, linked for `preset` as spatial-pipeline links any
-    per-chip function (docs/mesh.md#the-linked-deployment); `outputs`: (name, placement)."""
+    partial y followed by `collectives`, as text; `outputs`: (name, placement)."""
     mesh = mesh_op_of(preset)
     k = f // mesh.sizes[0]
     text = io.StringIO()
@@ -111,15 +110,23 @@ def deployment(preset: str, f: int, d: int, collectives: str, outputs: list[tupl
         f"  func.return {', '.join('%' + o for o, _ in outputs)} : {', '.join(types[o] for o, _ in outputs)}\n"
         "}\n"
     )
-    module = compile_module(per_chip, preset)
-    return module, [e for _, e in outputs]
+    return per_chip, [e for _, e in outputs]
+
+
+def deployment(preset: str, f: int, d: int, collectives: str, outputs: list[tuple[str, str]]):
+    """`per_chip_mlp` linked for `preset` as spatial-pipeline links any per-chip function
+    (docs/mesh.md#the-linked-deployment), and its outputs' placements."""
+    text, placements = per_chip_mlp(preset, f, d, collectives, outputs)
+    return compile_module(text, preset), placements
+
+
+N300_SUM = collective(
+    "n300", "y_sum", "all_reduce", "y", "partial(sum)", "replicate", (32, 64), (32, 64)
+)
 
 
 def mlp_n300():
-    c = collective(
-        "n300", "y_sum", "all_reduce", "y", "partial(sum)", "replicate", (32, 64), (32, 64)
-    )
-    return deployment("n300", 128, 64, c, [("y_sum", "replicate")])
+    return deployment("n300", 128, 64, N300_SUM, [("y_sum", "replicate")])
 
 
 def mlp_p150x4():
@@ -161,6 +168,21 @@ def test_column_then_row_parallel_mlp_on_n300():
     """Each chip's partial y is its own (a launch per chip), and ttnn's all_reduce sums them."""
     module, outputs = mlp_n300()
     check_against_whole(module, outputs, 128, 64)
+
+
+@needs_sim
+def test_spatial_run_runs_a_per_chip_function_under_tt_lang_sim(tmp_path, capsys):
+    """The CLI's path: whole inputs drawn, the deployment run by MESH_BACKENDS' tt-lang-sim
+    runner, compared with the mesh reference."""
+    from spatial_dialect.tools.spatial_run import main
+
+    text, _ = per_chip_mlp("n300", 128, 64, N300_SUM, [("y_sum", "replicate")])
+    path = tmp_path / "mlp_n300.mlir"
+    path.write_text(text)
+    code = main([str(path), "--target", "n300", "--backend", "tt-lang-sim"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS: 1 output(s) within tolerance on n300" in out
 
 
 @needs_sim
