@@ -1,5 +1,5 @@
 """Deployments over several chips under tt-lang-sim (issue 23): every chip's sections launched on
-its own shard, the collectives between them on the host (tools/backend/ttlang/chips.py).
+its own shard, the collectives between them on the host (tools/backend/ttlang/host.py).
 
 The deployments here are per-chip functions written by hand and linked by spatial-pipeline: the
 per-chip MLP of tt-metal's N300/T3K layout (w1 column-parallel, w2 row-parallel, an all_reduce
@@ -295,9 +295,9 @@ def test_a_tensor_parallel_deployment_reads_as_written(example: str, preset: str
 
 def test_every_collective_has_one_host_call_that_the_program_can_print():
     from spatial_dialect.mesh import Collective
-    from spatial_dialect.tools.backend.ttlang import chips
+    from spatial_dialect.tools.backend.ttlang import host
     from spatial_dialect.tools.backend.ttlang.deploy import HOST_CALL
 
     assert set(HOST_CALL) == set(Collective)
     assert len(set(HOST_CALL.values())) == len(Collective)
-    assert set(HOST_CALL.values()) == set(chips.COLLECTIVES) <= set(chips.HOST)
+    assert set(HOST_CALL.values()) == set(host.COLLECTIVES) <= set(host.CHIPS_HOST)

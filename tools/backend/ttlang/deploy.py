@@ -1,11 +1,11 @@
 """What `-t ttlang` prints for a deployment over several chips (issue 23): the `deployment`
 function that runs every section on every chip and the collectives between them, in program
-order, and the MESH table the host functions of chips.py read.
+order, and the MESH table the host functions of host.py read.
 
 A linked deployment (docs/mesh.md) is the sections of ONE chip's program with the collectives as
 module-level steps between them, in the order tools/interpreters/deployment.py's `deployment_of`
 reads (the one reader every executor shares); `Step` is what this printer reads of a step. A
-collective is a host call between launches (chips.py says why each runs where it runs); its
+collective is a host call between launches (host.py says why each runs where it runs); its
 cluster axis is ttnn's (a 1-D mesh of n chips is ttnn's (1, n)), its dims those of the chip's
 2-D DRAM tensor.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spatial_dialect.mesh import Collective, StepOp, entry_dim
-from spatial_dialect.tools.backend.ttlang import chips
+from spatial_dialect.tools.backend.ttlang import host
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
@@ -39,12 +39,12 @@ class Step:
 
 
 HOST_CALL = {
-    Collective.ALL_GATHER: chips._all_gather,
-    Collective.REDUCE_SCATTER: chips._reduce_scatter,
-    Collective.ALL_REDUCE: chips._all_reduce,
-    Collective.ALL_TO_ALL: chips._all_to_all,
+    Collective.ALL_GATHER: host._all_gather,
+    Collective.REDUCE_SCATTER: host._reduce_scatter,
+    Collective.ALL_REDUCE: host._all_reduce,
+    Collective.ALL_TO_ALL: host._all_to_all,
 }
-"""The host function each collective prints as (chips.py)."""
+"""The host function each collective prints as (host.py)."""
 
 
 def ttnn_mesh(shape: Sequence[int]) -> tuple[int, int]:
@@ -77,7 +77,7 @@ def stored_dim(step: Step, dim: int, shape: tuple[int, ...]) -> int:
 
 
 def collective_call(step: Step, mesh_shape: Sequence[int]) -> str:
-    """The host call of one step (its arguments in chips.py's order)."""
+    """The host call of one step (its arguments in host.py's order)."""
     args = [repr(step.src), repr(step.dst), str(cluster_axis(mesh_shape, step.axis))]
     if step.kind is Collective.ALL_GATHER:
         assert step.src_dim is not None

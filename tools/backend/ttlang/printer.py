@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spatial_dialect import sp
 from spatial_dialect.mesh import StepOp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
-from spatial_dialect.tools.backend.ttlang import chips, host
+from spatial_dialect.tools.backend.ttlang import host
 from spatial_dialect.tools.backend.ttlang.deploy import deployment_lines, step_of
 from spatial_dialect.tools.backend.ttlang.indexed import host_step
 from spatial_dialect.tools.backend.ttlang.moe import experts_table
@@ -110,7 +110,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             for s in sections:
                 tables(f"({s.fn}, {s.section_args()!r}),")
         tables("]")
-        host_functions = host.HOST
+        host_functions, entry_point = host.HOST, host.main.__name__
     else:
         launches = iter(sections)
         order = [
@@ -118,7 +118,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             for op in deployment.schedule
         ]
         tables.extend(deployment_lines(order, deployment.mesh_shape))
-        host_functions = chips.HOST
+        host_functions, entry_point = host.CHIPS_HOST, host.main_chips.__name__
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
@@ -126,7 +126,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     ]
     helpers = used_helpers(
         [*dict.fromkeys(kernel_helpers), *host_functions],
-        body.statement_text() + tables.statement_text() + "\nmain()",
+        body.statement_text() + tables.statement_text() + f"\n{entry_point}()",
     )
     out = Lines()
     on = target.name
@@ -155,7 +155,7 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     out()
     out()
     out('if __name__ == "__main__":')
-    out("    main()")
+    out(f"    {entry_point}()")
     stream.write(out.text())
 
 

@@ -123,7 +123,7 @@ _cd.Block.__init__ = _block
 # rounded: the tiny bf16 Qwen3-Next layer's matmuls after its rms norms differed from the
 # reference in 4 of 10 elements, enough to flip an MoE route downstream. Likewise a host value
 # given to `ttnn.from_torch` as a 16-bit tensor is rounded to it, as a chip stores it: the host
-# writes a collective's result back that way (chips.py), a sum the simulator made in f32.
+# writes a collective's result back that way (host.py `_on_chip`), a sum the simulator made in f32.
 ROUND_HOOK = """
 from ttl.sim import copyhandlers as _rh, ttnnsim as _rt
 _narrow = tuple(_rt._PROMOTABLE_FLOAT_DTYPES.values())
@@ -300,7 +300,7 @@ def run_traced(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Traced:
 def run_tt_lang_sim_chips(module: ModuleOp, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
     """A deployment over several chips on stacks (docs/mesh.md#reference-semantics: the mesh's
     axes, then one chip's shard), inputs and outputs in `sp.entry` order: the program runs
-    every chip's sections on its own shard and the collectives between them (chips.py)."""
+    every chip's sections on its own shard and the collectives between them (host.py)."""
     from spatial_dialect.tools.interpreters.deployment import chips, deployment_of, stack
 
     dep = deployment_of(module)
