@@ -74,6 +74,7 @@ class Decider:
             self.layouts.get,
             head_hints(ops, self.sizes),
             lambda v: [u.operation for u in v.uses],
+            self.mesh.chip.tile_rows,
         )
 
     def price(self, op: Operation, plan: Plan) -> tuple[float, float, int, str | None]:
@@ -180,6 +181,8 @@ class Decider:
             runner = "; ".join(refused)
         else:
             runner = f"none: {why_replicated}" if why_replicated else "none"
+        if why_replicated and len(plans) > 1:
+            runner += f"; {why_replicated}"  # an op with a sharded rule that one plan is not
         self.decisions[op] = Decision(best, us, own, runner)
         for v, want in zip(op.operands, best.operands, strict=True):
             self.layouts.setdefault(v, want)  # an unread argument takes its first reader's layout

@@ -9,6 +9,10 @@ Decided here, and why:
   two groups never meet in one op: the rules ask for one group per op.
 - **A shard may repeat** (``repeat`` r, contract 23 section 1): the group's minor axis cuts the dim
   into blocks held by r consecutive chips; KV heads take it when there are fewer heads than chips.
+- **A shard may be blocked** (``stacked`` E, ``mesh.blocks``): the dim is E equal blocks (tg.moe's
+  experts stacked by rows) and each block is split over the group, so a chip holds the same slice
+  of every block; the local shape is the plain shard's. Only arguments take it (no collective
+  gathers one: an all_gather concatenates whole shards).
 - **Conversions only gather**: ``S -> R`` is an all_gather per axis (minor axis first, as the
   mesh verifier asks), ``P -> R`` an all_reduce per axis. ``R -> S`` would be a local slice, which
   tg has no op for; a plan needing it is not taken. An argument has no layout until its first
@@ -31,6 +35,8 @@ class Layout:
     dim: int = -1
     axes: tuple[int, ...] = ()
     repeat: int = 1
+    stacked: int = 1
+    """The dim is this many equal blocks, each split over the group (``mesh.blocks``)."""
 
     def placements(self, rank: int) -> list[str]:
         entry = {R: REPLICATE, S: shard_entry(self.dim), P: partial_entry()}[self.kind]
@@ -58,14 +64,16 @@ class Layout:
         if self.kind == P:
             return f"a partial sum over {axes}"
         rep = f", each block on {self.repeat} chips" if self.repeat > 1 else ""
+        if self.stacked > 1:
+            rep += f", within each of {self.stacked} stacked blocks"
         return f"split on dim {self.dim} over {axes}{rep}"
 
 
 REPLICATED = Layout(R)
 
 
-def shard(dim: int, axes: tuple[int, ...], repeat: int = 1) -> Layout:
-    return Layout(S, dim, axes, repeat)
+def shard(dim: int, axes: tuple[int, ...], repeat: int = 1, stacked: int = 1) -> Layout:
+    return Layout(S, dim, axes, repeat, stacked)
 
 
 def partial(axes: tuple[int, ...]) -> Layout:
@@ -94,7 +102,7 @@ def conversion(src: Layout, dst: Layout, rank: int) -> list[Step] | None:
     does (``R -> S``, a repeated shard, a change of group)."""
     if src == dst:
         return []
-    if dst.kind != R or src.repeat != 1:
+    if dst.kind != R or src.repeat != 1 or src.stacked != 1:
         return None
     steps = []
     now = src.placements(rank)

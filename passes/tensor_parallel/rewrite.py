@@ -53,6 +53,8 @@ def sharding_attrs(mesh_name: str, lay: Layout, rank: int) -> DictionaryAttr:
     entries: dict = {"mesh.sharding": ShardingAttr(mesh_name, lay.placements(rank))}
     if lay.repeat != 1:
         entries["mesh.repeat"] = IntegerAttr(lay.repeat, 64)
+    if lay.stacked != 1:
+        entries["mesh.blocks"] = IntegerAttr(lay.stacked, 64)
     return DictionaryAttr(entries)
 
 

@@ -19,7 +19,13 @@ Decided here, and why:
 - **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over the
   minor axis alone where that divides and the first does not (``over axis 1`` in its label).
 - **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
-- **everything else** (whole-row norms, gather_rows, arg-max, MoE, the delta ops): replicated,
+- **moe**: ``ffn`` (each expert's FFN width F split over the chips: w_gate and w_up by columns,
+  w_down's rows within each of the E stacked expert blocks, ``mesh.blocks = E``; the shared
+  expert likewise, its sigmoid gate weight replicated; the router and x replicated, so every chip
+  routes every token alike; the result a partial sum, all-reduced before the residual add: the
+  expert outputs are linear in their F columns) or ``replicate``. Experts by chip is not a plan
+  (REPLICATED_WHY: it needs a routed exchange of rows no collective is).
+- **everything else** (whole-row norms, gather_rows, arg-max, the delta ops): replicated,
   gathering what it reads; always correct, and recorded with the reason.
 """
 
@@ -94,6 +100,8 @@ class Context:
     """The current layout of a value; None for an argument no op has read yet."""
     hints: dict[SSAValue, Hint]
     readers: Callable[[SSAValue], list[Operation]]
+    tile_rows: int = 32
+    """The chip's tile height: link reads each expert's block of w_down at a whole tile."""
 
     @property
     def groups(self) -> list[tuple[int, ...]]:
@@ -306,13 +314,45 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
     return plans
 
 
+def _moe(op: MoeOp, ctx: Context) -> list[Plan]:
+    _, _, e, f = op.sizes()
+    fs = _shape(op.shared[0])[1] if op.shared else None
+    plans = []
+    for g in ctx.groups:
+        n, over = ctx.chips(g), ctx.over(g)
+        tr = ctx.tile_rows
+        widths = [f] if fs is None else [f, fs]
+        if any(w % (n * tr) for w in widths):
+            shared = f" (shared expert {fs})" if fs is not None else ""
+            why = (
+                f"F {f}{shared} does not split over {n} chips in whole {tr}-row tiles (link "
+                "reads each expert's rows of w_down from a tile boundary)"
+            )
+            plans.append(Plan("ffn", refused=why, over=over))
+            continue
+        cols, rows = shard(1, g), shard(0, g)
+        lays = [REPLICATED, REPLICATED, cols, cols, shard(0, g, stacked=e)]
+        lays += [cols, cols, rows, REPLICATED][: len(op.shared)]
+        plans.append(Plan("ffn", lays, partial(g), over=over))
+    plans.append(_replicate(op))
+    return plans
+
+
+EXPERTS_BY_CHIP = (
+    "experts by chip: every token's rows would go to the chips holding its top-k experts and "
+    "back (a dispatch and a combine by the router's runtime choice), which no mesh collective "
+    "is (all_to_all moves a static split between dims) and tg.moe routes only over the experts "
+    "it holds"
+)
+"""Why an MoE is never split by experts (the runner-up reason of its ``ffn`` plan)."""
+
+
 REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
-    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) has "
-    "no tg op: the arg-max reads the logits whole",
-    MoeOp: "experts by chip needs every chip to route over all experts (tg.moe routes over the "
-    "experts it holds), and FFN-sharded experts need w_down's rows of each expert split, which "
-    "no contiguous shard of the stacked rows is: the MoE block is replicated",
+    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) needs "
+    "the winning chip's index picked from the gathered i32 vector (gather_rows reads rows of a 2-D "
+    "table) and offset by chip x V / chips (tg.scale is float only; tg has no constant tensor): "
+    "the arg-max reads the logits whole (docs/tensor-parallel.md#what-is-left)",
 }
 
 
@@ -329,6 +369,8 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
     if isinstance(op, SetRowsOp):
         hint = ctx.hints.get(op.results[0])
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
+    if isinstance(op, MoeOp):
+        return _moe(op, ctx), EXPERTS_BY_CHIP
     if isinstance(op, ELEMENTWISE):
         plans = _elementwise(op, ctx)
         return plans, "every operand is replicated" if len(plans) == 1 else None

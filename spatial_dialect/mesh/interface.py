@@ -11,6 +11,11 @@ tensor is, and which chip holds which block, is recorded on each argument and re
   (chips along that axis) / r blocks, each held by r consecutive chips (KV heads replicated when a
   model has fewer KV heads than chips: 2 heads on 4 chips is repeat 2). It needs exactly one mesh
   axis to shard, and r must divide that axis's chips.
+- ``mesh.blocks = b : i64`` (optional, default 1): the sharded dim is b equal blocks, each split
+  over the chips as the sharding says, so a chip holds the same slice of every block, in block
+  order (tg.moe's E experts stacked by rows: w_down's rows are split within each expert's block
+  when each expert's FFN width is split). It needs one tensor dim sharded, no repeat, and the
+  local dim a multiple of b.
 
 Read by ONE module (this one), from the pass, from link (which copies the placements onto the
 linked ``sp.entry``) and from the executors (through tools/), so that no reader re-derives them.
@@ -36,14 +41,18 @@ from spatial_dialect.mesh.ops import MeshOp, lookup_mesh
 
 SHARDING = "mesh.sharding"
 REPEAT = "mesh.repeat"
+BLOCKS = "mesh.blocks"
 """The argument/result attributes of a per-chip function."""
 
 ENTRY_INPUTS = "mesh.inputs"
 ENTRY_OUTPUTS = "mesh.outputs"
 ENTRY_INPUT_REPEATS = "mesh.input_repeats"
 ENTRY_OUTPUT_REPEATS = "mesh.output_repeats"
+ENTRY_INPUT_BLOCKS = "mesh.input_blocks"
+ENTRY_OUTPUT_BLOCKS = "mesh.output_blocks"
 """The attributes of a linked deployment's ``sp.entry``: one sharding and one repeat per input and
-output, in the entry's order (the function's args and results)."""
+output, in the entry's order (the function's args and results); the blocks lists only where a
+placement has blocks."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class Placement:
 
     sharding: ShardingAttr
     repeat: int = 1
+    blocks: int = 1
 
     @property
     def placements(self) -> tuple[str, ...]:
@@ -64,14 +74,20 @@ class Placement:
         axes = [a for a, e in enumerate(self.placements) if entry_dim(e) is not None]
         return axes[0] if len(axes) == 1 else None
 
+    def blocked_dim(self) -> int | None:
+        """The one tensor dim the sharding splits (None where it splits none or several)."""
+        dims = {entry_dim(e) for e in self.placements} - {None}
+        return dims.pop() if len(dims) == 1 else None
+
 
 def _placement(attrs: DictionaryAttr | None, what: str) -> Placement | None:
     data = attrs.data if attrs is not None else {}
     sharding = data.get(SHARDING)
     repeat = data.get(REPEAT)
+    blocks = data.get(BLOCKS)
     if sharding is None:
-        if repeat is not None:
-            raise MeshVerifyError(f"{what}: {REPEAT} without {SHARDING}")
+        if repeat is not None or blocks is not None:
+            raise MeshVerifyError(f"{what}: {REPEAT if repeat else BLOCKS} without {SHARDING}")
         return None
     if not isinstance(sharding, ShardingAttr):
         raise MeshVerifyError(f"{what}: {SHARDING} must be a #mesh.sharding, got {sharding}")
@@ -80,7 +96,12 @@ def _placement(attrs: DictionaryAttr | None, what: str) -> Placement | None:
         if not (isinstance(repeat, IntegerAttr) and repeat.type == i64):
             raise MeshVerifyError(f"{what}: {REPEAT} must be an i64, got {repeat}")
         r = repeat.value.data
-    return Placement(sharding, r)
+    b = 1
+    if blocks is not None:
+        if not (isinstance(blocks, IntegerAttr) and blocks.type == i64):
+            raise MeshVerifyError(f"{what}: {BLOCKS} must be an i64, got {blocks}")
+        b = blocks.value.data
+    return Placement(sharding, r, b)
 
 
 def _arg_attrs(f: func.FuncOp) -> list[DictionaryAttr | None]:
@@ -149,12 +170,25 @@ def check_placement(op: Operation, t: Attribute, p: Placement, what: str) -> Mes
                 f"{what}: {REPEAT} = {p.repeat} does not divide the {mesh.sizes[axis]} chips of "
                 f"mesh axis {axis}"
             )
+    if p.blocks != 1:
+        dim = p.blocked_dim()
+        if p.blocks < 1 or dim is None or p.repeat != 1:
+            raise MeshVerifyError(
+                f"{what}: {BLOCKS} = {p.blocks} needs blocks >= 1, one tensor dim sharded and no "
+                f"{REPEAT}, got [{', '.join(p.placements)}] with {REPEAT} = {p.repeat}"
+            )
+        if t.get_shape()[dim] % p.blocks:
+            raise MeshVerifyError(
+                f"{what}: {BLOCKS} = {p.blocks} does not divide the {t.get_shape()[dim]} local "
+                f"rows of dim {dim}"
+            )
     return mesh
 
 
 def whole_type(local: TensorType, p: Placement, mesh_sizes: Sequence[int]) -> TensorType:
     """The whole tensor's type from one chip's shard: each dim grows by the chips that split it
-    (divided by the repeat on the repeated axis); replicated and partial axes keep it."""
+    (divided by the repeat on the repeated axis); replicated and partial axes keep it. Blocks
+    change which rows a chip holds, not how many."""
     shape = list(local.get_shape())
     for axis, entry in enumerate(p.placements):
         dim = entry_dim(entry)
@@ -168,8 +202,11 @@ def mark(attrs: DictionaryAttr | None, p: Placement) -> DictionaryAttr:
     data = dict(attrs.data) if attrs is not None else {}
     data[SHARDING] = p.sharding
     data.pop(REPEAT, None)
+    data.pop(BLOCKS, None)
     if p.repeat != 1:
         data[REPEAT] = IntegerAttr(p.repeat, 64)
+    if p.blocks != 1:
+        data[BLOCKS] = IntegerAttr(p.blocks, 64)
     return DictionaryAttr(data)
 
 
@@ -177,12 +214,16 @@ def entry_attributes(
     inputs: Sequence[Placement], outputs: Sequence[Placement]
 ) -> dict[str, Attribute]:
     """The attributes a linked deployment's ``sp.entry`` carries (docs/mesh.md)."""
-    return {
+    out: dict[str, Attribute] = {
         ENTRY_INPUTS: ArrayAttr(p.sharding for p in inputs),
         ENTRY_OUTPUTS: ArrayAttr(p.sharding for p in outputs),
         ENTRY_INPUT_REPEATS: ArrayAttr(IntegerAttr(p.repeat, 64) for p in inputs),
         ENTRY_OUTPUT_REPEATS: ArrayAttr(IntegerAttr(p.repeat, 64) for p in outputs),
     }
+    for key, ps in ((ENTRY_INPUT_BLOCKS, inputs), (ENTRY_OUTPUT_BLOCKS, outputs)):
+        if any(p.blocks != 1 for p in ps):
+            out[key] = ArrayAttr(IntegerAttr(p.blocks, 64) for p in ps)
+    return out
 
 
 def entry_placements(
@@ -193,9 +234,9 @@ def entry_placements(
     if ENTRY_INPUTS not in attributes and ENTRY_OUTPUTS not in attributes:
         return None
     out: list[list[Placement]] = []
-    for key, rkey, n in (
-        (ENTRY_INPUTS, ENTRY_INPUT_REPEATS, n_inputs),
-        (ENTRY_OUTPUTS, ENTRY_OUTPUT_REPEATS, n_outputs),
+    for key, rkey, bkey, n in (
+        (ENTRY_INPUTS, ENTRY_INPUT_REPEATS, ENTRY_INPUT_BLOCKS, n_inputs),
+        (ENTRY_OUTPUTS, ENTRY_OUTPUT_REPEATS, ENTRY_OUTPUT_BLOCKS, n_outputs),
     ):
         shardings, repeats = attributes.get(key), attributes.get(rkey)
         if not isinstance(shardings, ArrayAttr) or not all(
@@ -211,5 +252,15 @@ def entry_placements(
             if not all(isinstance(r, IntegerAttr) for r in repeats.data):
                 raise MeshVerifyError(f"{what}: {rkey} must be a list of {n} integers")
             reps = [r.value.data for r in repeats.data]  # type: ignore[union-attr]
-        out.append([Placement(s, r) for s, r in zip(shardings.data, reps, strict=True)])
+        blocks = attributes.get(bkey)
+        blks = [1] * n
+        if blocks is not None:
+            if not (
+                isinstance(blocks, ArrayAttr)
+                and len(blocks.data) == n
+                and all(isinstance(b, IntegerAttr) for b in blocks.data)
+            ):
+                raise MeshVerifyError(f"{what}: {bkey} must be a list of {n} integers")
+            blks = [b.value.data for b in blocks.data]  # type: ignore[union-attr]
+        out.append([Placement(s, r, b) for s, r, b in zip(shardings.data, reps, blks, strict=True)])
     return out[0], out[1]

@@ -36,5 +36,5 @@
 // CHECK-NEXT: %l0_act_1 = mesh.all_gather %l0_act axis 0
 // CHECK-NEXT: %l0_down = tg.matmul %l0_act_1, %l0_w_down {tp.plan = "replicate", {{.*}}tp.runner_up = "row: {{[0-9.]+}} us
 // CHECK:      %logits = tg.matmul %final, %lm_head {tp.plan = "replicate", {{.*}}tp.runner_up = "vocab: {{[0-9.]+}} us (slower by {{[0-9.]+}} us)"} : (tensor<1x128xbf16>, tensor<128x512xbf16>) -> tensor<1x512xbf16>
-// CHECK-NEXT: %token = tg.argmax %logits {tp.plan = "replicate", {{.*}}tp.runner_up = "none: a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) has no tg op: the arg-max reads the logits whole"}
+// CHECK-NEXT: %token = tg.argmax %logits {tp.plan = "replicate", {{.*}}tp.runner_up = "none: a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) needs the winning chip's index picked from the gathered i32 vector (gather_rows reads rows of a 2-D table) and offset by chip x V / chips (tg.scale is float only; tg has no constant tensor): the arg-max reads the logits whole (docs/tensor-parallel.md#what-is-left)"}
 // CHECK-NEXT: func.return %token, %l0_kc, %l0_vc : tensor<1xi32>, tensor<64x32xbf16>, tensor<64x32xbf16>

@@ -99,17 +99,37 @@ def repeated_axis(placements: Sequence[str], repeat: int) -> int | None:
     return axes[-1]
 
 
+def blocked_dim(placements: Sequence[str], blocks: int) -> int | None:
+    """The tensor dim ``mesh.blocks`` cuts into blocks: the one dim the placements shard (None
+    when ``blocks`` is 1; refused when no dim or several are sharded)."""
+    if blocks == 1:
+        return None
+    dims = {entry_dim(e) for e in placements} - {None}
+    if blocks < 1 or len(dims) != 1:
+        raise ValueError(f"blocks {blocks} needs one sharded dim and >= 1, got {list(placements)}")
+    return dims.pop()
+
+
 def shard(
     whole: np.ndarray,
     mesh_shape: Sequence[int],
     placements: Sequence[str],
     rng: np.random.Generator | None = None,
     repeat: int = 1,
+    blocks: int = 1,
 ) -> np.ndarray:
     """The stack of ``whole`` under ``placements``. A partial axis holds random addends whose sum
     (in chip order) is the tensor, so it needs ``rng``. ``repeat`` r: the last sharding axis (of
     n chips) cuts its dim into n / r blocks, each held by r consecutive chips (contract 23 section
-    1: fewer KV heads than chips)."""
+    1: fewer KV heads than chips). ``blocks`` b: the sharded dim is b equal blocks, each sharded
+    alike, and a chip's shard is its slice of each block in block order (docs/mesh.md: tg.moe's
+    stacked experts)."""
+    dim = blocked_dim(placements, blocks)
+    if dim is not None:
+        parts = [
+            shard(b, mesh_shape, placements, rng, repeat) for b in np.split(whole, blocks, dim)
+        ]
+        return np.concatenate(parts, axis=len(mesh_shape) + dim)
     stack = whole
     rep_axis = repeated_axis(placements, repeat)
     for a, (n, entry) in enumerate(zip(mesh_shape, placements, strict=True)):
@@ -135,10 +155,17 @@ def shard(
     return stack
 
 
-def unshard(stack: np.ndarray, placements: Sequence[str], repeat: int = 1) -> np.ndarray:
+def unshard(
+    stack: np.ndarray, placements: Sequence[str], repeat: int = 1, blocks: int = 1
+) -> np.ndarray:
     """The whole tensor a stack holds under ``placements``: shards concatenated (the minor axis
     first), partial sums added, replicas read from chip 0 (``replicas_agree`` checks the others);
-    under ``repeat`` r, one chip of each group of r (the first) is read."""
+    under ``repeat`` r, one chip of each group of r (the first) is read; under ``blocks`` b, each
+    of the b blocks of every chip's shard is unsharded alone and the blocks concatenated."""
+    dim = blocked_dim(placements, blocks)
+    if dim is not None:
+        parts = np.split(stack, blocks, axis=len(placements) + dim)
+        return np.concatenate([unshard(p, placements, repeat) for p in parts], axis=dim)
     rep_axis = repeated_axis(placements, repeat)
     for a in reversed(range(len(placements))):
         entry = placements[a]

@@ -155,12 +155,12 @@ def shard_one(whole: np.ndarray, mesh_shape: Sequence[int], p: Placement, rng) -
         axis, dim = where
         blocks = np.split(whole, mesh_shape[axis] // p.repeat, axis=dim)
         whole = np.concatenate([b for b in blocks for _ in range(p.repeat)], axis=dim)
-    return collectives.shard(whole, mesh_shape, p.placements, rng)
+    return collectives.shard(whole, mesh_shape, p.placements, rng, blocks=p.blocks)
 
 
 def unshard_one(stacked: np.ndarray, mesh_shape: Sequence[int], p: Placement) -> np.ndarray:
     """The whole tensor a stack holds under `p`: for a repeat, one chip of each group."""
-    whole = collectives.unshard(stacked, p.placements)
+    whole = collectives.unshard(stacked, p.placements, blocks=p.blocks)
     where = _repeated(p)
     if where is not None:
         axis, dim = where

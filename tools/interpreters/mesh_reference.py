@@ -41,14 +41,19 @@ from spatial_dialect.tools.interpreters.tg_functions import TgFunctions
 class Placement:
     placements: tuple[str, ...]
     repeat: int = 1
+    blocks: int = 1
 
 
 def _placement(attrs: Mapping, what: str) -> Placement:
     sharding = attrs.get("mesh.sharding")
     if not isinstance(sharding, ShardingAttr):
         raise EvaluationError(f"{what} carries no mesh.sharding: not a per-chip function")
-    rep = attrs.get("mesh.repeat")
-    return Placement(sharding.placements, rep.value.data if isinstance(rep, IntegerAttr) else 1)
+    rep, blocks = attrs.get("mesh.repeat"), attrs.get("mesh.blocks")
+    return Placement(
+        sharding.placements,
+        rep.value.data if isinstance(rep, IntegerAttr) else 1,
+        blocks.value.data if isinstance(blocks, IntegerAttr) else 1,
+    )
 
 
 def placements(fn: func.FuncOp) -> tuple[list[Placement], list[Placement]]:
@@ -109,8 +114,10 @@ def run_deployment(
     shape = mesh_shape(fn)
     rng = np.random.default_rng(seed)
     stacks = [
-        shard(np.asarray(whole[name]), shape, p.placements, rng, p.repeat)
+        shard(np.asarray(whole[name]), shape, p.placements, rng, p.repeat, p.blocks)
         for name, p in zip(input_names(fn), ins, strict=True)
     ]
     results = run_stacks(fn, stacks, shape)
-    return [unshard(s, p.placements, p.repeat) for s, p in zip(results, outs, strict=True)]
+    return [
+        unshard(s, p.placements, p.repeat, p.blocks) for s, p in zip(results, outs, strict=True)
+    ]
