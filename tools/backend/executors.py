@@ -49,6 +49,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
 
 MESH_BACKENDS: dict[str, tuple[str, str]] = {
     "sim": ("spatial_dialect.tools.simulator.mesh", "simulate_mesh"),
+    "tt-lang-sim": ("spatial_dialect.tools.backend.ttlang.runner", "run_tt_lang_sim_mesh"),
     "triton-interpret": (
         "spatial_dialect.tools.backend.triton.mesh_runner",
         "run_interpreted_mesh",

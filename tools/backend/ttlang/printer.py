@@ -34,21 +34,24 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.tools.backend.ttlang import host
+from spatial_dialect.tools.backend.ttlang.deploy import deployment_lines, step_of
 from spatial_dialect.tools.backend.ttlang.indexed import host_step
 from spatial_dialect.tools.backend.ttlang.moe import experts_table
 from spatial_dialect.tools.backend.ttlang.registry import SECTION_PRINTERS
 from spatial_dialect.tools.backend.ttlang.section import OperationWriter, names_in
 from spatial_dialect.tools.backend.ttlang.text import Lines
 from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
+from spatial_dialect.tools.interpreters.deployment import deployment_of
 
 __all__ = ["TTLangUnsupported", "print_ttlang"]
 
 
 def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     """The module's entry function as one TT-Lang program (see the module docstring)."""
-    from spatial_dialect.passes.target_choice import recorded_target
+    from spatial_dialect.passes.target_choice import recorded_target, recorded_target_name
 
     entries = [op for op in module.walk() if isinstance(op, sp.EntryOp)]
     if len(entries) != 1:
@@ -60,6 +63,9 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
     programs = [op for op in module.walk() if isinstance(op, sp.ProgramOp)]
     # a lone gather or scatter is a host step, a ttnn op between operations (indexed.py)
     sections = [host_step(p, i) or OperationWriter(p, i) for i, p in enumerate(programs)]
+    # a deployment over several chips: its collectives between the sections (deploy.py)
+    deployment = deployment_of(module)
+    steps = [] if deployment is None else [step_of(op) for op in deployment.steps]
     body = Lines()
     for s in sections:
         s.emit(body)
@@ -74,6 +80,8 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
             tensors.setdefault(t.sym_name.data, (tuple(t.type.get_shape()), dtype))
             if fmt in Q8_0_FORMATS and t.scales is not None:
                 q8_0[t.sym_name.data] = (t.scales.root_reference.data, Q8_0_FORMATS[fmt])
+    for step in steps:
+        tensors.setdefault(step.dst, (step.dst_shape, step.dtype))
     consts: dict[str, str] = {}
     for sec in sections:
         for n, (shape, src) in sec.consts.items():
@@ -96,25 +104,38 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         tables("}")
     tables(f"INPUTS = {[s.data for s in entry.inputs.data]!r}")
     tables(f"OUTPUTS = {[s.data for s in entry.outputs.data]!r}")
-    tables("SECTIONS = [")
-    with tables.indent():
-        for s in sections:
-            tables(f"({s.fn}, {s.section_args()!r}),")
-    tables("]")
+    if deployment is None:
+        tables("SECTIONS = [")
+        with tables.indent():
+            for s in sections:
+                tables(f"({s.fn}, {s.section_args()!r}),")
+        tables("]")
+        host_functions, entry_point = host.HOST, host.main.__name__
+    else:
+        launches = iter(sections)
+        order = [
+            step_of(op) if isinstance(op, StepOp) else _launch(next(launches))
+            for op in deployment.schedule
+        ]
+        tables.extend(deployment_lines(order, deployment.mesh_shape))
+        host_functions, entry_point = host.CHIPS_HOST, host.main_chips.__name__
     kernel_helpers = [
         *host.KERNEL_HELPERS,
         *(f for pr in SECTION_PRINTERS.values() for f in pr.host),
         *host.LOAD_HELPERS,
     ]
     helpers = used_helpers(
-        [*dict.fromkeys(kernel_helpers), *host.HOST],
-        body.statement_text() + tables.statement_text() + "\nmain()",
+        [*dict.fromkeys(kernel_helpers), *host_functions],
+        body.statement_text() + tables.statement_text() + f"\n{entry_point}()",
     )
     out = Lines()
-    out(
-        f"# TT-Lang program for @{entry.function.data} on {target.name}, printed by spatial-opt -t ttlang."
-    )
+    on = target.name
+    if deployment is not None:
+        on = f"{recorded_target_name(module)} ({'x'.join(map(str, deployment.mesh_shape))} {target.name})"
+    out(f"# TT-Lang program for @{entry.function.data} on {on}, printed by spatial-opt -t ttlang.")
     out("# Run: tt-lang-sim THIS.py [--grid X,Y] [--max-l1 BYTES] -- [inputs.npz] [outputs.npz]")
+    if deployment is not None:
+        out("# (chip c's tensor NAME is NAME@c in both files)")
     source = {f: inspect.getsource(f) for f in helpers}
     everything = body.statement_text() + tables.statement_text() + "".join(source.values())
     out()
@@ -122,24 +143,28 @@ def print_ttlang(module: ModuleOp, stream: IO[str]) -> None:
         if re.search(rf"\b{alias}\.", everything):
             out(f"import {module_name}" + (f" as {alias}" if alias != module_name else ""))
     for f in helpers:
-        if f not in host.HOST:
+        if f not in host_functions:
             _print_source(out, source[f])
     out()
     out()
     out.extend(body)
     out.extend(tables)
     for f in helpers:
-        if f in host.HOST:
+        if f in host_functions:
             _print_source(out, source[f])
     out()
     out()
     out('if __name__ == "__main__":')
-    out("    main()")
+    out(f"    {entry_point}()")
     stream.write(out.text())
 
 
 IMPORTS = (("sys", "sys"), ("numpy", "np"), ("torch", "torch"), ("ttl", "ttl"), ("ttnn", "ttnn"))
 """The modules a program may use, each imported where its text names it."""
+
+
+def _launch(section) -> tuple[str, list]:
+    return (section.fn, section.section_args())
 
 
 def used_helpers(candidates: list[Callable[..., object]], text: str) -> list[Callable[..., object]]:

@@ -121,7 +121,9 @@ _cd.Block.__init__ = _block
 # a copy writes to, even forgets the declared type: kept here), so a section that read another
 # section's bf16 output read its unrounded f32 value while the host, reading it back, saw it
 # rounded: the tiny bf16 Qwen3-Next layer's matmuls after its rms norms differed from the
-# reference in 4 of 10 elements, enough to flip an MoE route downstream.
+# reference in 4 of 10 elements, enough to flip an MoE route downstream. Likewise a host value
+# given to `ttnn.from_torch` as a 16-bit tensor is rounded to it, as a chip stores it: the host
+# writes a collective's result back that way (host.py `_on_chip`), a sum the simulator made in f32.
 ROUND_HOOK = """
 from ttl.sim import copyhandlers as _rh, ttnnsim as _rt
 _narrow = tuple(_rt._PROMOTABLE_FLOAT_DTYPES.values())
@@ -139,6 +141,12 @@ def _rounded(self, src, dst):
         raw = dst.to_torch()
         raw.copy_(raw.to(dst.dtype).to(raw.dtype))
 _rh.BlockToTensorHandler.transfer = _rounded
+_from = _rt.from_torch
+def _from_rounded(tensor, dtype=None, *args, **kwargs):
+    if dtype in _narrow and tensor.is_floating_point():
+        tensor = tensor.to(dtype).to(tensor.dtype)
+    return _from(tensor, dtype, *args, **kwargs)
+_rt.from_torch = _from_rounded
 """
 
 
@@ -193,20 +201,33 @@ def run_program(
     extra: Sequence[str] = (),
     dfbs: bool = False,
 ) -> list[np.ndarray]:
-    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
-        raise BackendUnavailable(INSTALL)
     entry = next(op for op in module.walk() if isinstance(op, sp.EntryOp))
     names = [s.data for s in entry.inputs.data]
     outputs = [s.data for s in entry.outputs.data]
+    _require_simulator()
+    text = emit(module)  # a refusal before the inputs are looked at
+    arrays = dict(zip(names, map(_savable, inputs), strict=True))
+    got = _simulate(module, text, workdir, arrays, extra, dfbs)
+    return [_as(got[n], a) for n, a in zip(outputs, _dtypes(module, outputs), strict=True)]
+
+
+def _require_simulator() -> None:
+    if importlib.util.find_spec("ttl") is None or importlib.util.find_spec("ttl.sim") is None:
+        raise BackendUnavailable(INSTALL)
+
+
+def _simulate(
+    module: ModuleOp,
+    text: str,
+    workdir: Path,
+    arrays: dict[str, np.ndarray],
+    extra: Sequence[str] = (),
+    dfbs: bool = False,
+) -> dict[str, np.ndarray]:
+    """The printed program `text` run under tt-lang-sim on `arrays` (its inputs file), its
+    outputs file read back."""
     program = workdir / "program.py"
-    program.write_text(emit(module))
-    arrays = {}
-    for n, a in zip(names, inputs, strict=True):
-        a = np.asarray(a)
-        # numpy's .npz has no bfloat16 (ml_dtypes' is no numpy number): saved as f32, the
-        # program rounds it to its tensor's dtype again
-        native = np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_
-        arrays[n] = a if native else a.astype(np.float32)
+    program.write_text(text)
     np.savez(workdir / "inputs.npz", **arrays)
     out = workdir / "outputs.npz"
     cmd = simulator_command(
@@ -222,11 +243,16 @@ def run_program(
     text = proc.stdout + proc.stderr
     if proc.returncode != 0 or not out.exists():
         raise BackendFailed(simulator_message(text))
-    got = np.load(out)
-    result = []
-    for n, a in zip(outputs, _dtypes(module, outputs), strict=True):
-        result.append(_as(got[n], a))
-    return result
+    with np.load(out) as got:
+        return dict(got)
+
+
+def _savable(a: np.ndarray) -> np.ndarray:
+    # numpy's .npz has no bfloat16 (ml_dtypes' is no numpy number): saved as f32, the
+    # program rounds it to its tensor's dtype again
+    a = np.asarray(a)
+    native = np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_
+    return a if native else a.astype(np.float32)
 
 
 def _dtypes(module: ModuleOp, names: list[str]) -> list[str]:
@@ -269,6 +295,46 @@ def run_traced(module: ModuleOp, inputs: Sequence[np.ndarray]) -> Traced:
         outs = run_program(module, inputs, work, ["--trace", str(trace)], dfbs=True)
         events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
         return Traced(outs, events, json.loads((work / "dfbs.json").read_text()))
+
+
+def run_tt_lang_sim_chips(module: ModuleOp, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """A deployment over several chips on stacks (docs/mesh.md#reference-semantics: the mesh's
+    axes, then one chip's shard), inputs and outputs in `sp.entry` order: the program runs
+    every chip's sections on its own shard and the collectives between them (host.py)."""
+    from spatial_dialect.tools.interpreters.deployment import chips, deployment_of, stack
+
+    dep = deployment_of(module)
+    if dep is None:
+        raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
+    _require_simulator()
+    text = emit(module)
+    per_chip = {}
+    for name, stacked in zip(dep.input_names, stacks, strict=True):
+        for c, part in enumerate(chips(np.asarray(stacked), dep.mesh_shape)):
+            per_chip[f"{name}@{c}"] = _savable(part)
+    with tempfile.TemporaryDirectory(prefix="spatial-ttlang-") as d:
+        got = _simulate(module, text, Path(d), per_chip)
+    outputs = dep.output_names
+    return [
+        stack([_as(got[f"{name}@{c}"], dt) for c in range(dep.chips)], dep.mesh_shape)
+        for name, dt in zip(outputs, _dtypes(module, outputs), strict=True)
+    ]
+
+
+def run_tt_lang_sim_mesh(module: ModuleOp, whole: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The mesh runner (tools/backend/executors.py MESH_BACKENDS): the WHOLE inputs sharded per
+    the entry's placements, every chip simulated, the WHOLE outputs read back per theirs, by
+    the plumbing every executor of a deployment shares (tools/interpreters/deployment.py)."""
+    from spatial_dialect.tools.interpreters.deployment import (
+        deployment_of,
+        shard_inputs,
+        unshard_outputs,
+    )
+
+    dep = deployment_of(module)
+    if dep is None:
+        raise BackendFailed("the module is no deployment over a mesh (its entry has no placements)")
+    return unshard_outputs(dep, run_tt_lang_sim_chips(module, shard_inputs(dep, whole)))
 
 
 def run_tt_lang_sim(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
