@@ -1,4 +1,5 @@
-"""Predicted tokens per second of a whole greedy decode step of Llama-3.1-8B.
+"""Predicted tokens per second of a whole greedy decode step: Llama-3.1-8B on one chip, and over
+meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
     .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~1 CPU minute)
@@ -215,8 +216,8 @@ class MeshRow:
     bytes_per_chip: int
     chip_bytes: int
     compile_s: float
-    # tensor-parallel's plan of each product, by its result's name without the layer prefix
-    # ("o" -> {"row": 80}): where the Megatron pairs were chosen
+    # tensor-parallel's plan of each product and MoE block, by its result's name without the
+    # layer prefix ("o" -> {"row": 80}): where the Megatron pairs were chosen
     plans: dict[str, dict[str, int]]
     batch: int = 1
 
@@ -259,12 +260,12 @@ def _unlayered(name: str) -> str:
 
 
 def product_plans(module) -> dict[str, dict[str, int]]:
-    """Each product's `tp.plan`, counted over the layers by its result's name."""
-    from spatial_dialect.tg import MatmulOp, MatmulQ8_0Op
+    """Each product's and MoE block's `tp.plan`, counted over the layers by its result's name."""
+    from spatial_dialect.tg import MatmulOp, MatmulQ8_0Op, MoeOp
 
     plans: dict[str, Counter[str]] = {}
     for op in module.walk():
-        if isinstance(op, (MatmulOp, MatmulQ8_0Op)):
+        if isinstance(op, (MatmulOp, MatmulQ8_0Op, MoeOp)):
             plan = op.attributes.get("tp.plan")
             name = _unlayered(op.results[0].name_hint or "?")
             plans.setdefault(name, Counter())[plan.data if plan else "?"] += 1
@@ -386,7 +387,7 @@ def json_row(r: Row | MeshRow) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--smoke",
         action="store_true",
