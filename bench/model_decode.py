@@ -2,7 +2,7 @@
 meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
-    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~1 CPU minute)
+    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
     .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
     .venv/bin/python bench/model_decode.py --json     # one JSON object per row
 
@@ -30,8 +30,8 @@ A row's weights are one of:
 
 Mesh rows (`--mesh`, issue 23): a whole decode step of Llama-3.1-70B (80 layers) and Qwen3-30B-A3B
 (48 layers) deployed over a mesh preset of chips. Each is compiled by `tensor-parallel{mesh=M}`
-(whose decisions, `tp.plan` on each product, the row lists) and then `spatial-pipeline{target=M
-format=F}`, and read from `-t report`. Every chip runs the same sections on its own shard in
+(the row lists its decisions: the `tp.plan` of each product and MoE block) and then
+`spatial-pipeline{target=M format=F}`, and read from `-t report`. Every chip runs the same sections on its own shard in
 lockstep, and each collective sits between the section that writes its input and the one that
 reads its result, so nothing overlaps it: the step's predicted time is ONE chip's sections'
 predicted times plus EVERY collective's priced time (the report's total), and the collectives'
@@ -182,8 +182,8 @@ def table(rows: list[Row]) -> list[str]:
 
 # --- mesh rows --------------------------------------------------------------------------------
 
-# (model, mesh preset, weights). t3k bf16 is issue 23's refusal: 70B in bf16 is 17.6 GB a chip,
-# past a Wormhole's 12.
+# (model, mesh preset, weights). t3k bf16 is issue 23's refusal: 70B's weights in bf16 are over
+# 17 GB a chip, past a Wormhole's 12 GiB.
 MESH_PLAN = (
     ("llama3_1_70b", "t3k", "bfp8_b"),
     ("llama3_1_70b", "t3k", "bf16"),
@@ -386,6 +386,17 @@ def json_row(r: Row | MeshRow) -> dict:
     }
 
 
+def mesh_rows_plan(smoke: bool) -> list[tuple]:
+    """What `measure_mesh` is called with for each mesh row: (model, layers, mesh, weights,
+    context, prefer_sharded); the smoke's is the tiny model's 2 layers on n300."""
+    import generate
+
+    if smoke:
+        return [(generate.TINY, 2, "n300", "bf16", 64, True)]
+    models = {"llama3_1_70b": generate.LLAMA31_70B, "qwen3_30b_a3b": generate.QWEN3_30B_A3B}
+    return [(models[m], MESH_LAYERS[m], mesh, w, MESH_CONTEXT, False) for m, mesh, w in MESH_PLAN]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -398,14 +409,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import generate
 
-    models = {"llama3_1_70b": generate.LLAMA31_70B, "qwen3_30b_a3b": generate.QWEN3_30B_A3B}
     if args.smoke:
         model, layers, plan = generate.TINY, 2, [("wormhole_n150", "bf16", 64)]
-        mesh_plan = [(generate.TINY, 2, "n300", "bf16", 64, True)]
+        mesh_plan = mesh_rows_plan(smoke=True)
     else:
         model, layers = generate.LLAMA31_8B, 32
         plan = [] if args.mesh else [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
-        mesh_plan = [(models[m], MESH_LAYERS[m], mesh, w, MESH_CONTEXT) for m, mesh, w in MESH_PLAN]
+        mesh_plan = mesh_rows_plan(smoke=False)
     programs = {(w, s): decode_step(model, s, layers, w) for w, s in {(w, s) for _, w, s in plan}}
     rows = []
     for target, weights, cache in plan:

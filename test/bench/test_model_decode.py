@@ -91,6 +91,22 @@ def test_the_mesh_models_and_published_rates():
     }
 
 
+def test_the_mesh_rows_are_issue_23s():
+    rows = [
+        (m.name, layers, mesh, w, context, sharded)
+        for m, layers, mesh, w, context, sharded in md.mesh_rows_plan(smoke=False)
+    ]
+    assert rows == [
+        ("llama3_1_70b", 80, "t3k", "bfp8_b", 128, False),
+        ("llama3_1_70b", 80, "t3k", "bf16", 128, False),
+        ("llama3_1_70b", 80, "galaxy", "bfp8_b", 128, False),
+        ("qwen3_30b_a3b", 48, "n300", "bf16", 128, False),
+        ("qwen3_30b_a3b", 48, "n300", "bfp8_b", 128, False),
+        ("qwen3_30b_a3b", 48, "p150x4", "bf16", 128, False),
+        ("qwen3_30b_a3b", 48, "p150x4", "bfp8_b", 128, False),
+    ]
+
+
 def _tiny_deployment_report():
     """The tiny step over n300 compiled by spatial-opt's own pipeline, as a person would: the
     numbers the bench's row must agree with."""
