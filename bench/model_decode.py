@@ -1,7 +1,10 @@
-"""Predicted tokens per second of a whole greedy decode step of Llama-3.1-8B.
+"""Predicted tokens per second of a whole greedy decode step: Llama-3.1-8B on one chip, and over
+meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
-    .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on one target (CI)
+    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
+    .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
+    .venv/bin/python bench/model_decode.py --json     # one JSON object per row
 
 One decode step is the whole program `examples/generate.py` writes for it: the embedding gather,
 32 decoder layers (each with its own weights and a KV cache of S rows), the final norm, the LM
@@ -24,13 +27,39 @@ A row's weights are one of:
 - `q8_0`: the projections and the LM head as a Q8_0 checkpoint holds them (34 bytes per 32
   elements, tg.matmul_q8_0), activations and KV cache bf16; the embedding table stays bf16 (a
   decode step reads one row of it).
+
+Mesh rows (`--mesh`, issue 23): a whole decode step of Llama-3.1-70B (80 layers) and Qwen3-30B-A3B
+(48 layers) deployed over a mesh preset of chips. Each is compiled by `tensor-parallel{mesh=M}`
+(the row lists its decisions: the `tp.plan` of each product and MoE block) and then
+`spatial-pipeline{target=M format=F}`, and read from `-t report`. Every chip runs the same sections on its own shard in
+lockstep, and each collective sits between the section that writes its input and the one that
+reads its result, so nothing overlaps it: the step's predicted time is ONE chip's sections'
+predicted times plus EVERY collective's priced time (the report's total), and the collectives'
+share is their sum over that. Its roofline is one chip's sections' rooflines (its compulsory DRAM
+bytes at peak bandwidth); the collectives are not in it, so predicted/roofline counts them as
+overhead. Bytes per chip: what link's DRAM layout gives one chip (every chip holds the same
+shards); a row whose bytes exceed the chip's DRAM says so and is priced as a what-if (dram-mem).
+
+Beside them, tt-metal's published Llama 3.1 70B rates (tt-metal models/README.md, LLMs table,
+"Last Update: Nov 3, 2025"): 15.9 tokens/s/user on QuietBox Wormhole (t3k, TP=8) and 72.5 on
+Galaxy Wormhole (TP=32), both batch 32 with 128 rows in the KV cache (the table's notes), which is
+the context the mesh rows use; our rows are batch 1 (bench/README.md#mesh-rows says what else
+differs). tt-metal publishes no Qwen3-30B-A3B row.
+
+`--json` prints one JSON object per row instead of the tables (issue 24): model, card, batch,
+context, format, tokens_per_s_user, tokens_per_s (batch x tokens_per_s_user),
+step_over_roofline, and fits (false: a what-if past the card's memory).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import re
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,6 +76,7 @@ TT_METAL_TOKENS_PER_S_USER = {"wormhole_n150": 26.0, "blackhole_p150": 33.1}
 
 @dataclass(frozen=True)
 class Row:
+    model: str
     target: str
     weights: str
     cache: int
@@ -99,7 +129,7 @@ def compile_step(tool, program: str, options: str):
     return module
 
 
-def measure(program: str, target: str, weights: str, cache: int, layers: int) -> Row:
+def measure(program: str, model: str, target: str, weights: str, cache: int, layers: int) -> Row:
     """Compile ``program`` (written with ``weights``) through the pipeline and total its report."""
     from spatial_dialect.passes.dram_layout import DramExceeded
     from spatial_dialect.tools.emit.report import report
@@ -118,6 +148,7 @@ def measure(program: str, target: str, weights: str, cache: int, layers: int) ->
         module = compile_step(tool, program, f"target={target} format={fmt} dram-mem=1TB")
     r = report(module)
     return Row(
+        model=model,
         target=target,
         weights=weights,
         cache=cache,
@@ -149,34 +180,281 @@ def table(rows: list[Row]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--smoke", action="store_true", help="a 2-layer tiny model on wormhole_n150 (CI)"
+# --- mesh rows --------------------------------------------------------------------------------
+
+# (model, mesh preset, weights). t3k bf16 is issue 23's refusal: 70B's weights in bf16 are over
+# 17 GB a chip, past a Wormhole's 12 GiB.
+MESH_PLAN = (
+    ("llama3_1_70b", "t3k", "bfp8_b"),
+    ("llama3_1_70b", "t3k", "bf16"),
+    ("llama3_1_70b", "galaxy", "bfp8_b"),
+    ("qwen3_30b_a3b", "n300", "bf16"),
+    ("qwen3_30b_a3b", "n300", "bfp8_b"),
+    ("qwen3_30b_a3b", "p150x4", "bf16"),
+    ("qwen3_30b_a3b", "p150x4", "bfp8_b"),
+)
+MESH_LAYERS = {"llama3_1_70b": 80, "qwen3_30b_a3b": 48}
+# tt-metal's table measures with 128 rows in the KV cache (its notes); so do the mesh rows.
+MESH_CONTEXT = 128
+# tt-metal models/README.md, LLMs table: Llama 3.1 70B tokens/s/user at batch 32.
+TT_METAL_MESH_TOKENS_PER_S_USER = {("llama3_1_70b", "t3k"): 15.9, ("llama3_1_70b", "galaxy"): 72.5}
+
+
+@dataclass(frozen=True)
+class MeshRow:
+    model: str
+    card: str
+    chips: int
+    weights: str
+    context: int
+    layers: int
+    sections: int
+    sections_us: float
+    # (kind, tensor without its layer prefix, us) per step, in execution order
+    collectives: tuple[tuple[str, str, float], ...]
+    roofline_us: float
+    bytes_per_chip: int
+    chip_bytes: int
+    compile_s: float
+    # tensor-parallel's plan of each product and MoE block, by its result's name without the
+    # layer prefix ("o" -> {"row": 80}): where the Megatron pairs were chosen
+    plans: dict[str, dict[str, int]]
+    batch: int = 1
+
+    @property
+    def collectives_us(self) -> float:
+        return sum(us for _, _, us in self.collectives)
+
+    @property
+    def predicted_us(self) -> float:
+        return self.sections_us + self.collectives_us
+
+    @property
+    def tokens_per_s(self) -> float:
+        return 1e6 / self.predicted_us
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted_us / self.roofline_us
+
+    @property
+    def collective_share(self) -> float:
+        return self.collectives_us / self.predicted_us
+
+    @property
+    def fits(self) -> bool:
+        return self.bytes_per_chip <= self.chip_bytes
+
+    def dominant(self, n: int = 3) -> list[tuple[str, int, float]]:
+        """The `n` collectives that take the most time in all: (kind and tensor, count, us)."""
+        us: Counter[str] = Counter()
+        count: Counter[str] = Counter()
+        for kind, tensor, t in self.collectives:
+            us[f"{kind} {tensor}"] += t
+            count[f"{kind} {tensor}"] += 1
+        return [(k, count[k], t) for k, t in us.most_common(n)]
+
+
+def _unlayered(name: str) -> str:
+    return re.sub(r"^l\d+_", "", name)
+
+
+def product_plans(module) -> dict[str, dict[str, int]]:
+    """Each product's and MoE block's `tp.plan`, counted over the layers by its result's name."""
+    from spatial_dialect.tg import MatmulOp, MatmulQ8_0Op, MoeOp
+
+    plans: dict[str, Counter[str]] = {}
+    for op in module.walk():
+        if isinstance(op, (MatmulOp, MatmulQ8_0Op, MoeOp)):
+            plan = op.attributes.get("tp.plan")
+            name = _unlayered(op.results[0].name_hint or "?")
+            plans.setdefault(name, Counter())[plan.data if plan else "?"] += 1
+    return {k: dict(v) for k, v in plans.items()}
+
+
+def compile_mesh(tool, program: str, mesh: str, options: str, prefer_sharded: bool = False):
+    """The per-chip function `tensor-parallel{mesh}` makes of ``program``, its products' plans, and
+    the deployment `spatial-pipeline{target=mesh options}` compiles of it. The pass is run on its
+    own first to read its decisions before the pipeline lowers the products; run again inside the
+    pipeline (once it runs it on a mesh target) it leaves a per-chip function alone.
+    `prefer_sharded`: the pass's option of that name (a sharded plan wherever one runs)."""
+    from xdsl.parser import Parser
+    from xdsl.passes import PassPipeline
+
+    module = Parser(tool.ctx, program).parse_module()
+    module.verify()
+    spec = f"tensor-parallel{{mesh={mesh}{' prefer-sharded=true' if prefer_sharded else ''}}}"
+    PassPipeline.parse_spec(tool.available_passes, spec).apply(tool.ctx, module)
+    plans = product_plans(module)
+    spec = f"spatial-pipeline{{target={mesh} {options}}}"
+    PassPipeline.parse_spec(tool.available_passes, spec).apply(tool.ctx, module)
+    return module, plans
+
+
+def measure_mesh(
+    model, layers: int, mesh: str, weights: str, context: int, prefer_sharded: bool = False
+) -> MeshRow:
+    """Compile a whole decode step of ``model`` over ``mesh`` and read its report. The smoke row
+    takes ``prefer_sharded``: by price the tiny model runs whole on every chip (its collectives
+    cost more than its products save), and the smoke is there to run a deployment's collectives
+    through the pipeline and the report."""
+    from spatial_dialect.passes.dram_layout import DramExceeded, dram_layout
+    from spatial_dialect.passes.target_choice import mesh_named
+    from spatial_dialect.tools.emit.report import report
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    program = decode_step(model, context, layers, weights)
+    tool = SpatialOptMain(args=[])
+    fmt = f"format={storage_format(weights)}"
+    t0 = time.process_time()
+    try:
+        module, plans = compile_mesh(tool, program, mesh, fmt, prefer_sharded)
+    except DramExceeded:
+        # One chip's shards do not fit its DRAM: price the step as a what-if with room for them;
+        # the row's bytes per chip say by how much.
+        module, plans = compile_mesh(tool, program, mesh, f"{fmt} dram-mem=1TB", prefer_sharded)
+    compile_s = time.process_time() - t0
+    r = report(module)
+    chip = mesh_named(mesh).chip
+    layout = dram_layout(module, chip)
+    steps = r.get("collectives", [])
+    return MeshRow(
+        model=model.name,
+        card=mesh,
+        chips=math.prod(r["mesh"]["shape"]),
+        weights=weights,
+        context=context,
+        layers=layers,
+        sections=len(r["sections"]),
+        sections_us=sum(s["predicted_us"] for s in r["sections"]),
+        collectives=tuple((s["kind"], _unlayered(s["tensor"]), s["us"]) for s in steps),
+        roofline_us=r["total"]["roofline_us"],
+        bytes_per_chip=layout[-1].offset + layout[-1].bytes if layout else 0,
+        chip_bytes=chip.dram_bytes,
+        compile_s=compile_s,
+        plans=plans,
     )
+
+
+def mesh_table(rows: list[MeshRow]) -> list[str]:
+    lines = [
+        "| model | card (chips) | weights | batch | context | predicted ms | tokens/s/user "
+        "| collectives ms (share) | roofline ms | predicted/roofline | GB per chip (of) "
+        "| compile CPU s | tt-metal tokens/s/user (batch 32) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        published = TT_METAL_MESH_TOKENS_PER_S_USER.get((r.model, r.card))
+        weights = r.weights if r.fits else f"{r.weights} (does not fit: what-if)"
+        lines.append(
+            f"| {r.model} | {r.card} ({r.chips}) | {weights} | {r.batch} | {r.context} | "
+            f"{r.predicted_us / 1000:.2f} | {r.tokens_per_s:.1f} | "
+            f"{r.collectives_us / 1000:.2f} ({100 * r.collective_share:.0f}%) | "
+            f"{r.roofline_us / 1000:.2f} | {r.ratio:.3f} | "
+            f"{r.bytes_per_chip / 1e9:.2f} ({r.chip_bytes / 1e9:.1f}) | {r.compile_s:.1f} | "
+            f"{'-' if published is None else f'{published:.1f}'} |"
+        )
+    return lines
+
+
+def mesh_findings(r: MeshRow) -> str:
+    top = ", ".join(f"{k} x{n} {us / 1000:.2f} ms" for k, n, us in r.dominant())
+    plans = ", ".join(
+        f"{name} " + "/".join(f"{p}" + (f" x{n}" if len(c) > 1 else "") for p, n in c.items())
+        for name, c in r.plans.items()
+    )
+    return (
+        f"{r.model} {r.card} {r.weights}: {len(r.collectives)} collectives; most time: "
+        f"{top or 'none'}; products: {plans}"
+    )
+
+
+def json_row(r: Row | MeshRow) -> dict:
+    """Issue 24's fields, for a single-chip row and a mesh row alike."""
+    mesh = isinstance(r, MeshRow)
+    batch = r.batch if mesh else 1
+    return {
+        "model": r.model,
+        "card": r.card if mesh else r.target,
+        "batch": batch,
+        "context": r.context if mesh else r.cache,
+        "format": r.weights,
+        "tokens_per_s_user": round(r.tokens_per_s, 3),
+        "tokens_per_s": round(batch * r.tokens_per_s, 3),
+        "step_over_roofline": round(r.ratio, 4),
+        "fits": r.fits if mesh else r.needs is None,
+    }
+
+
+def mesh_rows_plan(smoke: bool) -> list[tuple]:
+    """What `measure_mesh` is called with for each mesh row: (model, layers, mesh, weights,
+    context, prefer_sharded); the smoke's is the tiny model's 2 layers on n300."""
+    import generate
+
+    if smoke:
+        return [(generate.TINY, 2, "n300", "bf16", 64, True)]
+    models = {"llama3_1_70b": generate.LLAMA31_70B, "qwen3_30b_a3b": generate.QWEN3_30B_A3B}
+    return [(models[m], MESH_LAYERS[m], mesh, w, MESH_CONTEXT, False) for m, mesh, w in MESH_PLAN]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a 2-layer tiny model on wormhole_n150 and on n300, sharded (CI)",
+    )
+    parser.add_argument("--mesh", action="store_true", help="the mesh rows alone")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
     import generate
 
     if args.smoke:
         model, layers, plan = generate.TINY, 2, [("wormhole_n150", "bf16", 64)]
+        mesh_plan = mesh_rows_plan(smoke=True)
     else:
         model, layers = generate.LLAMA31_8B, 32
-        plan = [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
+        plan = [] if args.mesh else [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
+        mesh_plan = mesh_rows_plan(smoke=False)
     programs = {(w, s): decode_step(model, s, layers, w) for w, s in {(w, s) for _, w, s in plan}}
     rows = []
     for target, weights, cache in plan:
-        rows.append(measure(programs[weights, cache], target, weights, cache, layers))
+        rows.append(measure(programs[weights, cache], model.name, target, weights, cache, layers))
         print(
             f"# {target} {weights} S={cache}: {rows[-1].sections} sections, compiled in "
             f"{rows[-1].compile_s:.1f} CPU s",
             file=sys.stderr,
         )
-    print(f"{model.name}: whole greedy decode step, {layers} layers, batch 1")
-    print()
-    print("\n".join(table(rows)))
-    print()
-    for r in rows:
-        print(f"{r.target} {r.weights} S={r.cache}: whole step predicted/roofline {r.ratio:.3f}")
+    mesh_rows = []
+    for m, n, mesh, weights, context, prefer_sharded in mesh_plan:
+        mesh_rows.append(measure_mesh(m, n, mesh, weights, context, prefer_sharded))
+        print(
+            f"# {m.name} {mesh} {weights}: {mesh_rows[-1].sections} sections, "
+            f"{len(mesh_rows[-1].collectives)} collectives, compiled in "
+            f"{mesh_rows[-1].compile_s:.1f} CPU s",
+            file=sys.stderr,
+        )
+    if args.json:
+        for r in [*rows, *mesh_rows]:
+            print(json.dumps(json_row(r)))
+        return 0
+    if rows:
+        print(f"{model.name}: whole greedy decode step, {layers} layers, batch 1")
+        print()
+        print("\n".join(table(rows)))
+        print()
+        for r in rows:
+            print(
+                f"{r.target} {r.weights} S={r.cache}: whole step predicted/roofline {r.ratio:.3f}"
+            )
+    if mesh_rows:
+        print()
+        print("Over a mesh of chips: whole greedy decode step, batch 1, tensor-parallel")
+        print()
+        print("\n".join(mesh_table(mesh_rows)))
+        print()
+        for r in mesh_rows:
+            print(mesh_findings(r))
     return 0
 
 

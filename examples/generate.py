@@ -39,9 +39,18 @@ LLAMA3_8B = Model("llama3_8b", 4096, 32, 8, 128, 14336, 1e-5, qk_norm=False)
 QWEN3_8B = Model("qwen3_8b", 4096, 32, 8, 128, 12288, 1e-6, qk_norm=True)
 # Qwen3-30B-A3B: config.json of Qwen/Qwen3-30B-A3B (hidden 2048, 32 heads, 4 kv heads, head_dim
 # 128, 128 experts, 8 per token, moe_intermediate_size 768, norm_topk_prob true, rms_norm_eps
-# 1e-6, q_norm/k_norm per head; no shared expert).
+# 1e-6, q_norm/k_norm per head; no shared expert; vocab 151936, untied LM head; 48 layers).
 QWEN3_30B_A3B = Model(
-    "qwen3_30b_a3b", 2048, 32, 4, 128, 0, 1e-6, qk_norm=True, moe=MoeBlock(128, 8, 768)
+    "qwen3_30b_a3b",
+    2048,
+    32,
+    4,
+    128,
+    0,
+    1e-6,
+    qk_norm=True,
+    moe=MoeBlock(128, 8, 768),
+    vocab=151936,
 )
 # Llama-3.1-8B: config.json of meta-llama/Llama-3.1-8B (the Llama-3-8B dimensions, vocab 128256);
 # rope scaling changes the cos/sin inputs, not the program.
@@ -50,6 +59,9 @@ LLAMA31_8B = replace(LLAMA3_8B, name="llama3_1_8b", vocab=128256)
 # intermediate 28672, 80 layers, rms_norm_eps 1e-5, vocab 128256); the compile-speed bench's
 # largest program.
 LLAMA3_70B = Model("llama3_70b", 8192, 64, 8, 128, 28672, 1e-5, qk_norm=False, vocab=128256)
+# Llama-3.1-70B: config.json of meta-llama/Llama-3.1-70B (the Llama-3-70B dimensions and vocab);
+# as for the 8B, rope scaling changes the cos/sin inputs, not the program.
+LLAMA31_70B = replace(LLAMA3_70B, name="llama3_1_70b")
 # Small enough to simulate in seconds, with every feature of the real ones (GQA 4:2, q/k norm).
 TINY = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
 # The same in f32, for chips without bf16 (Plasticine's datapath is 32-bit).

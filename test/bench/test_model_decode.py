@@ -1,8 +1,13 @@
-"""bench/model_decode.py: a smoke run of the whole-step decode bench on a 2-layer tiny model (the
-Llama-3.1-8B rows take minutes and are recorded in bench/README.md)."""
+"""bench/model_decode.py: a smoke run of the whole-step decode bench on a 2-layer tiny model, on one
+chip and over n300 (the Llama-3.1-8B rows and the 70B and Qwen3-30B-A3B mesh rows take minutes and
+are recorded in bench/README.md; SPATIAL_MESH_FULL=1 runs the Llama-3.1-70B t3k rows)."""
 
+import json
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_loader import load  # noqa: E402
@@ -14,7 +19,7 @@ def test_smoke_tiny_step():
     import generate
 
     program = md.decode_step(generate.TINY, 64, 2)
-    row = md.measure(program, "wormhole_n150", "bf16", 64, 2)
+    row = md.measure(program, "tiny", "wormhole_n150", "bf16", 64, 2)
     # the embedding; 2 layers of 19 sections (norm, q/k/v, q/k norms, 2 ropes, 2 cache writes,
     # attention, o, residual, norm, gate/up, swiglu, down, residual: d = 128 fits one norm
     # section); the final norm, the LM head, the arg-max
@@ -31,8 +36,10 @@ def test_smoke_tiny_step():
 def test_q8_0_weights_add_one_activation_view_per_value_and_read_fewer_bytes():
     import generate
 
-    bf16 = md.measure(md.decode_step(generate.TINY, 64, 2), "wormhole_n150", "bf16", 64, 2)
-    q8 = md.measure(md.decode_step(generate.TINY, 64, 2, "q8_0"), "wormhole_n150", "q8_0", 64, 2)
+    bf16 = md.measure(md.decode_step(generate.TINY, 64, 2), "tiny", "wormhole_n150", "bf16", 64, 2)
+    q8 = md.measure(
+        md.decode_step(generate.TINY, 64, 2, "q8_0"), "tiny", "wormhole_n150", "q8_0", 64, 2
+    )
     # One Q8_0 view per value a Q8_0 matmul reads: a layer's attention norm (q, k, v share it),
     # attention's output (o), the FFN norm (gate, up) and swiglu (down); then the final norm (LM head).
     assert q8.sections == bf16.sections + 2 * 4 + 1
@@ -53,3 +60,139 @@ def test_the_model_is_llama_3_1_8b():
         128256,
     )
     assert md.TT_METAL_TOKENS_PER_S_USER == {"wormhole_n150": 26.0, "blackhole_p150": 33.1}
+
+
+def test_the_mesh_models_and_published_rates():
+    import generate
+
+    m = generate.LLAMA31_70B
+    assert (m.d, m.heads, m.kv_heads, m.head_dim, m.ffn, m.vocab) == (
+        8192,
+        64,
+        8,
+        128,
+        28672,
+        128256,
+    )
+    q = generate.QWEN3_30B_A3B
+    assert (q.d, q.heads, q.kv_heads, q.vocab, q.moe.experts, q.moe.top_k, q.moe.ffn) == (
+        2048,
+        32,
+        4,
+        151936,
+        128,
+        8,
+        768,
+    )
+    assert md.MESH_LAYERS == {"llama3_1_70b": 80, "qwen3_30b_a3b": 48}
+    assert md.TT_METAL_MESH_TOKENS_PER_S_USER == {
+        ("llama3_1_70b", "t3k"): 15.9,
+        ("llama3_1_70b", "galaxy"): 72.5,
+    }
+
+
+def test_the_mesh_rows_are_issue_23s():
+    rows = [
+        (m.name, layers, mesh, w, context, sharded)
+        for m, layers, mesh, w, context, sharded in md.mesh_rows_plan(smoke=False)
+    ]
+    assert rows == [
+        ("llama3_1_70b", 80, "t3k", "bfp8_b", 128, False),
+        ("llama3_1_70b", 80, "t3k", "bf16", 128, False),
+        ("llama3_1_70b", 80, "galaxy", "bfp8_b", 128, False),
+        ("qwen3_30b_a3b", 48, "n300", "bf16", 128, False),
+        ("qwen3_30b_a3b", 48, "n300", "bfp8_b", 128, False),
+        ("qwen3_30b_a3b", 48, "p150x4", "bf16", 128, False),
+        ("qwen3_30b_a3b", 48, "p150x4", "bfp8_b", 128, False),
+    ]
+
+
+def _tiny_deployment_report():
+    """The tiny step over n300 compiled by spatial-opt's own pipeline, as a person would: the
+    numbers the bench's row must agree with."""
+    import generate
+    from xdsl.parser import Parser
+    from xdsl.passes import PassPipeline
+
+    from spatial_dialect.tools.emit.report import report
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    tool = SpatialOptMain(args=[])
+    module = Parser(tool.ctx, md.decode_step(generate.TINY, 64, 2)).parse_module()
+    spec = "tensor-parallel{mesh=n300 prefer-sharded=true},spatial-pipeline{target=n300}"
+    PassPipeline.parse_spec(tool.available_passes, spec).apply(tool.ctx, module)
+    return report(module)
+
+
+def test_smoke_tiny_step_over_n300():
+    import generate
+
+    from spatial_dialect.passes.dram_layout import dram_layout
+    from spatial_dialect.passes.target_choice import chip_target
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    row = md.measure_mesh(generate.TINY, 2, "n300", "bf16", 64, prefer_sharded=True)
+    r = _tiny_deployment_report()
+    assert (row.card, row.chips, row.batch, row.context, row.layers) == ("n300", 2, 1, 64, 2)
+    # Collectives are steps between sections, not sections: one chip runs as many sections as the
+    # single-chip step (test_smoke_tiny_step), on its shards.
+    assert row.sections == 1 + 2 * 19 + 1 + 1 + 1
+    assert len(row.collectives) == len(r["collectives"]) > 0
+    # The step is one chip's sections plus every collective: the report's total.
+    assert abs(row.predicted_us - r["total"]["predicted_us"]) < 1e-6
+    assert abs(row.collectives_us - sum(c["us"] for c in r["collectives"])) < 1e-6
+    assert 0 < row.collective_share < 1 and row.predicted_us >= row.roofline_us > 0
+    # Each chip holds its shards: less than the whole step's tensors, more than half of them (the
+    # tiny model's norms, embedding and LM head stay replicated).
+    program = md.decode_step(generate.TINY, 64, 2)
+    single = md.compile_step(SpatialOptMain(args=[]), program, "target=wormhole_n150")
+    layout = dram_layout(single, chip_target("wormhole_n150"))
+    whole = layout[-1].offset + layout[-1].bytes
+    assert whole / 2 < row.bytes_per_chip < whole and row.fits
+    # Every product's decision is read: seven a layer and the LM head.
+    assert sum(n for c in row.plans.values() for n in c.values()) == 2 * 7 + 1
+    assert set(row.plans) == {"q", "k", "v", "o", "gate", "up", "down", "logits"}
+    line = md.mesh_table([row])[-1]
+    assert line.startswith("| tiny | n300 (2) | bf16 | 1 | 64 |") and line.endswith("| - |")
+
+
+def test_json_rows_carry_issue_24s_fields(capsys):
+    assert md.main(["--smoke", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["model"], r["card"]) for r in rows] == [("tiny", "wormhole_n150"), ("tiny", "n300")]
+    for r in rows:
+        assert list(r) == [
+            "model",
+            "card",
+            "batch",
+            "context",
+            "format",
+            "tokens_per_s_user",
+            "tokens_per_s",
+            "step_over_roofline",
+            "fits",
+        ]
+        assert (r["batch"], r["context"], r["format"], r["fits"]) == (1, 64, "bf16", True)
+        assert r["tokens_per_s"] == r["tokens_per_s_user"] > 0
+        assert r["step_over_roofline"] >= 1
+
+
+@pytest.mark.skipif(
+    os.environ.get("SPATIAL_MESH_FULL") != "1", reason="80 layers: SPATIAL_MESH_FULL=1"
+)
+def test_llama_3_1_70b_over_t3k():
+    import generate
+
+    fp8 = md.measure_mesh(generate.LLAMA31_70B, 80, "t3k", "bfp8_b", md.MESH_CONTEXT)
+    bf16 = md.measure_mesh(generate.LLAMA31_70B, 80, "t3k", "bf16", md.MESH_CONTEXT)
+    # By hand: a layer's products hold 2 x 8192^2 (q, o) + 2 x 8192 x 1024 (k, v) + 3 x 8192 x
+    # 28672 (gate, up, down) = 855.6M weights, 80 layers over 8 chips 8.56G a chip; the embedding
+    # table (128256 x 8192 = 1.05G) is replicated. In bfp8_b (1088 bytes a 1024-element tile)
+    # that is at least 10.2 GB a chip, under a Wormhole's 12 GiB; in bf16 over 19 GB, past it.
+    per_chip = (80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672)) / 8 + 128256 * 8192
+    assert fp8.fits and per_chip * 1088 / 1024 < fp8.bytes_per_chip <= 12 * 2**30
+    assert not bf16.fits and bf16.bytes_per_chip > per_chip * 2 > 12 * 2**30
+    assert fp8.chips == 8 and fp8.sections > 80 * 19
+    # FF2 is row-parallel in every layer, its partial sums all_reduced.
+    assert fp8.plans["down"] == {"row": 80}
+    assert sum(1 for k, t, _ in fp8.collectives if (k, t) == ("all_reduce", "down_1")) == 80
