@@ -78,7 +78,7 @@ def test_examples_keep_their_meaning(example: str, mesh: str, prefer_sharded: bo
     _check(module, mesh, f32_rtol=None, prefer_sharded=prefer_sharded)
 
 
-def _random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
+def random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
     head_dim = rng.choice([32, 64])
     heads = rng.choice([1, 2, 4, 8])
     kv = rng.choice([k for k in (1, 2, 4, 8) if heads % k == 0])
@@ -105,7 +105,7 @@ def _random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
     return m, t, rng.choice([32, 64])
 
 
-SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10)]
+SWEEP = [random_model(random.Random(seed), seed) for seed in range(10)]
 
 
 @pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
@@ -121,7 +121,7 @@ def test_random_layers_keep_their_meaning(case, mesh: str, prefer_sharded: bool)
 
 
 FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
-FULL_SWEEP = [_random_model(random.Random(seed), seed) for seed in range(10, 70)]
+FULL_SWEEP = [random_model(random.Random(seed), seed) for seed in range(10, 70)]
 
 
 @pytest.mark.skipif(not FULL, reason="the wide sweep runs with SPATIAL_MESH_FULL=1")
