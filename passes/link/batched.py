@@ -1,22 +1,88 @@
-"""The batched decode ops (tg.batch_set_rows, tg.batch_attention) have no section form yet.
+"""link for the batched decode ops (docs/tg.md#batched-decode): tg.batch_set_rows, and the
+refusal of tg.batch_attention until it has a section form.
 
-They are refused by name, each with its reason, rather than linked as their single-user
-counterparts: a batched op read as tg.set_rows / tg.attention would write at one position only
-and attend over other users' keys, a silent wrong answer. Their meaning is the reference's
-(docs/tg.md#batched-decode); a linker that gives them sections replaces its entry here.
+    batch_set_rows  load rows[r0, c0] x [1, w] -> scatter into the cache, row r of user
+                    r / T at its position pos[r / T] + r mod T (sp.scatter `tokens T`),
+                    contiguous (b * S + j) or through the block table (`table`, `block_size`)
+
+It is the single-user write (link/indexed.py) with the user as one more dimension of each row:
+the items are the same blocks of the rows written, so the B users' rows are written by the
+sites that would write B rows of one user, and the positions and block ids are read at run time
+by the scatter itself (checked, for every user, before anything is written). The cache is
+carried state as tg.set_rows's: updated in place when nothing reads the old cache later
+(link/context.py carried_names), else copied first.
+
+tg.batch_attention is refused by name, with its reason, rather than linked as tg.attention: read
+as the single-user op it would attend over other users' keys, a silent wrong answer.
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from spatial_dialect import tg
+from spatial_dialect import sp, tg
+from spatial_dialect.passes.link.context import (
+    BLOCK,
+    C0,
+    R0,
+    LinkContext,
+    ProgramBuilder,
+    valid,
+)
+from spatial_dialect.passes.link.maps import map_section
+from spatial_dialect.sp import AccessAttr, Mode, ScatterOp, SectionKind, TensorRole
+
+
+def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    in_place = ctx.names[op.res] == ctx.names[op.cache]
+    sections = []
+    if not in_place:
+        s = ProgramBuilder(ctx, op)
+        cache, copy = s.input(op.cache), s.output(op.res)
+        s.why("carried", f"copied: the old @{cache.sym_name.data} is read after the update")
+        sections.append(map_section(ctx, op, "copy", [(cache, Mode.FULL, BLOCK)], copy, s))
+    s = ProgramBuilder(ctx, op)
+    rows, pos = s.input(op.rows), s.input(op.pos)
+    table = s.input(op.table) if op.table is not None else None
+    result = ctx.tensor(op.res, TensorRole.OUTPUT)
+    s.declare(result)
+    if in_place:
+        s.why("carried", f"in place: @{result.sym_name.data} is the cache and its update")
+    users, tokens = op.users(), op.tokens()
+    layout = (
+        f"paged: blocks of {op.block_size_value()} rows named by @{table.sym_name.data}"
+        if table is not None
+        else f"contiguous: {op.capacity()} rows per user"
+    )
+    s.why(
+        "batch",
+        f"{users} users x {tokens} row(s), each at its own position read from "
+        f"@{pos.sym_name.data} ({layout}); an idle user (-1) writes nothing",
+    )
+    in0 = s.fifo("in0", rows, 1, "w")
+    block = AccessAttr.of(R0, C0, 1, "w")
+    s.load(rows, block, in0)
+    count = valid(op.rows)[0]
+    s.stage(
+        ScatterOp.batched(
+            result.sym_name.data,
+            pos.sym_name.data,
+            block,
+            count,
+            in0,
+            tokens,
+            None if table is None else table.sym_name.data,
+            None if table is None else op.block_size_value(),
+        )
+    )
+    sections.append(s.build(result.sym_name.data, SectionKind.SCATTER))
+    return sections
+
+
+LINKERS = {tg.BatchSetRowsOp: link_batch_set_rows}
+"""The ops this module links."""
 
 REFUSED: dict[type[Operation], str] = {
-    tg.BatchSetRowsOp: (
-        "the batched KV-cache write (each user's rows at its own positions, contiguous or "
-        "through a block table) has no section form yet; spatial-run --reference-only evaluates it"
-    ),
     tg.BatchAttentionOp: (
         "batched decode attention (each user over its own cache, contiguous or paged) has no "
         "section form yet; spatial-run --reference-only evaluates it"

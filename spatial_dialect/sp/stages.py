@@ -17,6 +17,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import (
     ON_ENGINE,
@@ -255,7 +256,8 @@ class GatherOp(IndexedStage):
 
 @irdl_op_definition
 class ScatterOp(IndexedStage):
-    """`sp.scatter %in -> @cache at @pos[r0, c0] x [1, w] count 8`.
+    """`sp.scatter %in -> @cache at @pos[r0, c0] x [1, w] count 8 [tokens 1] [table @t
+    block_size 4]`.
 
     A row write at a runtime position (the KV-cache update) on a movement engine. The access
     pattern walks the tiles of the rows written: per iteration pop one page, the block of er x ec
@@ -263,17 +265,66 @@ class ScatterOp(IndexedStage):
     `count` is written to row p + r of the tensor, columns C * tile_cols onward up to its width.
     p < 0 or p + count past the tensor's rows is a runtime error, reported, never written.
     The tensor is carried state: updated in place, it keeps every row not written.
+
+    `tokens T` (the batched write, tg.batch_set_rows; docs/tg.md#batched-decode): the rows are
+    U = count / T users' T rows each and `pos` holds one position per user. Row r belongs to
+    user b = r / T and goes to the cache row of its position j = pos[b] + r mod T: b * S + j in
+    a contiguous cache of U x S rows; with `table` (U x max_blocks i32 block ids) and
+    `block_size` N, table[b, j / N] * N + j mod N. A user at pos -1 is idle: none of its rows is
+    written. Before any row is written, every user's position (in [0, S - T], S the positions a
+    user holds) and every block id it uses (in the pool) is read and checked, so a bad one is a
+    runtime error that writes nothing. Without `tokens` it is the single-user write above.
     """
 
     name = "sp.scatter"
     src = operand_def(BufferType)
+    tokens_attr = opt_int_prop("tokens")
+    table = opt_prop_def(FlatSymbolRefAttr)
+    block_size_attr = opt_int_prop("block_size")
     traits = section_traits()
     assembly_format = (
-        "$src `->` $tensor `at` custom<TensorAccess>($index, $access) `count` $count " + ON_ENGINE
+        "$src `->` $tensor `at` custom<TensorAccess>($index, $access) `count` $count"
+        " (`tokens` $tokens^)? (`table` $table^)? (`block_size` $block_size^)? " + ON_ENGINE
     )
+
+    tokens = IntValue("tokens")
+    block_size = IntValue("block_size")
+
+    @staticmethod
+    def batched(
+        tensor: str,
+        index: str,
+        access: AccessAttr,
+        count: int,
+        buffer: SSAValue,
+        tokens: int,
+        table: str | None = None,
+        block_size: int | None = None,
+    ) -> ScatterOp:
+        """The batched write of `count` / `tokens` users (class docstring); paged with `table`
+        and `block_size`."""
+        op = ScatterOp(tensor, index, access, count, buffer)
+        op.properties["tokens"] = int_attr(tokens)  # type: ignore[assignment]
+        if table is not None:
+            op.properties["table"] = SymbolRefAttr(table)
+            op.properties["block_size"] = int_attr(block_size)  # type: ignore[assignment]
+        return op
 
     def buffer(self) -> SSAValue:
         return self.src
 
     def stage_name(self) -> str:
         return f"scatter {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
+
+    def verify_(self) -> None:
+        if (self.table is None) != (self.block_size is None):
+            raise VerifyException("scatter: a paged write takes both table and block_size")
+        if self.table is not None and self.tokens is None:
+            raise VerifyException("scatter: a block table is for a batched write (tokens T)")
+        t, n = self.tokens, self.block_size
+        if t is not None and (t <= 0 or self.count % t):
+            raise VerifyException(
+                f"scatter: tokens {t} must be positive and divide count {self.count}"
+            )
+        if n is not None and n <= 0:
+            raise VerifyException(f"scatter: block_size {n} must be positive")

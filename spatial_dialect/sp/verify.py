@@ -271,6 +271,13 @@ def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
         raise TypeMismatch(
             f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section"
         )
+    if isinstance(s, ScatterOp) and s.table is not None and s.tokens is not None:
+        table, users = p.tensor(s.table.root_reference.data), s.count // s.tokens
+        if table.element_type != IntegerType(32) or table.shape2d[0] != users:
+            raise TypeMismatch(
+                f"{s.stage_name()}: block table @{table.sym_name.data} is {table.type}, not "
+                f"{users} rows of i32 block ids (one per user)"
+            )
 
 
 def _check_matmul(s: MatmulTilesOp) -> None:

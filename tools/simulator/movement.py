@@ -17,6 +17,7 @@ import numpy as np
 from spatial_dialect import sp
 from spatial_dialect.sp import GatherOp, IndexedStage, LoadOp, ScatterOp, StoreOp
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.simulator import batched
 from spatial_dialect.tools.simulator.machine import (
     AccessOutsideTensor,
     DramTensor,
@@ -180,14 +181,30 @@ def run_scatter(sec: ProgramRun, op: ScatterOp, run: SiteRun, item: int, k0: int
     count = op.count
     for who, cache, r, c, er, ec in _blocks(sec, op, run, item):
         page = yield from take(src, (er, ec), who)
-        p = int(_index(sec, op, who)[0])
+        rows = _scatter_rows(sec, op, cache, who)
+        width = min(ec * tw, cache.cols - c * tw)
+        for i in range(min(er * th, count - r * th)):
+            row = rows[r * th + i]
+            if row is None:
+                continue  # an idle user's row
+            cache.data[row, c * tw : c * tw + width] = page[i, :width]
+            cache.written[row // th, c : c + ec] = True
+
+
+def _scatter_rows(sec: ProgramRun, op: ScatterOp, cache: DramTensor, who: str) -> list[int | None]:
+    """The cache row of each row written (None: not written), every position checked first."""
+    pos = _index(sec, op, who)
+    if op.tokens is None:
+        p, count = int(pos[0]), op.count
         if not 0 <= p <= cache.rows - count:
             raise IndexOutOfRange(
                 f"{who}: position {p} outside [0, {cache.rows - count}] ({count} rows into "
                 f"@{cache.name}, which has {cache.rows})"
             )
-        width = min(ec * tw, cache.cols - c * tw)
-        for i in range(min(er * th, count - r * th)):
-            row = p + r * th + i
-            cache.data[row, c * tw : c * tw + width] = page[i, :width]
-            cache.written[row // th, c : c + ec] = True
+        return list(range(p, p + count))
+    table = None
+    if op.table is not None:
+        table = batched.read_i32(sec.dram[op.table.root_reference.data], who)
+    slots = batched.user_slots(who, cache, pos, op.tokens, table, op.block_size, prefix=False)
+    batched.check_distinct(who, slots)
+    return [None if s is None else int(s[i]) for s in slots for i in range(op.tokens)]

@@ -11,6 +11,7 @@ from spatial_dialect.tools.backend.triton.kernel import (
     REFUSED_SECTION_KINDS,
     SECTION_PRINTERS,
     Kernel,
+    TritonNotEmitted,
     access,
     is_origin,
     pow2,
@@ -250,6 +251,8 @@ ys = tl.load({s.scales_arg(table)} + {s.scale_of_block(table, "ids[:, None]", "g
 @section_printer(SectionKind.SCATTER)
 def _scatter(s: Kernel) -> None:
     op = s.program.ops_of(sp.ScatterOp)[0]
+    if op.tokens is not None:  # printed as the one-user write it would write at pos[0] only
+        raise TritonNotEmitted(s.name, "sp.scatter tokens (the batched KV-cache write)")
     th, tw = s.tile
     cache, idx = op.tensor.root_reference.data, op.index.root_reference.data
     a = access(op.access, s.ranges)
