@@ -18,15 +18,18 @@ as the single-user op it would attend over other users' keys, a silent wrong ans
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
+from spatial_dialect.passes.link import attention
 from spatial_dialect.passes.link.context import (
     BLOCK,
     C0,
     R0,
     LinkContext,
     ProgramBuilder,
+    head_tiles,
     valid,
 )
 from spatial_dialect.passes.link.maps import map_section
@@ -79,13 +82,42 @@ def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.Prog
     return sections
 
 
-LINKERS = {tg.BatchSetRowsOp: link_batch_set_rows}
+def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    heads, kv, d, dv = op.numbers()
+    dt, dvt = head_tiles(
+        op, ctx, {"head_dim": d, "the v head dim": dv}, "the flash form reads a head as whole tiles"
+    )
+    users, tokens, capacity = op.users(), op.tokens(), op.capacity()
+    numbers = {
+        "heads": heads,
+        "kv_heads": kv,
+        "head_dim": d,
+        "v_head_dim": dv,
+        "queries": users * tokens,
+        "keys": users * capacity,
+    }
+    table = ctx.names[op.table] if op.table is not None else None
+    block = op.block_size_value() if op.table is not None else None
+    batch = attention.Users(users, capacity, tokens, table, block)
+    key_tiles = ctx.tiles(users * capacity, 1)[0]
+    shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
+    (section,) = attention.sections(shape, ctx, 1)
+    layout = (
+        f"paged: blocks of {block} rows named by @{table}"
+        if table is not None
+        else f"contiguous: {capacity} rows per user"
+    )
+    section.attributes["batch"] = StringAttr(
+        f"{users} users x {tokens} query row(s), one K loop over the users' caches one after "
+        f"another ({layout}; each position read only up to the user's own, zero past it), a "
+        "block-diagonal causal mask; priced at every user's full capacity (the positions are "
+        "known at run time only)"
+    )
+    return [section]
+
+
+LINKERS = {tg.BatchSetRowsOp: link_batch_set_rows, tg.BatchAttentionOp: link_batch_attention}
 """The ops this module links."""
 
-REFUSED: dict[type[Operation], str] = {
-    tg.BatchAttentionOp: (
-        "batched decode attention (each user over its own cache, contiguous or paged) has no "
-        "section form yet; spatial-run --reference-only evaluates it"
-    ),
-}
+REFUSED: dict[type[Operation], str] = {}
 """The tg ops link refuses, each with its reason (test/test_coverage.py reads this table)."""

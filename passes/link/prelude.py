@@ -98,7 +98,7 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
     if isinstance(op, tg.HeadMatmulOp):
         m = rows_of(op.a)
         return [v for v, many in ((op.a, m > 1), (op.b, True), (op.res, m > 1)) if many]
-    if isinstance(op, tg.AttentionOp):
+    if isinstance(op, tg.AttentionOp | tg.BatchAttentionOp):
         if rows_of(op.q) > 1:
             return [op.q, op.k, op.v, op.res]
         return [op.k, op.v]

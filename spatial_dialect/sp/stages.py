@@ -54,6 +54,17 @@ class LoadOp(StageOp):
     i32 tensor `by` names (an expert id) and adds e * stride to every origin row, so the access
     pattern walks inside block e. e outside [0, tile rows / stride) is a runtime error, reported,
     never read (a mixture of experts' weights of the expert its router chose).
+
+    A load of users' caches (`sp.load @k[k0, c] x [kw, d] users @pos capacity 16 tokens 1
+    [table @t block_size 4] -> %k`; the batched attention, docs/tg.md#batched-decode) walks the
+    keys of U users one after another, U x S rows (S = `capacity`, the positions a user holds):
+    element row x of the walk is user u = x / S's position j = x mod S. Before each item it
+    reads every user's position p = pos[u] (the i32 vector `users` names) and, paged, the block
+    ids it uses, all checked before anything is read (a live p in [0, S - T], T = `tokens`; a
+    block id inside the pool); then row x of a page is the cache's row u * S + j (contiguous)
+    or table[u, j / N] * N + j mod N (paged, N = `block_size`) where j <= p + T - 1, and zero
+    where the user holds no such position yet or is idle (p = -1): the same page from either
+    layout.
     """
 
     name = "sp.load"
@@ -63,13 +74,35 @@ class LoadOp(StageOp):
     index = opt_prop_def(FlatSymbolRefAttr)
     stride_attr = opt_int_prop("stride")
     stride = IntValue("stride")
+    users = opt_prop_def(FlatSymbolRefAttr)
+    capacity_attr = opt_int_prop("capacity")
+    capacity = IntValue("capacity")
+    tokens_attr = opt_int_prop("tokens")
+    tokens = IntValue("tokens")
+    table = opt_prop_def(FlatSymbolRefAttr)
+    block_size_attr = opt_int_prop("block_size")
+    block_size = IntValue("block_size")
     dst = operand_def(BufferType)
     traits = section_traits()
     custom_directives = (TensorAccess, Engine)
     assembly_format = (
-        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)? `->` $dst "
+        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)?"
+        " (`users` $users^ `capacity` $capacity `tokens` $tokens)?"
+        " (`table` $table^ `block_size` $block_size)? `->` $dst "
         "(`multicast` $group^)? " + ON_ENGINE
     )
+
+    def of_users(
+        self, pos: str, capacity: int, tokens: int, table: str | None, block_size: int | None
+    ) -> LoadOp:
+        """This load as a load of users' caches (class docstring); paged with `table`."""
+        self.properties["users"] = SymbolRefAttr(pos)
+        self.properties["capacity"] = int_attr(capacity)  # type: ignore[assignment]
+        self.properties["tokens"] = int_attr(tokens)  # type: ignore[assignment]
+        if table is not None:
+            self.properties["table"] = SymbolRefAttr(table)
+            self.properties["block_size"] = int_attr(block_size)  # type: ignore[assignment]
+        return self
 
     def __init__(
         self,

@@ -516,6 +516,9 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
         tm, tn = t.tiles
         if isinstance(s, LoadOp) and s.stride is not None:
             tm = s.stride  # an indexed load walks inside one block, whichever the id names
+        if isinstance(s, LoadOp) and s.users is not None and s.capacity is not None:
+            # a load of users' caches walks U x S positions, mapped to rows when it runs
+            tm = ceil_div(p.tensor(s.users.root_reference.data).shape2d[1] * s.capacity, p.tile[0])
         for box in boxes:
             r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
             for row, col in ((r_lo, c_lo), (r_hi, c_hi)):

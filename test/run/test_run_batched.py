@@ -1,9 +1,10 @@
-"""The batched KV-cache write (tg.batch_set_rows, linked as sp.scatter `tokens`) compiled and
-simulated: B = 1, 3, 8 users at different positions (one idle), T rows each, contiguous and
-paged, on a Tensix card of each generation and a GPU, against the reference
-(tools/interpreters, its own implementation); paged and contiguous bitwise identical on the
-same rows; a position past a user's cache or a block id past the pool is the simulator's
-runtime error, raised before anything is written."""
+"""The batched decode step compiled and simulated (docs/tg.md#batched-decode): the KV-cache
+write (tg.batch_set_rows, linked as sp.scatter `tokens`) and the attention (tg.batch_attention,
+linked as the flash section with sp.attention `users` over sp.load `users`): B = 1, 3, 8 users
+at different positions (one idle), T rows each, contiguous and paged, on a Tensix card of each
+generation and a GPU, against the reference (tools/interpreters, its own implementation);
+paged and contiguous bitwise identical on the same data; a position past a user's cache or a
+block id past the pool is the simulator's runtime error, raised before anything is written."""
 
 from __future__ import annotations
 
@@ -139,3 +140,103 @@ def test_a_bad_position_or_block_id_writes_nothing(paged, bad, message):
             ProgramRun(program, dram).run()
     cache = dram["c"]
     assert np.array_equal(cache.data[: cache.rows, : cache.cols], inputs["c"])
+
+
+# ── The whole step: write, then attend ────────────────────────────────────────────────────────
+
+HEADS, KV, D = 4, 2, 32
+
+
+def step(users: int, tokens: int, paged: bool, elt: str = "f32") -> str:
+    """One layer's batched step: each user's k and v rows written, then its queries attend."""
+    n = users * tokens
+    q, kd = f"tensor<{n}x{HEADS * D}x{elt}>", f"tensor<{n}x{KV * D}x{elt}>"
+    cache, pos = f"tensor<{users * S}x{KV * D}x{elt}>", f"tensor<{users}xi32>"
+    args = f"%q: {q}, %k: {kd}, %v: {kd}, %c: {cache}, %vc: {cache}, %pos: {pos}"
+    operands, types, block = "%pos", pos, ""
+    if paged:
+        table = f"tensor<{users}x{S // BLOCK}xi32>"
+        args += f", %table: {table}"
+        operands, types, block = "%pos, %table", f"{pos}, {table}", f" block_size {BLOCK}"
+    write = f"({cache}, {kd}, {types}) -> {cache}"
+    return (
+        f"func.func @step({args}) -> ({q}, {cache}, {cache}) {{\n"
+        f"  %c2 = tg.batch_set_rows %c, %k, {operands}{block} : {write}\n"
+        f"  %vc2 = tg.batch_set_rows %vc, %v, {operands}{block} : {write}\n"
+        f"  %o = tg.batch_attention %q, %c2, %vc2, {operands} heads {HEADS} kv_heads {KV} "
+        f"head_dim {D} scale 0.25{block} : ({q}, {cache}, {cache}, {types}) -> {q}\n"
+        f"  func.return %o, %c2, %vc2 : {q}, {cache}, {cache}\n}}"
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "users, tokens, paged, elt",
+    [
+        (1, 1, False, "f32"),
+        (1, 1, True, "bf16"),
+        (3, 1, True, "f32"),
+        (3, 2, False, "bf16"),
+        (8, 1, False, "bf16"),
+        (8, 1, True, "f32"),
+    ],
+)
+def test_batched_step_simulates_to_the_reference(target, users, tokens, paged, elt):
+    fn, module = compiled(step(users, tokens, paged, elt), target)
+    inputs = inputs_for(fn, users, tokens, seed=users)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs)
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    if users >= 3:  # the idle user's rows are zero
+        assert not got["o"][tokens : 2 * tokens].any()
+
+
+def test_the_link_report_says_what_the_batched_sections_do():
+    _, module = compiled(step(3, 1, True), "wormhole_n150")
+    batch = {
+        p.source_op.data: p.attributes["batch"].data
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp" and "batch" in p.attributes
+    }
+    assert "3 users x 1 query row(s)" in batch["tg.batch_attention"]
+    assert "paged: blocks of 4 rows named by @table" in batch["tg.batch_attention"]
+    assert "priced at every user's full capacity" in batch["tg.batch_attention"]
+    assert "3 users x 1 row(s)" in batch["tg.batch_set_rows"]
+
+
+def test_paged_and_contiguous_steps_are_bitwise_identical():
+    users, tokens = 8, 1
+    fn_c, contiguous = compiled(step(users, tokens, False, "bf16"), "wormhole_n150")
+    fn_p, paged = compiled(step(users, tokens, True, "bf16"), "wormhole_n150")
+    inputs = inputs_for(fn_p, users, tokens, seed=5)
+    table = inputs["table"]
+    b, j = np.divmod(np.arange(users * S), S)
+    slot = table[b, j // BLOCK] * BLOCK + j % BLOCK
+    pools = {}
+    for name in ("c", "vc"):
+        pools[name] = np.empty_like(inputs[name])
+        pools[name][slot] = inputs[name]
+    common = [inputs[n] for n in ("q", "k", "v")]
+    out_c = simulate(contiguous, [*common, inputs["c"], inputs["vc"], inputs["pos"]])
+    out_p = simulate(paged, [*common, pools["c"], pools["vc"], inputs["pos"], table])
+    assert np.array_equal(out_p[0].view(np.uint16), out_c[0].view(np.uint16))
+    for got_p, got_c in zip(out_p[1:], out_c[1:], strict=True):
+        assert np.array_equal(got_p[slot].view(np.uint16), got_c.view(np.uint16))
+
+
+def test_a_position_past_the_cache_is_the_attentions_runtime_error_too():
+    # an attention alone (no write before it): the loads and the stage check every user
+    users = 3
+    q, cache = f"tensor<{users}x{HEADS * D}xf32>", f"tensor<{users * S}x{KV * D}xf32>"
+    pos = f"tensor<{users}xi32>"
+    text = (
+        f"func.func @a(%q: {q}, %c: {cache}, %vc: {cache}, %pos: {pos}) -> {q} {{\n"
+        f"  %o = tg.batch_attention %q, %c, %vc, %pos heads {HEADS} kv_heads {KV} head_dim {D} "
+        f"scale 0.25 : ({q}, {cache}, {cache}, {pos}) -> {q}\n  func.return %o : {q}\n}}"
+    )
+    fn, module = compiled(text, "h100")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][2] = S
+    with pytest.raises(IndexOutOfRange, match=rf"position {S} of user 2 .*outside \[0, {S - 1}\]"):
+        simulate(module, [inputs[n] for n in ("q", "c", "vc", "pos")])

@@ -80,3 +80,42 @@ def check_distinct(who: str, slots: list[np.ndarray | None]) -> None:
                     "position must map to its own slot"
                 )
             seen[row] = b
+
+
+class UserCache:
+    """What a load of users' caches (sp.load `users`) read before its item: every user's
+    position and, paged, block table, checked; then the page of any block of the U x S walk."""
+
+    def __init__(self, who: str, cache: DramTensor, pos: np.ndarray, table, op) -> None:
+        self.cache, self.capacity, self.tokens = cache, op.capacity, op.tokens
+        if table is not None and table.shape[1] * op.block_size != op.capacity:
+            raise IndexOutOfRange(
+                f"{who}: a block table of {table.shape[1]} blocks of {op.block_size} rows is "
+                f"not a capacity of {op.capacity} positions"
+            )
+        users = pos.shape[0]
+        if table is None and cache.rows != users * op.capacity:
+            raise IndexOutOfRange(
+                f"{who}: @{cache.name} has {cache.rows} rows, not {users} users x "
+                f"{op.capacity} positions"
+            )
+        slots = user_slots(who, cache, pos, op.tokens, table, op.block_size, prefix=True)
+        # the cache row of each position of the walk, -1 where the user holds none yet
+        self.rows = np.full(users * op.capacity, -1, np.int64)
+        for b, rows in enumerate(slots):
+            if rows is not None:
+                self.rows[b * op.capacity : b * op.capacity + rows.shape[0]] = rows
+
+    def page(self, who: str, th: int, tw: int, r: int, c: int, er: int, ec: int) -> np.ndarray:
+        """The block of er x ec tiles at tile (r, c) of the walk: each element row the cache's
+        row of its position, zero where there is none."""
+        page = np.zeros((er * th, ec * tw), self.cache.dtype)
+        cols = slice(c * tw, (c + ec) * tw)
+        for i, x in enumerate(range(r * th, (r + er) * th)):
+            row = int(self.rows[x]) if x < self.rows.shape[0] else -1
+            if row < 0:
+                continue
+            if not self.cache.written[row // th, c : c + ec].all():
+                raise UnwrittenRead(who, self.cache.name, (row, c * tw), 1)
+            page[i] = self.cache.data[row, cols]
+        return page

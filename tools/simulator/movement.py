@@ -50,11 +50,28 @@ def run_load(sec: ProgramRun, op: LoadOp, run: SiteRun, item: int, k0: int | Non
     pattern = sec.pattern(op, run)
     rect = sec.space.rect(item)
     offset = block_offset(sec, op, run, item)
+    users = _user_cache(sec, op, tensor, f"{run.where(op.stage_name())} (item {item})")
     for env in pattern.iterations(rect.r0, rect.c0, k0):
         who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
         row, col = pattern.tile(env)
-        block = tensor.read(who, row + offset, col, *pattern.extent)
+        if users is not None:
+            block = users.page(who, *sec.tile, row, col, *pattern.extent)
+        else:
+            block = tensor.read(who, row + offset, col, *pattern.extent)
         yield from give(dst, block, who)
+
+
+def _user_cache(
+    sec: ProgramRun, op: LoadOp, tensor: DramTensor, who: str
+) -> batched.UserCache | None:
+    """A load of users' caches: the positions and block table it reads first (sp.LoadOp)."""
+    if op.users is None:
+        return None
+    pos = batched.read_i32(sec.dram[op.users.root_reference.data], who)[0]
+    table = None
+    if op.table is not None:
+        table = batched.read_i32(sec.dram[op.table.root_reference.data], who)
+    return batched.UserCache(who, tensor, pos, table, op)
 
 
 def block_offset(sec: ProgramRun, op: LoadOp, run: SiteRun, item: int) -> int:

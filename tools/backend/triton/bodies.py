@@ -366,6 +366,8 @@ y = tl.where(tl.arange(0, {tw})[None, :] == 0, val[:, None], 0)
 @section_printer(SectionKind.ATTENTION)
 def _attention(s: Kernel) -> None:
     op = s.program.ops_of(sp.AttentionOp)[0]
+    if op.users is not None:  # printed as one user's attention it would mix the users' keys
+        raise TritonNotEmitted(s.name, "sp.attention users (the batched decode attention)")
     th, tw = s.tile
     d, dv = op.head_dim, op.v_head_dim
     q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))
