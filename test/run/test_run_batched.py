@@ -240,3 +240,46 @@ def test_a_position_past_the_cache_is_the_attentions_runtime_error_too():
     inputs["pos"][2] = S
     with pytest.raises(IndexOutOfRange, match=rf"position {S} of user 2 .*outside \[0, {S - 1}\]"):
         simulate(module, [inputs[n] for n in ("q", "c", "vc", "pos")])
+
+
+# ── Triton's interpreter ──────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "users, tokens, paged, elt",
+    [(1, 1, True, "bf16"), (3, 2, True, "f32"), (8, 1, False, "bf16"), (8, 1, True, "f32")],
+)
+def test_batched_step_runs_under_tritons_interpreter(users, tokens, paged, elt):
+    pytest.importorskip("triton")
+    fn, module = compiled(step(users, tokens, paged, elt), "h100")
+    inputs = inputs_for(fn, users, tokens, seed=users + 1)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs, backend="triton-interpret")
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    if users >= 3:
+        assert not got["o"][tokens : 2 * tokens].any()
+    # the idle user's slots keep the cache they held
+    np.testing.assert_array_equal(got["c2"], reference["c2"])
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (("pos", 2, S), rf"position of a user .* {S} outside \[-1, {S - 1}\]"),
+        (("table", 1, 99), r"block id of @table .* 99 outside \[0, 23\]"),
+    ],
+)
+def test_tritons_host_checks_the_positions_and_block_ids_before_the_launch(bad, message):
+    pytest.importorskip("triton")
+    users = 6
+    fn, module = compiled(step(users, 1, True), "h100")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][:] = np.arange(users)
+    name, user, value = bad
+    if name == "table":
+        inputs["table"][user, :] = value
+    else:
+        inputs["pos"][user] = value
+    with pytest.raises(Exception, match=message):
+        simulated_outputs(fn, module, inputs, backend="triton-interpret")
