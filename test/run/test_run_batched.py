@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.targets import PRESETS
+from spatial_dialect.tools.emit.report import section_report
 from spatial_dialect.tools.interpreters.inputs import draw_inputs
 from spatial_dialect.tools.simulator.machine import IndexOutOfRange
 from spatial_dialect.tools.simulator.program import (
@@ -283,3 +285,23 @@ def test_tritons_host_checks_the_positions_and_block_ids_before_the_launch(bad, 
         inputs["pos"][user] = value
     with pytest.raises(Exception, match=message):
         simulated_outputs(fn, module, inputs, backend="triton-interpret")
+
+
+def test_the_report_shows_the_weights_read_once_for_the_batch_and_the_attentions_price():
+    users, d, n = 8, 128, 256
+    a, w, y = f"tensor<{users}x{d}xbf16>", f"tensor<{d}x{n}xbf16>", f"tensor<{users}x{n}xbf16>"
+    text = (
+        f"func.func @g(%a: {a}, %w: {w}) -> {y} {{\n  %y = tg.matmul %a, %w : ({a}, {w}) -> {y}\n"
+        f"  func.return %y : {y}\n}}"
+    )
+    _, module = compiled(text, "wormhole_n150")
+    (gemm,) = [p for p in module.walk() if type(p).__name__ == "ProgramOp"]
+    row = section_report(gemm, PRESETS["wormhole_n150"], "hifi4")
+    assert row["dram_bytes_by_tensor"]["w"] == d * n * 2  # bf16, read once for the 8 users
+    _, module = compiled(step(3, 1, True), "wormhole_n150")
+    rows = [
+        section_report(p, PRESETS["wormhole_n150"], "hifi4")
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp"
+    ]
+    assert "priced at every user's full capacity" in rows[-1]["batch"]
