@@ -1,19 +1,31 @@
-"""link for the batched decode ops (docs/tg.md#batched-decode): tg.batch_set_rows, and the
-refusal of tg.batch_attention until it has a section form.
+"""link for the batched decode ops (docs/passes.md#link-the-batched-decode-step): the
+single-user sections with the user as one more dimension.
 
-    batch_set_rows  load rows[r0, c0] x [1, w] -> scatter into the cache, row r of user
-                    r / T at its position pos[r / T] + r mod T (sp.scatter `tokens T`),
-                    contiguous (b * S + j) or through the block table (`table`, `block_size`)
+    batch_set_rows   load rows[r0, c0] x [1, w] -> scatter into the cache, row r of user
+                     r / T at its position pos[r / T] + r mod T (sp.scatter `tokens T`),
+                     contiguous (b * S + j) or through the block table (`table`, `block_size`)
+    batch_attention  the flash section (link/attention.py) over the users' caches one after
+                     another: K and V loads of users' caches (sp.load `users`), the stage's
+                     block-diagonal causal mask (sp.attention `users`, `capacity`)
 
-It is the single-user write (link/indexed.py) with the user as one more dimension of each row:
-the items are the same blocks of the rows written, so the B users' rows are written by the
-sites that would write B rows of one user, and the positions and block ids are read at run time
-by the scatter itself (checked, for every user, before anything is written). The cache is
-carried state as tg.set_rows's: updated in place when nothing reads the old cache later
-(link/context.py carried_names), else copied first.
+The write is the single-user write (link/indexed.py): the items are the same blocks of the rows
+written, so the B users' rows are written by the sites that would write B rows of one user, and
+the positions and block ids are read at run time by the scatter itself (checked, for every user,
+before anything is written). The cache is carried state as tg.set_rows's: updated in place when
+nothing reads the old cache later (link/context.py carried_names), else copied first.
 
-tg.batch_attention is refused by name, with its reason, rather than linked as tg.attention: read
-as the single-user op it would attend over other users' keys, a silent wrong answer.
+The attention keeps the single-user item space (query blocks x heads of one kv head): laying
+the caches one after another makes one K loop serve every user of an item, each user's K and V
+read once, in either layout, and the mask (not the addressing) keeps users apart. (Every item
+walks every cache: with more users than a query block holds, an item also walks, masked, the
+caches of users it does not serve; a K range per query block is not done.) Why not an
+item per user: B users of one token fill one tile row of queries, so items per user would read
+the same tile of q B times and leave the tile's other rows idle. It is never split (flash
+decoding over users and keys needs per-row partials; not done), and it is priced at every
+user's full capacity, since the positions are known at run time only.
+
+Nothing is refused here: the REFUSED table stays, empty, as link's one place for an op that has
+no section form (test/test_coverage.py reads it).
 """
 
 from __future__ import annotations
