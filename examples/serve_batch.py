@@ -11,8 +11,8 @@ blocks of the pool (its table row) and running `admit`; each step runs `decode` 
 slot's position, an idle slot at -1 (nothing written, its row ignored); a user leaves after its
 tokens and its blocks return to the pool, shuffled, so a later user's table differs.
 
-The steps run under the reference (tools/interpreters): link refuses the batched ops today
-(passes/link/batched.py). `solo` runs one user alone with the single-user programs (tg.set_rows +
+The steps run under the reference (tools/interpreters); the same programs compile and run under
+our simulator (`spatial-run --backend sim`, docs/passes.md#link-the-batched-decode-step). `solo` runs one user alone with the single-user programs (tg.set_rows +
 tg.attention over its own cache); test/frontend/test_serve_batch.py checks the served tokens are
 each user's solo tokens.
 """

@@ -7,7 +7,7 @@ access patterns. It decides no sizes: every shape is written with the size symbo
 one template serves whatever plan tile picks and whatever block a site ends up covering.
 
 Each op family has its module: link/matmul.py (the GEMM), link/maps.py (pointwise ops,
-transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows),
+transpose, the layout bridges), link/rope.py, link/indexed.py (gather_rows, set_rows), link/batched.py (the batched decode ops),
 link/rows.py (rms_norm, layer_norm, softmax, l2_norm, arg-max), link/attention.py (flash
 attention), link/delta.py (the Gated DeltaNet's decay, causal convolution and delta rule),
 link/quant.py (the Q8_0 products, dequantize, and the activations' Q8_0 views) and
@@ -51,6 +51,7 @@ from spatial_dialect.mesh import CollectiveOp
 from spatial_dialect.passes.dram_layout import DramExceeded, check_dram
 from spatial_dialect.passes.link import (
     attention,
+    batched,
     delta,
     heads,
     indexed,
@@ -63,7 +64,6 @@ from spatial_dialect.passes.link import (
     rows,
     steps,
 )
-from spatial_dialect.passes.link.batched import REFUSED
 from spatial_dialect.passes.link.context import (
     LinkContext,
     Q8View,
@@ -103,7 +103,9 @@ LINKERS: dict[type[Operation], Linker] = {
     **quant.LINKERS,
     **moe.LINKERS,
     **delta.LINKERS,
+    **batched.LINKERS,
 }
+REFUSED = batched.REFUSED
 """Each tg op and the function that links it to its section(s)."""
 
 

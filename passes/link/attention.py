@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
@@ -74,16 +74,29 @@ def _group_column(col: AffineExpr, item_tiles: int, tiles: int, kv_heads: int) -
 
 
 @dataclass(frozen=True)
-class _Shape:
-    """What the sections of one tg.attention are built from."""
+class Users:
+    """A batched attention's users (link/batched.py): `users` users of `tokens` queries each,
+    over caches of `capacity` positions, paged through `table` in blocks of `block_size`."""
 
-    op: tg.AttentionOp
+    users: int
+    capacity: int
+    tokens: int
+    table: str | None
+    block_size: int | None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the sections of one tg.attention (or tg.batch_attention) are built from."""
+
+    op: tg.AttentionOp | tg.BatchAttentionOp
     heads: int
     kv: int
     dt: int  # a head's tiles of q and k
     dvt: int  # a head's tiles of v
     key_tiles: int
     numbers: dict[str, int]
+    batch: Users | None = None
 
 
 def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[sp.ProgramOp]:
@@ -100,20 +113,20 @@ def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[
         "queries": queries,
         "keys": keys,
     }
-    shape = _Shape(op, heads, kv, dt, dvt, ctx.tiles(keys, 1)[0], numbers)
+    shape = Shape(op, heads, kv, dt, dvt, ctx.tiles(keys, 1)[0], numbers)
     if queries > 1:
-        return _sections(shape, ctx, 1)
+        return sections(shape, ctx, 1)
     return _split(shape, ctx)
 
 
-def _sections(shape: _Shape, ctx: LinkContext, splits: int) -> list[sp.ProgramOp]:
+def sections(shape: Shape, ctx: LinkContext, splits: int) -> list[sp.ProgramOp]:
     """The flash form: one section, or with `splits` > 1 the split partials and their combine."""
     if splits == 1:
         return [_attention(shape, ctx, None)]
     return [_attention(shape, ctx, splits), _combine(shape, ctx, splits)]
 
 
-def _split(shape: _Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
+def _split(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
     """docs/passes.md#link-flash-decoding-splits-the-keys: the sections of the number of splits
     of one query row's keys that `_count` chose, each recording why."""
     op = shape.op
@@ -126,13 +139,13 @@ def _split(shape: _Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
     if key not in ctx.split_counts:
         ctx.split_counts[key] = _count(shape, ctx)
     count, why = ctx.split_counts[key]
-    made = _sections(shape, ctx, count)
+    made = sections(shape, ctx, count)
     for s in made:
         s.attributes["kv_splits"] = StringAttr(why)
     return made
 
 
-def _count(shape: _Shape, ctx: LinkContext) -> tuple[int, str]:
+def _count(shape: Shape, ctx: LinkContext) -> tuple[int, str]:
     """The number of splits, priced by the stream cost model on the sections each count makes
     (the partials' reads of K and V, their writes and the combine's reads, each section's fill),
     cheapest first, ties to fewer splits; the `kv-splits` option forces a count. With its
@@ -150,7 +163,7 @@ def _count(shape: _Shape, ctx: LinkContext) -> tuple[int, str]:
     )
     priced: list[tuple[int, int, list[int]]] = []
     for p in counts:
-        made = _sections(shape, ctx, p)
+        made = sections(shape, ctx, p)
         cycles = [
             choose_stream_plan(s, ctx.target, DEFAULT_FIDELITY).cost.total_cycles for s in made
         ]
@@ -170,7 +183,7 @@ def _count(shape: _Shape, ctx: LinkContext) -> tuple[int, str]:
     return best, why + f"; priced at {DEFAULT_FIDELITY}"
 
 
-def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.ProgramOp:
+def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.ProgramOp:
     """The flash-attention section; with `splits`, the split form writing the partials."""
     op, kv, dt, dvt = shape.op, shape.kv, shape.dt, shape.dvt
     group = shape.heads // kv
@@ -180,6 +193,11 @@ def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.Progra
     q = s.input(op.q, Layout.TILED if many else None)
     k, v = s.input(op.k, Layout.TILED), s.input(op.v, Layout.TILED)
     pos = s.input(op.pos) if op.pos is not None else None
+    batch = shape.batch
+    if batch is not None and batch.table is not None:
+        s.input(op.table)  # type: ignore[union-attr]
+    # a batch's position page holds every user's position
+    pos_tiles = 1 if batch is None else -(-batch.users // ctx.tile[1])
     # An item covers w tiles of the result: whole heads of one kv head's group (tile chooses
     # how many; all of them when the q and v heads differ in width, so that the query page
     # stays an affine size).
@@ -199,7 +217,7 @@ def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.Progra
     qf = s.fifo("q", q, "h", q_page)
     kf = s.fifo("k", k, "kw", dt)
     vf = s.fifo("v", v, "kw", dvt)
-    pf = s.fifo("pos", pos, 1, 1) if pos is not None else None
+    pf = s.fifo("pos", pos, 1, pos_tiles) if pos is not None else None
     out = s.fifo("out", out_elt or y, "sh", "sw")
     dst = s.acc("dst", F32, "h", "kw")
     state = s.interm("o", F32, "h", "w")
@@ -208,13 +226,22 @@ def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.Progra
     q_col = col if dt == dvt else _group_column(col, width, group * dt, kv)
     s.load(q, AccessAttr.of(R0, q_col, "h", q_page), qf)
     if pos is not None and pf is not None:
-        s.load(pos, AccessAttr.of(ZERO, ZERO, 1, 1), pf)
+        s.load(pos, AccessAttr.of(ZERO, ZERO, 1, pos_tiles), pf)
     s.load(k, AccessAttr.of(first_key, _group_column(col, width, dt, kv), "kw", dt), kf)
     s.load(v, AccessAttr.of(first_key, _group_column(col, width, dvt, kv), "kw", dvt), vf)
-    causal = op.causal.value.data != 0
+    if batch is not None and pos is not None:
+        for load in s.stages[-2:]:  # the K and V loads walk the users' caches
+            assert isinstance(load, sp.LoadOp)
+            load.of_users(
+                pos.sym_name.data, batch.capacity, batch.tokens, batch.table, batch.block_size
+            )
+    causal = batch is not None or op.causal.value.data != 0  # type: ignore[union-attr]
     stage = AttentionOp(
         qf, kf, vf, pf, out, dst, state, stats, shape.numbers, op.scale.value.data, causal, splits
     )
+    if batch is not None:
+        stage.properties["users"] = IntegerAttr(batch.users, 64)
+        stage.properties["capacity"] = IntegerAttr(batch.capacity, 64)
     s.stage(stage)
     s.store(out, y, SUB_BLOCK)
     position = "read at run time from @" + pos.sym_name.data if pos else f"{keys - queries}"
@@ -228,7 +255,7 @@ def _attention(shape: _Shape, ctx: LinkContext, splits: int | None) -> sp.Progra
     return s.build(y.sym_name.data, SectionKind.ATTENTION)
 
 
-def _partials(shape: _Shape, ctx: LinkContext, splits: int, role: TensorRole) -> sp.TensorOp:
+def _partials(shape: Shape, ctx: LinkContext, splits: int, role: TensorRole) -> sp.TensorOp:
     """The split partials: two f32 rows (the outputs; in every tile its head's m and l), a
     split's heads' columns after another's; `rows` layout, so each tile moves its two rows."""
     cols = splits * shape.heads * shape.numbers["v_head_dim"]
@@ -236,7 +263,7 @@ def _partials(shape: _Shape, ctx: LinkContext, splits: int, role: TensorRole) ->
     return sp.TensorOp(name, TensorType(F32, (2, cols)), ctx.tiles(2, cols), role, Layout.ROWS)
 
 
-def _combine(shape: _Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
+def _combine(shape: Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
     """The log-sum-exp merge of the splits: an item per block of the result's tiles (each tile
     carries its head's statistics), a K loop over the splits, one split a step."""
     s = ProgramBuilder(ctx, shape.op)

@@ -1,25 +1,135 @@
-"""The batched decode ops (tg.batch_set_rows, tg.batch_attention) have no section form yet.
+"""link for the batched decode ops (docs/passes.md#link-the-batched-decode-step): the
+single-user sections with the user as one more dimension.
 
-They are refused by name, each with its reason, rather than linked as their single-user
-counterparts: a batched op read as tg.set_rows / tg.attention would write at one position only
-and attend over other users' keys, a silent wrong answer. Their meaning is the reference's
-(docs/tg.md#batched-decode); a linker that gives them sections replaces its entry here.
+    batch_set_rows   load rows[r0, c0] x [1, w] -> scatter into the cache, row r of user
+                     r / T at its position pos[r / T] + r mod T (sp.scatter `tokens T`),
+                     contiguous (b * S + j) or through the block table (`table`, `block_size`)
+    batch_attention  the flash section (link/attention.py) over the users' caches one after
+                     another: K and V loads of users' caches (sp.load `users`), the stage's
+                     block-diagonal causal mask (sp.attention `users`, `capacity`)
+
+The write is the single-user write (link/indexed.py): the items are the same blocks of the rows
+written, so the B users' rows are written by the sites that would write B rows of one user, and
+the positions and block ids are read at run time by the scatter itself (checked, for every user,
+before anything is written). The cache is carried state as tg.set_rows's: updated in place when
+nothing reads the old cache later (link/context.py carried_names), else copied first.
+
+The attention keeps the single-user item space (query blocks x heads of one kv head): laying
+the caches one after another makes one K loop serve every user of an item, each user's K and V
+read once, in either layout, and the mask (not the addressing) keeps users apart. (Every item
+walks every cache: with more users than a query block holds, an item also walks, masked, the
+caches of users it does not serve; a K range per query block is not done.) Why not an
+item per user: B users of one token fill one tile row of queries, so items per user would read
+the same tile of q B times and leave the tile's other rows idle. It is never split (flash
+decoding over users and keys needs per-row partials; not done), and it is priced at every
+user's full capacity, since the positions are known at run time only.
+
+Nothing is refused here: the REFUSED table stays, empty, as link's one place for an op that has
+no section form (test/test_coverage.py reads it).
 """
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
-from spatial_dialect import tg
+from spatial_dialect import sp, tg
+from spatial_dialect.passes.link import attention
+from spatial_dialect.passes.link.context import (
+    BLOCK,
+    C0,
+    R0,
+    LinkContext,
+    ProgramBuilder,
+    head_tiles,
+    valid,
+)
+from spatial_dialect.passes.link.maps import map_section
+from spatial_dialect.sp import AccessAttr, Mode, ScatterOp, SectionKind, TensorRole
 
-REFUSED: dict[type[Operation], str] = {
-    tg.BatchSetRowsOp: (
-        "the batched KV-cache write (each user's rows at its own positions, contiguous or "
-        "through a block table) has no section form yet; spatial-run --reference-only evaluates it"
-    ),
-    tg.BatchAttentionOp: (
-        "batched decode attention (each user over its own cache, contiguous or paged) has no "
-        "section form yet; spatial-run --reference-only evaluates it"
-    ),
-}
+
+def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    in_place = ctx.names[op.res] == ctx.names[op.cache]
+    sections = []
+    if not in_place:
+        s = ProgramBuilder(ctx, op)
+        cache, copy = s.input(op.cache), s.output(op.res)
+        s.why("carried", f"copied: the old @{cache.sym_name.data} is read after the update")
+        sections.append(map_section(ctx, op, "copy", [(cache, Mode.FULL, BLOCK)], copy, s))
+    s = ProgramBuilder(ctx, op)
+    rows, pos = s.input(op.rows), s.input(op.pos)
+    table = s.input(op.table) if op.table is not None else None
+    result = ctx.tensor(op.res, TensorRole.OUTPUT)
+    s.declare(result)
+    if in_place:
+        s.why("carried", f"in place: @{result.sym_name.data} is the cache and its update")
+    users, tokens = op.users(), op.tokens()
+    layout = (
+        f"paged: blocks of {op.block_size_value()} rows named by @{table.sym_name.data}"
+        if table is not None
+        else f"contiguous: {op.capacity()} rows per user"
+    )
+    s.why(
+        "batch",
+        f"{users} users x {tokens} row(s), each at its own position read from "
+        f"@{pos.sym_name.data} ({layout}); an idle user (-1) writes nothing",
+    )
+    in0 = s.fifo("in0", rows, 1, "w")
+    block = AccessAttr.of(R0, C0, 1, "w")
+    s.load(rows, block, in0)
+    count = valid(op.rows)[0]
+    s.stage(
+        ScatterOp.batched(
+            result.sym_name.data,
+            pos.sym_name.data,
+            block,
+            count,
+            in0,
+            tokens,
+            None if table is None else table.sym_name.data,
+            None if table is None else op.block_size_value(),
+        )
+    )
+    sections.append(s.build(result.sym_name.data, SectionKind.SCATTER))
+    return sections
+
+
+def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    heads, kv, d, dv = op.numbers()
+    dt, dvt = head_tiles(
+        op, ctx, {"head_dim": d, "the v head dim": dv}, "the flash form reads a head as whole tiles"
+    )
+    users, tokens, capacity = op.users(), op.tokens(), op.capacity()
+    numbers = {
+        "heads": heads,
+        "kv_heads": kv,
+        "head_dim": d,
+        "v_head_dim": dv,
+        "queries": users * tokens,
+        "keys": users * capacity,
+    }
+    table = ctx.names[op.table] if op.table is not None else None
+    block = op.block_size_value() if op.table is not None else None
+    batch = attention.Users(users, capacity, tokens, table, block)
+    key_tiles = ctx.tiles(users * capacity, 1)[0]
+    shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
+    (section,) = attention.sections(shape, ctx, 1)
+    layout = (
+        f"paged: blocks of {block} rows named by @{table}"
+        if table is not None
+        else f"contiguous: {capacity} rows per user"
+    )
+    section.attributes["batch"] = StringAttr(
+        f"{users} users x {tokens} query row(s), one K loop over the users' caches one after "
+        f"another ({layout}; each position read only up to the user's own, zero past it), a "
+        "block-diagonal causal mask; priced at every user's full capacity (the positions are "
+        "known at run time only)"
+    )
+    return [section]
+
+
+LINKERS = {tg.BatchSetRowsOp: link_batch_set_rows, tg.BatchAttentionOp: link_batch_attention}
+"""The ops this module links."""
+
+REFUSED: dict[type[Operation], str] = {}
 """The tg ops link refuses, each with its reason (test/test_coverage.py reads this table)."""

@@ -87,7 +87,7 @@ def value_names(function: func.FuncOp, ops: Sequence[Operation]) -> dict[SSAValu
     return names
 
 
-def updates_in_place(op: tg.SetRowsOp, results: frozenset[SSAValue]) -> bool:
+def updates_in_place(op: tg.SetRowsOp | tg.BatchSetRowsOp, results: frozenset[SSAValue]) -> bool:
     """Whether a `tg.set_rows` may update its cache in place: nothing reads the old cache after
     it (in program order) and the function does not return the old cache."""
     cache = op.cache
@@ -103,7 +103,7 @@ def carried_names(
     """A cache updated in place and its updated value are one DRAM tensor: the result takes the
     cache's name (carried state: one tensor, one layout, never bridged)."""
     for op in ops:
-        if isinstance(op, tg.SetRowsOp) and updates_in_place(op, results):
+        if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp) and updates_in_place(op, results):
             names[op.res] = names[op.cache]
 
 

@@ -98,7 +98,7 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
     if isinstance(op, tg.HeadMatmulOp):
         m = rows_of(op.a)
         return [v for v, many in ((op.a, m > 1), (op.b, True), (op.res, m > 1)) if many]
-    if isinstance(op, tg.AttentionOp):
+    if isinstance(op, tg.AttentionOp | tg.BatchAttentionOp):
         if rows_of(op.q) > 1:
             return [op.q, op.k, op.v, op.res]
         return [op.k, op.v]
@@ -119,7 +119,7 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
 def tied_tensors(op: Operation) -> list[SSAValue]:
     """Tensors that must share one layout: what a row reduction reads and writes (not its 1-row
     weights), and a cache with its updated self (carried state is never bridged)."""
-    if isinstance(op, tg.SetRowsOp):
+    if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp):
         return [op.cache, op.res]
     if isinstance(op, tg.RmsNormOp):
         return [v for v in (op.x, op.residual, op.res) if v is not None]
@@ -258,6 +258,6 @@ def propagate(op: Operation, known: dict[SSAValue, Interval]) -> Interval:
         return known[op.x]
     if isinstance(op, tg.GatherRowsOp):
         return known[op.table]
-    if isinstance(op, tg.SetRowsOp):
+    if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp):
         return known[op.cache].hull(known[op.rows])
     raise AssertionError(f"{op.name} has no integer result rule")  # verifiers keep ints out

@@ -424,6 +424,15 @@ class AttentionOp(StageOp):
     running output O; row 1: in columns 0 and 1 of every tile, the m and l of the head the tile
     belongs to (zeros elsewhere), so that every tile merges on its own. A split whose every key
     is masked pushes O = 0, m = -inf, l = 0. `sp.attention_combine` merges them.
+
+    `users U capacity S` (the batched attention, docs/tg.md#batched-decode): the queries are U
+    users' T = queries / U rows each (row r: user r / T, its token r mod T) and the keys are
+    the users' caches one after another, U x S (`keys`), as the loads of users' caches (sp.load
+    `users`) walk them. The position page holds pos[0 .. U - 1]. Key x is user x / S's position
+    x mod S: query row r sees it when both are the same user's and x mod S <= pos[u] + r mod T
+    (a block-diagonal causal mask, so one K loop over every cache serves every user of the
+    item). A user at pos -1 is idle: its rows are zero. A live position outside [0, S - T] is
+    a runtime error, reported, never read past.
     """
 
     name = "sp.attention"
@@ -444,6 +453,8 @@ class AttentionOp(StageOp):
     scale = prop_def(FloatAttr)
     causal = opt_prop_def(UnitAttr)
     splits_attr = opt_int_prop("splits")
+    users_attr = opt_int_prop("users")
+    capacity_attr = opt_int_prop("capacity")
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (F32, Engine)
@@ -451,8 +462,11 @@ class AttentionOp(StageOp):
         "$q `,` $k `,` $v (`pos` $pos^)? `->` $out `acc` $acc `state` $state `,` $stats"
         " `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `v_head_dim` $v_head_dim"
         " `queries` $queries `keys` $keys `scale` custom<F32>($scale) (`causal` $causal^)?"
-        " (`splits` $splits^)? " + ON_ENGINE
+        " (`splits` $splits^)? (`users` $users^ `capacity` $capacity)? " + ON_ENGINE
     )
+
+    users = IntValue("users")
+    capacity = IntValue("capacity")
 
     heads = IntValue("heads")
     kv_heads = IntValue("kv_heads")
@@ -522,6 +536,19 @@ class AttentionOp(StageOp):
                 raise TypeMismatch("attention: a split pushes f32 partials")
         if self.pos is not None and fifo_of(self, self.pos, "pos").elt != IntegerType(32):
             raise TypeMismatch("attention: the position page holds i32")
+        if (self.users is None) != (self.capacity is None):
+            raise VerifyException("attention: a batched attention takes users and capacity")
+        if self.users is not None:
+            u, s = self.users, self.capacity
+            if self.pos is None or self.splits is not None or not self.is_causal:
+                raise VerifyException(
+                    "attention: users needs the positions, is causal and is not split"
+                )
+            if u <= 0 or self.queries % u or self.keys != u * s:
+                raise VerifyException(
+                    f"attention: {self.queries} queries and {self.keys} keys are not {u} users' "
+                    f"rows and caches of capacity {s}"
+                )
         acc = buffer_of(self.acc)
         if not isinstance(acc, AccOp) or acc.elt != Float32Type():
             raise TypeMismatch("attention: the scores accumulate in an f32 sp.acc")

@@ -17,6 +17,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect.sp.abstract_ops import (
     ON_ENGINE,
@@ -53,6 +54,17 @@ class LoadOp(StageOp):
     i32 tensor `by` names (an expert id) and adds e * stride to every origin row, so the access
     pattern walks inside block e. e outside [0, tile rows / stride) is a runtime error, reported,
     never read (a mixture of experts' weights of the expert its router chose).
+
+    A load of users' caches (`sp.load @k[k0, c] x [kw, d] users @pos capacity 16 tokens 1
+    [table @t block_size 4] -> %k`; the batched attention, docs/tg.md#batched-decode) walks the
+    keys of U users one after another, U x S rows (S = `capacity`, the positions a user holds):
+    element row x of the walk is user u = x / S's position j = x mod S. Before each item it
+    reads every user's position p = pos[u] (the i32 vector `users` names) and, paged, the block
+    ids it uses, all checked before anything is read (a live p in [0, S - T], T = `tokens`; a
+    block id inside the pool); then row x of a page is the cache's row u * S + j (contiguous)
+    or table[u, j / N] * N + j mod N (paged, N = `block_size`) where j <= p + T - 1, and zero
+    where the user holds no such position yet or is idle (p = -1): the same page from either
+    layout.
     """
 
     name = "sp.load"
@@ -62,13 +74,35 @@ class LoadOp(StageOp):
     index = opt_prop_def(FlatSymbolRefAttr)
     stride_attr = opt_int_prop("stride")
     stride = IntValue("stride")
+    users = opt_prop_def(FlatSymbolRefAttr)
+    capacity_attr = opt_int_prop("capacity")
+    capacity = IntValue("capacity")
+    tokens_attr = opt_int_prop("tokens")
+    tokens = IntValue("tokens")
+    table = opt_prop_def(FlatSymbolRefAttr)
+    block_size_attr = opt_int_prop("block_size")
+    block_size = IntValue("block_size")
     dst = operand_def(BufferType)
     traits = section_traits()
     custom_directives = (TensorAccess, Engine)
     assembly_format = (
-        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)? `->` $dst "
+        "custom<TensorAccess>($tensor, $access) (`by` $index^ `stride` $stride)?"
+        " (`users` $users^ `capacity` $capacity `tokens` $tokens)?"
+        " (`table` $table^ `block_size` $block_size)? `->` $dst "
         "(`multicast` $group^)? " + ON_ENGINE
     )
+
+    def of_users(
+        self, pos: str, capacity: int, tokens: int, table: str | None, block_size: int | None
+    ) -> LoadOp:
+        """This load as a load of users' caches (class docstring); paged with `table`."""
+        self.properties["users"] = SymbolRefAttr(pos)
+        self.properties["capacity"] = int_attr(capacity)  # type: ignore[assignment]
+        self.properties["tokens"] = int_attr(tokens)  # type: ignore[assignment]
+        if table is not None:
+            self.properties["table"] = SymbolRefAttr(table)
+            self.properties["block_size"] = int_attr(block_size)  # type: ignore[assignment]
+        return self
 
     def __init__(
         self,
@@ -255,7 +289,8 @@ class GatherOp(IndexedStage):
 
 @irdl_op_definition
 class ScatterOp(IndexedStage):
-    """`sp.scatter %in -> @cache at @pos[r0, c0] x [1, w] count 8`.
+    """`sp.scatter %in -> @cache at @pos[r0, c0] x [1, w] count 8 [tokens 1] [table @t
+    block_size 4]`.
 
     A row write at a runtime position (the KV-cache update) on a movement engine. The access
     pattern walks the tiles of the rows written: per iteration pop one page, the block of er x ec
@@ -263,17 +298,66 @@ class ScatterOp(IndexedStage):
     `count` is written to row p + r of the tensor, columns C * tile_cols onward up to its width.
     p < 0 or p + count past the tensor's rows is a runtime error, reported, never written.
     The tensor is carried state: updated in place, it keeps every row not written.
+
+    `tokens T` (the batched write, tg.batch_set_rows; docs/tg.md#batched-decode): the rows are
+    U = count / T users' T rows each and `pos` holds one position per user. Row r belongs to
+    user b = r / T and goes to the cache row of its position j = pos[b] + r mod T: b * S + j in
+    a contiguous cache of U x S rows; with `table` (U x max_blocks i32 block ids) and
+    `block_size` N, table[b, j / N] * N + j mod N. A user at pos -1 is idle: none of its rows is
+    written. Before any row is written, every user's position (in [0, S - T], S the positions a
+    user holds) and every block id it uses (in the pool) is read and checked, so a bad one is a
+    runtime error that writes nothing. Without `tokens` it is the single-user write above.
     """
 
     name = "sp.scatter"
     src = operand_def(BufferType)
+    tokens_attr = opt_int_prop("tokens")
+    table = opt_prop_def(FlatSymbolRefAttr)
+    block_size_attr = opt_int_prop("block_size")
     traits = section_traits()
     assembly_format = (
-        "$src `->` $tensor `at` custom<TensorAccess>($index, $access) `count` $count " + ON_ENGINE
+        "$src `->` $tensor `at` custom<TensorAccess>($index, $access) `count` $count"
+        " (`tokens` $tokens^)? (`table` $table^)? (`block_size` $block_size^)? " + ON_ENGINE
     )
+
+    tokens = IntValue("tokens")
+    block_size = IntValue("block_size")
+
+    @staticmethod
+    def batched(
+        tensor: str,
+        index: str,
+        access: AccessAttr,
+        count: int,
+        buffer: SSAValue,
+        tokens: int,
+        table: str | None = None,
+        block_size: int | None = None,
+    ) -> ScatterOp:
+        """The batched write of `count` / `tokens` users (class docstring); paged with `table`
+        and `block_size`."""
+        op = ScatterOp(tensor, index, access, count, buffer)
+        op.properties["tokens"] = int_attr(tokens)  # type: ignore[assignment]
+        if table is not None:
+            op.properties["table"] = SymbolRefAttr(table)
+            op.properties["block_size"] = int_attr(block_size)  # type: ignore[assignment]
+        return op
 
     def buffer(self) -> SSAValue:
         return self.src
 
     def stage_name(self) -> str:
         return f"scatter {buffer_of(self.src).label.data} -> @{self.tensor.root_reference.data}"
+
+    def verify_(self) -> None:
+        if (self.table is None) != (self.block_size is None):
+            raise VerifyException("scatter: a paged write takes both table and block_size")
+        if self.table is not None and self.tokens is None:
+            raise VerifyException("scatter: a block table is for a batched write (tokens T)")
+        t, n = self.tokens, self.block_size
+        if t is not None and (t <= 0 or self.count % t):
+            raise VerifyException(
+                f"scatter: tokens {t} must be positive and divide count {self.count}"
+            )
+        if n is not None and n <= 0:
+            raise VerifyException(f"scatter: block_size {n} must be positive")

@@ -271,6 +271,13 @@ def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
         raise TypeMismatch(
             f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section"
         )
+    if isinstance(s, ScatterOp) and s.table is not None and s.tokens is not None:
+        table, users = p.tensor(s.table.root_reference.data), s.count // s.tokens
+        if table.element_type != IntegerType(32) or table.shape2d[0] != users:
+            raise TypeMismatch(
+                f"{s.stage_name()}: block table @{table.sym_name.data} is {table.type}, not "
+                f"{users} rows of i32 block ids (one per user)"
+            )
 
 
 def _check_matmul(s: MatmulTilesOp) -> None:
@@ -509,6 +516,9 @@ def _check_bounds(p: ProgramOp, r: SitesOp, space: ItemSpace, work: WorkOp) -> N
         tm, tn = t.tiles
         if isinstance(s, LoadOp) and s.stride is not None:
             tm = s.stride  # an indexed load walks inside one block, whichever the id names
+        if isinstance(s, LoadOp) and s.users is not None and s.capacity is not None:
+            # a load of users' caches walks U x S positions, mapped to rows when it runs
+            tm = ceil_div(p.tensor(s.users.root_reference.data).shape2d[1] * s.capacity, p.tile[0])
         for box in boxes:
             r_lo, r_hi, c_lo, c_hi = s.access.tile_bounds(box, b)
             for row, col in ((r_lo, c_lo), (r_hi, c_hi)):

@@ -18,7 +18,9 @@ sections' rows are one chip's: every chip runs them on its own shard.
 
 A section over a Q8_0 weight adds `"q8_0": {"compute", "weight_bytes"}`: what the target
 computes it in (the section's `q8_0` decision) and the bytes of its Q8_0 weight (34 per 32
-elements); the total sums the program's distinct Q8_0 weights.
+elements); the total sums the program's distinct Q8_0 weights. A section of a batched decode op
+(docs/passes.md#link-the-batched-decode-step) adds `"batch"`: its users, layout and what its
+price assumes of their positions.
 
 Every number comes from the IR and the cost model's functions of it: the predicted cycles are the
 ones tile recorded, the bytes are the cost model's for the recorded plan, except where
@@ -151,6 +153,9 @@ def section_report(program: sp.ProgramOp, target: Target, fidelity: str) -> dict
             "compute": decision.data if isinstance(decision, StringAttr) else None,
             "weight_bytes": sum(weights.values()),
         }
+    batch = program.attributes.get("batch")  # a batched decode op's users, layout and price
+    if isinstance(batch, StringAttr):
+        extra["batch"] = batch.data
     return {
         "name": program.sym_name.data,
         "op": program.source_op.data,

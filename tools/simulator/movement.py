@@ -17,6 +17,7 @@ import numpy as np
 from spatial_dialect import sp
 from spatial_dialect.sp import GatherOp, IndexedStage, LoadOp, ScatterOp, StoreOp
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
+from spatial_dialect.tools.simulator import batched
 from spatial_dialect.tools.simulator.machine import (
     AccessOutsideTensor,
     DramTensor,
@@ -49,11 +50,28 @@ def run_load(sec: ProgramRun, op: LoadOp, run: SiteRun, item: int, k0: int | Non
     pattern = sec.pattern(op, run)
     rect = sec.space.rect(item)
     offset = block_offset(sec, op, run, item)
+    users = _user_cache(sec, op, tensor, f"{run.where(op.stage_name())} (item {item})")
     for env in pattern.iterations(rect.r0, rect.c0, k0):
         who = f"{run.where(op.stage_name())} (item {item}, {pattern.describe(env)})"
         row, col = pattern.tile(env)
-        block = tensor.read(who, row + offset, col, *pattern.extent)
+        if users is not None:
+            block = users.page(who, *sec.tile, row, col, *pattern.extent)
+        else:
+            block = tensor.read(who, row + offset, col, *pattern.extent)
         yield from give(dst, block, who)
+
+
+def _user_cache(
+    sec: ProgramRun, op: LoadOp, tensor: DramTensor, who: str
+) -> batched.UserCache | None:
+    """A load of users' caches: the positions and block table it reads first (sp.LoadOp)."""
+    if op.users is None:
+        return None
+    pos = batched.read_i32(sec.dram[op.users.root_reference.data], who)[0]
+    table = None
+    if op.table is not None:
+        table = batched.read_i32(sec.dram[op.table.root_reference.data], who)
+    return batched.UserCache(who, tensor, pos, table, op)
 
 
 def block_offset(sec: ProgramRun, op: LoadOp, run: SiteRun, item: int) -> int:
@@ -180,14 +198,30 @@ def run_scatter(sec: ProgramRun, op: ScatterOp, run: SiteRun, item: int, k0: int
     count = op.count
     for who, cache, r, c, er, ec in _blocks(sec, op, run, item):
         page = yield from take(src, (er, ec), who)
-        p = int(_index(sec, op, who)[0])
+        rows = _scatter_rows(sec, op, cache, who)
+        width = min(ec * tw, cache.cols - c * tw)
+        for i in range(min(er * th, count - r * th)):
+            row = rows[r * th + i]
+            if row is None:
+                continue  # an idle user's row
+            cache.data[row, c * tw : c * tw + width] = page[i, :width]
+            cache.written[row // th, c : c + ec] = True
+
+
+def _scatter_rows(sec: ProgramRun, op: ScatterOp, cache: DramTensor, who: str) -> list[int | None]:
+    """The cache row of each row written (None: not written), every position checked first."""
+    pos = _index(sec, op, who)
+    if op.tokens is None:
+        p, count = int(pos[0]), op.count
         if not 0 <= p <= cache.rows - count:
             raise IndexOutOfRange(
                 f"{who}: position {p} outside [0, {cache.rows - count}] ({count} rows into "
                 f"@{cache.name}, which has {cache.rows})"
             )
-        width = min(ec * tw, cache.cols - c * tw)
-        for i in range(min(er * th, count - r * th)):
-            row = p + r * th + i
-            cache.data[row, c * tw : c * tw + width] = page[i, :width]
-            cache.written[row // th, c : c + ec] = True
+        return list(range(p, p + count))
+    table = None
+    if op.table is not None:
+        table = batched.read_i32(sec.dram[op.table.root_reference.data], who)
+    slots = batched.user_slots(who, cache, pos, op.tokens, table, op.block_size, prefix=False)
+    batched.check_distinct(who, slots)
+    return [None if s is None else int(s[i]) for s in slots for i in range(op.tokens)]

@@ -91,17 +91,23 @@ def run_attention(
     q_tiles = (h, group * d // tw)
     q = ref.widen((yield from hold(q_f, q_tiles, who)))
     p = keys - queries
-    if op.pos is not None:
+    rect = sec.space.rect(item)
+    rows = rect.r0 * th + np.arange(h * th)
+    users = None
+    if op.users is not None:
+        pos_f = run.buffers[sp.buffer_of(op.pos)]
+        pt = ceil_div(op.users, tw)
+        users = batch_positions(op, (yield from hold(pos_f, (1, pt), who))[0], rows, who)
+        release(pos_f, (1, pt), who)
+    elif op.pos is not None:
         pos_f = run.buffers[sp.buffer_of(op.pos)]
         p = int((yield from hold(pos_f, (1, 1), who))[0, 0])
         release(pos_f, (1, 1), who)
-    if not 0 <= p <= keys - queries:
+    if users is None and not 0 <= p <= keys - queries:
         raise IndexOutOfRange(
             f"{who}: position {p} outside [0, {keys - queries}] ({queries} queries in a "
             f"{keys}-key cache)"
         )
-    rect = sec.space.rect(item)
-    rows = rect.r0 * th + np.arange(h * th)
     # a split serves the keys of its share of the key tiles (sp.attention splits)
     first_key = 0
     if op.splits is not None:
@@ -119,7 +125,11 @@ def run_attention(
         ml = yield from take(ml_f, (h, group), who)
         key = first_key + k0 * th + np.arange(kw * th)
         masked = np.broadcast_to(key[None, :] >= keys, (h * th, kw * th))
-        if op.is_causal:
+        if users is not None:
+            user, last = users
+            masked = masked | (key[None, :] // op.capacity != user[:, None])
+            masked = masked | (key[None, :] % op.capacity > last[:, None])
+        elif op.is_causal:
             masked = masked | (key[None, :] > (p + rows)[:, None])
         for j in range(group):
             qs, os_, mc = slice(j * d, (j + 1) * d), slice(j * dv, (j + 1) * dv), j * tw
@@ -145,8 +155,33 @@ def run_attention(
         with np.errstate(divide="ignore", invalid="ignore"):
             result = o / sums
         zero_outside(result, (rect.r0 * th, 0), (queries, w * tw))
+        if users is not None:
+            result[users[1] < 0] = 0  # an idle user's rows
     yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
     release(q_f, q_tiles, who)
+
+
+def batch_positions(
+    op: AttentionOp, pos: np.ndarray, rows: np.ndarray, who: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """A batched attention's rows (sp.attention `users`): each row's user and the last
+    position it sees (-1 for an idle user's rows and rows past the queries), every live
+    position checked first."""
+    u, s = op.users, op.capacity
+    assert u is not None and s is not None
+    t = op.queries // u
+    pos = pos[:u].astype(np.int64)
+    for b, p in enumerate(pos.tolist()):
+        if p != -1 and not 0 <= p <= s - t:
+            raise IndexOutOfRange(
+                f"{who}: position {p} of user {b} outside [0, {s - t}] ({t} queries of a user "
+                f"who holds {s} positions; -1 marks an idle user)"
+            )
+    live = rows < op.queries
+    user = np.where(live, rows // t, -1)
+    first = np.where(live, pos[np.minimum(rows // t, u - 1)], -1)
+    last = np.where(first >= 0, first + rows % t, -1)
+    return user, last
 
 
 def split_partials(o: np.ndarray, ml: np.ndarray, dv: int, tw: int) -> np.ndarray:

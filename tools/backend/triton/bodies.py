@@ -7,6 +7,7 @@ from spatial_dialect import sp
 from spatial_dialect.sp.enums import SectionKind
 from spatial_dialect.sp.kinds import Q8_0_BLOCK
 from spatial_dialect.tools.backend.index import ix
+from spatial_dialect.tools.backend.triton import batched
 from spatial_dialect.tools.backend.triton.kernel import (
     REFUSED_SECTION_KINDS,
     SECTION_PRINTERS,
@@ -250,6 +251,8 @@ ys = tl.load({s.scales_arg(table)} + {s.scale_of_block(table, "ids[:, None]", "g
 @section_printer(SectionKind.SCATTER)
 def _scatter(s: Kernel) -> None:
     op = s.program.ops_of(sp.ScatterOp)[0]
+    if op.tokens is not None:  # the batched write: each row at its own user's position
+        return batched.batched_scatter(s, op)
     th, tw = s.tile
     cache, idx = op.tensor.root_reference.data, op.index.root_reference.data
     a = access(op.access, s.ranges)
@@ -363,6 +366,8 @@ y = tl.where(tl.arange(0, {tw})[None, :] == 0, val[:, None], 0)
 @section_printer(SectionKind.ATTENTION)
 def _attention(s: Kernel) -> None:
     op = s.program.ops_of(sp.AttentionOp)[0]
+    if op.users is not None:  # the batched attention: each user over its own cache
+        return batched.batched_attention(s, op)
     th, tw = s.tile
     d, dv = op.head_dim, op.v_head_dim
     q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))

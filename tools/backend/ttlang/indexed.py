@@ -451,6 +451,8 @@ class HostStep:
     def __init__(self, program: sp.ProgramOp, index: int, stage: sp.GatherOp | sp.ScatterOp):
         self.p, self.stage = program, stage
         self.name = program.sym_name.data
+        if isinstance(stage, sp.ScatterOp) and stage.tokens is not None:
+            raise TTLangUnsupported(self.name, "sp.scatter tokens (the batched KV-cache write)")
         self.fn = f"section_{index}_{ident(self.name, prefix='')}"
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}

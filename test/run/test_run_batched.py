@@ -1,0 +1,307 @@
+"""The batched decode step compiled and simulated (docs/tg.md#batched-decode): the KV-cache
+write (tg.batch_set_rows, linked as sp.scatter `tokens`) and the attention (tg.batch_attention,
+linked as the flash section with sp.attention `users` over sp.load `users`): B = 1, 3, 8 users
+at different positions (one idle), T rows each, contiguous and paged, on a Tensix card of each
+generation and a GPU, against the reference (tools/interpreters, its own implementation);
+paged and contiguous bitwise identical on the same data; a position past a user's cache or a
+block id past the pool is the simulator's runtime error, raised before anything is written."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spatial_dialect.passes.pipeline import compile_module
+from spatial_dialect.targets import PRESETS
+from spatial_dialect.tools.emit.report import section_report
+from spatial_dialect.tools.interpreters.inputs import draw_inputs
+from spatial_dialect.tools.simulator.machine import IndexOutOfRange
+from spatial_dialect.tools.simulator.program import (
+    ProgramRun,
+    declare_dram,
+    fill_inputs,
+    simulate,
+    the_entry,
+)
+from spatial_dialect.tools.spatial_run import (
+    compare_outputs,
+    entry_function,
+    parse_module,
+    reference_outputs,
+    simulated_outputs,
+)
+
+TARGETS = ["wormhole_n150", "blackhole_p150", "h100"]
+S, W, BLOCK = 16, 64, 4  # positions a user holds, the cache's width, a paged block's rows
+
+
+def write(users: int, tokens: int, paged: bool, keep_old: bool = False) -> str:
+    """One batched write of `tokens` rows per user; `keep_old` also returns the old cache (so
+    link copies it rather than updating in place)."""
+    cache = f"tensor<{users * S}x{W}xf32>"
+    rows, pos = f"tensor<{users * tokens}x{W}xf32>", f"tensor<{users}xi32>"
+    args, operands, types, block = f"%pos: {pos}", "%pos", pos, ""
+    if paged:
+        table = f"tensor<{users}x{S // BLOCK}xi32>"
+        args += f", %table: {table}"
+        operands, types, block = "%pos, %table", f"{pos}, {table}", f" block_size {BLOCK}"
+    results = f"{cache}, {cache}" if keep_old else cache
+    returned = f"%c2, %c : {cache}, {cache}" if keep_old else f"%c2 : {cache}"
+    return (
+        f"func.func @w(%c: {cache}, %r: {rows}, {args}) -> ({results}) {{\n"
+        f"  %c2 = tg.batch_set_rows %c, %r, {operands}{block} : ({cache}, {rows}, {types}) -> "
+        f"{cache}\n  func.return {returned}\n}}"
+    )
+
+
+def inputs_for(fn, users: int, tokens: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Drawn rows and cache; user b at its own position (user 1 idle where there are 3 or
+    more), each user's blocks a shuffled share of the pool."""
+    inputs = draw_inputs(fn, seed)
+    rng = np.random.default_rng(seed)
+    pos = rng.integers(0, S - tokens + 1, users).astype(np.int32)
+    if users >= 3:
+        pos[1] = -1
+    inputs["pos"] = pos
+    if "table" in inputs:
+        inputs["table"] = rng.permutation(users * S // BLOCK).reshape(users, -1).astype(np.int32)
+    return inputs
+
+
+def compiled(text: str, target: str):
+    fn = entry_function(parse_module(text))
+    return fn, compile_module(fn, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "users, tokens, paged, keep_old",
+    [
+        (1, 1, False, False),
+        (3, 1, True, False),
+        (8, 1, False, True),
+        (8, 1, True, False),
+        (3, 2, True, True),
+    ],
+)
+def test_batched_write_simulates_to_the_reference(target, users, tokens, paged, keep_old):
+    fn, module = compiled(write(users, tokens, paged, keep_old), target)
+    inputs = inputs_for(fn, users, tokens)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs)
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    # exact, not within a tolerance: a write moves the rows it is given
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, reference[name])
+
+
+def test_paged_and_contiguous_write_the_same_rows_bitwise():
+    users, tokens = 8, 1
+    fn_c, contiguous = compiled(write(users, tokens, False), "wormhole_n150")
+    fn_p, paged = compiled(write(users, tokens, True), "wormhole_n150")
+    inputs = inputs_for(fn_p, users, tokens, seed=3)
+    table = inputs["table"]
+    # the same logical cache in both layouts: user b's position j is row b * S + j of the
+    # contiguous cache and row table[b, j / BLOCK] * BLOCK + j % BLOCK of the pool
+    b, j = np.divmod(np.arange(users * S), S)
+    slot = table[b, j // BLOCK] * BLOCK + j % BLOCK
+    pool = np.empty_like(inputs["c"])
+    pool[slot] = inputs["c"]
+    (out_c,) = simulate(contiguous, [inputs["c"], inputs["r"], inputs["pos"]])
+    (out_p,) = simulate(paged, [pool, inputs["r"], inputs["pos"], table])
+    assert np.array_equal(out_p[slot].view(np.uint32), out_c.view(np.uint32))
+    # and the idle user wrote nothing
+    assert np.array_equal(out_c[S : 2 * S], inputs["c"][S : 2 * S])
+
+
+@pytest.mark.parametrize(
+    "paged, bad, message",
+    [
+        (False, ("pos", 2, S), rf"position {S} of user 2 \(pos\[2\]\) outside \[0, {S - 1}\]"),
+        (True, ("pos", 0, -2), r"position -2 of user 0 \(pos\[0\]\) outside"),
+        (True, ("table", 2, 99), r"block id 99 of user 2 \(table\[2, \d\]\) outside \[0, 24\)"),
+    ],
+)
+def test_a_bad_position_or_block_id_writes_nothing(paged, bad, message):
+    users = 6
+    fn, module = compiled(write(users, 1, paged), "wormhole_n150")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][:] = np.arange(users)  # every user live, user b at position b
+    name, user, value = bad
+    if name == "table":
+        inputs["table"][user, :] = value  # every block of the user is past the pool
+    else:
+        inputs[name][user] = value
+    programs = [p for p in module.walk() if type(p).__name__ == "ProgramOp"]
+    dram = declare_dram(programs)
+    given = [inputs[a.name_hint] for a in fn.body.block.args]
+    fill_inputs(the_entry(module), dram, given)
+    with pytest.raises(IndexOutOfRange, match=message):
+        for program in programs:
+            ProgramRun(program, dram).run()
+    cache = dram["c"]
+    assert np.array_equal(cache.data[: cache.rows, : cache.cols], inputs["c"])
+
+
+# ── The whole step: write, then attend ────────────────────────────────────────────────────────
+
+HEADS, KV, D = 4, 2, 32
+
+
+def step(users: int, tokens: int, paged: bool, elt: str = "f32") -> str:
+    """One layer's batched step: each user's k and v rows written, then its queries attend."""
+    n = users * tokens
+    q, kd = f"tensor<{n}x{HEADS * D}x{elt}>", f"tensor<{n}x{KV * D}x{elt}>"
+    cache, pos = f"tensor<{users * S}x{KV * D}x{elt}>", f"tensor<{users}xi32>"
+    args = f"%q: {q}, %k: {kd}, %v: {kd}, %c: {cache}, %vc: {cache}, %pos: {pos}"
+    operands, types, block = "%pos", pos, ""
+    if paged:
+        table = f"tensor<{users}x{S // BLOCK}xi32>"
+        args += f", %table: {table}"
+        operands, types, block = "%pos, %table", f"{pos}, {table}", f" block_size {BLOCK}"
+    write = f"({cache}, {kd}, {types}) -> {cache}"
+    return (
+        f"func.func @step({args}) -> ({q}, {cache}, {cache}) {{\n"
+        f"  %c2 = tg.batch_set_rows %c, %k, {operands}{block} : {write}\n"
+        f"  %vc2 = tg.batch_set_rows %vc, %v, {operands}{block} : {write}\n"
+        f"  %o = tg.batch_attention %q, %c2, %vc2, {operands} heads {HEADS} kv_heads {KV} "
+        f"head_dim {D} scale 0.25{block} : ({q}, {cache}, {cache}, {types}) -> {q}\n"
+        f"  func.return %o, %c2, %vc2 : {q}, {cache}, {cache}\n}}"
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "users, tokens, paged, elt",
+    [
+        (1, 1, False, "f32"),
+        (1, 1, True, "bf16"),
+        (3, 1, True, "f32"),
+        (3, 2, False, "bf16"),
+        (8, 1, False, "bf16"),
+        (8, 1, True, "f32"),
+    ],
+)
+def test_batched_step_simulates_to_the_reference(target, users, tokens, paged, elt):
+    fn, module = compiled(step(users, tokens, paged, elt), target)
+    inputs = inputs_for(fn, users, tokens, seed=users)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs)
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    if users >= 3:  # the idle user's rows are zero
+        assert not got["o"][tokens : 2 * tokens].any()
+
+
+def test_the_link_report_says_what_the_batched_sections_do():
+    _, module = compiled(step(3, 1, True), "wormhole_n150")
+    batch = {
+        p.source_op.data: p.attributes["batch"].data
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp" and "batch" in p.attributes
+    }
+    assert "3 users x 1 query row(s)" in batch["tg.batch_attention"]
+    assert "paged: blocks of 4 rows named by @table" in batch["tg.batch_attention"]
+    assert "priced at every user's full capacity" in batch["tg.batch_attention"]
+    assert "3 users x 1 row(s)" in batch["tg.batch_set_rows"]
+
+
+def test_paged_and_contiguous_steps_are_bitwise_identical():
+    users, tokens = 8, 1
+    fn_c, contiguous = compiled(step(users, tokens, False, "bf16"), "wormhole_n150")
+    fn_p, paged = compiled(step(users, tokens, True, "bf16"), "wormhole_n150")
+    inputs = inputs_for(fn_p, users, tokens, seed=5)
+    table = inputs["table"]
+    b, j = np.divmod(np.arange(users * S), S)
+    slot = table[b, j // BLOCK] * BLOCK + j % BLOCK
+    pools = {}
+    for name in ("c", "vc"):
+        pools[name] = np.empty_like(inputs[name])
+        pools[name][slot] = inputs[name]
+    common = [inputs[n] for n in ("q", "k", "v")]
+    out_c = simulate(contiguous, [*common, inputs["c"], inputs["vc"], inputs["pos"]])
+    out_p = simulate(paged, [*common, pools["c"], pools["vc"], inputs["pos"], table])
+    assert np.array_equal(out_p[0].view(np.uint16), out_c[0].view(np.uint16))
+    for got_p, got_c in zip(out_p[1:], out_c[1:], strict=True):
+        assert np.array_equal(got_p[slot].view(np.uint16), got_c.view(np.uint16))
+
+
+def test_a_position_past_the_cache_is_the_attentions_runtime_error_too():
+    # an attention alone (no write before it): the loads and the stage check every user
+    users = 3
+    q, cache = f"tensor<{users}x{HEADS * D}xf32>", f"tensor<{users * S}x{KV * D}xf32>"
+    pos = f"tensor<{users}xi32>"
+    text = (
+        f"func.func @a(%q: {q}, %c: {cache}, %vc: {cache}, %pos: {pos}) -> {q} {{\n"
+        f"  %o = tg.batch_attention %q, %c, %vc, %pos heads {HEADS} kv_heads {KV} head_dim {D} "
+        f"scale 0.25 : ({q}, {cache}, {cache}, {pos}) -> {q}\n  func.return %o : {q}\n}}"
+    )
+    fn, module = compiled(text, "h100")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][2] = S
+    with pytest.raises(IndexOutOfRange, match=rf"position {S} of user 2 .*outside \[0, {S - 1}\]"):
+        simulate(module, [inputs[n] for n in ("q", "c", "vc", "pos")])
+
+
+# ── Triton's interpreter ──────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "users, tokens, paged, elt",
+    [(1, 1, True, "bf16"), (3, 2, True, "f32"), (8, 1, False, "bf16"), (8, 1, True, "f32")],
+)
+def test_batched_step_runs_under_tritons_interpreter(users, tokens, paged, elt):
+    pytest.importorskip("triton")
+    fn, module = compiled(step(users, tokens, paged, elt), "h100")
+    inputs = inputs_for(fn, users, tokens, seed=users + 1)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs, backend="triton-interpret")
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    if users >= 3:
+        assert not got["o"][tokens : 2 * tokens].any()
+    # the idle user's slots keep the cache they held
+    np.testing.assert_array_equal(got["c2"], reference["c2"])
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (("pos", 2, S), rf"position of a user .* {S} outside \[-1, {S - 1}\]"),
+        (("table", 1, 99), r"block id of @table .* 99 outside \[0, 23\]"),
+    ],
+)
+def test_tritons_host_checks_the_positions_and_block_ids_before_the_launch(bad, message):
+    pytest.importorskip("triton")
+    users = 6
+    fn, module = compiled(step(users, 1, True), "h100")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][:] = np.arange(users)
+    name, user, value = bad
+    if name == "table":
+        inputs["table"][user, :] = value
+    else:
+        inputs["pos"][user] = value
+    with pytest.raises(Exception, match=message):
+        simulated_outputs(fn, module, inputs, backend="triton-interpret")
+
+
+def test_the_report_shows_the_weights_read_once_for_the_batch_and_the_attentions_price():
+    users, d, n = 8, 128, 256
+    a, w, y = f"tensor<{users}x{d}xbf16>", f"tensor<{d}x{n}xbf16>", f"tensor<{users}x{n}xbf16>"
+    text = (
+        f"func.func @g(%a: {a}, %w: {w}) -> {y} {{\n  %y = tg.matmul %a, %w : ({a}, {w}) -> {y}\n"
+        f"  func.return %y : {y}\n}}"
+    )
+    _, module = compiled(text, "wormhole_n150")
+    (gemm,) = [p for p in module.walk() if type(p).__name__ == "ProgramOp"]
+    row = section_report(gemm, PRESETS["wormhole_n150"], "hifi4")
+    assert row["dram_bytes_by_tensor"]["w"] == d * n * 2  # bf16, read once for the 8 users
+    _, module = compiled(step(3, 1, True), "wormhole_n150")
+    rows = [
+        section_report(p, PRESETS["wormhole_n150"], "hifi4")
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp"
+    ]
+    assert "priced at every user's full capacity" in rows[-1]["batch"]
