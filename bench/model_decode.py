@@ -3,6 +3,7 @@ meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
     .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
+    .venv/bin/python bench/model_decode.py --batched  # the batched rows alone (~3 CPU minutes)
     .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
     .venv/bin/python bench/model_decode.py --json     # one JSON object per row
 
@@ -27,6 +28,16 @@ A row's weights are one of:
 - `q8_0`: the projections and the LM head as a Q8_0 checkpoint holds them (34 bytes per 32
   elements, tg.matmul_q8_0), activations and KV cache bf16; the embedding table stays bf16 (a
   decode step reads one row of it).
+
+Batched rows (`--batched`, issue 24): the step `spatial-import --batch B` writes (each layer's
+cache writes tg.batch_set_rows, its attention tg.batch_attention; B users, one token each, each
+with its own contiguous cache of S rows) at B = 1, 8, 32 and S = 128, 4096, on n150 and p150
+(bfp8_b, q8_0) and h100 (bf16, q8_0). Each row's step time is one step for all B users: t/s/u is
+1 / step, total t/s B / step. Attention is priced as the report prices it (its words are printed
+above the table): every user at the full capacity S, since the positions are known at run time
+only. Beside them: tt-metal's rates (batch 32, context 128) and, on h100, NIM's Llama-3.1-8B
+table (NIM_H100_ITL_MS). Each row names the sections furthest over their rooflines, so a step
+past ROOFLINE_GOAL says where its time goes.
 
 Mesh rows (`--mesh`, issue 23): a whole decode step of Llama-3.1-70B (80 layers) and Qwen3-30B-A3B
 (48 layers) deployed over a mesh preset of chips. Each is compiled by `tensor-parallel{mesh=M}`
@@ -517,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="a 2-layer tiny model on wormhole_n150 and on n300, sharded (CI)",
+        help="a 2-layer tiny model on wormhole_n150 (1 user and 3) and on n300, sharded (CI)",
     )
     parser.add_argument("--mesh", action="store_true", help="the mesh rows alone")
     parser.add_argument(
