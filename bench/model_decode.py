@@ -3,6 +3,7 @@ meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
     .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
+    .venv/bin/python bench/model_decode.py --batched  # the batched rows alone (~3 CPU minutes)
     .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
     .venv/bin/python bench/model_decode.py --json     # one JSON object per row
 
@@ -27,6 +28,16 @@ A row's weights are one of:
 - `q8_0`: the projections and the LM head as a Q8_0 checkpoint holds them (34 bytes per 32
   elements, tg.matmul_q8_0), activations and KV cache bf16; the embedding table stays bf16 (a
   decode step reads one row of it).
+
+Batched rows (`--batched`, issue 24): the step `spatial-import --batch B` writes (each layer's
+cache writes tg.batch_set_rows, its attention tg.batch_attention; B users, one token each, each
+with its own contiguous cache of S rows) at B = 1, 8, 32 and S = 128, 4096, on n150 and p150
+(bfp8_b, q8_0) and h100 (bf16, q8_0). Each row's step time is one step for all B users: t/s/u is
+1 / step, total t/s B / step. Attention is priced as the report prices it (its words are printed
+above the table): every user at the full capacity S, since the positions are known at run time
+only. Beside them: tt-metal's rates (batch 32, context 128) and, on h100, NIM's Llama-3.1-8B
+table (NIM_H100_ITL_MS). Each row names the sections furthest over their rooflines, so a step
+past ROOFLINE_GOAL says where its time goes.
 
 Mesh rows (`--mesh`, issue 23): a whole decode step of Llama-3.1-70B (80 layers) and Qwen3-30B-A3B
 (48 layers) deployed over a mesh preset of chips. Each is compiled by `tensor-parallel{mesh=M}`
@@ -89,6 +100,12 @@ class Row:
     # The device memory the program needs where it exceeds the card's ("16.4 GB"): the row is then
     # a what-if compiled with dram-mem; None where it fits.
     needs: str | None = None
+    batch: int = 1  # users, one token each; above 1 the batched step (batched_rows_plan)
+    # The sections that take most time past their rooflines, summed over the layers by name
+    # (name, op, predicted us, roofline us): where the step loses to its roofline, and why.
+    excess: tuple[tuple[str, str, float, float], ...] = ()
+    # How the report prices the batched attention (the tg.batch_attention section's own words)
+    attention: str | None = None
 
     @property
     def tokens_per_s(self) -> float:
@@ -103,12 +120,15 @@ class Row:
         return self.predicted_us / self.roofline_us
 
 
-def decode_step(model, cache: int, layers: int, weights: str = "bf16") -> str:
+def decode_step(
+    model, cache: int, layers: int, weights: str = "bf16", users: int | None = None
+) -> str:
+    """The whole step; with `users`, the batched step `spatial-import --batch` writes."""
     import generate
 
     if weights == "q8_0":
         model = replace(model, q8_0=True)
-    return generate.decode_step_program(model, 1, cache, layers)
+    return generate.decode_step_program(model, 1, cache, layers, users)
 
 
 def storage_format(weights: str) -> str:
@@ -129,8 +149,11 @@ def compile_step(tool, program: str, options: str):
     return module
 
 
-def measure(program: str, model: str, target: str, weights: str, cache: int, layers: int) -> Row:
-    """Compile ``program`` (written with ``weights``) through the pipeline and total its report."""
+def measure(
+    program: str, model: str, target: str, weights: str, cache: int, layers: int, batch: int = 1
+) -> Row:
+    """Compile ``program`` (written with ``weights``, for ``batch`` users) through the pipeline and
+    total its report."""
     from spatial_dialect.passes.dram_layout import DramExceeded
     from spatial_dialect.tools.emit.report import report
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
@@ -159,7 +182,24 @@ def measure(program: str, model: str, target: str, weights: str, cache: int, lay
         dram_bytes=sum(s["dram_bytes"] for s in r["sections"]),
         compile_s=time.process_time() - t0,
         needs=needs,
+        batch=batch,
+        excess=excess(r["sections"]),
+        attention=next(
+            (s["batch"] for s in r["sections"] if s["op"] == "tg.batch_attention"), None
+        ),
     )
+
+
+def excess(sections: list[dict], n: int = 3) -> tuple[tuple[str, str, float, float], ...]:
+    """The `n` section names (layer prefix dropped, so a name sums over the layers) whose
+    predicted time exceeds their roofline by the most: (name, op, predicted us, roofline us)."""
+    total: dict[str, list] = {}
+    for s in sections:
+        t = total.setdefault(_unlayered(s["name"]), [s["op"], 0.0, 0.0])
+        t[1] += s["predicted_us"]
+        t[2] += s["roofline_us"]
+    ranked = sorted(total.items(), key=lambda kv: kv[1][2] - kv[1][1])
+    return tuple((name, op, p, r) for name, (op, p, r) in ranked[:n])
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -178,6 +218,92 @@ def table(rows: list[Row]) -> list[str]:
             f"{'-' if published is None else f'{published:.1f}'} |"
         )
     return lines
+
+
+# --- batched rows (issue 24) --------------------------------------------------------------------
+
+BATCHES = (1, 8, 32)
+CONTEXTS = (128, 4096)
+# The cards and formats of the batched rows: tt-metal's two cards in the formats to hold against
+# its bfp8/bfp4 weights and a Q8_0 checkpoint; the GPU in bf16 (vLLM's and NIM's default) and Q8_0.
+BATCHED = {
+    "wormhole_n150": ("bfp8_b", "q8_0"),
+    "blackhole_p150": ("bfp8_b", "q8_0"),
+    "h100": ("bf16", "q8_0"),
+}
+# tt-metal's rates are at batch 32 with 128 rows of context (the tt_transformers README's table).
+TT_METAL_BATCH, TT_METAL_CONTEXT = 32, 128
+# NVIDIA NIM for LLMs benchmarking, Performance page (https://docs.nvidia.com/nim/benchmarking/
+# llm/1.0.0/performance), "Llama-3.1-8b-instruct Results", NIM 1.8.0 (TensorRT-LLM or vLLM
+# engines), measured with AIPerf on the page's H100 80G systems: inter-token latency (ms) by
+# concurrency; a user's decode rate is 1000 / ITL. Concurrency 1, 5, 25, 50, ... are published:
+# batch 1 is there, 8 and 32 are not (the row shows the two around it). The stored copy of the page
+# did not show the 8B table's GPU count, precision or input/output lengths; README says so.
+NIM_H100_ITL_MS = {1: 4.63, 5: 4.58, 25: 5.19, 50: 5.91}
+# The step is within this factor of its roofline (issue 24's goal at batch 32).
+ROOFLINE_GOAL = 1.15
+
+
+def batched_rows_plan(smoke: bool) -> list[tuple[str, str, int, int]]:
+    """(card, format, batch, context) of each batched row; the smoke's is 3 users of the tiny
+    model on n150."""
+    if smoke:
+        return [("wormhole_n150", "bfp8_b", 3, 64)]
+    return [
+        (card, w, b, c)
+        for card, ws in BATCHED.items()
+        for w in ws
+        for b in BATCHES
+        for c in CONTEXTS
+    ]
+
+
+def published(r: Row) -> str:
+    """The published rate beside a batched row, with its conditions where they differ."""
+    if r.target in TT_METAL_TOKENS_PER_S_USER:
+        if (r.batch, r.cache) == (TT_METAL_BATCH, TT_METAL_CONTEXT):
+            return f"tt-metal {TT_METAL_TOKENS_PER_S_USER[r.target]:.1f}"
+        return "-"
+    if r.target == "h100":
+        if r.batch in NIM_H100_ITL_MS:
+            return f"NIM {1000 / NIM_H100_ITL_MS[r.batch]:.0f}"
+        lower = max(c for c in NIM_H100_ITL_MS if c < r.batch)
+        upper = min((c for c in NIM_H100_ITL_MS if c > r.batch), default=None)
+        between = f"NIM c={lower}: {1000 / NIM_H100_ITL_MS[lower]:.0f}"
+        if upper is not None:
+            between += f", c={upper}: {1000 / NIM_H100_ITL_MS[upper]:.0f}"
+        return between
+    return "-"
+
+
+def batched_table(rows: list[Row]) -> list[str]:
+    lines = [
+        "| card | format | batch | context | predicted ms | t/s/u | total t/s | roofline ms "
+        "| step/roofline | DRAM GB | published t/s/u |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        weights = r.weights if r.needs is None else f"{r.weights} (needs {r.needs}: what-if)"
+        lines.append(
+            f"| {r.target} | {weights} | {r.batch} | {r.cache} | {r.predicted_us / 1000:.2f} | "
+            f"{r.tokens_per_s:.1f} | {r.batch * r.tokens_per_s:.0f} | "
+            f"{r.roofline_us / 1000:.2f} | {r.ratio:.3f} | {r.dram_bytes / 1e9:.2f} | "
+            f"{published(r)} |"
+        )
+    return lines
+
+
+def batched_findings(r: Row) -> str:
+    """Where a row past ROOFLINE_GOAL loses its time: the sections furthest over their roofline."""
+    over = "; ".join(
+        f"{name} ({op}) {p / 1000:.2f} ms vs {rf / 1000:.2f} ms roofline ({p / rf:.2f}x)"
+        for name, op, p, rf in r.excess
+    )
+    verdict = "within" if r.ratio <= ROOFLINE_GOAL else "PAST"
+    return (
+        f"{r.target} {r.weights} B={r.batch} S={r.cache}: step/roofline {r.ratio:.3f} "
+        f"({verdict} {ROOFLINE_GOAL}); most time over roofline: {over}"
+    )
 
 
 # --- mesh rows --------------------------------------------------------------------------------
@@ -372,7 +498,7 @@ def mesh_findings(r: MeshRow) -> str:
 def json_row(r: Row | MeshRow) -> dict:
     """Issue 24's fields, for a single-chip row and a mesh row alike."""
     mesh = isinstance(r, MeshRow)
-    batch = r.batch if mesh else 1
+    batch = r.batch
     return {
         "model": r.model,
         "card": r.card if mesh else r.target,
@@ -402,9 +528,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="a 2-layer tiny model on wormhole_n150 and on n300, sharded (CI)",
+        help="a 2-layer tiny model on wormhole_n150 (1 user and 3) and on n300, sharded (CI)",
     )
     parser.add_argument("--mesh", action="store_true", help="the mesh rows alone")
+    parser.add_argument(
+        "--batched", action="store_true", help="the batched rows alone (batch 1, 8, 32)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
     import generate
@@ -412,10 +541,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         model, layers, plan = generate.TINY, 2, [("wormhole_n150", "bf16", 64)]
         mesh_plan = mesh_rows_plan(smoke=True)
+        batched_plan = batched_rows_plan(smoke=True)
     else:
         model, layers = generate.LLAMA31_8B, 32
-        plan = [] if args.mesh else [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
-        mesh_plan = mesh_rows_plan(smoke=False)
+        alone = args.mesh or args.batched
+        plan = [] if alone else [(t, w, s) for t in TARGETS for w in WEIGHTS for s in CACHES]
+        mesh_plan = [] if args.batched else mesh_rows_plan(smoke=False)
+        batched_plan = [] if args.mesh else batched_rows_plan(smoke=False)
     programs = {(w, s): decode_step(model, s, layers, w) for w, s in {(w, s) for _, w, s in plan}}
     rows = []
     for target, weights, cache in plan:
@@ -423,6 +555,15 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"# {target} {weights} S={cache}: {rows[-1].sections} sections, compiled in "
             f"{rows[-1].compile_s:.1f} CPU s",
+            file=sys.stderr,
+        )
+    batched = []
+    for card, weights, batch, context in batched_plan:
+        program = decode_step(model, context, layers, weights, users=batch)
+        batched.append(measure(program, model.name, card, weights, context, layers, batch))
+        print(
+            f"# {card} {weights} B={batch} S={context}: {batched[-1].sections} sections, "
+            f"compiled in {batched[-1].compile_s:.1f} CPU s",
             file=sys.stderr,
         )
     mesh_rows = []
@@ -435,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     if args.json:
-        for r in [*rows, *mesh_rows]:
+        for r in [*rows, *batched, *mesh_rows]:
             print(json.dumps(json_row(r)))
         return 0
     if rows:
@@ -447,6 +588,15 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{r.target} {r.weights} S={r.cache}: whole step predicted/roofline {r.ratio:.3f}"
             )
+    if batched:
+        print()
+        print(f"{model.name}: batched greedy decode step, {layers} layers, one token per user")
+        print(f"attention: {batched[-1].attention}")
+        print()
+        print("\n".join(batched_table(batched)))
+        print()
+        for r in batched:
+            print(batched_findings(r))
     if mesh_rows:
         print()
         print("Over a mesh of chips: whole greedy decode step, batch 1, tensor-parallel")

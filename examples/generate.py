@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from spatial_dialect.tools.frontend.layers import (
+    Batch,
     ExampleNames,
     Model,
     MoeBlock,
@@ -79,11 +80,16 @@ def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
     return print_functions([stacked_layers_function(m, t, cache, layers)])
 
 
-def decode_step_program(m: Model, t: int, cache: int, layers: int = 1) -> str:
+def decode_step_program(
+    m: Model, t: int, cache: int, layers: int = 1, users: int | None = None
+) -> str:
     """Embedding, `layers` decoder layers (each with its own weights and cache), final norm, LM
-    head and greedy arg-max: a whole decode step."""
+    head and greedy arg-max: a whole decode step. With `users`, the batched step `spatial-import
+    --batch` writes (tg.batch_set_rows, tg.batch_attention): that many users, one token each, each
+    with its own `cache`-row contiguous KV cache."""
+    batch = None if users is None else Batch.decode(users, cache, None)
     return print_functions(
-        [step_function(m, ExampleNames(m.q8_0), t, cache, layers, f"{m.name}_step")]
+        [step_function(m, ExampleNames(m.q8_0), t, cache, layers, f"{m.name}_step", batch)]
     )
 
 

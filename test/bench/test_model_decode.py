@@ -159,7 +159,14 @@ def test_smoke_tiny_step_over_n300():
 def test_json_rows_carry_issue_24s_fields(capsys):
     assert md.main(["--smoke", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(r["model"], r["card"]) for r in rows] == [("tiny", "wormhole_n150"), ("tiny", "n300")]
+    assert [(r["model"], r["card"], r["batch"]) for r in rows] == [
+        ("tiny", "wormhole_n150", 1),
+        ("tiny", "wormhole_n150", 3),
+        ("tiny", "n300", 1),
+    ]
+    batched = rows.pop(1)
+    assert (batched["context"], batched["format"], batched["fits"]) == (64, "bfp8_b", True)
+    assert batched["tokens_per_s"] == pytest.approx(3 * batched["tokens_per_s_user"], rel=1e-6)
     for r in rows:
         assert list(r) == [
             "model",
@@ -175,6 +182,81 @@ def test_json_rows_carry_issue_24s_fields(capsys):
         assert (r["batch"], r["context"], r["format"], r["fits"]) == (1, 64, "bf16", True)
         assert r["tokens_per_s"] == r["tokens_per_s_user"] > 0
         assert r["step_over_roofline"] >= 1
+
+
+def _tiny_batched(users: int):
+    import generate
+
+    program = md.decode_step(generate.TINY, 64, 2, "bfp8_b", users=users)
+    return program, md.measure(program, "tiny", "wormhole_n150", "bfp8_b", 64, 2, users)
+
+
+def test_smoke_batched_tiny_step_serves_three_users_for_less_than_three_steps():
+    program, three = _tiny_batched(3)
+    _, one = _tiny_batched(1)
+    # The batched step spatial-import --batch writes: per-user cache writes and attention.
+    assert "tg.batch_set_rows" in program and "tg.batch_attention" in program
+    assert three.batch == 3 and one.batch == 1
+    # The weights are read once for the three users: one step for three costs less than three
+    # steps for one, and moves less than three times the bytes.
+    assert one.predicted_us < three.predicted_us < 3 * one.predicted_us
+    assert one.dram_bytes < three.dram_bytes < 3 * one.dram_bytes
+    # The row says how the report priced the attention over the users' caches.
+    assert "priced at every user's full capacity" in three.attention
+    line = md.batched_table([three])[-1]
+    assert line.startswith("| wormhole_n150 | bfp8_b | 3 | 64 |") and line.endswith("| - |")
+
+
+def test_the_batched_rows_are_issue_24s():
+    plan = md.batched_rows_plan(smoke=False)
+    assert len(plan) == 3 * 2 * 3 * 2
+    assert {b for _, _, b, _ in plan} == {1, 8, 32} and {c for *_, c in plan} == {128, 4096}
+    assert {(c, w) for c, w, _, _ in plan} == {
+        ("wormhole_n150", "bfp8_b"),
+        ("wormhole_n150", "q8_0"),
+        ("blackhole_p150", "bfp8_b"),
+        ("blackhole_p150", "q8_0"),
+        ("h100", "bf16"),
+        ("h100", "q8_0"),
+    }
+    assert md.batched_rows_plan(smoke=True) == [("wormhole_n150", "bfp8_b", 3, 64)]
+
+
+def _row(card: str, batch: int, context: int, excess=()) -> "md.Row":
+    return md.Row(
+        "m", card, "bfp8_b", context, 1, 1, 120.0, 100.0, 1, 0.0, batch=batch, excess=excess
+    )
+
+
+def test_published_rates_beside_the_batched_rows():
+    # tt-metal's rates are at batch 32 and context 128 only.
+    assert md.published(_row("wormhole_n150", 32, 128)) == "tt-metal 26.0"
+    assert md.published(_row("blackhole_p150", 32, 128)) == "tt-metal 33.1"
+    assert md.published(_row("blackhole_p150", 32, 4096)) == "-"
+    assert md.published(_row("wormhole_n150", 8, 128)) == "-"
+    # NIM's H100 table: 1000 / 4.63 ms at concurrency 1; batch 32 between concurrency 25
+    # (1000 / 5.19 ms) and 50 (1000 / 5.91 ms), never interpolated.
+    assert md.published(_row("h100", 1, 128)) == "NIM 216"
+    assert md.published(_row("h100", 32, 128)) == "NIM c=25: 193, c=50: 169"
+    assert md.published(_row("h100", 8, 4096)) == "NIM c=5: 218, c=25: 193"
+
+
+def test_excess_ranks_names_over_the_layers_by_time_past_roofline():
+    sections = [
+        {"name": "l0_attn", "op": "tg.batch_attention", "predicted_us": 30.0, "roofline_us": 10.0},
+        {"name": "l1_attn", "op": "tg.batch_attention", "predicted_us": 30.0, "roofline_us": 10.0},
+        {"name": "l0_gate", "op": "tg.matmul", "predicted_us": 110.0, "roofline_us": 100.0},
+        {"name": "token", "op": "tg.argmax", "predicted_us": 16.0, "roofline_us": 1.0},
+    ]
+    assert md.excess(sections, 2) == (
+        ("attn", "tg.batch_attention", 60.0, 20.0),
+        ("token", "tg.argmax", 16.0, 1.0),
+    )
+    row = _row("wormhole_n150", 32, 128, md.excess(sections, 1))
+    assert md.batched_findings(row) == (
+        "wormhole_n150 bfp8_b B=32 S=128: step/roofline 1.200 (PAST 1.15); most time over "
+        "roofline: attn (tg.batch_attention) 0.06 ms vs 0.02 ms roofline (3.00x)"
+    )
 
 
 @pytest.mark.skipif(
