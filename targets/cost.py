@@ -294,9 +294,10 @@ def _movement(
     row / column, sends it on: a chain, because the reader waits for the block (one DRAM round trip)
     before it can hand it on, and only then fetches the next. A block read is one NoC transaction per
     tile (interleaved tensors put neighbouring tiles in different banks), so it streams at the link's
-    rate or the engine's transaction issue rate, whichever is slower. DRAM as a shared resource is
-    not in this chain: all sites' reads and writes together are the program's DRAM time, which the
-    steady state also respects."""
+    rate or the engine's transaction issue rate, whichever is slower (a one-row A's row segment
+    is fewer transactions on a target that declares NoC bursts: GemmShape.a_read_transactions).
+    DRAM as a shared resource is not in this chain: all sites' reads and writes together are the
+    program's DRAM time, which the steady state also respects."""
     # A's reads move its DRAM pages (one row per tile for a one-row A); its sends pass whole tiles.
     tba, tbb, pba = (
         shape.operand_tile_bytes(target),
@@ -309,8 +310,8 @@ def _movement(
     a_tiles_step = q.busiest_a_tiles / n
     b_tiles_step = q.busiest_b_tiles / n
 
-    def read(tiles: float, tb: int) -> float:
-        return n * (latency + max(tiles * issue, tiles * tb / link))
+    def read(tiles: float, tb: int, transactions: float) -> float:
+        return n * (latency + max(transactions * issue, tiles * tb / link))
 
     # A multicast step is a credit loop across the rectangle: the receivers' "ready" credits travel
     # back to the sender, the block streams out (its first word one hop latency per hop behind), and
@@ -326,9 +327,9 @@ def _movement(
         a_read = 0.0
         a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else n * a_tiles_step * tba / link
     else:
-        a_read = read(a_tiles_step, pba)
+        a_read = read(a_tiles_step, pba, shape.a_read_transactions(target, a_tiles_step))
         a_send = send(a_tiles_step, tba, a_span) if q.mcast_a else 0.0
-    b_read = read(b_tiles_step, tbb)
+    b_read = read(b_tiles_step, tbb, b_tiles_step)
     b_send = send(b_tiles_step, tbb, b_span) if q.mcast_b else 0.0
     # On a split-K plan a site of an earlier slice sends its partial sums where a last-slice site
     # stores its result: the writer carries the larger of the two.
@@ -389,8 +390,11 @@ def _reads_in_flight(
     a_tiles = 0 if shape.a_local else q.busiest_a_tiles / n
     b_tiles = q.busiest_b_tiles / n
     per_site = sum(
-        t * tb / (latency + max(t * issue, t * tb / link))
-        for t, tb in ((a_tiles, tba), (b_tiles, tbb))
+        t * tb / (latency + max(tx * issue, t * tb / link))
+        for t, tb, tx in (
+            (a_tiles, tba, shape.a_read_transactions(target, a_tiles)),
+            (b_tiles, tbb, b_tiles),
+        )
         if t
     )
     return (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -118,6 +119,17 @@ class GemmShape:
     def a_dram_tile_bytes(self, target: Target) -> int:
         """The DRAM bytes one tile of A moves (`Target.dram_tile_bytes`)."""
         return target.dram_tile_bytes(self.operand_format, 1 if self.one_row else None)
+
+    def a_read_transactions(self, target: Target, tiles: float) -> float:
+        """The NoC read transactions a read of ``tiles`` tiles of A (one K block of one step)
+        issues. One a tile (interleaved pages: neighbouring tiles sit in different banks), except
+        on a target that reads a row-major row segment in bursts (`Target.noc_burst_bytes`): a
+        one-row A's block is one contiguous segment of its one row, ceil(bytes / burst)
+        transactions (docs/targets.md#one-transaction-per-tile)."""
+        burst = target.noc_burst_bytes
+        if not (burst and self.one_row):
+            return tiles
+        return float(ceil_div(math.ceil(tiles * self.a_dram_tile_bytes(target)), burst))
 
     def out_dram_tile_bytes(self, target: Target) -> int:
         """The DRAM bytes one tile of C moves."""

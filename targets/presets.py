@@ -48,6 +48,12 @@ Sources (cited below by their short name):
 [MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
           GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
           H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
+[NOCPARAM] tt-metal tt_metal/hw/inc/{wormhole,blackhole}/noc/noc_parameters.h: NOC_MAX_BURST_SIZE =
+          NOC_MAX_BURST_WORDS (256) x NOC_WORD_BYTES (NOC_PAYLOAD_WIDTH / 8: 256 bits on Wormhole,
+          512 on Blackhole), 8192 and 16384 bytes: the most one NoC read transaction carries.
+[TTLCOPY] tt-lang test/ttlang/Pipelines/ttl_to_ttkernel_pipeline.mlir: ttl.copy of an interleaved
+          tile-layout tensor lowers to ttkernel.noc_async_read_tile, one call a tile; the simulator's
+          ttl/sim/dfb.py refuses a copy between a row-major and a tiled endpoint.
 [TABLE]   The project's founding preset table, kept in docs/targets.md#presets: numbers it took
           from tt-metal and vendor material without a finer citation; cross-checked above.
 """
@@ -129,6 +135,11 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         # Issuing one NoC read: NIU programming 6 + non-NIU programming 43 cycles [NOCMODEL].
         # Uncertain: measured on Grayskull-era firmware; the data-movement API has changed since.
         noc_issue_cycles=49,
+        # No noc_burst_bytes: one NoC read carries up to NOC_MAX_BURST_WORDS (256) NoC words, 8192 B
+        # on Wormhole (32 B words) and 16384 B on Blackhole (64 B) [NOCPARAM], so a one-row A's row
+        # segment could be one read; but the TT-Lang printer reads every tensor tile by tile
+        # (ttl.copy lowers to one noc_async_read_tile a tile [TTLCOPY]), and the price must be what
+        # the printed program does. examples/targets/*_row_bursts.toml are the what-ifs.
         matmul_row_pass=8,  # in0 is fed 8 rows at a time [GEMM]
         # MVMUL has throughput 1 and latency 5 [ISA MatrixUnit.md]: releasing a source bank after a
         # tile's last MVMUL exposes the 4 cycles of pipeline behind it, once per tile-matmul (each

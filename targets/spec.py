@@ -177,6 +177,11 @@ class Target:
     l2_bytes: int | None = None
     # Cycles a movement engine spends issuing one NoC transaction (one tile of an interleaved tensor).
     noc_issue_cycles: int | None = None
+    # The most bytes one NoC read transaction carries, where the program reads a row-major tensor's
+    # contiguous row segment as ONE transaction (docs/targets.md#one-transaction-per-tile): a one-row
+    # GEMM's A then costs ceil(bytes / this) transactions a step, not one a tile. None: one a tile,
+    # what the TT-Lang printer does (ttl.copy reads tile by tile), so no preset declares it.
+    noc_burst_bytes: int | None = None
     # Rows the matrix engine processes per pass; a tile with fewer real rows still costs whole passes.
     matmul_row_pass: int = 8
     # Cycles the matrix engine loses per tile-matmul handing its source registers back to the operand
