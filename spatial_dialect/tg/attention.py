@@ -99,31 +99,7 @@ class AttentionOp(TgOp):
         return self.shape(self.v)[1] // self.kv_heads.value.data
 
     def verify_shapes(self) -> None:
-        t, q_cols = self.require_rank("q", 2)
-        s, k_cols = self.require_rank("k", 2)
-        s_v, v_cols = self.require_rank("v", 2)
-        self.require_float("q", "k", "v", "res")
-        elts = {f: self.elt(getattr(self, f)) for f in ("q", "k", "v")}
-        if len(set(elts.values())) > 1:
-            raise self.err(
-                f"q holds {elts['q']}, k {elts['k']} and v {elts['v']}; they must hold one "
-                "element type: the scores q k^T "
-                "and their product with v are tile matmuls, which read both operands in one "
-                "format (keep the KV cache in q's type; the result may differ)"
-            )
-        h, kv, d = (self.require_positive(p) for p in ("heads", "kv_heads", "head_dim"))
-        if h % kv:
-            raise self.err(f"heads {h} is not a multiple of kv_heads {kv}")
-        if q_cols != h * d:
-            raise self.err(f"q is {t}x{q_cols}; it must have heads * head_dim = {h * d} columns")
-        if k_cols != kv * d:
-            raise self.err(
-                f"k is {s}x{k_cols}; it must have kv_heads * head_dim = {kv * d} columns"
-            )
-        if s_v != s:
-            raise self.err(f"k has {s} rows but v has {s_v}; they must agree")
-        if v_cols % kv:
-            raise self.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
+        t, q_cols, s, s_v, v_cols, h, kv = verify_heads(self)
         if self.pos is not None:
             self.require_i32_vector("pos", 1)
         elif t > s:
@@ -137,3 +113,34 @@ class AttentionOp(TgOp):
                 f"the result is {rows}x{cols}; it must be {t}x{h * self.v_head_dim()} "
                 "(T x heads * v head dim)"
             )
+
+
+def verify_heads(op: TgOp) -> tuple[int, int, int, int, int, int, int]:
+    """The head rules tg.attention and tg.batch_attention share: q, k and v are matrices of one
+    float type, heads a multiple of kv_heads, q heads x head_dim wide, k kv_heads x head_dim, v's
+    rows k's and its width a multiple of kv_heads. Returns (q rows, q cols, k rows, v rows, v cols,
+    heads, kv_heads)."""
+    t, q_cols = op.require_rank("q", 2)
+    s, k_cols = op.require_rank("k", 2)
+    s_v, v_cols = op.require_rank("v", 2)
+    op.require_float("q", "k", "v", "res")
+    elts = {f: op.elt(getattr(op, f)) for f in ("q", "k", "v")}
+    if len(set(elts.values())) > 1:
+        raise op.err(
+            f"q holds {elts['q']}, k {elts['k']} and v {elts['v']}; they must hold one "
+            "element type: the scores q k^T "
+            "and their product with v are tile matmuls, which read both operands in one "
+            "format (keep the KV cache in q's type; the result may differ)"
+        )
+    h, kv, d = (op.require_positive(p) for p in ("heads", "kv_heads", "head_dim"))
+    if h % kv:
+        raise op.err(f"heads {h} is not a multiple of kv_heads {kv}")
+    if q_cols != h * d:
+        raise op.err(f"q is {t}x{q_cols}; it must have heads * head_dim = {h * d} columns")
+    if k_cols != kv * d:
+        raise op.err(f"k is {s}x{k_cols}; it must have kv_heads * head_dim = {kv * d} columns")
+    if s_v != s:
+        raise op.err(f"k has {s} rows but v has {s_v}; they must agree")
+    if v_cols % kv:
+        raise op.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
+    return t, q_cols, s, s_v, v_cols, h, kv

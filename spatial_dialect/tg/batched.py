@@ -51,6 +51,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from spatial_dialect.tg.attention import verify_heads
 from spatial_dialect.tg.base import (
     TgOp,
     Value,
@@ -249,30 +250,7 @@ class BatchAttentionOp(BatchedCacheOp):
         return self.heads.value.data, kv, self.head_dim.value.data, self.shape(self.v)[1] // kv
 
     def verify_shapes(self) -> None:
-        b, q_cols = self.require_rank("q", 2)
-        s, k_cols = self.require_rank("k", 2)
-        s_v, v_cols = self.require_rank("v", 2)
-        self.require_float("q", "k", "v", "res")
-        elts = {f: self.elt(getattr(self, f)) for f in ("q", "k", "v")}
-        if len(set(elts.values())) > 1:
-            raise self.err(
-                f"q holds {elts['q']}, k {elts['k']} and v {elts['v']}; they must hold one "
-                "element type (the scores and their product with v are tile matmuls, as in "
-                "tg.attention)"
-            )
-        h, kv, d = (self.require_positive(p) for p in ("heads", "kv_heads", "head_dim"))
-        if h % kv:
-            raise self.err(f"heads {h} is not a multiple of kv_heads {kv}")
-        if q_cols != h * d:
-            raise self.err(f"q is {b}x{q_cols}; it must have heads * head_dim = {h * d} columns")
-        if k_cols != kv * d:
-            raise self.err(
-                f"k is {s}x{k_cols}; it must have kv_heads * head_dim = {kv * d} columns"
-            )
-        if s_v != s:
-            raise self.err(f"k has {s} rows but v has {s_v}; they must agree")
-        if v_cols % kv:
-            raise self.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
+        b, q_cols, s, s_v, v_cols, h, kv = verify_heads(self)
         self.verify_users("q", b)
         rows, cols = self.require_rank("res", 2)
         if (rows, cols) != attention_shape((b, q_cols), (s_v, v_cols), h, kv):
