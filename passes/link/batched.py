@@ -36,7 +36,6 @@ from xdsl.ir import Operation
 from spatial_dialect import sp, tg
 from spatial_dialect.passes.link import attention
 from spatial_dialect.passes.link.context import (
-    BLOCK,
     C0,
     R0,
     LinkContext,
@@ -44,24 +43,18 @@ from spatial_dialect.passes.link.context import (
     head_tiles,
     valid,
 )
-from spatial_dialect.passes.link.maps import map_section
-from spatial_dialect.sp import AccessAttr, Mode, ScatterOp, SectionKind, TensorRole
+from spatial_dialect.passes.link.indexed import cache_copy
+from spatial_dialect.sp import AccessAttr, ScatterOp, SectionKind, TensorRole
 
 
 def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
-    in_place = ctx.names[op.res] == ctx.names[op.cache]
-    sections = []
-    if not in_place:
-        s = ProgramBuilder(ctx, op)
-        cache, copy = s.input(op.cache), s.output(op.res)
-        s.why("carried", f"copied: the old @{cache.sym_name.data} is read after the update")
-        sections.append(map_section(ctx, op, "copy", [(cache, Mode.FULL, BLOCK)], copy, s))
+    sections = cache_copy(op, ctx)
     s = ProgramBuilder(ctx, op)
     rows, pos = s.input(op.rows), s.input(op.pos)
     table = s.input(op.table) if op.table is not None else None
     result = ctx.tensor(op.res, TensorRole.OUTPUT)
     s.declare(result)
-    if in_place:
+    if not sections:
         s.why("carried", f"in place: @{result.sym_name.data} is the cache and its update")
     users, tokens = op.users(), op.tokens()
     layout = (

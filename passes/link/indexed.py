@@ -111,19 +111,25 @@ def link_gather(op: tg.GatherRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
     return [s.build(y.sym_name.data, SectionKind.GATHER)]
 
 
+def cache_copy(op: tg.SetRowsOp | tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    """A cache write's copy of the old cache, where the old one is read after the update (the
+    result is not updated in place); none where it is. Shared by tg.set_rows and
+    tg.batch_set_rows."""
+    if ctx.names[op.res] == ctx.names[op.cache]:
+        return []
+    s = ProgramBuilder(ctx, op)
+    cache, copy = s.input(op.cache), s.output(op.res)
+    s.why("carried", f"copied: the old @{cache.sym_name.data} is read after the update")
+    return [map_section(ctx, op, "copy", [(cache, Mode.FULL, BLOCK)], copy, s)]
+
+
 def link_set_rows(op: tg.SetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
-    in_place = ctx.names[op.res] == ctx.names[op.cache]
-    sections = []
-    if not in_place:
-        s = ProgramBuilder(ctx, op)
-        cache, copy = s.input(op.cache), s.output(op.res)
-        s.why("carried", f"copied: the old @{cache.sym_name.data} is read after the update")
-        sections.append(map_section(ctx, op, "copy", [(cache, Mode.FULL, BLOCK)], copy, s))
+    sections = cache_copy(op, ctx)
     s = ProgramBuilder(ctx, op)
     rows, pos = s.input(op.rows), s.input(op.pos)
     result = ctx.tensor(op.res, TensorRole.OUTPUT)
     s.declare(result)
-    if in_place:
+    if not sections:
         s.why("carried", f"in place: @{result.sym_name.data} is the cache and its update")
     in0 = s.fifo("in0", rows, 1, "w")
     block = AccessAttr.of(R0, C0, 1, "w")
