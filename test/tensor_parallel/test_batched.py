@@ -2,9 +2,10 @@
 tg.batch_attention split by heads as tg.set_rows and tg.attention do (the caches by KV-head
 columns, repeated where there are fewer KV heads than chips; the per-user positions and the block
 table replicated), and the deployment keeps the meaning: the mesh reference against the whole
-step's reference for B = 3 and 8 users, contiguous and paged caches, an idle user, a tiny GGUF
-imported with --batch; spatial-run over n300 and p150x4 under our simulator and Triton's
-interpreter. SPATIAL_MESH_FULL=1 runs every case under both backends."""
+step's reference for B = 3 and 8 users, contiguous and paged caches, an idle user, one user's
+admission (a 5-token prefill into its slot), a tiny GGUF imported with --batch; spatial-run over
+n300 and p150x4 under our simulator and Triton's interpreter. SPATIAL_MESH_FULL=1 runs every case
+under both backends (about 95 s on this machine)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,23 @@ def test_batched_steps_keep_their_meaning(case, mesh: str, prefer_sharded: bool)
         assert place["l0_k_cache"][1] == 2 and cache.type.get_shape() == (rows, 32)
     if block:
         assert attn.block_size.value.data == BLOCK
+
+
+@pytest.mark.parametrize("prefer_sharded", [False, True], ids=["priced", "sharded"])
+@pytest.mark.parametrize("mesh", ["n300", "p150x4", "t3k"])
+@pytest.mark.parametrize("block", [None, BLOCK], ids=["contiguous", "paged"])
+def test_an_admission_keeps_its_meaning(block, mesh: str, prefer_sharded: bool):
+    """One user's prefill of 5 tokens into its slot of the 3-user cache (Batch.admission: the
+    serving loop's other step, one deployment with the decode)."""
+    fn = step_function(
+        TINY, ExampleNames(False), 5, CACHE, 1, "admit", Batch.admission(3, CACHE, 5, block)
+    )
+    module = ModuleOp([fn])
+    module.verify()
+    per_chip = _check(module, mesh, prefer_sharded)
+    if prefer_sharded:
+        attn = next(op for op in per_chip.body.block.ops if isinstance(op, BatchAttentionOp))
+        assert attn.attributes["tp.plan"].data == "heads"
 
 
 def test_an_idle_user_stays_idle_over_the_mesh():
