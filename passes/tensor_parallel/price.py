@@ -5,8 +5,9 @@ Decided here, and why:
 - **One chip's op time is the chip target's roofline on the LOCAL shapes**: a product's
   `targets/cost.roofline_cycles` (its FLOPs at the chip's peak against its compulsory DRAM
   bytes), any other op's bytes in and out at the chip's DRAM bandwidth (plus attention's FLOPs at
-  the peak). The decision runs before tile has chosen plans, and a roofline ranks the shardings of
-  one op as the planned time does: both shrink with the shard, and neither favours one plan.
+  the peak; a batched attention's per user, against that user's positions). The decision runs
+  before tile has chosen plans, and a roofline ranks the shardings of one op as the planned time
+  does: both shrink with the shard, and neither favours one plan.
 - **A collective's time is `targets/collectives.price`** on the bytes the mesh dialect prices it
   on (an all_gather's result, the input of the others), the number `passes/mesh_prices.cost_of`
   later writes on the op, so the decision and the IR agree.
@@ -25,7 +26,7 @@ from spatial_dialect.targets.collectives import price
 from spatial_dialect.targets.cost import roofline_cycles
 from spatial_dialect.targets.gemm import GemmShape
 from spatial_dialect.targets.mesh import Mesh
-from spatial_dialect.tg import AttentionOp, MatmulOp
+from spatial_dialect.tg import AttentionOp, BatchAttentionOp, MatmulOp
 
 from .layout import Step
 
@@ -67,6 +68,11 @@ def op_us(
         t_rows, q_cols = operands[0].get_shape()
         s_rows = operands[1].get_shape()[0]
         flops = 4.0 * t_rows * s_rows * q_cols
+        cycles = max(cycles, flops / chip.peak_flops_per_cycle("bf16"))
+    elif isinstance(op, BatchAttentionOp):
+        # each user's queries meet its own positions alone (its capacity), not the whole cache
+        q_rows, q_cols = operands[0].get_shape()
+        flops = 4.0 * q_rows * op.capacity() * q_cols
         cycles = max(cycles, flops / chip.peak_flops_per_cycle("bf16"))
     return cycles * to_us
 

@@ -11,7 +11,11 @@ Decided here, and why:
   block of K, so each chip quantizes its local activation by whole blocks (the Q8_0 view is
   named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan.
 - **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
-  than chips are repeated, ``mesh.repeat``) or ``replicate``. Values on the way from a
+  than chips are repeated, ``mesh.repeat``) or ``replicate``. The batched ops
+  (tg.batch_attention, tg.batch_set_rows) take the same rules: their caches hold every user's
+  rows by KV-head columns as the single-user cache does, so a column cut is a cut by heads for
+  every user at once; the per-user positions and the block table address rows, which no chip
+  splits, so they are replicated. Values on the way from a
   projection to an attention (rope, per-head norms, the cache's set_rows) carry a hint of the
   head width, the KV repeat and the mesh axes the attention splits over (:func:`head_hints`), so
   the projection's column plan cuts on whole heads over those axes alone: a repeated shard is
@@ -41,6 +45,8 @@ from spatial_dialect.tg import (
     AddOp,
     ArgmaxOp,
     AttentionOp,
+    BatchAttentionOp,
+    BatchSetRowsOp,
     GeluOp,
     MatmulOp,
     MatmulQ8_0Op,
@@ -215,7 +221,7 @@ def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
     return plans
 
 
-def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
+def _attention(op: AttentionOp | BatchAttentionOp, ctx: Context) -> list[Plan]:
     heads, kv = op.heads.value.data, op.kv_heads.value.data
     plans = []
     g, why = heads_group(ctx.sizes, heads, kv)
@@ -230,7 +236,8 @@ def _attention(op: AttentionOp, ctx: Context) -> list[Plan]:
             "heads": IntegerAttr(heads // n, 64),
             "kv_heads": IntegerAttr(kv // (n // rep), 64),
         }
-        lays = [q, kvl, kvl, REPLICATED][: len(op.operands)]
+        # pos (and a batched op's block table) replicated: they address rows, not heads
+        lays = [q, kvl, kvl] + [REPLICATED] * (len(op.operands) - 3)
         plans.append(Plan("heads", lays, q, props, over=ctx.over(g)))
     plans.append(_replicate(op))
     return plans
@@ -252,7 +259,7 @@ def _sharded_candidates(v: SSAValue, ctx: Context) -> list[Layout]:
 
 def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list[Plan]:
     """An op that keeps whole heads of ``unit`` columns of operand ``x`` local (rope, a per-head
-    norm, set_rows): run on the shard when its blocks are whole heads; the others replicated."""
+    norm, set_rows, batch_set_rows): run on the shard when its blocks are whole heads; the others replicated."""
     plans = []
     cols = _shape(op.operands[x])[1]
     for lay in _sharded_candidates(op.operands[x], ctx):
@@ -267,7 +274,7 @@ def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list
             continue
         lays = [REPLICATED] * len(op.operands)
         lays[x] = lay
-        if isinstance(op, SetRowsOp):
+        if isinstance(op, (SetRowsOp, BatchSetRowsOp)):
             lays[0] = lay
         if isinstance(op, RmsNormOp) and op.residual is not None:
             lays[2] = lay
@@ -360,13 +367,13 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
     """The plans of ``op`` and, for an op with no sharded rule, why it is replicated."""
     if isinstance(op, (MatmulOp, MatmulQ8_0Op)):
         return _matmul(op, ctx), None
-    if isinstance(op, AttentionOp):
+    if isinstance(op, (AttentionOp, BatchAttentionOp)):
         return _attention(op, ctx), None
     if isinstance(op, RopeOp):
         return _headwise(op, ctx, 0, op.head_dim.value.data, "heads"), None
     if isinstance(op, RmsNormOp) and op.width is not None:
         return _headwise(op, ctx, 0, op.width.value.data, "heads"), None
-    if isinstance(op, SetRowsOp):
+    if isinstance(op, (SetRowsOp, BatchSetRowsOp)):
         hint = ctx.hints.get(op.results[0])
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
     if isinstance(op, MoeOp):
@@ -381,10 +388,10 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
 def head_hints(ops: Sequence[Operation], sizes: Sequence[int]) -> dict[SSAValue, Hint]:
     """Per value on the way from a projection to an attention that splits its heads: the head
     width, the group and, for k and v, the KV heads. Walks back from each attention through
-    rope, per-head norms and set_rows."""
+    rope, per-head norms and (batch_)set_rows."""
     hints: dict[SSAValue, Hint] = {}
     for op in ops:
-        if not isinstance(op, AttentionOp):
+        if not isinstance(op, (AttentionOp, BatchAttentionOp)):
             continue
         d, kv = op.head_dim.value.data, op.kv_heads.value.data
         g, _ = heads_group(sizes, op.heads.value.data, kv)
@@ -402,6 +409,6 @@ def head_hints(ops: Sequence[Operation], sizes: Sequence[int]) -> dict[SSAValue,
                     not isinstance(owner, RmsNormOp) or owner.width is not None
                 ):
                     todo.append(owner.operands[0])
-                elif isinstance(owner, SetRowsOp):
+                elif isinstance(owner, (SetRowsOp, BatchSetRowsOp)):
                     todo.extend([owner.cache, owner.rows])
     return hints
