@@ -452,7 +452,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         keys = chain_names(fn) if args.chain else output_names(fn)
         reference, values = reference_outputs(fn, inputs)
         reference = dict(zip(keys, reference.values(), strict=True))
-        line = given.line(fn, args.seed, bool(args.chain))
+        line = given.line(fn, args.seed + (user or 0), bool(args.chain))
         print(line if user is None else f"{line}; admits user {user}", file=out)
         key = f"/{name}" if user is None else f"/{name}.user{user}"
         key = key if args.chain else ""
