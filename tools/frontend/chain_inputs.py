@@ -157,7 +157,10 @@ def user_slot(
     table = input_names(after)[after.body.block.args.index(op.table)]
     loaded = load_inputs(args.inputs, after, chain) if args.inputs else {}
     rows = loaded[table] if table in loaded else draw_inputs(after, args.seed)[table]
-    return {name: rows[user : user + 1]}
+    slot = np.asarray(rows)[user : user + 1]
+    arg = fn.body.block.args[input_names(fn).index(name)]
+    check_fits(fn, name, arg, slot, f"row {user} of %{table}, user {user}'s slot")
+    return {name: slot}
 
 
 def first_position(chain: Sequence[FuncOp], drawn: np.ndarray) -> np.ndarray:
