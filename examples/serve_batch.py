@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.func import FuncOp
 
 from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.tools.emit.report import entry_module
@@ -74,7 +75,7 @@ class Step:
     """One program of a deployment, ready to run: its function and how it runs."""
 
     own: str  # its own inputs' prefix
-    fn: object
+    fn: FuncOp
     run: Executor
 
     def __call__(self, given: dict[str, np.ndarray], starts: np.ndarray) -> dict[str, np.ndarray]:
@@ -109,9 +110,9 @@ def deployment(steps: list[tuple[str, int, Batch | None]], backend: str) -> list
     ]
 
 
-def drawn_weights(fn, seed: int) -> dict[str, np.ndarray]:
-    """The weights drawn from `seed` for `fn` (the same for every step: drawn by name), and an
-    empty pool of caches."""
+def drawn_weights(fn: FuncOp, seed: int) -> dict[str, np.ndarray]:
+    """The weights drawn from `seed` for `fn` (the batched decode: every step, served or solo,
+    takes these tensors by name), and an empty pool of caches."""
     drawn = draw_inputs(fn, seed)
     weights = {n: a for n, a in drawn.items() if "." not in n}
     for name in CACHES:
