@@ -64,8 +64,10 @@ the row after the prefill's; spatial-run and spatial-generate read the same attr
 `--batch B [--paged BLOCK]` writes the batched decode (docs/tg.md#batched-decode): B users, one
 token each at its own `%pos` entry, each layer's cache B x --cache rows (contiguous) or a pool of
 blocks of BLOCK rows with the step's own `%block_table`; with `--step both` the prefill is one
-user's admission into its slot of the same caches, so the two stay one deployment (the decode
-carries no `chain.` marks: its B ids are not the prefill's one token).
+user's admission into its slot of the same caches, so the two stay one deployment. The decode
+carries the same `chain.` marks, per user: `spatial-run --chain` runs the admission once per
+user (user b into slot b) and feeds the decode's user b the token its admission chose, at the
+row after its prompt (tools/frontend/chaining.py).
 
 `--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
 state) to each step's results, after the caches.
@@ -321,8 +323,9 @@ def import_checkpoint(
     if step == "both":  # one deployment's steps: what carries from one to the next
         for f in functions:
             carries(f)
-        if batch is None:  # the decode: fed the token, at the row after the prefill
-            follows(functions[1], "token")
+        # the decode: fed the token, at the row after the prefill (batched: per user, after
+        # its admission; tools/frontend/chaining.py)
+        follows(functions[1], "token")
     return header + print_functions(functions)
 
 

@@ -30,7 +30,8 @@ the reference from the reference's outputs and in the simulator from the simulat
 links the steps is the program's statement (tools/frontend/chaining.py, read by
 tools/frontend/chain_inputs.py): `chain.fed_by` feeds an input the previous step's choice (the
 decode's ids the prefill's last token, the reference's in both chains), `chain.position` places
-it at the row after the previous step's, `chain.state` carries a state computed anew. With
+it at the row after the previous step's, `chain.state` carries a state computed anew; on a
+batched step they hold per user, an admission before it running once per user. With
 --weights the chain starts from zero state at position 0, a real generation. An input named like
 an earlier function's is that same tensor (the weights); the rest are drawn (or read from
 --inputs / --weights) as for one function. Every function's outputs are compared; one verdict
@@ -95,7 +96,12 @@ from spatial_dialect.tools.backend.executors import (
     mesh_runner,
 )
 from spatial_dialect.tools.emit.report import entry_module
-from spatial_dialect.tools.frontend.chain_inputs import entry_inputs, fed_inputs
+from spatial_dialect.tools.frontend.chain_inputs import (
+    chain_runs,
+    entry_inputs,
+    fed_inputs,
+    per_user,
+)
 from spatial_dialect.tools.frontend.chaining import ChainError, chain_names
 from spatial_dialect.tools.frontend.diagnostics import (
     capture_diagnostic_ops,
@@ -430,23 +436,28 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     evaluated, bad, status = 0, [], 0
     quantized: set[str] = set()  # outputs downstream of a quantized activation, by chain name
     q8_0: set[str] = set()  # outputs downstream of a Q8_0 tensor, by chain name
-    previous: tuple[FuncOp, dict[str, np.ndarray]] | None = None
-    for fn in chain:
+    previous: list[tuple[FuncOp, dict[str, np.ndarray]]] = []
+    runs = chain_runs(chain) if args.chain else [(chain[0], None)]
+    for i, (fn, user) in enumerate(runs):
         name = fn.sym_name.data
-        given = entry_inputs(args, fn, chain, own, outputs["reference"], previous)
+        if user is None or user == 0:  # the step before this one is done
+            before, previous = previous, []
+        given = entry_inputs(args, fn, chain, own, outputs["reference"], before, user)
         own.update(given.values)
         inputs = {**given.values, **fed_inputs(fn, given.fed, outputs["reference"])}
         chosen = {n: inputs[n] for n in given.chosen}
-        previous = (fn, inputs)
+        previous.append((fn, inputs))
         # A chain names an output as it feeds the next step (a cache by its cache's name), in the
         # lines, in --save and in feeding alike.
         keys = chain_names(fn) if args.chain else output_names(fn)
         reference, values = reference_outputs(fn, inputs)
         reference = dict(zip(keys, reference.values(), strict=True))
-        print(given.line(fn, args.seed, bool(args.chain)), file=out)
-        key = f"/{name}" if args.chain else ""
+        line = given.line(fn, args.seed + (user or 0), bool(args.chain))
+        print(line if user is None else f"{line}; admits user {user}", file=out)
+        key = f"/{name}" if user is None else f"/{name}.user{user}"
+        key = key if args.chain else ""
         saved[f"reference{key}"] = reference
-        outputs["reference"].update(reference)
+        outputs["reference"].update(per_user(outputs["reference"], reference, runs, i))
         evaluated += len(reference)
         if runner is None:
             for output, array in reference.items():
@@ -467,7 +478,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             break
         simulated = dict(zip(keys, simulated.values(), strict=True))
         saved[f"simulated{key}"] = simulated
-        outputs["simulated"].update(simulated)
+        outputs["simulated"].update(per_user(outputs["simulated"], simulated, runs, i))
         fed = {i for i, src in given.fed.items() if src in quantized}
         downstream = quantized_downstream(fn, fed)
         quantized.update(
@@ -483,7 +494,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for c in comparisons:
             print(c.line(), file=out)
             if not c.ok:
-                bad.append(f"{c.name} of @{name}" if args.chain else c.name)
+                whose = f"@{name}" if user is None else f"@{name} (user {user})"
+                bad.append(f"{c.name} of {whose}" if args.chain else c.name)
     if runner is None:
         print(f"PASS reference only: {evaluated} output(s) evaluated", file=out)
     elif status:

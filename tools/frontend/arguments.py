@@ -36,9 +36,10 @@ def attribute_text(v: object) -> str:
 
 
 def position(fn: func.FuncOp) -> str | None:
-    """The argument the step's rows sit at: the position its caches are written at."""
+    """The argument the step's rows sit at: the position its caches are written at (a batched
+    step's: one entry per user)."""
     names = dict(zip(fn.body.block.args, input_names(fn), strict=True))
-    writes = (op.pos for op in fn.body.walk() if isinstance(op, tg.SetRowsOp))
+    writes = (op.pos for op in fn.body.walk() if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp))
     return next((names[p] for p in writes if p in names), None)
 
 

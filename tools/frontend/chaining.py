@@ -19,11 +19,20 @@ Three facts, each read from the program, never from a naming convention of the r
 spatial-import writes `chain.fed_by` and `chain.position` on a deployment's decode (`follows`)
 and `chain.state` on both steps' Gated DeltaNet states (`carries`), on the built functions,
 whatever the importer named their arguments.
+
+Per user (a batched step, docs/tg.md#batched-decode): the same two marks on a step of B users
+(`%decode.ids: tensor<Bxi32>`, `%decode.pos: tensor<Bxi32>`) mean them for each user b. A step
+of one user (an admission, `%prefill.pos: tensor<1xi32>`) before a step of B users placed
+after it runs once per user (`admissions`): run b admits user b into slot b (the batched step's
+block-table row b, or its contiguous slot b), and the batched step's user b is fed the token
+run b chose at its last row and sits at the row after run b's (`following_positions`). So a
+chain of an admission and a batched decode is B users' generations side by side, each at its
+own position, with nothing in the program but the marks a single-user chain has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -32,7 +41,10 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from spatial_dialect import tg
 from spatial_dialect.passes.link.context import carried_names, value_names
 from spatial_dialect.passes.link.prelude import tg_ops
-from spatial_dialect.tools.frontend.arguments import position  # the rope tables' position too
+from spatial_dialect.tools.frontend.arguments import (  # the rope tables' position too
+    position,
+    run_position,
+)
 from spatial_dialect.tools.interpreters.numerics import EvaluationError
 from spatial_dialect.tools.interpreters.reference import input_names, returned_values
 
@@ -158,8 +170,30 @@ def next_position(fn: func.FuncOp) -> str | None:
     return next(iter(links), None)
 
 
+def batched_write(fn: func.FuncOp) -> tg.BatchSetRowsOp | None:
+    """`fn`'s first `tg.batch_set_rows`, if it is a batched step."""
+    return next((op for op in fn.body.walk() if isinstance(op, tg.BatchSetRowsOp)), None)
+
+
+def users(fn: func.FuncOp) -> int:
+    """The users a step serves: its batched writes' (one entry of its position each), else 1."""
+    op = batched_write(fn)
+    return 1 if op is None else op.users()
+
+
+def admissions(fn: func.FuncOp, after: func.FuncOp | None) -> int:
+    """How many times a chain runs `fn` before `after`: once per user of `after` where `fn` has
+    one user and `after`, placed after it, has more (each run admits one user), else once."""
+    if after is None or next_position(after) is None or users(fn) != 1:
+        return 1
+    return users(after)
+
+
 def step_rows(fn: func.FuncOp) -> int:
-    """The rows a step writes at its position (its tokens): the rows of its `tg.set_rows`."""
+    """The rows a step writes at its position (its tokens; a batched step's per user): the rows
+    of its `tg.set_rows`."""
+    if (op := batched_write(fn)) is not None:
+        return op.tokens()
     rows = [op.rows.type.get_shape()[0] for op in fn.body.walk() if isinstance(op, tg.SetRowsOp)]
     if not rows:
         raise ChainError(f"@{fn.sym_name.data} writes no rows: it has no position to follow")
@@ -175,8 +209,20 @@ def following_position(before: func.FuncOp, inputs: Mapping[str, np.ndarray]) ->
     return int(np.asarray(inputs[at]).reshape(-1)[0]) + step_rows(before)
 
 
+def following_positions(runs: Sequence[tuple[func.FuncOp, Mapping[str, np.ndarray]]]) -> np.ndarray:
+    """Per user, the row after the previous step's `runs` (each a step and its inputs): each
+    run's users' positions plus the rows each wrote, in the order of the runs (one run per
+    admitted user, or one run of every user)."""
+    return np.concatenate(
+        [np.atleast_1d(run_position(f, inputs)) + step_rows(f) for f, inputs in runs]
+    ).astype(np.int32)
+
+
 def cache_rows(fn: func.FuncOp) -> int:
-    """The rows of the caches `fn` writes (the context a generation can fill)."""
+    """The rows of the caches `fn` writes (the context a generation can fill; a batched step's:
+    the positions one user holds)."""
+    if (op := batched_write(fn)) is not None:
+        return op.capacity()
     rows = [op.cache.type.get_shape()[0] for op in fn.body.walk() if isinstance(op, tg.SetRowsOp)]
     if not rows:
         raise ChainError(f"@{fn.sym_name.data} writes no cache")
@@ -188,16 +234,20 @@ __all__ = [
     "POSITION",
     "STATE",
     "ChainError",
+    "admissions",
+    "batched_write",
     "cache_rows",
     "carries",
     "chain_names",
     "fed_by",
     "fed_value",
     "following_position",
+    "following_positions",
     "follows",
     "next_position",
     "position",
     "state_inputs",
     "state_links",
     "step_rows",
+    "users",
 ]

@@ -3,7 +3,8 @@
 // rows contiguous or a pool of blocks with a block table; with --step both the prefill is one
 // user's admission into its slot of the same cache tensors (one deployment: the caches keep their
 // names and shapes in both functions), addressed through its table row: a contiguous cache is
-// one block of --cache rows per user.
+// one block of --cache rows per user. The decode's ids and position carry the chain marks, per
+// user (spatial-run --chain admits each user, then decodes them together).
 // RUN: %python -c "import sys; sys.path.insert(0, '%S/..'); from tiny_gguf import Tiny, write_gguf; write_gguf('%t.gguf', Tiny('qwen3', 'F16', tied=True))"
 // RUN: spatial-import %t.gguf --step decode --cache 32 --batch 3 -o %t.mlir
 // RUN: filecheck %s --input-file %t.mlir
@@ -35,10 +36,9 @@
 // PAGED:         %l0_attn = tg.batch_attention %l0_qr, %l0_kc, %l0_vc, %prefill.pos, %prefill.block_table heads 4 kv_heads 2 head_dim 32 scale 1.767767e-01 block_size 8 : (tensor<4x128xf16>,
 // PAGED:         func.return %token, %l0_kc, %l0_vc, %l1_kc, %l1_vc : tensor<4xi32>, tensor<96x64xf16>,
 // PAGED-LABEL: func.func @qwen3_decode(
-// PAGED-NEXT:    %decode.ids: tensor<3xi32>,
-// PAGED-NOT:     chain.
+// PAGED-NEXT:    %decode.ids: tensor<3xi32> {chain.fed_by = "token"},
 // PAGED:         %l0_k_cache: tensor<96x64xf16>,
-// PAGED:         %decode.pos: tensor<3xi32>,
+// PAGED:         %decode.pos: tensor<3xi32> {chain.position = "next"},
 // PAGED-NEXT:    %decode.block_table: tensor<3x4xi32>,
 // PAGED:         %l0_kc = tg.batch_set_rows %l0_k_cache, %l0_kr, %decode.pos, %decode.block_table block_size 8 : (tensor<96x64xf16>, tensor<3x64xf16>, tensor<3xi32>, tensor<3x4xi32>) -> tensor<96x64xf16>
 // PAGED:         func.return %token, %l0_kc, %l0_vc, %l1_kc, %l1_vc : tensor<3xi32>, tensor<96x64xf16>,
