@@ -190,3 +190,27 @@ def test_what_is_not_printed_is_refused_by_name(text, message):
     module = compile_module(fn, "wormhole_n150")
     with pytest.raises(TTLangUnsupported, match=message):
         print_ttlang(module, io.StringIO())
+
+
+TINY_STEPS = [(3, "wormhole_n150")]
+if FULL:
+    TINY_STEPS += [(1, "blackhole_p150"), (8, "blackhole_p150"), (8, "wormhole_n150")]
+
+
+@needs_sim
+@pytest.mark.parametrize("users, target", TINY_STEPS)
+def test_a_whole_batched_decode_step_passes(tmp_path, capsys, users, target):
+    """examples/generate.py's tiny model as `spatial-import --batch` writes it: embedding, a
+    layer with B x K x N GEMMs, the batched write and attention, the head, arg-max per user."""
+    import sys
+    from pathlib import Path
+
+    from spatial_dialect.tools.spatial_run import main
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+    import generate
+
+    path = tmp_path / "step.mlir"
+    path.write_text(generate.decode_step_program(generate.TINY, 1, 64, users=users))
+    assert main([str(path), "--target", target, "--backend", "tt-lang-sim"]) == 0
+    assert "PASS" in capsys.readouterr().out
