@@ -150,6 +150,18 @@ def _attn_d(queries, keys, qpad, kpad, causal):
     return d
 
 
+def _attn_users_d(users, capacity, qpad, kpad):
+    """Per (query row u, key x) of the batched attention: x's position x % capacity where key x
+    is user u's own (x // capacity == u), else 1e9; a key is masked where this exceeds the
+    threshold pos[u], so an idle user (-1) sees none."""
+    u = np.arange(qpad)[:, None]
+    x = np.arange(kpad)[None, :]
+    d = (x % capacity).astype(np.float32)
+    return np.where((x // capacity == u) & (u < users) & (x < users * capacity), d, 1e9).astype(
+        np.float32
+    )
+
+
 def _argmax_idx(cols, cpad):
     """Every row the column indices 0 .. cpad - 1 (the router's)."""
     return np.tile(np.arange(cpad, dtype=np.float32), (32, 1))
@@ -199,6 +211,50 @@ def _update_cache(cache, src, pos, rows, cache_rows):
     if p < 0 or p + rows > cache_rows:
         raise RuntimeError(f"scatter: rows {p}..{p + rows} outside [0, {cache_rows})")
     ttnn.to_torch(cache)[p : p + rows] = ttnn.to_torch(src)[:rows]
+
+
+def _user_positions(pos, users, last):
+    """The users' positions, read back and checked before anything is written: each -1 (idle)
+    or in [0, last] (last = S - T, the last a user's T rows start at)."""
+    p = ttnn.to_torch(pos)[0, :users].long()
+    for b, j in enumerate(p.tolist()):
+        if j != -1 and not 0 <= j <= last:
+            raise RuntimeError(f"scatter: position {j} of user {b} (pos[{b}]) outside [0, {last}]")
+    return p
+
+
+def _batch_update_cache(cache, src, pos, users, capacity):
+    """cache[b * capacity + pos[b]] = src[b] for every user b not idle (pos[b] = -1): the
+    batched KV-cache write, one row per user, in place."""
+    p = _user_positions(pos, users, capacity - 1)
+    if hasattr(ttnn, "experimental"):  # a chip: the positions stay on the device
+        ttnn.experimental.paged_update_cache(cache, src, update_idxs_tensor=pos)
+        return
+    # tt-lang-sim's ttnn has no update_cache: the same rows by torch, on the host
+    live = torch.nonzero(p >= 0).flatten()
+    ttnn.to_torch(cache)[live * capacity + p[live]] = ttnn.to_torch(src)[live]
+
+
+def _paged_update_cache(cache, src, pos, table, users, blocks, block_size, pool):
+    """cache[table[b, j // N] * N + j % N] = src[b], j = pos[b], N = block_size, for every user
+    b not idle: the batched KV-cache write through the block table (`blocks` ids a user), in
+    place; every block id written is checked to lie in the pool first."""
+    p = _user_positions(pos, users, blocks * block_size - 1)
+    ids = ttnn.to_torch(table)[:users, :blocks].long()
+    live = torch.nonzero(p >= 0).flatten()
+    used = ids[live, p[live] // block_size]
+    for b in live.tolist():
+        k = int(p[b]) // block_size
+        if not 0 <= int(ids[b, k]) < pool:
+            raise RuntimeError(
+                f"scatter: block id {int(ids[b, k])} of user {b} (table[{b}, {k}]) outside "
+                f"[0, {pool})"
+            )
+    if hasattr(ttnn, "experimental"):  # a chip: positions and table stay on the device
+        ttnn.experimental.paged_update_cache(cache, src, update_idxs_tensor=pos, page_table=table)
+        return
+    # tt-lang-sim's ttnn has no update_cache: the same rows by torch, on the host
+    ttnn.to_torch(cache)[used * block_size + p[live] % block_size] = ttnn.to_torch(src)[live]
 
 
 def _arg(dram, name):
@@ -486,11 +542,15 @@ KERNEL_HELPERS = (
     _stat_gather,
     _stat_counts,
     _attn_d,
+    _attn_users_d,
     _argmax_idx,
     _argmax_cols,
     _argmax_neg,
     _embedding,
     _update_cache,
+    _user_positions,
+    _batch_update_cache,
+    _paged_update_cache,
 )
 """Printed before the sections, each only where the program names it: the constants' sources
 and the host steps' ttnn shims (called by a section that is a host step, never by a kernel: a

@@ -70,6 +70,8 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
             )
         if isinstance(s, sp.AttentionOp):
             h, w = _page(s.q, b)
+            if s.users is not None:
+                _check_users(sec, s, h)
             if s.head_dim % TILE or s.v_head_dim % TILE:
                 raise TTLangUnsupported(
                     sec.name,
@@ -88,6 +90,25 @@ def check_indexed(sec: OperationWriter, s: sp.StageOp) -> None:
                 raise TTLangUnsupported(sec.name, f"sp.argmax over {h}-tile-row pages")
 
 
+def _check_users(sec: OperationWriter, s: sp.AttentionOp, h: int) -> None:
+    """The batched attention is printed for one query row per user, all in one tile row: the
+    position page's column (pos transposed) is then every query row's own threshold."""
+    users = s.users
+    assert users is not None
+    if s.queries != users:
+        raise TTLangUnsupported(
+            sec.name,
+            f"sp.attention users {users} with {s.queries // users} query rows each: printed "
+            "for one per user",
+        )
+    if h != 1 or users > TILE:
+        raise TTLangUnsupported(
+            sec.name,
+            f"sp.attention users {users} on a {h}-tile-row query page: printed for the users "
+            f"in one tile row (at most {TILE})",
+        )
+
+
 def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], str]]:
     out: dict[str, tuple[tuple[int, int], str]] = {}
     for s in sec.stages:
@@ -96,8 +117,12 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
             k = sec.tensors[load_into(sec.stages, s.k).tensor.root_reference.data]
             qp, kp = _pad(q.type.get_shape()[0]), _pad(k.type.get_shape()[0])
             causal = s.causal is not None
-            name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
-            out[name] = ((qp, kp), f"_attn_d({s.queries}, {s.keys}, {qp}, {kp}, {causal})")
+            if s.users is not None:
+                name = f"_attn_d_users_{s.users}_{s.capacity}_{qp}_{kp}"
+                out[name] = ((qp, kp), f"_attn_users_d({s.users}, {s.capacity}, {qp}, {kp})")
+            else:
+                name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
+                out[name] = ((qp, kp), f"_attn_d({s.queries}, {s.keys}, {qp}, {kp}, {causal})")
             if s.splits is not None:
                 out.update(flash.split_constants(s))
         elif isinstance(s, sp.ArgmaxOp):
@@ -250,7 +275,9 @@ def _attention(
         withs.append(f"{sec.dfb(sp.buffer_of(s.pos), r)}.wait() as pos_blk")
     out("with " + ", ".join(withs) + ":")
     with out.indent():
-        if causal and s.pos is not None:
+        if s.users is not None:  # query row u is user u: its threshold is pos[u]
+            out(f"thr = ttl.block.broadcast(ttl.block.transpose(pos_blk), dims=[-1], shape={sk})")
+        elif causal and s.pos is not None:
             out(f"thr = ttl.block.broadcast(pos_blk, dims=[0, -1], shape={sk})")
         elif causal:
             out(f"thr = ttl.block.fill({float(s.keys - s.queries)!r}, {sk})")
@@ -451,8 +478,12 @@ class HostStep:
     def __init__(self, program: sp.ProgramOp, index: int, stage: sp.GatherOp | sp.ScatterOp):
         self.p, self.stage = program, stage
         self.name = program.sym_name.data
-        if isinstance(stage, sp.ScatterOp) and stage.tokens is not None:
-            raise TTLangUnsupported(self.name, "sp.scatter tokens (the batched KV-cache write)")
+        if isinstance(stage, sp.ScatterOp) and stage.tokens not in (None, 1):
+            raise TTLangUnsupported(
+                self.name,
+                f"sp.scatter tokens {stage.tokens}: the batched write is printed for one row "
+                "per user (ttnn's paged_update_cache writes one)",
+            )
         self.fn = f"section_{index}_{ident(self.name, prefix='')}"
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
@@ -471,6 +502,8 @@ class HostStep:
         args = [_tname(stage.index.root_reference.data), _tname(indexed), _tname(moved)]
         if isinstance(stage, sp.GatherOp):  # ids, table, out
             self.call = f"_embedding({', '.join(args)}, rows={stage.count}, table_rows={rows})"
+        elif stage.tokens is not None:  # cache, src, pos[, table]: one row per user
+            self.call = _batch_call(stage, args, self.tensors, rows)
         else:  # cache, src, pos
             self.call = (
                 f"_update_cache({args[1]}, {args[2]}, {args[0]}, rows={stage.count}, "
@@ -495,6 +528,23 @@ class HostStep:
             out(self.call)
         out()
         out()
+
+
+def _batch_call(stage: sp.ScatterOp, args: list[str], tensors: dict, rows: int) -> str:
+    """The shim call of a batched write (tokens 1): contiguous, user b's rows b * S onward;
+    paged, a pool of rows / N blocks of N rows named by the table's `blocks` ids a user."""
+    users, (index, cache, src) = stage.count, args
+    if stage.table is None:
+        return (
+            f"_batch_update_cache({cache}, {src}, {index}, users={users}, capacity={rows // users})"
+        )
+    table = stage.table.root_reference.data
+    blocks, n = tensors[table].type.get_shape()[-1], stage.block_size
+    assert n is not None  # the verifier pairs table and block_size
+    return (
+        f"_paged_update_cache({cache}, {src}, {index}, {_tname(table)}, users={users}, "
+        f"blocks={blocks}, block_size={n}, pool={rows // n})"
+    )
 
 
 def host_step(program: sp.ProgramOp, index: int) -> HostStep | None:

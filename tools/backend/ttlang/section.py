@@ -106,8 +106,12 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.groups = {g.sym_name.data: g for g in program.ops_of(sp.GroupOp)}
         self.stages = list(program.stages())
-        if any(isinstance(s, sp.LoadOp) and s.users is not None for s in self.stages):
-            raise TTLangUnsupported(self.name, "sp.load users (the batched attention's caches)")
+        if any(isinstance(s, sp.LoadOp) and s.table is not None for s in self.stages):
+            raise TTLangUnsupported(
+                self.name,
+                "sp.load users table (the paged caches: a kernel cannot address DRAM by the "
+                "block ids it reads)",
+            )
         # ranges whose blocks hold several sub-blocks: the compute computes and pushes the whole
         # block (see `declared`; an attention whose sub-blocks are its heads pushes each head's
         # output as it is: head_sub_blocks)
