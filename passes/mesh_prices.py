@@ -50,7 +50,7 @@ def cost_of(op: CollectiveOp | StepOp, mesh: Mesh, links: int | None = None) -> 
     """The price of `op` (a collective, or a linked deployment's step) over `mesh`
     (targets/collectives.price) as the attribute it carries, over `links` of its axis's links
     (default all)."""
-    nbytes = op.priced_bytes()
+    nbytes = op.priced_bytes(mesh.shape)
     if nbytes is None:
         raise MeshVerifyError(f"{op.name}: cannot price it: its element type has no width")
     p = price(op.collective, mesh, nbytes, op.axis.value.data, links)

@@ -42,12 +42,15 @@ _BUS_FACTOR = {
     Collective.REDUCE_SCATTER: 1,
     Collective.ALL_REDUCE: 2,
     Collective.ALL_TO_ALL: 1,
+    # MPI's MAXLOC: an all_gather of each chip's (value, index) pairs, then a pick on every chip.
+    Collective.ARGMAX_GATHER: 1,
 }
 _PHASES = {
     Collective.ALL_GATHER: 1,
     Collective.REDUCE_SCATTER: 1,
     Collective.ALL_REDUCE: 2,  # a reduce_scatter, then an all_gather
     Collective.ALL_TO_ALL: 1,
+    Collective.ARGMAX_GATHER: 1,
 }
 
 

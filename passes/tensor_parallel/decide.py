@@ -97,9 +97,15 @@ class Decider:
                 return 0.0, 0.0, 0, why
             convert += self.steps_us(v, cur, steps)
             collectives += len(steps)
+        if plan.collective is not None:
+            convert += self.pick_us(op, plan)
+            collectives += 1
         if plan.result.kind != R:
             for r in op.results:
-                refusing = [u for u in self.readers(r) if not self.accepts(u, r, plan.result)]
+                taken = [(u, self.accepts(u, r, plan.result)) for u in self.readers(r)]
+                # a reader whose sharded plan is itself a collective (the vocab arg-max) pays it
+                convert += sum(us for _, us in taken if us is not None)
+                refusing = [u for u, us in taken if us is None]
                 if not refusing:
                     continue
                 steps = conversion(plan.result, REPLICATED, self.rank)
@@ -119,12 +125,14 @@ class Decider:
     def readers(v: SSAValue) -> list[Operation]:
         return [u.operation for u in v.uses if not isinstance(u.operation, func.ReturnOp)]
 
-    def accepts(self, reader: Operation, v: SSAValue, lay: Layout) -> bool:
-        """Whether ``reader`` has a sharded plan that reads ``v`` as ``lay`` with no collective
-        (its other operands as they lie, or not laid out yet). A reader that has none gathers
-        ``v``, and the producer's plan is priced with that gather: one step of lookahead, which
-        keeps a column product from feeding an op that reads it whole (an arg-max, a per-head
-        norm whose heads do not split, a residual add) when replicating it is cheaper."""
+    def accepts(self, reader: Operation, v: SSAValue, lay: Layout) -> float | None:
+        """The time of the collective a sharded plan of ``reader`` that reads ``v`` as ``lay``
+        with no conversion (its other operands as they lie, or not laid out yet) is itself (0
+        for an ordinary op; the vocab arg-max's argmax_gather), the cheapest such plan's; None
+        when it has none. A reader that has none gathers ``v``, and the producer's plan is priced
+        with that gather: one step of lookahead, which keeps a column product from feeding an op
+        that reads it whole (a per-head norm whose heads do not split, a residual add) or an
+        arg-max whose pick costs more, when replicating it is cheaper."""
         before = self.layouts.get(v)
         self.layouts[v] = lay
         try:
@@ -134,6 +142,7 @@ class Decider:
                 del self.layouts[v]
             else:
                 self.layouts[v] = before
+        found: list[float] = []
         for plan in plans:
             if plan.refused is not None or plan.name == "replicate":
                 continue
@@ -141,8 +150,17 @@ class Decider:
                 want == lay if u is v else self.layouts.get(u) in (None, want)
                 for u, want in zip(reader.operands, plan.operands, strict=True)
             ):
-                return True
-        return False
+                found.append(self.pick_us(reader, plan))
+        return min(found, default=None)
+
+    def pick_us(self, op: Operation, plan: Plan) -> float:
+        """The time of the collective ``plan`` is (0 when it is none)."""
+        if plan.collective is None:
+            return 0.0
+        t = op.operands[0].type
+        assert isinstance(t, TensorType)
+        local = plan.operands[0].local_shape(t.get_shape(), self.sizes)
+        return steps_us(self.mesh, [plan.collective], t, local)
 
     def steps_us(self, v: SSAValue, cur: Layout, steps) -> float:
         t = v.type

@@ -78,7 +78,11 @@ def op_us(
 
 
 def step_bytes(step: Step, t: TensorType, local: Sequence[int], sizes: Sequence[int]) -> int:
-    """The bytes ``step`` is priced on, for a local shape ``local`` before it."""
+    """The bytes ``step`` is priced on, for a local shape ``local`` before it (the mesh
+    dialect's `priced_bytes`: an argmax_gather's (value, 4-byte index) pair per row per chip)."""
+    if step.kind is Collective.ARGMAX_GATHER:
+        rows = nbytes(t, local[:-1]) / width_bytes(t) if len(local) > 1 else 1
+        return int(sizes[step.axis] * rows * (width_bytes(t) + 4))
     if step.kind is Collective.ALL_GATHER:
         shape = list(local)
         shape[entry_dim(step.before[step.axis])] *= sizes[step.axis]
@@ -88,6 +92,8 @@ def step_bytes(step: Step, t: TensorType, local: Sequence[int], sizes: Sequence[
 
 def step_result_shape(step: Step, local: Sequence[int], sizes: Sequence[int]) -> list[int]:
     shape = list(local)
+    if step.kind is Collective.ARGMAX_GATHER:
+        return shape[:-1] if len(shape) > 1 else [1]
     if step.kind is Collective.ALL_GATHER:
         shape[entry_dim(step.before[step.axis])] *= sizes[step.axis]
     elif step.kind is Collective.REDUCE_SCATTER:

@@ -30,6 +30,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from spatial_dialect.mesh import (
     AllGatherOp,
     AllReduceOp,
+    ArgmaxGatherOp,
     Collective,
     CollectiveOp,
     ReduceScatterOp,
@@ -80,6 +81,14 @@ class Rewriter:
         op.results[0].name_hint = value.name_hint
         return op.results[0]
 
+    def _pick(self, step, value: SSAValue, out: TensorType, reason: str) -> Operation:
+        src = ShardingAttr(self.mesh_name, step.before)
+        dst = ShardingAttr(self.mesh_name, step.after)
+        op = ArgmaxGatherOp(value, out, step.axis, src, dst, reason)
+        op.properties["cost"] = cost_of(op, self.d.mesh)
+        self.block.add_op(op)
+        return op
+
     def value(self, old: SSAValue, want: Layout, reader: str) -> SSAValue:
         """The new value of ``old`` in layout ``want``, gathering it once."""
         if (old, want) in self.values:
@@ -119,13 +128,23 @@ class Rewriter:
         attrs["tp.plan"] = StringAttr(dec.plan.name)
         attrs["tp.us"] = FloatAttr(round(dec.us, 4), f64)
         attrs["tp.runner_up"] = StringAttr(dec.runner_up)
-        new = type(op).create(
-            operands=operands,
-            result_types=types,
-            properties={**op.properties, **dec.plan.props},
-            attributes=attrs,
-        )
-        self.block.add_op(new)
+        if (step := dec.plan.collective) is not None:
+            # The op is the collective (the vocab arg-max): it carries the decision.
+            new = self._pick(
+                step,
+                operands[0],
+                types[0],
+                f"{reader} picks each row's first maximum over the chips' columns",
+            )
+            new.attributes.update(attrs)
+        else:
+            new = type(op).create(
+                operands=operands,
+                result_types=types,
+                properties={**op.properties, **dec.plan.props},
+                attributes=attrs,
+            )
+            self.block.add_op(new)
         for old_r, new_r in zip(op.results, new.results, strict=True):
             new_r.name_hint = old_r.name_hint
             self.values[(old_r, dec.plan.result)] = new_r

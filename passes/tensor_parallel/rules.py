@@ -29,8 +29,12 @@ Decided here, and why:
   routes every token alike; the result a partial sum, all-reduced before the residual add: the
   expert outputs are linear in their F columns) or ``replicate``. Experts by chip is not a plan
   (REPLICATED_WHY: it needs a routed exchange of rows no collective is).
-- **everything else** (whole-row norms, gather_rows, arg-max, the delta ops): replicated,
-  gathering what it reads; always correct, and recorded with the reason.
+- **arg-max**: ``vocab`` (the logits split by columns over one mesh axis; the op becomes
+  mesh.argmax_gather, each chip's (value, index) gathered and the first largest picked, MPI's
+  MAXLOC) or ``replicate`` (the logits gathered whole): the LM head's column split then pays a
+  gather of T x (value + index) pairs instead of T x V logits.
+- **everything else** (whole-row norms, gather_rows, the delta ops): replicated, gathering what
+  it reads; always correct, and recorded with the reason.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from spatial_dialect.mesh import Collective
 from spatial_dialect.tg import (
     AddOp,
     ArgmaxOp,
@@ -65,7 +70,7 @@ from spatial_dialect.tg import (
     SwigluOp,
 )
 
-from .layout import REPLICATED, Layout, P, R, S, partial, shard, splits
+from .layout import REPLICATED, Layout, P, R, S, Step, partial, shard, splits
 
 Q8_0_BLOCK = 32
 """Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
@@ -81,6 +86,9 @@ class Plan:
     over: str = ""
     """Where a 2-D mesh's plan splits over the minor axis alone: " over axis 1" (1-D against
     2-D is recorded in the runner-up)."""
+    collective: Step | None = None
+    """The collective that IS the op under this plan (the vocab arg-max's mesh.argmax_gather,
+    which takes each chip's local arg-max itself): priced with the plan, written in its place."""
 
     @property
     def label(self) -> str:
@@ -354,12 +362,36 @@ EXPERTS_BY_CHIP = (
 """Why an MoE is never split by experts (the runner-up reason of its ``ffn`` plan)."""
 
 
+def _argmax(op: ArgmaxOp, ctx: Context) -> list[Plan]:
+    """``vocab``: the logits split by columns over ONE mesh axis, each chip's arg-max and its
+    value gathered and the first largest picked (mesh.argmax_gather, MPI's MAXLOC); or
+    ``replicate`` (the logits gathered). Over two axes the pick would need one step per axis,
+    each with its own offset: not built, and refused by name."""
+    _, v = _shape(op.operands[0])
+    rank = len(ctx.sizes)
+    plans = []
+    for g in ctx.groups:
+        n, over = ctx.chips(g), ctx.over(g)
+        lay = shard(1, g)
+        if len(g) != 1:
+            why = f"a (value, index) gather runs over one mesh axis, not axes {g}"
+            plans.append(Plan("vocab", refused=why, over=over))
+        elif not splits(v, lay, ctx.sizes):
+            plans.append(Plan("vocab", refused=f"V {v} does not split over {n} chips", over=over))
+        else:
+            pick = Step(
+                Collective.ARGMAX_GATHER,
+                g[0],
+                tuple(lay.placements(rank)),
+                tuple(REPLICATED.placements(rank)),
+            )
+            plans.append(Plan("vocab", [lay], REPLICATED, over=over, collective=pick))
+    plans.append(_replicate(op))
+    return plans
+
+
 REPLICATED_WHY = {
     RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
-    ArgmaxOp: "a vocab-parallel arg-max (a local arg-max, then a gather of (value, index)) needs "
-    "the winning chip's index picked from the gathered i32 vector (gather_rows reads rows of a 2-D "
-    "table) and offset by chip x V / chips (tg.scale is float only; tg has no constant tensor): "
-    "the arg-max reads the logits whole (docs/tensor-parallel.md#what-is-left)",
 }
 
 
@@ -378,6 +410,8 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
     if isinstance(op, MoeOp):
         return _moe(op, ctx), EXPERTS_BY_CHIP
+    if isinstance(op, ArgmaxOp):
+        return _argmax(op, ctx), None
     if isinstance(op, ELEMENTWISE):
         plans = _elementwise(op, ctx)
         return plans, "every operand is replicated" if len(plans) == 1 else None

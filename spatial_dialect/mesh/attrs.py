@@ -50,6 +50,7 @@ class Collective(StrEnum):
     REDUCE_SCATTER = "reduce_scatter"
     ALL_REDUCE = "all_reduce"
     ALL_TO_ALL = "all_to_all"
+    ARGMAX_GATHER = "argmax_gather"
 
 
 REPLICATE = "replicate"

@@ -1,4 +1,4 @@
-"""The ops of the mesh dialect: a mesh of chips, a tensor's sharding, and the four collectives.
+"""The ops of the mesh dialect: a mesh of chips, a tensor's sharding, and the five collectives.
 
 Decided here, and why (docs/mesh.md):
 
@@ -14,6 +14,11 @@ Decided here, and why (docs/mesh.md):
   divides it, an all_reduce keeps the shape, an all_to_all moves the split from one dim to
   another). An optional ``reason`` string names the producer and consumer; an optional ``cost``
   carries the price (passes/mesh_prices.cost_of), whose bytes must be the bytes the types imply.
+- **The vocab-parallel arg-max is a collective** (``mesh.argmax_gather``, MPI's MAXLOC): it
+  gathers each chip's (value, index) and picks, so it needs the chip's place on the axis (its
+  first column), which no tg op knows; it is the one collective whose element type and rank
+  change (float logits to tg.argmax's i32 per row), so each op states its own type rule
+  (``check_types``) beside the one shape rule.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     ArrayAttr,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     TensorType,
@@ -245,6 +252,18 @@ class CollectiveOp(IRDLOperation):
         raise NotImplementedError
 
     @classmethod
+    def check_types(cls, tin: TensorType, tout: TensorType) -> None:
+        """What the element types and ranks must be: a collective moves values, so it keeps both."""
+        if tin.get_element_type() != tout.get_element_type():
+            raise MeshVerifyError(
+                f"{cls.name}: element type {tout.get_element_type()} differs from the input's "
+                f"{tin.get_element_type()}"
+            )
+        sin, sout = tin.get_shape(), tout.get_shape()
+        if len(sin) != len(sout):
+            raise MeshVerifyError(f"{cls.name}: rank {len(sout)} result of a rank-{len(sin)} input")
+
+    @classmethod
     def _refuse(cls, before: str, after: str, axis: int, wants: str) -> MeshVerifyError:
         return MeshVerifyError(
             f"{cls.name} over axis {axis} turns {before} into {after}; it turns {wants}"
@@ -254,21 +273,41 @@ class CollectiveOp(IRDLOperation):
     def collective(self) -> Collective:
         return self.KIND
 
-    def priced_bytes(self) -> int | None:
+    def priced_bytes(self, sizes: Sequence[int] | None = None) -> int | None:
         """The bytes a price of this collective takes (targets/collectives.py's T or B), or None
-        when the element type has no width."""
-        return priced_bytes(self.KIND, self.input.type, self.result.type)
+        when the element type has no width; `sizes`: the mesh's (else looked up)."""
+        sizes = _sizes(self, self.KIND, self.src, sizes)
+        return priced_bytes(
+            self.KIND, self.input.type, self.result.type, sizes, self.axis.value.data
+        )
 
 
-def priced_bytes(kind: Collective, tin: Attribute, tout: Attribute) -> int | None:
+def _sizes(
+    op: Operation, kind: Collective, src: ShardingAttr, sizes: Sequence[int] | None
+) -> Sequence[int]:
+    """The chips of each mesh axis where a price needs them (an argmax_gather's counts the pairs
+    of its axis, :func:`priced_bytes`): given, or looked up from the op's mesh."""
+    if sizes is not None or kind is not Collective.ARGMAX_GATHER:
+        return sizes or ()
+    return lookup_mesh(op, src, op.name).sizes
+
+
+def priced_bytes(
+    kind: Collective, tin: Attribute, tout: Attribute, sizes: Sequence[int] = (), axis: int = 0
+) -> int | None:
     """The bytes a price of a collective of `kind` from `tin` to `tout` takes (targets/collectives.py's
     T or B: the result of an all_gather, the input of the others), or None when the element type
-    has no width."""
+    has no width. An argmax_gather is priced as the all_gather of its (value, index) pairs: each
+    of the `sizes[axis]` chips gives one pair per row, the value in the input's type and the index
+    in 4 bytes."""
     t = tout if kind is Collective.ALL_GATHER else tin
     assert isinstance(t, TensorType)
     width = getattr(t.get_element_type(), "bitwidth", None)
     if width is None:
         return None
+    if kind is Collective.ARGMAX_GATHER:
+        assert isinstance(tout, TensorType)
+        return sizes[axis] * tout.element_count() * (width // 8 + 4)
     return t.element_count() * width // 8
 
 
@@ -287,14 +326,8 @@ def check_collective(
     what = rule.name
     if not isinstance(tin, TensorType) or not isinstance(tout, TensorType):
         raise MeshVerifyError(f"{what}: takes and gives tensors, got {tin} -> {tout}")
-    if tin.get_element_type() != tout.get_element_type():
-        raise MeshVerifyError(
-            f"{what}: element type {tout.get_element_type()} differs from the input's "
-            f"{tin.get_element_type()}"
-        )
+    rule.check_types(tin, tout)
     sin, sout = tin.get_shape(), tout.get_shape()
-    if len(sin) != len(sout):
-        raise MeshVerifyError(f"{what}: rank {len(sout)} result of a rank-{len(sin)} input")
     if any(s < 0 for s in (*sin, *sout)):
         # A chip's shard is a static block: every layout of issue 23 has static shapes.
         raise MeshVerifyError(f"{what}: takes static shapes, got {tin} -> {tout}")
@@ -324,7 +357,7 @@ def check_collective(
             f"result shape {_x(sout)} should be {_x(expected)} (input {_x(sin)})"
         )
     if cost is not None:
-        want = priced_bytes(rule.KIND, tin, tout)
+        want = priced_bytes(rule.KIND, tin, tout, mesh.sizes, a)
         if want is not None and cost.bytes.data != want:
             raise MeshVerifyError(
                 f"{what}: cost is priced on {cost.bytes.data} bytes, the types say {want}"
@@ -417,11 +450,45 @@ class AllToAllOp(CollectiveOp):
         return _scaled(_scaled(shape, d2, None, n, cls.name), d1, n, None, cls.name)
 
 
+@irdl_op_definition
+class ArgmaxGatherOp(CollectiveOp):
+    """shard(last dim) -> replicate over the axis, of the logits into the index of each row's
+    maximum (MPI's MAXLOC): a vocab-parallel arg-max.
+
+    Each chip's row holds its block of the columns (chip c of n: columns c x V/n on). Each takes
+    its local arg-max and its value; the (value, index) pairs are all-gathered; every chip picks
+    the first largest value in chip order and offsets its index by that chip's first column. The
+    first maximum wins, so a tie goes to the lowest global column, as tg.argmax over the whole row.
+    The result is tg.argmax's: one i32 per row (the input's dims but the last; a rank-1 input is
+    one row)."""
+
+    name = "mesh.argmax_gather"
+    KIND: ClassVar[Collective] = Collective.ARGMAX_GATHER
+
+    @classmethod
+    def check_types(cls, tin: TensorType, tout: TensorType) -> None:
+        el = tout.get_element_type()
+        if not (isinstance(el, IntegerType) and el.width.data == 32):
+            raise MeshVerifyError(f"{cls.name}: gives i32 indices, got {el}")
+        if not isinstance(tin.get_element_type(), AnyFloat):
+            raise MeshVerifyError(
+                f"{cls.name}: compares float values, got {tin.get_element_type()}"
+            )
+
+    @classmethod
+    def local_result_shape(cls, before, after, shape, n, axis):
+        dim = entry_dim(before)
+        if dim != len(shape) - 1 or after != REPLICATE:
+            raise cls._refuse(before, after, axis, f"shard({len(shape) - 1}) into replicate")
+        return list(shape[:-1]) if len(shape) > 1 else [1]
+
+
 COLLECTIVES: tuple[type[CollectiveOp], ...] = (
     AllGatherOp,
     ReduceScatterOp,
     AllReduceOp,
     AllToAllOp,
+    ArgmaxGatherOp,
 )
 
 COLLECTIVE_OF: dict[Collective, type[CollectiveOp]] = {c.KIND: c for c in COLLECTIVES}
@@ -484,9 +551,15 @@ class StepOp(IRDLOperation):
     def collective(self) -> Collective:
         return Collective(self.kind.data)
 
-    def priced_bytes(self) -> int | None:
+    def priced_bytes(self, sizes: Sequence[int] | None = None) -> int | None:
         """The bytes its price takes, as the SSA collective's (:func:`priced_bytes`)."""
-        return priced_bytes(self.collective, self.input_type, self.result_type)
+        return priced_bytes(
+            self.collective,
+            self.input_type,
+            self.result_type,
+            _sizes(self, self.collective, self.src, sizes),
+            self.axis.value.data,
+        )
 
     def verify_(self) -> None:
         if self.kind.data not in COLLECTIVE_OF:

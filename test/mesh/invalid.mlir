@@ -203,7 +203,7 @@ mesh.step @y all_gather @x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.s
 
 mesh.mesh @m shape 2 topology [line] links [1]
 mesh.step @y broadcast @x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xf32> -> tensor<8x8xf32>
-// CHECK: mesh.step @y: 'broadcast' is not a collective (all_gather, reduce_scatter, all_reduce, all_to_all)
+// CHECK: mesh.step @y: 'broadcast' is not a collective (all_gather, reduce_scatter, all_reduce, all_to_all, argmax_gather)
 
 // -----
 
@@ -228,3 +228,48 @@ mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #me
 mesh.mesh @m shape 2 topology [line] links [1]
 mesh.step @y all_reduce @x axis 0 from #mesh.sharding<@m, [partial(sum)]> to #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1> : tensor<4x8xf32> -> tensor<4x8xf32>
 // CHECK: mesh.step: to must be a #mesh.sharding, got #mesh.cost<bytes = 1, links = 1, hops = 1, ns = 1>
+
+// -----
+
+// An argmax_gather (a vocab-parallel arg-max, MPI's MAXLOC) gives i32 indices of float values,
+// one per row, from the logits split by their last dim.
+mesh.mesh @m shape 2 topology [line] links [1]
+func.func @f(%x: tensor<4x8xbf16>) -> tensor<4xf32> {
+  %y = mesh.argmax_gather %x axis 0 from #mesh.sharding<@m, [shard(1)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xbf16> -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+// CHECK: mesh.argmax_gather: gives i32 indices, got f32
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+func.func @f(%x: tensor<4x8xi32>) -> tensor<4xi32> {
+  %y = mesh.argmax_gather %x axis 0 from #mesh.sharding<@m, [shard(1)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xi32> -> tensor<4xi32>
+  func.return %y : tensor<4xi32>
+}
+// CHECK: mesh.argmax_gather: compares float values, got i32
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+func.func @f(%x: tensor<4x8xbf16>) -> tensor<4xi32> {
+  %y = mesh.argmax_gather %x axis 0 from #mesh.sharding<@m, [shard(0)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xbf16> -> tensor<4xi32>
+  func.return %y : tensor<4xi32>
+}
+// CHECK: mesh.argmax_gather over axis 0 turns shard(0) into replicate; it turns shard(1) into replicate
+
+// -----
+
+mesh.mesh @m shape 2 topology [line] links [1]
+func.func @f(%x: tensor<4x8xbf16>) -> tensor<8xi32> {
+  %y = mesh.argmax_gather %x axis 0 from #mesh.sharding<@m, [shard(1)]> to #mesh.sharding<@m, [replicate]> : tensor<4x8xbf16> -> tensor<8xi32>
+  func.return %y : tensor<8xi32>
+}
+// CHECK: mesh.argmax_gather over axis 0 of 2 chips from shard(1) to replicate: result shape 8 should be 4 (input 4x8)
+
+// -----
+
+// Its price is the all_gather of one (value, 4-byte index) pair per row per chip: 2 x 4 x (2 + 4).
+mesh.mesh @m shape 2 topology [line] links [1]
+mesh.step @t argmax_gather @x axis 0 from #mesh.sharding<@m, [shard(1)]> to #mesh.sharding<@m, [replicate]> cost #mesh.cost<bytes = 64, links = 1, hops = 1, ns = 1> : tensor<4x8xbf16> -> tensor<4xi32>
+// CHECK: mesh.argmax_gather: cost is priced on 64 bytes, the types say 48

@@ -75,3 +75,19 @@ mesh.mesh @t3k shape 2x4 topology [line, line] links [1, 1] preset "t3k"
 func.func @g(%k: tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) -> (tensor<64x32xbf16> {mesh.sharding = #mesh.sharding<@t3k, [replicate, shard(1)]>, mesh.repeat = 2 : i64}) {
   func.return %k : tensor<64x32xbf16>
 }
+
+// -----
+
+// A vocab-parallel arg-max (MPI's MAXLOC): the logits split by columns, one i32 per row after;
+// priced as the all_gather of 2 chips x 1 row x (2 + 4) bytes of (value, index); as a step too.
+// CHECK-LABEL: mesh.mesh @v shape 2 topology [line] links [1] preset "n300"
+// CHECK: mesh.argmax_gather %{{.*}} axis 0 from #mesh.sharding<@v, [shard(1)]> to #mesh.sharding<@v, [replicate]> reason "the LM head splits by vocab" cost #mesh.cost<bytes = 12, links = 1, hops = 1, ns = 7412> : tensor<1x256xbf16> -> tensor<1xi32>
+// CHECK: mesh.argmax_gather %{{.*}} axis 0 from #mesh.sharding<@v, [shard(0)]> to #mesh.sharding<@v, [replicate]> : tensor<256xf32> -> tensor<1xi32>
+// CHECK: mesh.step @token argmax_gather @logits axis 0 from #mesh.sharding<@v, [shard(1)]> to #mesh.sharding<@v, [replicate]> cost #mesh.cost<bytes = 12, links = 1, hops = 1, ns = 7412> : tensor<1x256xbf16> -> tensor<1xi32>
+mesh.mesh @v shape 2 topology [line] links [1] preset "n300"
+func.func @h(%l: tensor<1x256xbf16>, %r: tensor<256xf32>) -> tensor<1xi32> {
+  %t = mesh.argmax_gather %l axis 0 from #mesh.sharding<@v, [shard(1)]> to #mesh.sharding<@v, [replicate]> reason "the LM head splits by vocab" cost #mesh.cost<bytes = 12, links = 1, hops = 1, ns = 7412> : tensor<1x256xbf16> -> tensor<1xi32>
+  %u = mesh.argmax_gather %r axis 0 from #mesh.sharding<@v, [shard(0)]> to #mesh.sharding<@v, [replicate]> : tensor<256xf32> -> tensor<1xi32>
+  func.return %t : tensor<1xi32>
+}
+mesh.step @token argmax_gather @logits axis 0 from #mesh.sharding<@v, [shard(1)]> to #mesh.sharding<@v, [replicate]> cost #mesh.cost<bytes = 12, links = 1, hops = 1, ns = 7412> : tensor<1x256xbf16> -> tensor<1xi32>

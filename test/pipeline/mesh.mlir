@@ -15,7 +15,7 @@
 // SPLIT:      sp.entry @tiny_step({{.*}}mesh.inputs = [#mesh.sharding<@n300, [replicate]>
 // SPLIT:      mesh.step @l0_o_1 all_reduce @l0_o axis 0
 // SPLIT:      mesh.step @l0_down_1 all_reduce @l0_down axis 0
-// SPLIT:      mesh.step @logits_1 all_gather @logits axis 0
+// SPLIT:      mesh.step @token argmax_gather @logits axis 0 from #mesh.sharding<@n300, [shard(1)]> to #mesh.sharding<@n300, [replicate]> {{.*}} : tensor<1x256xbf16> -> tensor<1xi32>
 
 // PRICED:     builtin.module attributes {sp.target = "n300"
 // PRICED:     sp.entry @tiny_step(

@@ -4,7 +4,7 @@
 A deployment's value is a **stack**: one numpy array whose leading axes are the mesh's (chip
 (i, j) of a 2x4 mesh holds ``stack[i, j]``) and whose trailing axes are one chip's local tensor.
 Each collective is one function of a stack (``all_gather``, ``reduce_scatter``, ``all_reduce``,
-``all_to_all``), and ``MeshFunctions`` registers one ``@impl`` per op with xDSL's interpreter, as
+``all_to_all``, ``argmax_gather``), and ``MeshFunctions`` registers one ``@impl`` per op with xDSL's interpreter, as
 tg_functions.py does for tg, so a simulator of several chips can run the ops between the chips'
 programs. ``shard`` and ``unshard`` turn a whole tensor into a stack under a sharding and back;
 every collective keeps ``unshard`` unchanged (the tests' property), which is what a sharding
@@ -37,6 +37,7 @@ from spatial_dialect.mesh import (
     AllGatherOp,
     AllReduceOp,
     AllToAllOp,
+    ArgmaxGatherOp,
     CollectiveOp,
     ReduceScatterOp,
     entry_dim,
@@ -85,6 +86,30 @@ def all_to_all(stack: np.ndarray, rank: int, axis: int, src_dim: int, dst_dim: i
         for j in range(n)
     ]
     return _spread(out, axis)
+
+
+def argmax_gather(stack: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    """Every chip along ``axis`` gets, per row, the global index of the row's first maximum over
+    the chips' column blocks (MPI's MAXLOC; ops.py ArgmaxGatherOp): each chip's first local
+    maximum and its value, the first largest value in chip order, its index offset by its chip's
+    first column. A rank-1 local tensor is one row; the result is i32, as tg.argmax's."""
+    n = stack.shape[axis]
+    parts = [np.take(stack, i, axis=axis) for i in range(n)]
+    if parts[0].ndim == rank:  # one local dim: one row
+        parts = [p[..., None, :] for p in parts]
+    width = parts[0].shape[-1]
+    local = [p.argmax(axis=-1) for p in parts]
+    values = [
+        np.take_along_axis(p, i[..., None], axis=-1)[..., 0]
+        for p, i in zip(parts, local, strict=True)
+    ]
+    best_value, best = values[0], local[0].astype(np.int64)
+    for c in range(1, n):
+        # Strictly larger only: a tie keeps the earlier chip, whose columns come first.
+        wins = values[c] > best_value
+        best_value = np.where(wins, values[c], best_value)
+        best = np.where(wins, local[c] + c * width, best)
+    return _spread([best.astype(np.int32)] * n, axis)
 
 
 def repeated_axis(placements: Sequence[str], repeat: int) -> int | None:
@@ -222,3 +247,8 @@ class MeshFunctions(InterpreterFunctions):
     def run_all_to_all(self, interp: Interpreter, op: AllToAllOp, args: PythonValues):
         rank, a, before, after = self._where(op)
         return (all_to_all(args[0], rank, a, entry_dim(before), entry_dim(after)),)
+
+    @impl(ArgmaxGatherOp)
+    def run_argmax_gather(self, interp: Interpreter, op: ArgmaxGatherOp, args: PythonValues):
+        rank, a, _, _ = self._where(op)
+        return (argmax_gather(args[0], rank, a),)

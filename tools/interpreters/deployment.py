@@ -161,6 +161,7 @@ STEP_FUNCTIONS: dict[Collective, StepFunction] = {
     Collective.ALL_TO_ALL: lambda s, rank, a, before, after: collectives.all_to_all(
         s, rank, a, entry_dim(before), entry_dim(after)
     ),
+    Collective.ARGMAX_GATHER: lambda s, rank, a, _b, _a: collectives.argmax_gather(s, rank, a),
 }
 """Each collective kind and its meaning on a stack (collectives.py), for the linked steps."""
 

@@ -57,6 +57,7 @@ KINDS = {
     Collective.ALL_GATHER: "gw",
     Collective.REDUCE_SCATTER: "ys",
     Collective.ALL_TO_ALL: "yt",
+    Collective.ARGMAX_GATHER: "am",
 }
 """The MLP's step of each kind and the tensor it writes (`per_chip_mlp`)."""
 
@@ -64,7 +65,8 @@ KINDS = {
 def per_chip_mlp(preset: str, kinds=tuple(Collective)) -> str:
     """A per-chip MLP (column-parallel w1, row-parallel w2) on `preset`'s 1-D mesh, and a step of
     each of `kinds` after it: all_reduce and reduce_scatter of the partial product, all_gather of
-    the column-parallel activation, all_to_all of the scattered rows (after the reduce_scatter)."""
+    the column-parallel activation, all_to_all of the scattered rows (after the reduce_scatter),
+    argmax_gather of the column-parallel activation (each row's first maximum over the chips)."""
     mesh = mesh_op_of(preset)
     n = mesh.sizes[0]
     text = StringIO()
@@ -96,6 +98,12 @@ def per_chip_mlp(preset: str, kinds=tuple(Collective)) -> str:
             f": tensor<{r // n}x{d}xbf16> -> tensor<{r}x{d // n}xbf16>",
             f"tensor<{r}x{d // n}xbf16>",
             "shard(1)",
+        ),
+        Collective.ARGMAX_GATHER: (
+            f"mesh.argmax_gather %g axis 0 from {at('shard(1)')} to {at('replicate')} "
+            f": tensor<{r}x{h}xbf16> -> tensor<{r}xi32>",
+            f"tensor<{r}xi32>",
+            "replicate",
         ),
     }
     if Collective.ALL_TO_ALL in kinds:
@@ -138,7 +146,7 @@ def test_a_two_chip_mlp_passes_under_torchrun(tmp_path, capsys) -> None:
     path = tmp_path / "mlp.mlir"
     path.write_text(per_chip_mlp("n300"))
     text = spatial_run_passes(path, "n300", capsys)
-    assert [line.split()[0] for line in text.splitlines()[1:-1]] == ["gw", "y", "yt"]
+    assert [line.split()[0] for line in text.splitlines()[1:-1]] == ["gw", "y", "yt", "am"]
 
 
 @pytest.mark.skipif(not FULL, reason="SPATIAL_MESH_FULL=1: four ranks")

@@ -110,6 +110,21 @@ def _all_to_all(src, dst, group, src_dim, dst_dim):
     dst.copy_(torch.cat(got.chunk(n), src_dim))
 
 
+def _argmax_gather(src, dst, group, dim):
+    # MPI's MAXLOC over the group, chip i holding the i-th block of `dim`: each rank's first
+    # maximum and its global index, one all_gather of the pairs (f64 holds both exactly), and
+    # the first largest value in rank order (a tie goes to the lower columns).
+    n = dist.get_world_size(group)
+    index = src.argmax(dim)
+    value = src.gather(dim, index.unsqueeze(dim)).squeeze(dim)
+    index = index + dist.get_rank(group) * src.shape[dim]
+    pairs = torch.empty((2 * n, *value.shape), dtype=torch.float64, device=src.device)
+    mine = torch.stack([value.double(), index.double()])
+    dist.all_gather_into_tensor(pairs, mine, group=group)
+    values, indices = pairs[0::2], pairs[1::2]
+    dst.copy_(indices.gather(0, values.argmax(0, keepdim=True))[0].view(dst.shape))
+
+
 def main(argv=None):
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -138,6 +153,7 @@ COLLECTIVES = {
     Collective.ALL_GATHER: _all_gather,
     Collective.REDUCE_SCATTER: _reduce_scatter,
     Collective.ALL_TO_ALL: _all_to_all,
+    Collective.ARGMAX_GATHER: _argmax_gather,
 }
 """The helper a step of each kind calls (test_triton_coverage.py: one per collective)."""
 

@@ -43,6 +43,7 @@ HOST_CALL = {
     Collective.REDUCE_SCATTER: host._reduce_scatter,
     Collective.ALL_REDUCE: host._all_reduce,
     Collective.ALL_TO_ALL: host._all_to_all,
+    Collective.ARGMAX_GATHER: host._argmax_gather,
 }
 """The host function each collective prints as (host.py)."""
 

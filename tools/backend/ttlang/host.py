@@ -42,6 +42,8 @@ is its entry. Decided, and why:
   group's tensors back, sums (in chip order) or re-splits them in torch and writes each chip's
   block to its device. On a chip `ttnn.reduce_scatter` runs instead; all_to_all stays a host
   step everywhere (its only ttnn form is MoE's dispatch/combine pair, a different contract).
+  argmax_gather (the vocab-parallel arg-max) is a host step everywhere too: ttnn has no MAXLOC,
+  and its (value, index) pairs are a few bytes per row.
 - **Two-dimensional tensors.** Every DRAM tensor is stored as (rows, cols) (`_as_2d`),
   so a collective gathers or splits dim 0 (the leading dim of the logical tensor: whole rows)
   or dim 1 (the last); deploy.py refuses a sharded middle dim by name.
@@ -501,6 +503,24 @@ def _all_to_all(mesh, devices, drams, src, dst, axis, src_dim, dst_dim):
             drams[c][dst] = _on_chip(torch.cat([b[j] for b in blocks], src_dim), devices[c], dst)
 
 
+def _argmax_gather(mesh, devices, drams, src, dst, axis):
+    """dst = per row, the global column of the first maximum of src over the chips along cluster
+    axis `axis`, chip i holding the i-th block of columns (MPI's MAXLOC): each chip's first local
+    maximum and its value, the first largest value in chip order, its index offset by that chip's
+    first column. A host step, read back and written again: ttnn has no MAXLOC."""
+    for group in _groups(axis):
+        parts = [_logical(drams[c][src], src).float() for c in group]
+        index = torch.stack([p.argmax(-1) for p in parts])
+        value = torch.stack(
+            [p.gather(-1, i[:, None])[:, 0] for p, i in zip(parts, index, strict=True)]
+        )
+        chip = value.argmax(0)  # the first largest: a tie goes to the lower chip's columns
+        best = index.gather(0, chip[None])[0] + chip * parts[0].shape[-1]
+        rows, cols = _as_2d(TENSORS[dst][0])
+        for c in group:
+            drams[c][dst] = _on_chip(best.reshape(rows, cols), devices[c], dst)
+
+
 def run_chips(per_chip):
     """The program on every chip: `per_chip[c]` is chip c's inputs (name -> numpy array, its
     own shard); returns every chip's outputs by name, in chip order."""
@@ -560,7 +580,7 @@ HOST = (_dtypes, _as_2d, _arg, _allocate, _results, run, _seeded_inputs, main)
 """Printed after the program's tables; `main` is a one-chip program's entry, the rest as it uses
 them."""
 
-COLLECTIVES = (_all_gather, _reduce_scatter, _all_reduce, _all_to_all)
+COLLECTIVES = (_all_gather, _reduce_scatter, _all_reduce, _all_to_all, _argmax_gather)
 """The host function of each collective, as deploy.py calls them (one per `mesh` collective)."""
 
 CHIPS_HOST = (

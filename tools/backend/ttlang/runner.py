@@ -26,6 +26,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect import sp
+from spatial_dialect.mesh import StepOp
 from spatial_dialect.tools.backend.executors import BackendFailed, BackendUnavailable
 
 INSTALL = "tt-lang-sim is not installed: pip install -e '.[ttlang]' (it pulls torch, about 5 GB)"
@@ -262,6 +263,9 @@ def _dtypes(module: ModuleOp, names: list[str]) -> list[str]:
         if isinstance(p, sp.ProgramOp):
             for t in p.ops_of(sp.TensorOp):
                 found.setdefault(t.sym_name.data, str(t.element_type))
+        elif isinstance(p, StepOp):
+            # a tensor only a step writes (an argmax_gather's indices) is declared by no section
+            found.setdefault(p.tensor.data, str(p.result_type.get_element_type()))
     return [found.get(n, "f32") for n in names]
 
 
