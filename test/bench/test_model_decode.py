@@ -134,9 +134,11 @@ def test_smoke_tiny_step_over_n300():
     row = md.measure_mesh(generate.TINY, 2, "n300", "bf16", 64, prefer_sharded=True)
     r = _tiny_deployment_report()
     assert (row.card, row.chips, row.batch, row.context, row.layers) == ("n300", 2, 1, 64, 2)
-    # Collectives are steps between sections, not sections: one chip runs as many sections as the
-    # single-chip step (test_smoke_tiny_step), on its shards.
-    assert row.sections == 1 + 2 * 19 + 1 + 1 + 1
+    # Collectives are steps between sections, not sections: one chip runs the single-chip step's
+    # sections (test_smoke_tiny_step) on its shards, less the arg-max, which the vocab-split LM
+    # head's (value, index) pick (mesh.argmax_gather, a step) replaces.
+    assert row.sections == 1 + 2 * 19 + 1 + 1
+    assert row.plans["logits"] == {"vocab": 1}
     assert len(row.collectives) == len(r["collectives"]) > 0
     # The step is one chip's sections plus every collective: the report's total.
     assert abs(row.predicted_us - r["total"]["predicted_us"]) < 1e-6
