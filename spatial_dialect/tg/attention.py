@@ -73,26 +73,10 @@ class AttentionOp(TgOp):
     ):
         """head_dim defaults to q's columns / heads, scale to 1 / sqrt(head_dim). The result is
         `attention_shape` of `element_type`, by default q's element type."""
-        tq = tensor_operand(self.name, "q", SSAValue.get(q), 2)
-        tv = tensor_operand(self.name, "v", SSAValue.get(v), 2)
-        h = i64_property(self.name, "heads", heads)
-        kv = i64_property(self.name, "kv_heads", kv_heads)
-        if head_dim is None:
-            head_dim = tq.get_shape()[1] // max(h.value.data, 1)
-        d = i64_property(self.name, "head_dim", head_dim)
-        if scale is None:
-            scale = 1.0 / math.sqrt(max(d.value.data, 1))
-        props = {
-            "heads": h,
-            "kv_heads": kv,
-            "head_dim": d,
-            "causal": bool_property(self.name, "causal", causal),
-            "scale": f32_property(self.name, "scale", scale),
-        }
-        if kv.value.data <= 0:
-            raise VerifyException(f"{self.name}: kv_heads must be positive, got {kv.value.data}")
-        shape = attention_shape(tq.get_shape(), tv.get_shape(), h.value.data, kv.value.data)
-        result_type = TensorType(element_type or tq.element_type, shape)
+        props, result_type = head_properties(
+            self.name, q, v, heads, kv_heads, head_dim, scale, element_type
+        )
+        props["causal"] = bool_property(self.name, "causal", causal)
         self.init_tg([q, k, v, pos], props, result_type)
 
     def v_head_dim(self) -> int:
@@ -144,3 +128,37 @@ def verify_heads(op: TgOp) -> tuple[int, int, int, int, int, int, int]:
     if v_cols % kv:
         raise op.err(f"v has {v_cols} columns, not a multiple of kv_heads {kv}")
     return t, q_cols, s, s_v, v_cols, h, kv
+
+
+def head_properties(
+    name: str,
+    q: Value,
+    v: Value,
+    heads: int | IntegerAttr,
+    kv_heads: int | IntegerAttr,
+    head_dim: int | IntegerAttr | None,
+    scale: float | FloatAttr | None,
+    element_type: Attribute | None,
+) -> tuple[dict[str, Attribute | None], TensorType]:
+    """The head properties and the result type tg.attention's and tg.batch_attention's builders
+    share: head_dim defaults to q's columns / heads, scale to 1 / sqrt(head_dim), the result is
+    `attention_shape` of `element_type` (by default q's element type)."""
+    tq = tensor_operand(name, "q", SSAValue.get(q), 2)
+    tv = tensor_operand(name, "v", SSAValue.get(v), 2)
+    h = i64_property(name, "heads", heads)
+    kv = i64_property(name, "kv_heads", kv_heads)
+    if kv.value.data <= 0:
+        raise VerifyException(f"{name}: kv_heads must be positive, got {kv.value.data}")
+    if head_dim is None:
+        head_dim = tq.get_shape()[1] // max(h.value.data, 1)
+    d = i64_property(name, "head_dim", head_dim)
+    if scale is None:
+        scale = 1.0 / math.sqrt(max(d.value.data, 1))
+    props: dict[str, Attribute | None] = {
+        "heads": h,
+        "kv_heads": kv,
+        "head_dim": d,
+        "scale": f32_property(name, "scale", scale),
+    }
+    shape = attention_shape(tq.get_shape(), tv.get_shape(), h.value.data, kv.value.data)
+    return props, TensorType(element_type or tq.element_type, shape)

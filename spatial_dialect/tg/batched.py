@@ -29,7 +29,6 @@ Decided here (docs/tg.md#batched-decode):
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -40,7 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -49,16 +48,13 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
-from xdsl.utils.exceptions import VerifyException
 
-from spatial_dialect.tg.attention import verify_heads
+from spatial_dialect.tg.attention import head_properties, verify_heads
 from spatial_dialect.tg.base import (
     TgOp,
     Value,
     attention_shape,
-    f32_property,
     i64_property,
-    tensor_operand,
 )
 
 
@@ -219,30 +215,13 @@ class BatchAttentionOp(BatchedCacheOp):
     ):
         """As `AttentionOp`'s builder (head_dim defaults to q's columns / heads, scale to
         1 / sqrt(head_dim)); paged with `table` and `block_size`."""
-        tq = tensor_operand(self.name, "q", SSAValue.get(q), 2)
-        tv = tensor_operand(self.name, "v", SSAValue.get(v), 2)
-        h = i64_property(self.name, "heads", heads)
-        kv = i64_property(self.name, "kv_heads", kv_heads)
-        if kv.value.data <= 0:
-            raise VerifyException(f"{self.name}: kv_heads must be positive, got {kv.value.data}")
-        if head_dim is None:
-            head_dim = tq.get_shape()[1] // max(h.value.data, 1)
-        d = i64_property(self.name, "head_dim", head_dim)
-        if scale is None:
-            scale = 1.0 / math.sqrt(max(d.value.data, 1))
-        props = {
-            "heads": h,
-            "kv_heads": kv,
-            "head_dim": d,
-            "scale": f32_property(self.name, "scale", scale),
-            "block_size": None
-            if block_size is None
-            else i64_property(self.name, "block_size", block_size),
-        }
-        shape = attention_shape(tq.get_shape(), tv.get_shape(), h.value.data, kv.value.data)
-        self.init_tg(
-            [q, k, v, pos, table], props, TensorType(element_type or tq.element_type, shape)
+        props, result_type = head_properties(
+            self.name, q, v, heads, kv_heads, head_dim, scale, element_type
         )
+        props["block_size"] = (
+            None if block_size is None else i64_property(self.name, "block_size", block_size)
+        )
+        self.init_tg([q, k, v, pos, table], props, result_type)
 
     def numbers(self) -> tuple[int, int, int, int]:
         """(heads, kv_heads, head_dim, v head dim)."""
