@@ -3,11 +3,14 @@ nothing in it (no unused helper, import or local; no undefined name) and no line
 100 characters. Every example in examples/ on each GPU preset whose `-t triton` prints today is
 checked; a program the printer refuses (TritonNotEmitted) is skipped by that exception, and an
 example the pipeline does not compile for a preset (no legal plan) is skipped as not printed.
-The Qwen3-Next 80B prefills (90 s to compile) are left out."""
+The Qwen3-Next 80B prefills (90 s to compile) are left out, and the Qwen3-30B-A3B prefills (12 to
+15 s each to compile) are checked on h100 only unless SPATIAL_EMITTED_FULL=1: the other presets
+print the same kernels with other plans, and the CI budget is 30 minutes on 2 cores."""
 
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -25,11 +28,17 @@ EXAMPLES = sorted(
 )
 TARGETS = ("h100", "h200", "rtx3060")
 WIDTH = 100
+FULL = os.environ.get("SPATIAL_EMITTED_FULL") == "1"
+SLOW = "qwen3_30b_a3b_prefill"
 
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_emitted_program_lints_clean(example: Path, target: str) -> None:
+    if example.stem.startswith(SLOW) and target != TARGETS[0] and not FULL:
+        pytest.skip(
+            f"{example.stem} is linted on {TARGETS[0]} only; SPATIAL_EMITTED_FULL=1 for all"
+        )
     try:
         module = compile_module(example.read_text(), target=target)
     except DiagnosticException as e:

@@ -9,12 +9,15 @@ compiles it (a program the printer refuses, with TTLangUnsupported, is skipped: 
 the printer's answer), and as `spatial-run --backend tt-lang-sim` compiles it (split-K and flash
 decoding as planned); the backend tests' own inputs (the attention
 heads, sub-blocks, rope) and a few GEMM shapes. The qwen3_next 80B prefill is left out (about
-90 s to compile); its layers are the tiny qwen3_next example's.
+90 s to compile); its layers are the tiny qwen3_next example's. The Qwen3-30B-A3B prefills (about
+12 s each to compile) are read on wormhole_n150 only unless SPATIAL_EMITTED_FULL=1, to keep CI in
+its 30 minutes on 2 cores.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 
@@ -33,6 +36,8 @@ from gemm_cases import gemm_text  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 TENSIX = ["wormhole_n150", "blackhole_p150"]
 WIDTH = 100
+FULL = os.environ.get("SPATIAL_EMITTED_FULL") == "1"
+SLOW = "qwen3_30b_a3b_prefill"
 
 EXAMPLES = sorted(
     p.name for p in (ROOT / "examples").glob("*.mlir") if "qwen3_next_80b_a3b_prefill" not in p.name
@@ -138,6 +143,8 @@ def test_host_code_outside_kernels_is_not_the_kernel_checks():
 @pytest.mark.parametrize("target", TENSIX)
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_an_example_as_spatial_opt_prints_it(example, target):
+    if example.startswith(SLOW) and target != TENSIX[0] and not FULL:
+        pytest.skip(f"{example} is read on {TENSIX[0]} only; SPATIAL_EMITTED_FULL=1 for both")
     text = (ROOT / "examples" / example).read_text()
     assert_reads_as_written(_emit(text, target), example)
 
