@@ -35,12 +35,19 @@ def _fn(module: ModuleOp) -> func.FuncOp:
     return next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
 
 
-def _check(
-    module: ModuleOp, mesh: str, f32_rtol: float | None = 1e-5, prefer_sharded: bool = False
+def check_deployment(
+    module: ModuleOp,
+    mesh: str,
+    f32_rtol: float | None = 1e-5,
+    prefer_sharded: bool = False,
+    edit=None,
 ) -> func.FuncOp:
-    """Runs the pass on ``module`` and compares the deployment with the whole reference."""
+    """Runs the pass on ``module`` and compares the deployment with the whole reference on the
+    same drawn inputs (``edit`` changes them first)."""
     whole = _fn(module)
     inputs = draw_inputs(whole, 0)
+    if edit is not None:
+        edit(inputs)
     ref = evaluate(whole, inputs)
     TensorParallelPass(mesh, prefer_sharded).apply(Context(), module)
     per_chip = _fn(module)
@@ -75,7 +82,7 @@ def _check(
 )
 def test_examples_keep_their_meaning(example: str, mesh: str, prefer_sharded: bool):
     module = parse_module((EXAMPLES / f"{example}.mlir").read_text())
-    _check(module, mesh, f32_rtol=None, prefer_sharded=prefer_sharded)
+    check_deployment(module, mesh, f32_rtol=None, prefer_sharded=prefer_sharded)
 
 
 def random_model(rng: random.Random, i: int) -> tuple[Model, int, int]:
@@ -117,7 +124,7 @@ def test_random_layers_keep_their_meaning(case, mesh: str, prefer_sharded: bool)
     m, t, cache = case
     module = ModuleOp([layer_function(m, t, cache)])
     module.verify()
-    _check(module, mesh, prefer_sharded=prefer_sharded)
+    check_deployment(module, mesh, prefer_sharded=prefer_sharded)
 
 
 FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
@@ -133,7 +140,7 @@ def test_wide_sweep_keeps_its_meaning(case, mesh: str, prefer_sharded: bool):
     m, t, cache = case
     module = ModuleOp([layer_function(m, t, cache)])
     module.verify()
-    _check(module, mesh, prefer_sharded=prefer_sharded)
+    check_deployment(module, mesh, prefer_sharded=prefer_sharded)
 
 
 # A layer large enough that a product's time outweighs a collective's fixed latency (on the tiny
@@ -146,7 +153,7 @@ MEDIUM = Model("medium", 2048, 16, 4, 128, 8192, 1e-6, qk_norm=True, elt="f32")
 def test_megatron_pairs_emerge(mesh: str):
     """QKV and FF1/FF3 column, WO and FF2 row, one all_reduce (per mesh axis) before each
     residual add, and the deployment keeps the meaning to 1e-5 (f32)."""
-    fn = _check(ModuleOp([layer_function(MEDIUM, 1, 32)]), mesh)
+    fn = check_deployment(ModuleOp([layer_function(MEDIUM, 1, 32)]), mesh)
     plan = {
         op.results[0].name_hint: op.attributes["tp.plan"].data
         for op in fn.body.block.ops
@@ -171,7 +178,7 @@ def test_megatron_pairs_emerge(mesh: str):
 def test_kv_heads_repeat_on_four_chips():
     """2 KV heads on 4 chips: each KV head is held by 2 chips (mesh.repeat = 2)."""
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    fn = _check(module, "p150x4", prefer_sharded=True)  # replicated is cheaper
+    fn = check_deployment(module, "p150x4", prefer_sharded=True)  # replicated is cheaper
     ins, outs = interface(fn)
     names = [a.name_hint for a in fn.args]
     assert ins[names.index("l0_k_cache")].repeat == 2
@@ -204,13 +211,13 @@ def test_the_cheaper_whole_plan_is_taken():
     prefer-sharded keeps the split. Llama-3-8B's layer on n300 (whole: 0.5 GB) splits: the split
     is cheaper there."""
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    fn = _check(module, "n300")
+    fn = check_deployment(module, "n300")
     line = fn.attributes["mesh.deployment"].data
     assert "every op replicated: 2.161 us per chip, taken" in line
     assert "runner-up: split op by op: 16.578 us per chip with 2 collective(s)" in line
     assert not any(isinstance(op, AllGatherOp | AllReduceOp) for op in fn.body.block.ops)
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    fn = _check(module, "n300", prefer_sharded=True)
+    fn = check_deployment(module, "n300", prefer_sharded=True)
     line = fn.attributes["mesh.deployment"].data
     assert (
         "split op by op" in line and "taken (runner-up: every op replicated: prefer-sharded" in line
@@ -228,7 +235,7 @@ def test_twice_changes_nothing():
 def test_two_axes_gather_minor_first():
     """t3k shards the FFN over both axes: its gather runs over axis 1, then axis 0."""
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    fn = _check(module, "t3k", prefer_sharded=True)  # replicated is cheaper
+    fn = check_deployment(module, "t3k", prefer_sharded=True)  # replicated is cheaper
     gathers = [
         (op.input.name_hint, op.axis.value.data)
         for op in fn.body.block.ops
@@ -246,7 +253,7 @@ def test_a_dim_that_does_not_divide_is_replicated():
   func.return %y : tensor<2x66xf32>
 }"""
     module = parse_module(text)
-    fn = _check(module, "p150x4")
+    fn = check_deployment(module, "p150x4")
     op = next(op for op in fn.body.block.ops if op.name == "tg.matmul")
     assert op.attributes["tp.plan"].data == "replicate"
     assert op.attributes["tp.runner_up"].data == (
@@ -287,7 +294,7 @@ def test_q8_0_row_split_falls_on_blocks():
   func.return %a, %b : tensor<1x65xbf16>, tensor<1x65xbf16>
 }"""
     module = parse_module(text)
-    fn = _check(module, "n300", prefer_sharded=True)  # replicated is cheaper
+    fn = check_deployment(module, "n300", prefer_sharded=True)  # replicated is cheaper
     a, b = (op for op in fn.body.block.ops if op.name == "tg.matmul_q8_0")
     assert a.attributes["tp.plan"].data == "replicate"
     assert a.attributes["tp.runner_up"].data == (
@@ -326,7 +333,7 @@ def test_prefer_sharded_gives_the_tiny_model_its_megatron_pairs():
     """At d = 128 the prices gather early; prefer-sharded keeps every split that can run: WO and
     FF2 by rows with one all_reduce each, the LM head by vocab, each runner-up priced."""
     module = parse_module((EXAMPLES / "tiny_decode.mlir").read_text())
-    fn = _check(module, "n300", prefer_sharded=True)
+    fn = check_deployment(module, "n300", prefer_sharded=True)
     plan = {
         op.results[0].name_hint: op.attributes["tp.plan"].data
         for op in fn.body.block.ops
@@ -350,7 +357,7 @@ def test_three_layer_step(mesh: str, prefer_sharded: bool):
     tiny = Model("tiny", 128, 4, 2, 32, 256, 1e-6, qk_norm=True, vocab=512)
     module = ModuleOp([step_function(tiny, ExampleNames(False), 1, 64, 3, "step")])
     module.verify()
-    _check(module, mesh, prefer_sharded=prefer_sharded)
+    check_deployment(module, mesh, prefer_sharded=prefer_sharded)
 
 
 def test_transposed_weights_split_on_their_own_dims():
@@ -362,7 +369,7 @@ def test_transposed_weights_split_on_their_own_dims():
   %z = tg.matmul %y, %v transpose_b true : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
   func.return %z : tensor<2x64xf32>
 }"""
-    fn = _check(parse_module(text), "p150x4", prefer_sharded=True)
+    fn = check_deployment(parse_module(text), "p150x4", prefer_sharded=True)
     y, z = (op for op in fn.body.block.ops if op.name == "tg.matmul")
     assert (y.attributes["tp.plan"].data, z.attributes["tp.plan"].data) == ("column", "row")
     assert y.operands[1].type.get_shape() == (32, 64)

@@ -13,7 +13,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -23,12 +22,11 @@ from spatial_dialect.mesh.interface import interface
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
 from spatial_dialect.tg import BatchAttentionOp, BatchSetRowsOp
 from spatial_dialect.tools.frontend.layers import Batch, ExampleNames, Model, step_function
-from spatial_dialect.tools.interpreters.compare import compare
-from spatial_dialect.tools.interpreters.inputs import draw_inputs
-from spatial_dialect.tools.interpreters.mesh_reference import run_deployment
-from spatial_dialect.tools.interpreters.reference import evaluate
 from spatial_dialect.tools.spatial_run import main as run_main
 from spatial_dialect.tools.spatial_run import parse_module
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_tensor_parallel import check_deployment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
@@ -54,22 +52,7 @@ def _fn(module: ModuleOp) -> func.FuncOp:
 def _check(module: ModuleOp, mesh: str, prefer_sharded: bool, edit=None) -> func.FuncOp:
     """The per-chip function of ``module`` on ``mesh``, its deployment compared with the whole
     step's reference on the same inputs (``edit`` changes the drawn inputs first)."""
-    whole = _fn(module)
-    inputs = draw_inputs(whole, 0)
-    if edit is not None:
-        edit(inputs)
-    ref = evaluate(whole, inputs)
-    TensorParallelPass(mesh, prefer_sharded).apply(Context(), module)
-    per_chip = _fn(module)
-    got = run_deployment(per_chip, inputs)
-    for i, (r, g) in enumerate(zip(ref, got, strict=True)):
-        assert r.shape == g.shape and r.dtype == g.dtype, (i, r.shape, g.shape)
-        if r.dtype.kind in "iu":
-            assert np.array_equal(r, g), f"result {i} (integer) differs on {mesh}"
-        else:
-            c = compare(f"result{i}", r, g)
-            assert c.ok, c.line()
-    return per_chip
+    return check_deployment(module, mesh, None, prefer_sharded, edit)
 
 
 def _placements(fn: func.FuncOp) -> dict[str, tuple[str, int]]:
