@@ -35,6 +35,7 @@ def test_every_row_parses_and_names_its_source():
 def test_one_layer_extrapolates_to_the_whole_step():
     import generate
     import model_decode as md
+
     from spatial_dialect.tools.emit.report import report
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 
