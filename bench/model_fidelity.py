@@ -34,10 +34,12 @@ How a row is predicted, with bench/model_decode.py's machinery (nothing here is 
 Each row prints predicted and published tokens/s/user, their ratio, and the step's time by term:
 the projections' weights (DRAM-bound matmuls), the LM head, the MoE block, attention (KV cache
 reads and writes), the other per-op sections (norms, rope, residual adds, arg-max), the
-collectives, and `ops`: the step's sections plus collectives. For a row more than 20% off,
-`gap us/op` is the published step time less the predicted one, over the ops: a positive gap is
-time the model does not have, spread evenly over the ops; bench/README.md#whole-model-fidelity
-says which term it is and why.
+collectives, and `ops`: the step's sections plus collectives. A row more than 20% off names the
+term it is laid to (Prediction.responsible): predicted slower, its largest term; predicted faster,
+the weights' DRAM time if the published step leaves the weights a rate tt-metal's own decode
+matmuls reach (MEASURED_MATMUL_GBPS), else the per-op overheads, with the missing time per op set
+against tt-metal's measured op-to-op latency (OP_TO_OP_US). bench/README.md#whole-model-fidelity-
+issue-26 gives the evidence for each.
 """
 
 from __future__ import annotations
@@ -243,7 +245,7 @@ class Prediction:
         return self.weight_bytes / left_us / 1e3 if left_us > 0 else float("inf")
 
     def responsible(self) -> str:
-        """The term a miss is laid to (bench/README.md#whole-model-fidelity says why):
+        """The term a miss is laid to (bench/README.md#whole-model-fidelity-issue-26 says why):
         - predicted slower: its largest term;
         - predicted faster, and the published step leaves the weights a rate within what
           tt-metal's DRAM-bound matmuls measure on the chip (MEASURED_MATMUL_GBPS): the weights'
