@@ -57,3 +57,23 @@ def test_unknown_model_is_one_line_on_stderr(capsys):
     assert mf.main(["--only", "nope"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no published row for 'nope'" in err
+
+
+def test_one_layer_extrapolates_over_a_mesh():
+    # the collectives of a layer count once a layer, as the sections do (n300, tiny model)
+    import generate
+    import model_decode as md
+
+    from spatial_dialect.tools.emit.report import report
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    row = mf.Published("tiny", "n300", 1.0, "test", batch=2, context=64, mlp="bfp8_b")
+    pred = mf.predict(row, (generate.TINY, 2))
+    program = md.decode_step(generate.TINY, 64, 2, "bf16", users=2)
+    module, _ = md.compile_mesh(
+        SpatialOptMain(args=[]), program, "n300", "format=bfp8_b fidelity=hifi2", True
+    )
+    whole = report(module)
+    assert pred.terms["collectives"] > 0
+    assert pred.predicted_us == pytest.approx(whole["total"]["predicted_us"], rel=1e-6)
+    assert pred.ops == len(whole["sections"]) + len(whole["collectives"])
