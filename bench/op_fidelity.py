@@ -504,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
                         "ours_bytes": c.ours_bytes,
                         "tt_bytes": c.tt_bytes,
                         "ops": [m.op for m in c.ops],
+                        "notes": [m.note for m in c.ops if m.note],
                         "source": c.ops[0].source,
                     }
                 )
