@@ -178,11 +178,11 @@ class Decider:
         return stats, steps
 
     def scattered(self, reader: Operation, v: SSAValue, lay: Layout, plan: Plan) -> float | None:
-        """The reduce_scatter a ``scatter`` plan of ``reader`` (norm.py) turns ``v``, a partial
-        sum, into its shard with: the lookahead of a row product whose reader keeps the residual
+        """The reduce_scatter a ``scatter`` or ``local`` plan of an elementwise ``reader``
+        (norm.py) turns ``v``, a partial sum, into its shard with: the lookahead of a row product whose reader keeps the residual
         stream split (without it the row product would be priced with an all_reduce it does
         not need); None for any other plan or when its other operands do not lie as it wants."""
-        if plan.name != "scatter" or not self.scatter:
+        if plan.name not in ("scatter", "local") or not self.scatter:
             return None
         want = plan.operands[[u is v for u in reader.operands].index(True)]
         steps = conversion(lay, want, self.rank, True)

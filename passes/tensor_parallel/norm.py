@@ -83,7 +83,9 @@ def norm_plans(op: RmsNormOp, ctx) -> list:
 
 def scatter_plans(op: Operation, ctx, linear: bool) -> list:
     """``scatter`` for an elementwise op one of whose operands is a partial sum (a row product's
-    output): it is reduce_scattered by columns, the op runs on each chip's columns. ``linear``:
+    output) and none yet split: it is reduce_scattered by columns, the op runs on each chip's
+    columns (where another operand is split so, its ``local`` plan reduce_scatters the partial
+    sum alike). ``linear``:
     the op keeps partial sums partial (add, sub), so its ``partial`` plan exists too."""
     from .rules import Plan
 
@@ -98,6 +100,8 @@ def scatter_plans(op: Operation, ctx, linear: bool) -> list:
         cols = _cols(op, 0)
         if any(_shape_of(u) != _shape_of(op.operands[0]) for u in op.operands):
             continue
+        if any(ctx.layout(u) == lay for u in op.operands):
+            break  # the ``local`` plan of the split operand is this plan (it scatters v too)
         if not splits(cols, lay, ctx.sizes):
             why = f"{cols} columns do not split over {ctx.chips(cur.axes)} chips"
             out.append(Plan("scatter", refused=why, over=ctx.over(cur.axes)))
