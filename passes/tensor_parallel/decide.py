@@ -237,6 +237,10 @@ class Decider:
             )
         )
         us, _, own, best = priced[0]
+        if forced and best.name in NORM_PLANS:
+            # forced: the runner-up is the best plan of another kind (the replicated norm), not
+            # the same plan over another axis group
+            priced[1:] = sorted(priced[1:], key=lambda p: p[3].name in NORM_PLANS)
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
             if ru_us < us:
