@@ -84,6 +84,35 @@ tl.store({s.arg(cache)} + s_row[:, None] * {C} + s_c[None, :], {s.cast("x", cach
         _blocks(s, pos, table, tokens, op.block_size, R // op.block_size, prefix=False)
 
 
+def flash_prologue(
+    s: Kernel, qa, qt: str, pads: tuple[int, int, int, int], rows: int, users: str = ""
+) -> str:
+    """The flash kernels' query block and running state (bodies.py's single-user attention and
+    the batched one): the item's G heads as extra rows, row (j, i) query row i of head j, live
+    below `rows` (the queries, or the q tensor's rows); `users` (the batched form) adds the
+    lines that read each row's user and position before the queries are loaded."""
+    th, tw = s.tile
+    G, pm, pd, pdv = pads
+    _, QC = s.shape(qt)
+    op = s.program.ops_of(sp.AttentionOp)[0]
+    d, dv = op.head_dim, op.v_head_dim
+    return f"""
+# the heads of the item as extra rows: row (j, i) is query row i of head j
+qi = tl.arange(0, {G * pm}) % {pm}
+qj = tl.arange(0, {G * pm}) // {pm}
+group = (w * {tw}) // {dv}
+qrow = {offset(qa.row * th, "qi")}
+qlive = (qi < h * {th}) & (qrow < {rows}) & (qj < group){users}
+dd = tl.arange(0, {pd})
+qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
+q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
+m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
+l_i = tl.zeros(({G * pm},), dtype=tl.float32)
+o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
+dvv = tl.arange(0, {pdv})
+"""
+
+
 def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     """The flash attention of docs/sp.md#compute-stages-of-the-other-sections (`users`): the
     heads of the item as extra rows, one K loop over the users' caches one after another."""
@@ -99,7 +128,6 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     pos = s.load_of(sp.buffer_of(op.pos)).tensor.root_reference.data
     table = k_l.table.root_reference.data if k_l.table is not None else None
     tokens = op.queries // users
-    QR, QC = s.shape(qt)
     KR, KC = s.shape(kt)
     VC = s.shape(vt)[1]
     G = pow2(max(b["w"] for b in s.ranges) * tw // dv)
@@ -115,23 +143,20 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
         else f"qlast = tl.where(qp >= 0, qp + qrow % {tokens}, -1)  # the row's last position"
     )
     kp = "kp" if tokens == 1 else f"kp + {tokens - 1}"
-    s.emit(f"""
-# the heads of the item as extra rows: row (j, i) is query row i of head j (of user qu)
-qi = tl.arange(0, {G * pm}) % {pm}
-qj = tl.arange(0, {G * pm}) // {pm}
-group = (w * {tw}) // {dv}
-qrow = {offset(qa.row * th, "qi")}
-qlive = (qi < h * {th}) & (qrow < {op.queries}) & (qj < group)
+    s.emit(
+        flash_prologue(
+            s,
+            qa,
+            qt,
+            (G, pm, pd, pdv),
+            op.queries,
+            f"""
 qu = {"qrow" if tokens == 1 else f"qrow // {tokens}"}
 qp = tl.load({s.arg(pos)} + qu, mask=qlive, other=-1)
-{qlast}
-dd = tl.arange(0, {pd})
-qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
-q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
-m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
-l_i = tl.zeros(({G * pm},), dtype=tl.float32)
-o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
-dvv = tl.arange(0, {pdv})
+{qlast}""",
+        )
+    )
+    s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     key = {offset(ka.row * th, f"tl.arange(0, {pk})")}
     ku = key // {capacity}
