@@ -123,7 +123,10 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))
     qt, kt, vt = (ld.tensor.root_reference.data for ld in (q_l, k_l, v_l))
     qa, ka, va = (access(ld.access, s.ranges) for ld in (q_l, k_l, v_l))
-    if not (is_origin(ka, ix("k0"), ka.col) and is_origin(va, ix("k0"), va.col)):
+    # a query tile row of a batch that fills several walks its own users' caches only
+    ranged = op.user_key_tiles(th)
+    first = ix("k0") if ranged is None else ix("r0") * ranged + ix("k0")
+    if not (is_origin(ka, first, ka.col) and is_origin(va, first, va.col)):
         raise s.refuse(f"batched attention K and V read {k_l.access.text()}, not a K block")
     pos = s.load_of(sp.buffer_of(op.pos)).tensor.root_reference.data
     table = k_l.table.root_reference.data if k_l.table is not None else None
