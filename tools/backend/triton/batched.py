@@ -10,7 +10,10 @@ uses are range-checked on the host before the launch (`_check_range`), so a bad 
 before anything is written, as the simulator's `IndexOutOfRange` does. The attention walks the
 users' caches one after another, as the IR does: key x is user x // S's position x % S, read
 where that user holds it (else zero) and seen by a query row of the same user up to its
-position (the block-diagonal causal mask).
+position (the block-diagonal causal mask); the walk starts at the K load's origin, which is a
+query tile row's own users' first key tile where each tile row walks its own
+(sp users_key_range). The query block and running state are the single-user kernel's
+(`flash_prologue`, shared with bodies.py), with the users' positions read beside it.
 """
 
 from __future__ import annotations
@@ -172,7 +175,8 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     vc = {offset(va.col * tw, "dvv")}
     vb = tl.load({s.arg(vt)} + krow[:, None] * {VC} + vc[None, :], mask=klive[:, None] & (dvv < {dv})[None, :], other=0).to(tl.float32)
     sc = tl.dot(q, tl.trans(kb){prec}) * {float(op.scale.value.data)!r}
-    masked = (ku[None, :] != qu[:, None]) | (kj[None, :] > qlast[:, None]) | (klive == 0)[None, :]
+    masked = (ku[None, :] != qu[:, None]) | (kj[None, :] > qlast[:, None])
+    masked = masked | (klive == 0)[None, :]
     sc = tl.where(masked, float('-inf'), sc)
     m_new = tl.maximum(m_i, tl.max(sc, axis=1))
     alive = m_new > float('-inf')
