@@ -49,11 +49,17 @@ def whole_bytes(fn: func.FuncOp) -> int:
     return sum(nbytes(v.type) for v in values if isinstance(v.type, TensorType))
 
 
-def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bool):
+def planned(
+    mesh: Mesh,
+    fn: func.FuncOp,
+    prefer_sharded: bool,
+    replicate_all: bool,
+    prefer_experts: bool = False,
+):
     """The per-chip function under one whole plan and its price per chip: each op alone plus
     each collective written (a decision's tp.us also counts the collectives it causes, which its
     neighbours' count too)."""
-    decider = Decider(mesh, fn, prefer_sharded, replicate_all)
+    decider = Decider(mesh, fn, prefer_sharded, prefer_experts, replicate_all)
     decider.run()
     out = Rewriter(decider, mesh.name).function()
     collectives = [op for op in out.body.block.ops if isinstance(op, CollectiveOp)]
@@ -64,19 +70,24 @@ def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bo
 
 
 def per_chip(
-    fn: func.FuncOp, preset: str, prefer_sharded: bool = False, capacity: int | None = None
+    fn: func.FuncOp,
+    preset: str,
+    prefer_sharded: bool = False,
+    capacity: int | None = None,
+    prefer_experts: bool = False,
 ) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
     cheaper of the op-by-op plan and every op replicated (module docstring). ``capacity``: one
-    chip's DRAM (default the chip's; the pipeline's dram-mem where given)."""
+    chip's DRAM (default the chip's; the pipeline's dram-mem where given). ``prefer_experts``:
+    every tg.moe that can takes its ``experts`` plan (decide.Decider)."""
     mesh = MESH_PRESETS[preset]
-    split, split_us, n = planned(mesh, fn, prefer_sharded, False)
+    split, split_us, n = planned(mesh, fn, prefer_sharded, False, prefer_experts)
     head = f"tensor-parallel over {preset} ({mesh.describe()})"
     split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
     need = whole_bytes(fn)
     capacity = mesh.chip.dram_bytes if capacity is None else capacity
-    if prefer_sharded:
-        why = "prefer-sharded=true"
+    if prefer_sharded or prefer_experts:
+        why = "prefer-sharded=true" if prefer_sharded else "prefer-experts=true"
     elif capacity is not None and need > capacity:
         why = (
             f"the whole program ({human_bytes(need)}) does not fit one chip's DRAM "
@@ -114,12 +125,14 @@ class TensorParallelPass(ModulePass):
     `prefer-sharded=true` takes a sharded plan wherever one can run (the Megatron layout at any
     size: the tiny models' collectives cost more than their products save, so by price alone they
     are gathered early). `dram-mem`: one chip's DRAM where replication must fit (link's option,
-    which spatial-pipeline passes to both)."""
+    which spatial-pipeline passes to both). `prefer-experts=true` takes every tg.moe's
+    ``experts`` plan (E / chips whole experts a chip) where it can run."""
 
     name = "tensor-parallel"
     mesh: str | None = None
     prefer_sharded: bool = False
     dram_mem: str | int | None = None
+    prefer_experts: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -143,7 +156,7 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity)
+            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity, self.prefer_experts)
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

@@ -28,9 +28,10 @@ from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import Mesh
+from spatial_dialect.tg import MoeOp
 
 from .layout import REPLICATED, Layout, R, conversion
-from .price import op_us, steps_us
+from .price import moe_note, op_us, steps_us
 from .rules import Context, Plan, head_hints, plans_of
 
 
@@ -62,6 +63,10 @@ class Decider:
     prefer_sharded: bool = False
     """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
     at any size); the prices still rank the sharded plans and are recorded."""
+    prefer_experts: bool = False
+    """Take a tg.moe's ``experts`` plan wherever it can run. Without it, ``experts`` is taken by
+    price alone, never by ``prefer_sharded``: link does not lower a chip's share of the experts
+    yet (docs/tensor-parallel.md#what-is-left), so preferring it would refuse programs that run."""
     replicate_all: bool = False
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
@@ -186,15 +191,7 @@ class Decider:
             )
         # To the nanosecond the prices carry; a tie goes to fewer collectives (an all_reduce is
         # priced as two all_gathers), then to the rules' order (sharded plans first).
-        priced.sort(
-            key=lambda p: (
-                (p[3].name != "replicate")
-                if self.replicate_all
-                else (self.prefer_sharded and p[3].name == "replicate"),
-                round(p[0], 3),
-                p[1],
-            )
-        )
+        priced.sort(key=lambda p: (self.preference(p[3]), round(p[0], 3), p[1]))
         us, _, own, best = priced[0]
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
@@ -210,11 +207,26 @@ class Decider:
             runner = f"none: {why_replicated}" if why_replicated else "none"
         if why_replicated and len(plans) > 1:
             runner += f"; {why_replicated}"  # an op with a sharded rule that one plan is not
+        if isinstance(op, MoeOp):
+            # three plans: the one refused is as telling as the priced runner-up
+            if len(priced) > 1 and refused:
+                runner += "; " + "; ".join(refused)
+            runner += f"; {moe_note(op, self.mesh.chips)}"
         self.decisions[op] = Decision(best, us, own, runner)
         for v, want in zip(op.operands, best.operands, strict=True):
             self.layouts.setdefault(v, want)  # an unread argument takes its first reader's layout
         for r in op.results:
             self.layouts[r] = best.result
+
+    def preference(self, plan: Plan) -> int:
+        """The rank a plan is taken in before its price (lower first): the options' preferences."""
+        if self.replicate_all:
+            return int(plan.name != "replicate")
+        if self.prefer_experts and plan.name == "experts":
+            return 0
+        if self.prefer_sharded and plan.name in ("replicate", "experts"):
+            return 2
+        return 1
 
     def run(self) -> None:
         for op in self.fn.body.block.ops:

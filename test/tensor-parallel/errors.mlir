@@ -12,5 +12,5 @@ func.func @f(%x: tensor<1x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<1x64xbf16>
 // UNKNOWN: spatial-opt: error: tensor-parallel: unknown mesh 'n301' (known: n300, t3k, galaxy, p150x4, h100x2, h100x8, h200x8)
 // UNKNOWN-NOT: Traceback
 // MISSING: spatial-opt: error: tensor-parallel: give mesh=PRESET (one of n300, t3k, galaxy, p150x4, h100x2, h100x8, h200x8)
-// OPTION: spatial-opt: error: Provided arguments ["chips"] not found in expected arguments ["mesh", "prefer_sharded", "dram_mem"]
+// OPTION: spatial-opt: error: Provided arguments ["chips"] not found in expected arguments ["mesh", "prefer_sharded", "dram_mem", "prefer_experts"]
 // BOOL: spatial-opt: error: tensor-parallel: option prefer-sharded expects <class 'bool'>, got 'maybe'

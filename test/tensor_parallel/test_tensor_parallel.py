@@ -41,6 +41,7 @@ def check_deployment(
     f32_rtol: float | None = 1e-5,
     prefer_sharded: bool = False,
     edit=None,
+    prefer_experts: bool = False,
 ) -> func.FuncOp:
     """Runs the pass on ``module`` and compares the deployment with the whole reference on the
     same drawn inputs (``edit`` changes them first)."""
@@ -49,7 +50,7 @@ def check_deployment(
     if edit is not None:
         edit(inputs)
     ref = evaluate(whole, inputs)
-    TensorParallelPass(mesh, prefer_sharded).apply(Context(), module)
+    TensorParallelPass(mesh, prefer_sharded, prefer_experts=prefer_experts).apply(Context(), module)
     per_chip = _fn(module)
     got = run_deployment(per_chip, inputs)
     for i, (r, g) in enumerate(zip(ref, got, strict=True)):
