@@ -24,7 +24,8 @@ Decided here, and why:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import comb
+from itertools import accumulate
+from math import comb, exp, lgamma, log, log1p
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
@@ -108,11 +109,18 @@ def moe_reads(op: MoeOp, held: int) -> tuple[float, float]:
                     for j in range(min(len(poly) + len(one) - 1, k + 1))
                 ]
             return (poly[k] if k < len(poly) else 0) / comb(e, k)
+    elif p >= 1.0:
+        return float(held), float(held)  # every expert is touched
     else:
+        # Binomial(H, p)'s cdf, its terms in logs (C(H, j) overflows a float past H = 1029)
+        def term(j: int) -> float:
+            ln = lgamma(held + 1) - lgamma(j + 1) - lgamma(held - j + 1)
+            return exp(ln + j * log(p) + (held - j) * log1p(-p))
+
+        cdf = list(accumulate(term(j) for j in range(held + 1)))
 
         def at_most(m: int) -> float:
-            cdf = sum(comb(held, j) * p**j * (1 - p) ** (held - j) for j in range(m + 1))
-            return min(cdf, 1.0) ** chips
+            return min(cdf[m], 1.0) ** chips
 
     worst = sum(1.0 - at_most(m) for m in range(held))
     return held * p, worst
