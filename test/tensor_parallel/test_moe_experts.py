@@ -7,6 +7,8 @@ here against numbers worked by hand."""
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 from pathlib import Path
 
@@ -32,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_tensor_parallel import check_deployment  # noqa: E402
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+FULL = os.environ.get("SPATIAL_MESH_FULL") == "1"
 
 
 def _fn(module: ModuleOp) -> func.FuncOp:
@@ -163,3 +166,34 @@ def test_an_imported_qwen3moe_checkpoint_by_experts(tmp_path, mesh):
     fn = check_deployment(parse_module(out.read_text()), mesh, f32_rtol=None, prefer_experts=True)
     plans = {o.attributes["tp.plan"].data for o in fn.body.block.ops if isinstance(o, MoeOp)}
     assert plans == {"experts"}
+
+
+def _random_moe(seed: int) -> tuple[ModuleOp, str]:
+    rng = random.Random(seed)
+    e = rng.choice([8, 16, 32])
+    shared = rng.random() < 0.4
+    block = MoeBlock(
+        e,
+        rng.choice([1, 2, 4]),
+        rng.choice([32, 64, 96]),
+        shared_ffn=256 if shared else 0,
+        shared_gate=shared and rng.random() < 0.5,
+        scores=rng.choice(["softmax", "sigmoid"]),
+        renormalize=rng.random() < 0.7,
+    )
+    elt = rng.choice(["f32", "bf16"])
+    m = Model(f"m{seed}", 128, 4, 2, 32, 0, 1e-6, qk_norm=False, elt=elt, moe=block)
+    return ModuleOp([layer_function(m, rng.choice([1, 3, 8]), 32)]), elt
+
+
+@pytest.mark.skipif(not FULL, reason="the experts sweep runs with SPATIAL_MESH_FULL=1")
+@pytest.mark.parametrize("mesh", ["n300", "p150x4", "t3k"])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_moe_layers_by_experts(seed, mesh):
+    """Experts 8 to 32 (1 to 16 a chip), top 1 to 4, softmax or sigmoid scores, with or without
+    a (gated) shared expert, 1 to 8 tokens."""
+    module, elt = _random_moe(seed)
+    fn = check_deployment(
+        module, mesh, f32_rtol=1e-5 if elt == "f32" else None, prefer_experts=True
+    )
+    assert _moe_of(fn).attributes["tp.plan"].data == "experts"
