@@ -99,6 +99,13 @@ class MoeLinker:
         self.sections: list[sp.ProgramOp] = []
 
     def check(self) -> None:
+        held = self.op.held()
+        if held != self.e:
+            # the held experts' ids depend on the chip (experts_held): no section knows its chip
+            raise NotLowered(
+                f"{self.op.name}: holds {held} of the router's {self.e} experts (experts_held, "
+                "the tensor-parallel experts plan); link lowers a MoE holding every expert only"
+            )
         tr = self.ctx.tile[0]
         for name, rows in (("w_gate and w_up", self.d), ("w_down", self.f)):
             if rows % tr:

@@ -51,12 +51,17 @@ def whole_bytes(fn: func.FuncOp) -> int:
 
 
 def planned(
-    mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bool, norm: str = "off"
+    mesh: Mesh,
+    fn: func.FuncOp,
+    prefer_sharded: bool,
+    replicate_all: bool,
+    norm: str = "off",
+    prefer_experts: bool = False,
 ):
     """The per-chip function under one whole plan and its price per chip: each op alone plus
     each collective written (a decision's tp.us also counts the collectives it causes, which its
     neighbours' count too)."""
-    decider = Decider(mesh, fn, prefer_sharded, replicate_all, norm)
+    decider = Decider(mesh, fn, prefer_sharded, prefer_experts, replicate_all, norm)
     decider.run()
     out = Rewriter(decider, mesh.name).function()
     collectives = [op for op in out.body.block.ops if isinstance(op, CollectiveOp)]
@@ -72,19 +77,21 @@ def per_chip(
     prefer_sharded: bool = False,
     capacity: int | None = None,
     norm: str = "off",
+    prefer_experts: bool = False,
 ) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
     cheaper of the op-by-op plan and every op replicated (module docstring). ``capacity``: one
-    chip's DRAM (default the chip's; the pipeline's dram-mem where given)."""
+    chip's DRAM (default the chip's; the pipeline's dram-mem where given). ``prefer_experts``:
+    every tg.moe that can takes its ``experts`` plan (decide.Decider)."""
     mesh = MESH_PRESETS[preset]
-    split, split_us, n = planned(mesh, fn, prefer_sharded, False, norm)
+    split, split_us, n = planned(mesh, fn, prefer_sharded, False, norm, prefer_experts)
     head = f"tensor-parallel over {preset} ({mesh.describe()})"
     split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
     if norm == "priced":
         # Op by op, a layer's first norm reads its input as it lies (replicated, no collective)
         # and keeps it so: the split residual stream pays off only over the layer (norm.py), so
         # the whole plan with every norm distributed is priced against it too.
-        dist, dist_us, dn = planned(mesh, fn, prefer_sharded, False, "forced")
+        dist, dist_us, dn = planned(mesh, fn, prefer_sharded, False, "forced", prefer_experts)
         dist_line = f"distributed norms: {dist_us:.3f} us per chip with {dn} collective(s)"
         if round(dist_us, 3) < round(split_us, 3):
             loser = f"{split_line}, slower by {split_us - dist_us:.3f} us"
@@ -94,8 +101,8 @@ def per_chip(
         split_line += f" (against {loser})"
     need = whole_bytes(fn)
     capacity = mesh.chip.dram_bytes if capacity is None else capacity
-    if prefer_sharded:
-        why = "prefer-sharded=true"
+    if prefer_sharded or prefer_experts:
+        why = "prefer-sharded=true" if prefer_sharded else "prefer-experts=true"
     elif capacity is not None and need > capacity:
         why = (
             f"the whole program ({human_bytes(need)}) does not fit one chip's DRAM "
@@ -134,7 +141,8 @@ class TensorParallelPass(ModulePass):
     size: the tiny models' collectives cost more than their products save, so by price alone they
     are gathered early). `dram-mem`: one chip's DRAM where replication must fit (link's option,
     which spatial-pipeline passes to both). `distributed-norm=off|priced|forced`: whether a
-    whole-row rms_norm may run on a chip's columns (norm.py)."""
+    whole-row rms_norm may run on a chip's columns (norm.py). `prefer-experts=true` takes every
+    tg.moe's ``experts`` plan (E / chips whole experts a chip) where it can run."""
 
     name = "tensor-parallel"
     mesh: str | None = None
@@ -142,6 +150,7 @@ class TensorParallelPass(ModulePass):
     dram_mem: str | int | None = None
     distributed_norm: str = "off"
     """off, priced or forced: the distributed rms_norm's mode (norm.py)."""
+    prefer_experts: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -170,7 +179,14 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity, self.distributed_norm)
+            new = per_chip(
+                fn,
+                self.mesh,
+                self.prefer_sharded,
+                capacity,
+                self.distributed_norm,
+                self.prefer_experts,
+            )
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

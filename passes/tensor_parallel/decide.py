@@ -28,10 +28,11 @@ from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import Mesh
+from spatial_dialect.tg import MoeOp
 
 from .layout import REPLICATED, Layout, R, conversion, partial
 from .norm import NORM_PLANS
-from .price import op_us, steps_us
+from .price import moe_note, op_us, steps_us
 from .rules import Context, Plan, head_hints, plans_of
 
 
@@ -63,6 +64,10 @@ class Decider:
     prefer_sharded: bool = False
     """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
     at any size); the prices still rank the sharded plans and are recorded."""
+    prefer_experts: bool = False
+    """Take a tg.moe's ``experts`` plan wherever it can run. Without it, ``experts`` is priced and
+    recorded as the runner-up but never taken: link does not lower a chip's share of the experts
+    yet (docs/tensor-parallel.md#what-is-left), so taking it would refuse programs that run."""
     replicate_all: bool = False
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
@@ -229,9 +234,7 @@ class Decider:
         priced.sort(
             key=lambda p: (
                 forced and p[3].name not in NORM_PLANS,
-                (p[3].name != "replicate")
-                if self.replicate_all
-                else (self.prefer_sharded and p[3].name == "replicate"),
+                self.preference(p[3]),
                 round(p[0], 3),
                 p[1],
             )
@@ -241,10 +244,21 @@ class Decider:
             # forced: the runner-up is the best plan of another kind (the replicated norm), not
             # the same plan over another axis group
             priced[1:] = sorted(priced[1:], key=lambda p: p[3].name in NORM_PLANS)
+        held_back = not self.prefer_experts and best.name != "experts"
+        if held_back and len(priced) > 2:
+            # an `experts` plan cheaper than the one taken is the runner-up (preference, above)
+            ex = min(
+                (p for p in priced[1:] if p[3].name == "experts"), default=None, key=lambda p: p[0]
+            )
+            if ex is not None and ex[0] < priced[1][0]:
+                priced.remove(ex)
+                priced.insert(1, ex)
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
             if ru_us < us:
                 runner = f"{ru.label}: {ru_us:.3f} us (faster by {us - ru_us:.3f} us)"
+                if ru.name == "experts" and held_back:
+                    runner += " not taken: link does not lower a chip's share of the experts yet"
             elif round(ru_us, 3) == round(us, 3):
                 runner = f"{ru.label}: {ru_us:.3f} us (as fast, with {ru_n} collectives)"
             else:
@@ -255,6 +269,11 @@ class Decider:
             runner = f"none: {why_replicated}" if why_replicated else "none"
         if why_replicated and len(plans) > 1:
             runner += f"; {why_replicated}"  # an op with a sharded rule that one plan is not
+        if isinstance(op, MoeOp):
+            # three plans: the one refused is as telling as the priced runner-up
+            if len(priced) > 1 and refused:
+                runner += "; " + "; ".join(refused)
+            runner += f"; {moe_note(op, self.mesh.chips)}"
         self.decisions[op] = Decision(best, us, own, runner)
         for v, want in zip(op.operands, best.operands, strict=True):
             if self.layouts.get(v, want) != want:
@@ -262,6 +281,20 @@ class Decider:
             self.layouts.setdefault(v, want)  # an unread argument takes its first reader's layout
         for r in op.results:
             self.layouts[r] = best.result
+
+    def preference(self, plan: Plan) -> int:
+        """The rank a plan is taken in before its price (lower first): the options' preferences."""
+        if self.replicate_all:
+            return int(plan.name != "replicate")
+        if plan.name == "experts":
+            # link does not lower a chip's share of the experts yet (docs/tensor-parallel.md#
+            # what-is-left): taken by price, it would make the compiler refuse its own output
+            # (Qwen3-30B-A3B's prefill on a galaxy), so it is taken only when asked for and is
+            # otherwise the priced runner-up
+            return 0 if self.prefer_experts else 2
+        if self.prefer_sharded and plan.name == "replicate":
+            return 2
+        return 1
 
     def run(self) -> None:
         for op in self.fn.body.block.ops:

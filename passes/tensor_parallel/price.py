@@ -8,6 +8,14 @@ Decided here, and why:
   the peak; a batched attention's per user, against that user's positions). The decision runs
   before tile has chosen plans, and a roofline ranks the shardings of one op as the planned time
   does: both shrink with the shard, and neither favours one plan.
+- **An MoE is priced by the experts it reads under uniform routing** (routing is a runtime
+  choice, so the price is an expectation): T tokens of k picks each touch each of E experts with
+  probability p = 1 - (1 - k/E)^T (k of E exactly at T = 1), and a chip holding H of them reads
+  the expected touched held experts of its BUSIEST chip (the all_reduce after it waits for the
+  slowest): at T = 1 the exact expected maximum of the k-subset's counts over the E / H chips
+  (multivariate hypergeometric), at T > 1 that of E / H independent Binomial(H, p). A chip
+  holding every expert (``ffn``, ``replicate``) reads the mean, E x p, each expert at its local
+  width. :func:`moe_reads` is the one definition; the decision records its numbers.
 - **A collective's time is `targets/collectives.price`** on the bytes the mesh dialect prices it
   on (an all_gather's result, the input of the others), the number `passes/mesh_prices.cost_of`
   later writes on the op, so the decision and the IR agree.
@@ -16,6 +24,8 @@ Decided here, and why:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
+from math import comb, exp, lgamma, log, log1p
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
@@ -26,7 +36,7 @@ from spatial_dialect.targets.collectives import price
 from spatial_dialect.targets.cost import roofline_cycles
 from spatial_dialect.targets.gemm import GemmShape
 from spatial_dialect.targets.mesh import Mesh
-from spatial_dialect.tg import AttentionOp, BatchAttentionOp, MatmulOp
+from spatial_dialect.tg import AttentionOp, BatchAttentionOp, MatmulOp, MoeOp
 
 from .layout import Step
 
@@ -63,6 +73,11 @@ def op_us(
         except TargetError:
             pass  # a datatype the chip's table lacks: priced by its bytes below
     moved = sum(nbytes(t) for t in operands) + sum(nbytes(t) for t in results)
+    if isinstance(op, MoeOp):
+        # the experts' matrices (operands 2..4) are read only where routed (module docstring)
+        experts = sum(nbytes(t) for t in operands[2:5])
+        held = operands[2].get_shape()[0] // op.sizes()[1]
+        moved += experts * (moe_reads(op, held)[1] / held - 1)
     cycles = moved / chip.dram_bytes_per_cycle
     if isinstance(op, AttentionOp):
         t_rows, q_cols = operands[0].get_shape()
@@ -75,6 +90,58 @@ def op_us(
         flops = 4.0 * q_rows * op.capacity() * q_cols
         cycles = max(cycles, flops / chip.peak_flops_per_cycle("bf16"))
     return cycles * to_us
+
+
+def moe_reads(op: MoeOp, held: int) -> tuple[float, float]:
+    """(mean, busiest chip's) expected number of its ``held`` experts a chip reads, under uniform
+    routing of the op's T tokens x k picks over its E experts (module docstring)."""
+    t, _, e, _ = op.sizes()
+    k, chips = op.top_k.value.data, e // held
+    p = 1.0 - (1.0 - k / e) ** t
+    if t == 1:
+        # P(every chip holds <= m of a uniform k-subset): [z^k] (sum_{j<=m} C(H,j) z^j)^chips
+        def at_most(m: int) -> float:
+            poly = [1]
+            one = [comb(held, j) for j in range(min(m, held) + 1)]
+            for _ in range(chips):
+                poly = [
+                    sum(poly[i] * one[j - i] for i in range(len(poly)) if 0 <= j - i < len(one))
+                    for j in range(min(len(poly) + len(one) - 1, k + 1))
+                ]
+            return (poly[k] if k < len(poly) else 0) / comb(e, k)
+    elif p >= 1.0:
+        return float(held), float(held)  # every expert is touched
+    else:
+        # Binomial(H, p)'s cdf, its terms in logs (C(H, j) overflows a float past H = 1029)
+        def term(j: int) -> float:
+            ln = lgamma(held + 1) - lgamma(j + 1) - lgamma(held - j + 1)
+            return exp(ln + j * log(p) + (held - j) * log1p(-p))
+
+        cdf = list(accumulate(term(j) for j in range(held + 1)))
+
+        def at_most(m: int) -> float:
+            return min(cdf[m], 1.0) ** chips
+
+    worst = sum(1.0 - at_most(m) for m in range(held))
+    return held * p, worst
+
+
+def moe_note(op: MoeOp, chips: int) -> str:
+    """The routing the MoE's plans were priced at, with the experts each reads (moe_reads)."""
+    t, _, e, _ = op.sizes()
+    k = op.top_k.value.data
+    whole = moe_reads(op, e)[0]
+    line = (
+        f"priced at uniform routing: {t} token(s) x {k} of {e} experts; a chip holding every "
+        f"expert reads {whole:.2f}"
+    )
+    if e % chips == 0 and chips > 1:
+        mean, worst = moe_reads(op, e // chips)
+        line += (
+            f", one holding {e // chips} reads {mean:.2f} on average and {worst:.2f} on the "
+            f"busiest of {chips} chips"
+        )
+    return line
 
 
 def step_bytes(step: Step, t: TensorType, local: Sequence[int], sizes: Sequence[int]) -> int:

@@ -27,8 +27,10 @@ Decided here, and why:
   w_down's rows within each of the E stacked expert blocks, ``mesh.blocks = E``; the shared
   expert likewise, its sigmoid gate weight replicated; the router and x replicated, so every chip
   routes every token alike; the result a partial sum, all-reduced before the residual add: the
-  expert outputs are linear in their F columns) or ``replicate``. Experts by chip is not a plan
-  (REPLICATED_WHY: it needs a routed exchange of rows no collective is).
+  expert outputs are linear in their F columns), ``experts`` (E / chips whole experts a chip,
+  ``experts_held``; the router replicated, so each chip routes every token over all E experts and
+  sums the chosen ones it holds, a partial sum all-reduced alike: with replicated tokens, our
+  decode, no all_to_all dispatch is needed, docs/tensor-parallel.md) or ``replicate``.
 - **arg-max**: ``vocab`` (the logits split by columns over one mesh axis; the op becomes
   mesh.argmax_gather, each chip's (value, index) gathered and the first largest picked, MPI's
   MAXLOC) or ``replicate`` (the logits gathered whole): the LM head's column split then pays a
@@ -360,17 +362,30 @@ def _moe(op: MoeOp, ctx: Context) -> list[Plan]:
         lays = [REPLICATED, REPLICATED, cols, cols, shard(0, g, stacked=e)]
         lays += [cols, cols, rows, REPLICATED][: len(op.shared)]
         plans.append(Plan("ffn", lays, partial(g), over=over))
+    plans.append(_experts(op, ctx, e, fs))
     plans.append(_replicate(op))
     return plans
 
 
-EXPERTS_BY_CHIP = (
-    "experts by chip: every token's rows would go to the chips holding its top-k experts and "
-    "back (a dispatch and a combine by the router's runtime choice), which no mesh collective "
-    "is (all_to_all moves a static split between dims) and tg.moe routes only over the experts "
-    "it holds"
-)
-"""Why an MoE is never split by experts (the runner-up reason of its ``ffn`` plan)."""
+def _experts(op: MoeOp, ctx: Context, e: int, fs: int | None) -> Plan:
+    """``experts``: E / chips whole experts a chip (the stacked matrices split by rows, so chip c
+    holds experts c x H .. c x H + H - 1, H = ``experts_held``), over every mesh axis (the held
+    range follows the chip's row-major index); the shared expert split by its width as ``ffn``
+    splits it. The router and x replicated: each chip routes every token over all E and sums the
+    chosen experts it holds, a partial sum."""
+    g = tuple(range(len(ctx.sizes)))
+    n, tr = ctx.chips(g), ctx.tile_rows
+    if e % n:
+        return Plan("experts", refused=f"E {e} experts do not split over {n} chips")
+    if fs is not None and fs % (n * tr):
+        why = (
+            f"the shared expert's {fs} columns do not split over {n} chips in whole {tr}-row tiles"
+        )
+        return Plan("experts", refused=why)
+    rows = shard(0, g)
+    lays = [REPLICATED, REPLICATED, rows, rows, rows]
+    lays += [shard(1, g), shard(1, g), rows, REPLICATED][: len(op.shared)]
+    return Plan("experts", lays, partial(g), {"experts_held": IntegerAttr(e // n, 64)})
 
 
 def _argmax(op: ArgmaxOp, ctx: Context) -> list[Plan]:
@@ -420,7 +435,7 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         hint = ctx.hints.get(op.results[0])
         return _headwise(op, ctx, 1, hint.unit if hint else 1, "heads"), None
     if isinstance(op, MoeOp):
-        return _moe(op, ctx), EXPERTS_BY_CHIP
+        return _moe(op, ctx), None
     if isinstance(op, ArgmaxOp):
         return _argmax(op, ctx), None
     if isinstance(op, RmsNormOp) and op.width is None and ctx.norm != "off":

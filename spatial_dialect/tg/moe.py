@@ -57,9 +57,15 @@ class MoeOp(TgOp):
     top_k = prop_def(IntegerAttr[I64])
     scores = prop_def(StringAttr)
     renormalize = opt_prop_def(BoolAttr)
+    experts_held = opt_prop_def(IntegerAttr[I64])
+    """H, where the op holds H of the router's E experts (a chip's share under the tensor-parallel
+    ``experts`` plan): the experts c x H .. c x H + H - 1 of chip c, its linear index on the mesh
+    (row-major; 0 off a mesh). Absent: all E. The router stays whole, so every chip routes every
+    token alike and sums only the chosen experts it holds."""
     RESULT_LIKE: ClassVar[str | None] = "x"
     assembly_format = (
-        "operands `top_k` $top_k `scores` $scores (`renormalize` $renormalize^)? attr-dict "
+        "operands `top_k` $top_k `scores` $scores (`renormalize` $renormalize^)? "
+        "(`experts_held` $experts_held^)? attr-dict "
         "`:` functional-type(operands, results)"
     )
 
@@ -75,6 +81,7 @@ class MoeOp(TgOp):
         top_k: int | IntegerAttr,
         scores: str | StringAttr = "softmax",
         renormalize: bool | IntegerAttr | None = None,
+        experts_held: int | IntegerAttr | None = None,
         properties: Mapping[str, Attribute] | None = None,
     ):
         """`shared`: () or (gate, up, down) or (gate, up, down, gate weight). `renormalize` is
@@ -84,6 +91,8 @@ class MoeOp(TgOp):
         props["scores"] = str_property(self.name, "scores", scores)
         if renormalize is not None:
             props["renormalize"] = bool_property(self.name, "renormalize", renormalize)
+        if experts_held is not None:
+            props["experts_held"] = i64_property(self.name, "experts_held", experts_held)
         values = operand_values(x, router, w_gate, w_up, w_down)
         like = values[0]
         assert like is not None
@@ -102,6 +111,12 @@ class MoeOp(TgOp):
 
     def renormalized(self) -> bool:
         return self.renormalize is not None and bool(self.renormalize.value.data)
+
+    def held(self) -> int:
+        """H, the experts this op holds (``experts_held``; all E when absent)."""
+        if self.experts_held is None:
+            return self.shape(self.router)[1]
+        return self.experts_held.value.data
 
     def sizes(self) -> tuple[int, int, int, int]:
         """(T tokens, D model width, E experts, F expert FFN width)."""
@@ -138,18 +153,23 @@ class MoeOp(TgOp):
             raise self.err(
                 f'scores must be one of {", ".join(MOE_SCORES)}, got "{self.scores.data}"'
             )
+        h = e
+        if self.experts_held is not None:
+            h = self.require_positive("experts_held")
+            if e % h:
+                raise self.err(f"experts_held {h} does not divide the router's {e} experts")
         g_rows, f = self.shape(self.w_gate)
-        if g_rows != e * d:
+        if g_rows != h * d:
             raise self.err(
-                f"w_gate is {g_rows}x{f}; it must stack {e} experts' {d}x{f} matrices "
-                f"({e * d} rows)"
+                f"w_gate is {g_rows}x{f}; it must stack {h} experts' {d}x{f} matrices "
+                f"({h * d} rows)"
             )
-        if self.shape(self.w_up) != (e * d, f):
-            raise self.err(f"w_up is {self._dims('w_up')}; it must be {e * d}x{f} as w_gate")
-        if self.shape(self.w_down) != (e * f, d):
+        if self.shape(self.w_up) != (h * d, f):
+            raise self.err(f"w_up is {self._dims('w_up')}; it must be {h * d}x{f} as w_gate")
+        if self.shape(self.w_down) != (h * f, d):
             raise self.err(
-                f"w_down is {self._dims('w_down')}; it must stack {e} experts' {f}x{d} "
-                f"matrices ({e * f}x{d})"
+                f"w_down is {self._dims('w_down')}; it must stack {h} experts' {f}x{d} "
+                f"matrices ({h * f}x{d})"
             )
         n = len(self.shared)
         if n not in (0, 3, 4):

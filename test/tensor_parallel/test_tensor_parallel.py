@@ -42,6 +42,7 @@ def check_deployment(
     prefer_sharded: bool = False,
     edit=None,
     norm: str = "off",
+    prefer_experts: bool = False,
 ) -> func.FuncOp:
     """Runs the pass on ``module`` and compares the deployment with the whole reference on the
     same drawn inputs (``edit`` changes them first; ``norm``: the pass's distributed-norm)."""
@@ -50,7 +51,9 @@ def check_deployment(
     if edit is not None:
         edit(inputs)
     ref = evaluate(whole, inputs)
-    TensorParallelPass(mesh, prefer_sharded, distributed_norm=norm).apply(Context(), module)
+    TensorParallelPass(
+        mesh, prefer_sharded, distributed_norm=norm, prefer_experts=prefer_experts
+    ).apply(Context(), module)
     per_chip = _fn(module)
     got = run_deployment(per_chip, inputs)
     for i, (r, g) in enumerate(zip(ref, got, strict=True)):

@@ -95,3 +95,19 @@ func.func @f(%x: tensor<1x64xf32>, %r: tensor<64x4xf32>, %g: tensor<256x32xf32>,
   func.return
 }
 // CHECK: tg.moe: shared_weight is 64x2; it must be 64x1
+
+// -----
+
+func.func @f(%x: tensor<1x64xf32>, %r: tensor<64x4xf32>, %g: tensor<192x32xf32>, %u: tensor<192x32xf32>, %d: tensor<96x64xf32>) {
+  %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" experts_held 3 : (tensor<1x64xf32>, tensor<64x4xf32>, tensor<192x32xf32>, tensor<192x32xf32>, tensor<96x64xf32>) -> tensor<1x64xf32>
+  func.return
+}
+// CHECK: tg.moe: experts_held 3 does not divide the router's 4 experts
+
+// -----
+
+func.func @f(%x: tensor<1x64xf32>, %r: tensor<64x4xf32>, %g: tensor<256x32xf32>, %u: tensor<256x32xf32>, %d: tensor<128x64xf32>) {
+  %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" experts_held 2 : (tensor<1x64xf32>, tensor<64x4xf32>, tensor<256x32xf32>, tensor<256x32xf32>, tensor<128x64xf32>) -> tensor<1x64xf32>
+  func.return
+}
+// CHECK: tg.moe: w_gate is 256x32; it must stack 2 experts' 64x32 matrices (128 rows)

@@ -61,7 +61,8 @@ def run_stacks(
     check_ops_of(fn)
     module = fn.parent_op()
     interp = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))
-    for impls in (FuncFunctions(), TgFunctions(), MeshFunctions()):
+    tg_impls = TgFunctions()
+    for impls in (FuncFunctions(), tg_impls, MeshFunctions()):
         interp.register_implementations(impls)
     env: dict[SSAValue, np.ndarray] = dict(zip(fn.args, stacks, strict=True))
     chips = list(np.ndindex(*shape))
@@ -73,7 +74,10 @@ def run_stacks(
             if isinstance(op, CollectiveOp):
                 out = interp.run_op(op, tuple(args))
             else:
-                per_chip = [interp.run_op(op, tuple(a[c] for a in args)) for c in chips]
+                per_chip = []
+                for i, c in enumerate(chips):
+                    tg_impls.chip = i  # row-major: a tg.moe's held experts are chip i's
+                    per_chip.append(interp.run_op(op, tuple(a[c] for a in args)))
                 out = [
                     np.stack([np.asarray(p[i]) for p in per_chip]).reshape(
                         *shape, *np.asarray(per_chip[0][i]).shape

@@ -87,11 +87,14 @@ def implemented_ops(functions: type[InterpreterFunctions]) -> frozenset[type[Ope
     return frozenset(op for op, _ in functions._impls())  # pyright: ignore[reportPrivateUsage]
 
 
-def _moe(op: tg.MoeOp, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
+def _moe(op: tg.MoeOp, chip: int, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
     """Per token, a sum in f32: the shared expert first (times the sigmoid of its gate
     projection, where given), then each of the token's top-k experts in rank order, weight times
-    its FFN."""
+    its FFN. An op holding H experts (``experts_held``) on chip ``chip`` routes over all E and
+    sums only its chosen experts chip x H .. chip x H + H - 1 (a partial sum of the whole)."""
     t, d, _, f = op.sizes()
+    held = op.held()
+    first = 0 if op.experts_held is None else chip * held  # absent: every expert on every chip
     k, renorm = op.top_k.value.data, op.renormalized()
     ids, weights = moe_route(matmul(x, router), k, op.scores.data, renorm)
     y = np.zeros((t, d), F32)
@@ -101,7 +104,9 @@ def _moe(op: tg.MoeOp, x, router, w_gate, w_up, w_down, *shared) -> np.ndarray:
             y = y * sigmoid(matmul(x, shared[3]))
     for row in range(t):
         xr = x[row : row + 1]
-        for e, w in zip(ids[row], weights[row], strict=True):
+        for e, w in zip(ids[row] - first, weights[row], strict=True):
+            if not 0 <= e < held:
+                continue
             gate, up = w_gate[e * d : (e + 1) * d], w_up[e * d : (e + 1) * d]
             o = moe_expert(xr, gate, up, w_down[e * f : (e + 1) * f])
             y[row] += w * o[0]
@@ -120,6 +125,10 @@ Args = PythonValues
 @register_impls
 class TgFunctions(InterpreterFunctions):
     """Every tg op's reference semantics (module docstring)."""
+
+    chip: int = 0
+    """The linear index of the chip the ops run on (a tg.moe's held experts): the mesh reference
+    sets it before each chip's run of an op; 0 off a mesh."""
 
     @impl(tg.MatmulOp)
     def run_matmul(self, interp: Interpreter, op: tg.MatmulOp, args: Args) -> PythonValues:
@@ -338,7 +347,7 @@ class TgFunctions(InterpreterFunctions):
 
     @impl(tg.MoeOp)
     def run_moe(self, interp: Interpreter, op: tg.MoeOp, args: Args) -> PythonValues:
-        return rounded(op, _moe(op, *args))
+        return rounded(op, _moe(op, self.chip, *args))
 
     @impl_attr(TensorType)
     def tensor_value(
