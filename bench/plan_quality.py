@@ -81,6 +81,7 @@ TARGETS: dict[str, str] = {  # target -> operand and result dtype
     "blackhole_p150": "bf16",
     "plasticine": "f32",
     "h200": "bf16",
+    "h100": "bf16",
 }
 GOAL_ROOFLINE = 1.15  # median ours / roofline per target
 GOAL_BEST = 1.02  # ours / best on every shape

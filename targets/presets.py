@@ -45,6 +45,12 @@ Sources (cited below by their short name):
 [GPULAT]  PubMed Central article PMC10448217, Table 3 ("Hardware features of different Nvidia GPU
           architectures"): global memory latency 400 clock cycles on V100, A100
           and H100 (an unloaded round trip; uncertain under load, where queueing adds to it).
+[GPUSTREAM] te42kyfo/gpu-benches (Ernst et al., FAU Erlangen; commit 1c36d509): measured streaming
+          rates at full occupancy. gpu-stream "read" (one load stream): H100 PCIe 1942 GB/s, A40
+          679 GB/s; gpu-roofline at 0.25 Fl/B (two load streams) on the device the repository calls
+          h200 (132 SMs, 1980 MHz): 3780 GB/s. Peaks: H100 PCIe 2039 GB/s (HBM2e, 5120 bit at 3.19
+          GT/s; the repository's init kernel reaches 2018, above the datasheet's rounded 2 TB/s),
+          A40 696 GB/s, H200 4800 GB/s [HOP].
 [MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
           GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
           H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
@@ -244,8 +250,7 @@ PLASTICINE = make_target(
     # 4 DDR3 channels, ~49 GB/s [TABLE][PLAST]; uncertain (DDR3-1600 x 4 would be 51.2 GB/s peak).
     dram_gbps=49.0,
     dram_channels=4,
-    # Assumed, no source: the paper gives no measured DRAM bandwidth; 0.9 is the fraction the
-    # GPU presets assume, for lack of a better number.
+    # Assumed, no source: the paper gives no measured DRAM bandwidth. Uncertain.
     dram_efficiency=0.9,
     # 4 DDR3 channels [PLAST]; the paper gives no capacity. Uncertain: one 8 GiB DDR3 DIMM per
     # channel (the largest unbuffered DDR3 module), 32 GiB.
@@ -275,6 +280,7 @@ def _gpu(
     i8_speedup: int,
     l2_bytes: int,
     dram_bytes: int,
+    dram_efficiency: float,
 ) -> Target:
     """A GPU seen as a line of SMs: no on-chip multicast between SMs, registers as the accumulator,
     shared memory as the local memory. Tensor-core cycles per 32x32x32 bf16 tile-matmul given;
@@ -321,9 +327,8 @@ def _gpu(
         # trips, so by Little's law one SM streams only the bytes it keeps in flight per round
         # trip, and a flat deal needs enough SMs to reach the DRAM's rate.
         dram_latency_cycles=400,
-        # Assumed, no source checked: 90% of the peak for a streaming read, the fraction GPU
-        # streaming benchmarks are commonly quoted at. Uncertain.
-        dram_efficiency=0.9,
+        # The fraction of the peak a streaming read reaches, measured per preset [GPUSTREAM].
+        dram_efficiency=dram_efficiency,
         l2_bytes=l2_bytes,
         dram_bytes=dram_bytes,
         matmul_row_pass=16,  # mma.m16n8k16: 16 rows per tensor-core instruction
@@ -353,6 +358,9 @@ RTX3060 = _gpu(
     i8_speedup=4,
     l2_bytes=3 * 1024 * 1024,  # GA106: 3 MB L2 [AMP]
     dram_bytes=12 * 2**30,  # 12 GB GDDR6 [MEM]
+    # A40's read stream, 679 of 696 GB/s [GPUSTREAM]: GA102, the same GA10x GDDR6 controller.
+    # Uncertain: no GA106 measurement was found.
+    dram_efficiency=679 / 696,
 )
 
 # GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
@@ -372,6 +380,9 @@ H100 = _gpu(
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # 50 MB L2 [HOP]
     dram_bytes=80 * 2**30,  # 80 GB HBM3 [MEM]: 5 stacks of 16 GiB
+    # H100 PCIe's read stream, 1942 of 2039 GB/s [GPUSTREAM]: the same GH100 memory controller.
+    # Uncertain: the SXM5's HBM3 was not measured there.
+    dram_efficiency=1942 / 2039,
 )
 
 # H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
@@ -392,6 +403,10 @@ H200 = _gpu(
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # same GH100 die, 50 MB L2 [HOP]
     dram_bytes=141 * 10**9,  # 141 GB HBM3e [MEM]
+    # 3780 of 4800 GB/s, gpu-roofline's two-stream read at 0.25 Fl/B [GPUSTREAM]. Uncertain: the
+    # measurement dates from December 2023, before H200 shipped widely; if that device was an
+    # early or differently rated part, the fraction is low.
+    dram_efficiency=3780 / 4800,
 )
 
 PRESETS: dict[str, Target] = {

@@ -61,9 +61,10 @@ func.func @skinny(%a: tensor<32x32xbf16>, %b: tensor<32x8192xbf16>) -> tensor<32
 // WH-NEXT: sp.plan blocked line grid 64x1 block 1x1
 // WH:      sp.sites [0, 7]x[0, 7] first x * 4 + y * 32 count 4 block 1x1 sub_block 1x1
 // WH-NOT:  sp.sites
-// A GPU deals the 256 tiles flat over the 22 SMs tile chose: 256 = 22 x 11 + 14, so 14 take 12.
+// A GPU deals the 256 tiles flat over the 24 SMs tile chose: 256 = 24 x 10 + 16, so 16 take 11.
 // (An SM keeps one 4 KiB B tile in flight per 400-cycle DRAM round trip, 9.5 B/cycle by Little's
-// law: 22 of them stream 209 B/cycle, just past the 182 the DRAM sustains.)
-// GPU:      sp.plan blocked grid 22x1 block 1x1
-// GPU:      sp.sites [0, 13]x[0, 0] first x * 12 count 12 block 1x1 sub_block 1x1
-// GPU-NEXT: sp.sites [14, 21]x[0, 0] first x * 11 + 14 count 11 block 1x1 sub_block 1x1
+// law: 24 of them stream 228 B/cycle, past the 198 the DRAM sustains, 360 GB/s / 1.777 GHz x
+// 679/696; at that rate 11 steps on 24 SMs beat 12 on 22.)
+// GPU:      sp.plan blocked grid 24x1 block 1x1
+// GPU:      sp.sites [0, 15]x[0, 0] first x * 11 count 11 block 1x1 sub_block 1x1
+// GPU-NEXT: sp.sites [16, 23]x[0, 0] first x * 10 + 16 count 10 block 1x1 sub_block 1x1

@@ -52,7 +52,9 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // its register accumulator holds the block over both K blocks, so there is no spill, and its
 // output goes through a ring of max(sub-blocks, 2) pages.
 // GPU:      sp.work @c block 1x1 k 22 by 11
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 10039 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 11 k_blocks 2" 10107
+// Predicted: fill 870 (one step's DRAM share: 360 GB/s / 1.777 GHz x 679/696 = 198 B/cycle) + 5
+// more steps of compute 1408 (11 tile-matmuls of 128 cycles) + drain 2036 = 9946, the 9947 below.
+// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 9947 bound compute runner_up "blocked per_site 1x1 block 1x1 k_block 11 k_blocks 2" 10009
 // GPU:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
 // GPU-NOT:  sp.interm
 // GPU:      sp.matmul_tiles %in0, %in1 -> %out acc %dst{{$}}
@@ -82,11 +84,13 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
 // FAST-NEXT: sp.plan blocked line grid 128x1 block 1x1 packing operand_with_store multicast a predicted 91366 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 91417
 // A GPU fills its SMs as far as Little's law asks: an SM keeps one step's block (two tiles of B,
 // 4 KiB, and two one-row pages of A, 128 B, with K blocks of 2) in flight per 400-cycle DRAM
-// round trip, 9.1 B/cycle, so it takes 20 SMs to stream the 182 B/cycle the DRAM sustains; the
-// chosen 22 stream 201, and 26 are the runner-up, one cycle behind (both wait on the DRAM).
+// round trip, 9.1 B/cycle, so it takes 22 SMs to stream the 198 B/cycle the DRAM sustains (360 GB/s
+// / 1.777 GHz x 679/696); the chosen 26 stream 238 and the runner-up is one cycle behind. Both wait
+// on the DRAM, so the time scales with its rate: at the former 0.9 fraction the plan took 184658
+// cycles, and 184658 x 0.9 / (679/696) = 170352, within 0.03% of the 170395 here.
 // GPU:      sp.work @y block 1x1 k 128 by 2
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x1 packing operand_with_store predicted 184658 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 2 k_blocks 64 grid 26x1" 184659
-// GPU-SAME: reads 4224 B in flight a site per 400-cycle round trip = 9.1 B/cycle, x 22 sites = 201 of the DRAM's 182 B/cycle
+// GPU-NEXT: sp.plan blocked grid 26x1 block 1x1 packing operand_with_store predicted 170395 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 2 k_blocks 64" 170396
+// GPU-SAME: reads 4224 B in flight a site per 400-cycle round trip = 9.1 B/cycle, x 26 sites = 238 of the DRAM's 198 B/cycle
 
 // -----
 
@@ -99,8 +103,10 @@ func.func @k1(%a: tensor<512x32xbf16>, %b: tensor<32x512xbf16>) -> tensor<512x51
 // WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3950 bound dram
 // WH-NOT:  sp.interm
 // BH:      sp.work @c block 2x1 k 1 by 1 over 8x8
-// GPU:      sp.work @c block 1x2 k 1 by 1
-// GPU-NEXT: sp.plan blocked grid 22x1 block 1x2 packing operand_with_store predicted 4386 bound dram runner_up "blocked per_site 2x1 block 2x1 k_block 1 k_blocks 1 grid 22x1" 4386
+// rtx3060 is DRAM-bound here, blocks of 2x1 and 1x1 tied; its step's DRAM share, 539 cycles at the former 0.9
+// fraction, is 539 x 0.9 / (679/696) = 497 now.
+// GPU:      sp.work @c block 2x1 k 1 by 1
+// GPU-NEXT: sp.plan blocked grid 22x1 block 2x1 packing operand_with_store predicted 4097 bound dram runner_up "blocked per_site 2x1 block 1x1 k_block 1 k_blocks 1 grid 22x1" 4097
 
 // -----
 
@@ -115,4 +121,5 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
 // BH:      sp.work @c block 4x3 k 32 by 2
 // BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47885 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 47891
 // GPU:      sp.work @c block 1x4 k 32 by 1
-// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331423 bound compute
+// (Compute-bound; the fill, one step's DRAM share, is 1006 x 0.9 / (679/696) = 928 cycles.)
+// GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331164 bound compute
