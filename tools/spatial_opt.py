@@ -43,7 +43,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from spatial_dialect import get_all_dialects
 from spatial_dialect.passes import get_all_output_targets, get_all_passes
 from spatial_dialect.passes.pipeline import verify_output
-from spatial_dialect.tools.fast_printer import FastMLIRTarget
 from spatial_dialect.tools.frontend.diagnostics import (
     capture_diagnostic_ops,
     diagnostic_location,
@@ -52,6 +51,7 @@ from spatial_dialect.tools.frontend.diagnostics import (
     parse_error_line,
     parse_source,
 )
+from spatial_dialect.tools.frontend.fast_printer import FastMLIRTarget
 
 
 class UsageError(Exception):
@@ -220,7 +220,7 @@ class SpatialOptMain(xDSLOptMain):
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        # xDSL's `mlir` target, printed by FastPrinter: the same text, 2x faster (fast_printer.py)
+        # xDSL's `mlir` target printed by FastPrinter: the same text (frontend/fast_printer.py)
         self.available_targets["mlir"] = lambda: FastMLIRTarget
         for name, emit in get_all_output_targets().items():
             self.available_targets[name] = emit  # type: ignore[assignment]

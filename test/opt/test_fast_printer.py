@@ -16,7 +16,7 @@ from spatial_dialect.passes.pipeline import compile_module
 from spatial_dialect.sp import SitesOp
 from spatial_dialect.sp.attrs import RectAttr
 from spatial_dialect.tools import spatial_opt
-from spatial_dialect.tools.fast_printer import FastPrinter
+from spatial_dialect.tools.frontend.fast_printer import FastPrinter
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

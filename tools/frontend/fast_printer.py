@@ -7,7 +7,7 @@ string literal one byte at a time (`print_bytes_literal`: a `print_string` per c
 string without a newline is written to the stream directly, and a string literal with nothing to
 escape (printable ASCII, no `"` or backslash: every symbol and op name we print) is written
 whole. Anything else takes xDSL's own path, so the text is identical
-(test/tools/test_fast_printer.py compares it with xDSL's Printer).
+(test/opt/test_fast_printer.py compares it with xDSL's Printer).
 """
 
 from __future__ import annotations
