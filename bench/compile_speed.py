@@ -214,6 +214,14 @@ def main() -> None:
     split = row.get("passes_s")
     if isinstance(split, dict):
         print("\npipeline s by pass: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
+    mesh = run_row("step70b", steps, STEP_70B_MESH_OPTIONS)
+    print(f"| {steps} | `{STEP_70B_MESH_OPTIONS}` | {pipeline_cells(mesh)} |")
+    split = mesh.get("passes_s")
+    if isinstance(split, dict):
+        print("\nt3k pipeline s by pass: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
+    one, many = row.get("pipeline_s"), mesh.get("pipeline_s")
+    if isinstance(one, float) and isinstance(many, float):
+        print(f"\nt3k : one chip = {many / one:.2f} (issue 23: at most 2)")
     if "print_s" in row:
         print(
             f"\nprinting the output: ours {fmt(row, 'print_s')} s (FastPrinter), "
@@ -225,14 +233,6 @@ def main() -> None:
         f"\nspatial-opt end to end (start-up, parse, pipeline, verify, print; one process): "
         f"{e2e['cpu_s']:.2f} CPU s, {e2e['bytes']} bytes printed (issue 26: at most 10 s)"
     )
-    mesh = run_row("step70b", steps, STEP_70B_MESH_OPTIONS)
-    print(f"| {steps} | `{STEP_70B_MESH_OPTIONS}` | {pipeline_cells(mesh)} |")
-    split = mesh.get("passes_s")
-    if isinstance(split, dict):
-        print("\nt3k pipeline s by pass: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
-    one, many = row.get("pipeline_s"), mesh.get("pipeline_s")
-    if isinstance(one, float) and isinstance(many, float):
-        print(f"\nt3k : one chip = {many / one:.2f} (issue 23: at most 2)")
 
     size = 512 if args.smoke else 4096
     print(f"\n## {size}^3 bf16 GEMM\n")
