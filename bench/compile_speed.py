@@ -14,7 +14,10 @@ Three tables, each measured in one run so that the ratios compare like with like
   the same two times and their ratio, at the scale where per-section overheads add up, and the
   pipeline's time split by pass; and the same step as one deployment over t3k
   (`target=t3k format=bfp8_b`: tensor-parallel first), whose time is compared with the single
-  chip's (issue 23: at most 2x).
+  chip's (issue 23: at most 2x). Beside them, the time to print the output with FastPrinter
+  (spatial-opt's), xDSL's Printer and xDSL's generic form (issue 26), and the acceptance figure:
+  `spatial-opt` on the step as a user runs it, one process from start-up to printed output, in
+  CPU seconds (issue 26: at most 10).
 - A 4096x4096x4096 bf16 GEMM on both meshes: pipeline time and the printed IR's size; the size
   ratio 13x10 : 8x8 checks that site ranges keep the IR O(distinct site shapes), not O(sites).
 
@@ -30,6 +33,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from io import StringIO
 from pathlib import Path
@@ -57,6 +61,7 @@ def measure(program: str, options: str) -> dict[str, object]:
     from xdsl.utils.exceptions import DiagnosticException
 
     from spatial_dialect.passes.pipeline import SpatialPipelinePass
+    from spatial_dialect.tools.frontend.fast_printer import FastPrinter
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 
     # The same context and passes spatial-opt has, so the numbers are the tool's.
@@ -65,7 +70,7 @@ def measure(program: str, options: str) -> dict[str, object]:
 
     def print_ir(module: ModuleOp) -> str:
         out = StringIO()
-        Printer(stream=out).print_op(module)
+        FastPrinter(stream=out).print_op(module)  # what spatial-opt's -t mlir prints with
         return out.getvalue()
 
     row: dict[str, object] = {}
@@ -90,8 +95,16 @@ def measure(program: str, options: str) -> dict[str, object]:
         row["refused"] = str(e).splitlines()[0]
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return row
+    t0 = time.process_time()
     text = print_ir(module)
+    row["print_s"] = time.process_time() - t0
     row["ir_bytes"] = len(text)
+    # The same IR through xDSL's own printers (issue 26: ours against xDSL's): Printer on our
+    # declarative formats (what print_s times: FastPrinter) and xDSL's generic form.
+    for key, generic in (("print_xdsl_s", False), ("print_generic_s", True)):
+        t0 = time.process_time()
+        Printer(stream=StringIO(), print_generic_format=generic).print_op(module)
+        row[key] = time.process_time() - t0
     row["ops_out"] = sum(1 for _ in module.walk())
     t0 = time.process_time()
     again = Parser(ctx, text).parse_module()
@@ -114,6 +127,28 @@ def run_row(kind: str, size: int, options: str) -> dict[str, object]:
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
     return json.loads(proc.stdout)
+
+
+def end_to_end(layers: int, options: str) -> dict[str, float | int]:
+    """The acceptance figure (issue 26): `spatial-opt FILE -p 'spatial-pipeline{...}'` on the
+    Llama-3-70B step as a user runs it, one process from start-up to the printed output; its CPU
+    seconds (user + system, of the child alone) and the bytes it printed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "step.mlir", Path(tmp) / "out.mlir"
+        src.write_text(program_for("step70b", layers))
+        tool = Path(sys.executable).parent / "spatial-opt"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run(
+            [str(tool), str(src), "-p", f"spatial-pipeline{{{options}}}", "-o", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            raise SystemExit(f"spatial-opt failed: {proc.stderr.strip().splitlines()[-1:]}")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"cpu_s": cpu, "bytes": out.stat().st_size}
 
 
 def program_for(kind: str, size: int) -> str:
@@ -187,6 +222,17 @@ def main() -> None:
     one, many = row.get("pipeline_s"), mesh.get("pipeline_s")
     if isinstance(one, float) and isinstance(many, float):
         print(f"\nt3k : one chip = {many / one:.2f} (issue 23: at most 2)")
+    if "print_s" in row:
+        print(
+            f"\nprinting the output: ours {fmt(row, 'print_s')} s (FastPrinter), "
+            f"xDSL's Printer on the same formats {fmt(row, 'print_xdsl_s')} s, "
+            f"xDSL's generic form {fmt(row, 'print_generic_s')} s"
+        )
+    e2e = end_to_end(steps, STEP_70B_OPTIONS)
+    print(
+        f"\nspatial-opt end to end (start-up, parse, pipeline, verify, print; one process): "
+        f"{e2e['cpu_s']:.2f} CPU s, {e2e['bytes']} bytes printed (issue 26: at most 10 s)"
+    )
 
     size = 512 if args.smoke else 4096
     print(f"\n## {size}^3 bf16 GEMM\n")

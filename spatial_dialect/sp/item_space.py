@@ -8,6 +8,7 @@ Pure arithmetic on integers, no IR: the op that carries these numbers (`sp.work`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -65,6 +66,9 @@ class ItemSpace:
     over: tuple[int, int] | None = None
     k_slices: int = 1
 
+    # The derived counts (items_m, items_n, blocks, _even) are cached properties: the space is
+    # frozen, and the verifier and place ask them millions of times on a 70B step.
+
     def __post_init__(self) -> None:
         if self.over is not None:
             gx, gy = self.over
@@ -73,15 +77,15 @@ class ItemSpace:
                     f"{self.items_m}x{self.items_n} blocks leave sites of a {gx}x{gy} grid without work"
                 )
 
-    @property
+    @cached_property
     def items_m(self) -> int:
         return ceil_div(self.tiles_m, self.block_m)
 
-    @property
+    @cached_property
     def items_n(self) -> int:
         return ceil_div(self.tiles_n, self.block_n)
 
-    @property
+    @cached_property
     def blocks(self) -> int:
         """Items of one K slice: one per block."""
         return self.items_m * self.items_n
@@ -101,6 +105,10 @@ class ItemSpace:
 
     def _even(self) -> tuple[int, int, int, int]:
         """(rounds every grid row runs, rows with one more, likewise for columns)."""
+        return self._evens
+
+    @cached_property
+    def _evens(self) -> tuple[int, int, int, int]:
         gx, gy = self.grid
         return self.items_m // gy, self.items_m % gy, self.items_n // gx, self.items_n % gx
 

@@ -57,6 +57,13 @@ from spatial_dialect.sp.work import WorkOp
 
 _OpT = TypeVar("_OpT", bound=Operation)
 
+_IS_A: dict[type, dict[type, bool]] = {}
+"""ProgramOp.ops_of's memo: for an op class asked for, whether each concrete op class is one
+(no op class is registered with an ABC after the fact, so subclassing decides it)."""
+
+_SYMBOL: dict[type, SymbolOpInterface | None] = {}
+"""ProgramOp.tensor's memo: each op class's SymbolOpInterface trait (None: not a symbol)."""
+
 
 # ── The section ───────────────────────────────────────────────────────────────────────────────
 
@@ -160,7 +167,19 @@ class ProgramOp(IRDLOperation):
     """The tile shape: rows x cols of elements."""
 
     def ops_of(self, kind: type[_OpT]) -> list[_OpT]:
-        return [op for op in self.body.block.ops if isinstance(op, kind)]
+        # Called ~140k times on a 70B step (every pass and the verifier ask a section for its
+        # ops of a kind); `isinstance` against an abstract op class goes through ABCMeta's
+        # Python-level check, so the answer is remembered per concrete op class.
+        memo = _IS_A.setdefault(kind, {})
+        found: list[_OpT] = []
+        for op in self.body.block.ops:
+            t = type(op)
+            hit = memo.get(t)
+            if hit is None:
+                hit = memo[t] = issubclass(t, kind)
+            if hit:
+                found.append(op)  # type: ignore[arg-type]
+        return found
 
     def one(self, kind: type[_OpT]) -> _OpT | None:
         found = self.ops_of(kind)
@@ -170,7 +189,18 @@ class ProgramOp(IRDLOperation):
         return self.ops_of(TensorOp)
 
     def tensor(self, name: str) -> TensorOp:
-        found = SymbolTable.lookup_symbol(self, name)
+        # SymbolTable.lookup_symbol(self, name) without its per-call SymbolRefAttr and trait
+        # lookups (15k calls in the verifier alone on a 70B step): the first op of the body
+        # whose symbol is `name`.
+        found = None
+        for op in self.body.block.ops:
+            t = type(op)
+            if t not in _SYMBOL:
+                _SYMBOL[t] = t.get_trait(SymbolOpInterface)
+            trait = _SYMBOL[t]
+            if trait is not None and trait.get_sym_attr_name(op).data == name:
+                found = op
+                break
         if not isinstance(found, TensorOp):
             raise UnresolvedReference(f"section @{self.sym_name.data} declares no tensor @{name}")
         return found
