@@ -259,6 +259,41 @@ def _paged_update_cache(cache, src, pos, table, users, blocks, block_size, pool)
     ttnn.to_torch(cache)[used * block_size + p[live] % block_size] = ttnn.to_torch(src)[live]
 
 
+def _paged_gather(pos, cache, out, table, users, capacity, tokens, block_size, pool):
+    """out[u * S + j] = cache[table[u, j // N] * N + j % N] for j <= pos[u] + T - 1, zero past
+    it and for an idle user (S = capacity, N = block_size, T = tokens): the users' paged caches
+    laid contiguously for the attention. The host reads the positions and the block ids back,
+    checks every one a user holds (in the pool) before any row moves, and computes the row ids."""
+    p = _user_positions(pos, users, capacity - tokens)
+    blocks = ttnn.to_torch(table)[:users].long()
+    ids = torch.full((users * capacity,), -1, dtype=torch.long)
+    for u in torch.nonzero(p >= 0).flatten().tolist():
+        j = torch.arange(int(p[u]) + tokens)
+        held = blocks[u, : int(j[-1]) // block_size + 1]
+        for k, b in enumerate(held.tolist()):
+            if not 0 <= b < pool:
+                raise RuntimeError(
+                    f"gather: block id {b} of user {u} (table[{u}, {k}]) outside [0, {pool})"
+                )
+        ids[u * capacity + j] = held[j // block_size] * block_size + j % block_size
+    if hasattr(
+        ttnn, "embedding"
+    ):  # a chip: ttnn copies the rows; an id past the pool is a zero row
+        dead = pool * block_size
+        rows = ttnn.from_torch(
+            torch.where(ids < 0, dead, ids)[None].int(),
+            dtype=ttnn.uint32,
+            layout=ttnn.ROW_MAJOR_LAYOUT,
+            device=cache.device(),
+        )
+        ttnn.embedding(rows, cache, pad_token=dead, layout=ttnn.TILE_LAYOUT, output_tensor=out)
+        return
+    # tt-lang-sim's ttnn has no embedding: the same rows by torch, on the host
+    o, live = ttnn.to_torch(out), torch.nonzero(ids >= 0).flatten()
+    o[: users * capacity] = 0
+    o[live] = ttnn.to_torch(cache)[ids[live]]
+
+
 def _arg(dram, name):
     """A section's argument: a tensor by name, or (experts, ids): the expert ids[0] routes to,
     one DRAM tensor of EXPERTS' split, picked by the host (it reads the id back, a device-to-host
@@ -571,6 +606,7 @@ KERNEL_HELPERS = (
     _user_positions,
     _batch_update_cache,
     _paged_update_cache,
+    _paged_gather,
 )
 """Printed before the sections, each only where the program names it: the constants' sources
 and the host steps' ttnn shims (called by a section that is a host step, never by a kernel: a

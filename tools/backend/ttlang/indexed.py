@@ -500,7 +500,9 @@ class HostStep:
                 self.name, f"{stage.name} between widths {widths}: printed for whole rows"
             )
         args = [_tname(stage.index.root_reference.data), _tname(indexed), _tname(moved)]
-        if isinstance(stage, sp.GatherOp):  # ids, table, out
+        if isinstance(stage, sp.GatherOp) and stage.table is not None:  # pos, pool, out, table
+            self.call = _paged_gather_call(stage, args, rows)
+        elif isinstance(stage, sp.GatherOp):  # ids, table, out
             self.call = f"_embedding({', '.join(args)}, rows={stage.count}, table_rows={rows})"
         elif stage.tokens is not None:  # cache, src, pos[, table]: one row per user
             self.call = _batch_call(stage, args, self.tensors, rows)
@@ -544,6 +546,17 @@ def _batch_call(stage: sp.ScatterOp, args: list[str], tensors: dict, rows: int) 
     return (
         f"_paged_update_cache({cache}, {src}, {index}, {_tname(table)}, users={users}, "
         f"blocks={blocks}, block_size={n}, pool={rows // n})"
+    )
+
+
+def _paged_gather_call(stage: sp.GatherOp, args: list[str], rows: int) -> str:
+    """The shim call of the gather of users' paged caches (sp.GatherOp `table`): the host
+    computes each row's id from the positions and the block table, ttnn.embedding copies."""
+    assert stage.table is not None and stage.block_size is not None
+    return (
+        f"_paged_gather({', '.join(args)}, {_tname(stage.table.root_reference.data)}, "
+        f"users={stage.users()}, capacity={stage.capacity}, tokens={stage.tokens}, "
+        f"block_size={stage.block_size}, pool={rows // stage.block_size})"
     )
 
 
