@@ -238,16 +238,19 @@ def test_what_is_not_printed_is_refused_by_name(tmp_path, text, message):
         print_ttlang(module, io.StringIO())
 
 
-TINY_STEPS = [(3, "wormhole_n150")]
+TINY_STEPS = [(3, None, "wormhole_n150"), (3, 16, "blackhole_p150")]
 if FULL:
-    TINY_STEPS += [(1, "blackhole_p150"), (8, "blackhole_p150"), (8, "wormhole_n150")]
+    TINY_STEPS += [
+        (u, b, t) for u in (1, 8) for b in (None, 16) for t in ("wormhole_n150", "blackhole_p150")
+    ]
 
 
 @needs_sim
-@pytest.mark.parametrize("users, target", TINY_STEPS)
-def test_a_whole_batched_decode_step_passes(tmp_path, capsys, users, target):
-    """examples/generate.py's tiny model as `spatial-import --batch` writes it: embedding, a
-    layer with B x K x N GEMMs, the batched write and attention, the head, arg-max per user."""
+@pytest.mark.parametrize("users, block_size, target", TINY_STEPS)
+def test_a_whole_batched_decode_step_passes(tmp_path, capsys, users, block_size, target):
+    """examples/generate.py's tiny model as `spatial-import --batch [--paged 16]` writes it:
+    embedding, a layer with B x K x N GEMMs, the batched write and attention (paged: each pool
+    gathered contiguous first), the head, arg-max per user."""
     import sys
 
     from spatial_dialect.tools.spatial_run import main
@@ -256,6 +259,8 @@ def test_a_whole_batched_decode_step_passes(tmp_path, capsys, users, target):
     import generate
 
     path = tmp_path / "step.mlir"
-    path.write_text(generate.decode_step_program(generate.TINY, 1, 64, users=users))
+    path.write_text(
+        generate.decode_step_program(generate.TINY, 1, 64, users=users, block_size=block_size)
+    )
     assert main([str(path), "--target", target, "--backend", "tt-lang-sim"]) == 0
     assert "PASS" in capsys.readouterr().out
