@@ -51,9 +51,9 @@ def _layout(users: int, paged: bool) -> tuple[str, str, str, str]:
     return f", %table: {table}", "%pos, %table", f"{pos}, {table}", f" block_size {BLOCK}"
 
 
-def write(users: int, paged: bool) -> str:
-    """One row per user written into its cache."""
-    cache, rows = f"tensor<{users * S}x{W}xf32>", f"tensor<{users}x{W}xf32>"
+def write(users: int, paged: bool, tokens: int = 1) -> str:
+    """`tokens` rows per user written into its cache."""
+    cache, rows = f"tensor<{users * S}x{W}xf32>", f"tensor<{users * tokens}x{W}xf32>"
     extra, operands, types, block = _layout(users, paged)
     return (
         f"func.func @w(%c: {cache}, %r: {rows}, %pos: tensor<{users}xi32>{extra}) -> {cache} {{\n"
@@ -79,12 +79,12 @@ def step(users: int, paged: bool, elt: str) -> str:
     )
 
 
-def inputs_for(fn, users: int, seed: int) -> dict[str, np.ndarray]:
+def inputs_for(fn, users: int, seed: int, tokens: int = 1) -> dict[str, np.ndarray]:
     """Drawn values; user b at its own position (user 1 idle where there are 3 or more), each
     user's blocks a shuffled share of the pool."""
     inputs = draw_inputs(fn, seed)
     rng = np.random.default_rng(seed)
-    pos = rng.integers(0, S, users).astype(np.int32)
+    pos = rng.integers(0, S - tokens + 1, users).astype(np.int32)
     if users >= 3:
         pos[1] = -1
     inputs["pos"] = pos
@@ -93,20 +93,25 @@ def inputs_for(fn, users: int, seed: int) -> dict[str, np.ndarray]:
     return inputs
 
 
-def run_both(text: str, target: str, users: int, seed: int = 0):
+def run_both(text: str, target: str, users: int, seed: int = 0, tokens: int = 1):
     """(reference outputs, tt-lang-sim's outputs, comparisons) of the program on drawn inputs."""
     from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim
 
     fn = entry_function(parse_module(text))
     module = compile_module(fn, target)
-    inputs = inputs_for(fn, users, seed)
+    inputs = inputs_for(fn, users, seed, tokens)
     reference, values = reference_outputs(fn, inputs)
     outs = run_tt_lang_sim(module, [inputs[n] for n in input_names(fn)])
     got = dict(zip(output_names(fn), outs, strict=True))
     return inputs, reference, got, compare_outputs(fn, reference, values, got)
 
 
-WRITES = [(1, False, "wormhole_n150"), (3, True, "wormhole_n150"), (8, True, "blackhole_p150")]
+WRITES = [
+    (1, False, 1, "wormhole_n150"),
+    (3, True, 1, "wormhole_n150"),
+    (8, True, 1, "blackhole_p150"),
+    (3, True, 2, "blackhole_p150"),
+]
 STEPS = [
     (3, False, "f32", "wormhole_n150"),
     (8, False, "bf16", "blackhole_p150"),
@@ -115,7 +120,7 @@ STEPS = [
 ]
 if FULL:
     cards = ["wormhole_n150", "blackhole_p150"]
-    WRITES = [(b, p, t) for b in (1, 3, 8) for p in (False, True) for t in cards]
+    WRITES = [(b, p, n, t) for b in (1, 3, 8) for p in (False, True) for n in (1, 2) for t in cards]
     STEPS = [
         (b, p, e, t)
         for b in (1, 3, 8)
@@ -126,9 +131,10 @@ if FULL:
 
 
 @needs_sim
-@pytest.mark.parametrize("users, paged, target", WRITES)
-def test_batched_write_passes_bitwise(users, paged, target):
-    inputs, reference, got, comparisons = run_both(write(users, paged), target, users)
+@pytest.mark.parametrize("users, paged, tokens, target", WRITES)
+def test_batched_write_passes_bitwise(users, paged, tokens, target):
+    text = write(users, paged, tokens)
+    inputs, reference, got, comparisons = run_both(text, target, users, tokens=tokens)
     assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
     # a write moves the rows it is given: exact, and the rows written are new ones
     np.testing.assert_array_equal(got["c2"], reference["c2"])
@@ -175,9 +181,9 @@ def test_a_bad_position_or_block_id_writes_nothing(monkeypatch, paged, bad, mess
     (table[user, :] if name == "table" else pos[0, user : user + 1]).fill_(value)
     with pytest.raises(RuntimeError, match=message):
         if paged:
-            host._paged_update_cache(cache, src, pos, table, users, S // BLOCK, BLOCK, 24)
+            host._paged_update_cache(cache, src, pos, table, users, S // BLOCK, BLOCK, 24, 1)
         else:
-            host._batch_update_cache(cache, src, pos, users, S)
+            host._batch_update_cache(cache, src, pos, users, S, 1)
     assert torch.equal(cache, old)
 
 
@@ -225,15 +231,19 @@ def _reads_block_ids(tmp_path) -> str:
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text, message, reads_ids",
     [
-        (step(3, True, "f32"), r"section @o: sp\.load users table \(the paged caches"),
-        (write(3, False).replace("3x64xf32>", "6x64xf32>"), r"section @c: sp\.scatter tokens 2"),
+        (step(3, True, "f32"), r"section @o: sp\.load users table \(the paged caches", True),
+        (
+            step(3, False, "f32").replace("3x128xf32>", "6x128xf32>").replace("3x64x", "6x64x"),
+            r"section @o: sp\.attention users 3 with 2 query rows each",
+            False,
+        ),
     ],
 )
-def test_what_is_not_printed_is_refused_by_name(tmp_path, text, message):
+def test_what_is_not_printed_is_refused_by_name(tmp_path, text, message, reads_ids):
     fn = entry_function(parse_module(text))
-    module = compile_module(fn, _reads_block_ids(tmp_path))
+    module = compile_module(fn, _reads_block_ids(tmp_path) if reads_ids else "wormhole_n150")
     with pytest.raises(TTLangUnsupported, match=message):
         print_ttlang(module, io.StringIO())
 
