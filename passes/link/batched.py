@@ -141,7 +141,9 @@ def _gather_caches(
     for cache in dict.fromkeys((op.k, op.v)):
         s = ProgramBuilder(ctx, op)
         pool, pos, table = s.input(cache), s.input(op.pos), s.input(op.table)  # type: ignore[arg-type]
-        name = f"{pool.sym_name.data}__users"
+        # the scratch is named for its section (a deployment's prefill and decode both gather)
+        name = ctx.section_name(f"{pool.sym_name.data}__users")
+        ctx.sections.discard(name)  # build() takes it
         width = valid(cache)[1]
         copy = s.declare(ctx.scratch(name, (users * capacity, width), pool.element_type))
         out = s.fifo("out", copy, 1, "w")
@@ -176,7 +178,8 @@ def _read_copies(section: sp.ProgramOp, gathers: list[sp.ProgramOp]) -> None:
     """The attention section reads the gathers' contiguous copies in place of the pools."""
     for gather in gathers:
         (stage,) = gather.ops_of(GatherOp)
-        pool, copy = stage.tensor.root_reference.data, gather.sym_name.data
+        pool = stage.tensor.root_reference.data
+        copy = gather.one(sp.StoreOp).tensor.root_reference.data  # type: ignore[union-attr]
         old = section.tensor(pool)
         new = gather.tensor(copy).clone()
         new.properties["role"] = sp.TensorRoleAttr(TensorRole.INPUT)
