@@ -6,7 +6,9 @@ single-user sections with the user as one more dimension.
                      contiguous (b * S + j) or through the block table (`table`, `block_size`)
     batch_attention  the flash section (link/attention.py) over the users' caches one after
                      another: K and V loads of users' caches (sp.load `users`), the stage's
-                     block-diagonal causal mask (sp.attention `users`, `capacity`)
+                     block-diagonal causal mask (sp.attention `users`, `capacity`); paged, on
+                     a target whose kernels cannot address DRAM by a block id they read,
+                     after a gather of each pool into a contiguous scratch (sp.gather `table`)
 
 The write is the single-user write (link/indexed.py): the items are the same blocks of the rows
 written, so the B users' rows are written by the sites that would write B rows of one user, and
@@ -23,6 +25,15 @@ item per user: B users of one token fill one tile row of queries, so items per u
 the same tile of q B times and leave the tile's other rows idle. It is never split (flash
 decoding over users and keys needs per-row partials; not done), and it is priced at every
 user's full capacity, since the positions are known at run time only.
+
+A paged cache is read through its block table by the attention's own K and V loads only where
+the target's kernels can address DRAM by a value they read (Target.kernel_reads_by_id: a GPU
+thread loads from any address it computes). A TT-Lang kernel cannot (no scalar read, no
+runtime argument), so there each of K's and V's pools is first gathered into a U x S scratch
+(zero past each user's position: the pages the paged load would read), a section of its own
+that the report prices (its rows read and written) and every executor runs (on TT-Lang a host
+step, as the embedding's gather), and the attention is the contiguous one over the scratches.
+What is planned is what runs: the copy is not hidden inside a kernel the chip cannot print.
 
 Nothing is refused here: the REFUSED table stays, empty, as link's one place for an op that has
 no section form (test/test_coverage.py reads it).
