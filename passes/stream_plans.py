@@ -238,12 +238,16 @@ def attention_space(
     program: sp.ProgramOp, target: Target, stage: AttentionOp, out: sp.TensorOp
 ) -> Space:
     """Query blocks the f32 accumulator holds, whole heads of one kv head's group, K blocks of
-    keys (of one split's keys, where the keys are split)."""
+    keys (of one split's keys, where the keys are split; of one query tile row's users' caches,
+    where a batch's tile rows walk their own: sp.AttentionOp.user_key_tiles)."""
     mt = out.tiles[0]
     tc = program.tile[1]
     f32_acc = target.acc_tiles("f32")
     keys = ceil_div(stage.keys, program.tile[0]) // (stage.splits or 1)
     bms = [b for b in divisors(mt) if b <= f32_acc]
+    ranged = stage.user_key_tiles(program.tile[0])
+    if ranged is not None:  # a batch's query tile row walks its own users' caches
+        keys, bms = ranged, [1]
     dvt = stage.v_head_dim // tc
     # whole heads of one kv head's group; any divisor of the group where the query page
     # follows the item's width (q and v heads of one width), else the whole group

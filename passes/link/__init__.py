@@ -105,8 +105,9 @@ LINKERS: dict[type[Operation], Linker] = {
     **delta.LINKERS,
     **batched.LINKERS,
 }
-REFUSED = batched.REFUSED
 """Each tg op and the function that links it to its section(s)."""
+REFUSED = {**batched.REFUSED, **rows.REFUSED}
+"""Each tg op link has no section form for, with why (test/test_coverage.py reads it)."""
 
 
 def bridge_section(ctx: LinkContext, b: Relayout | Q8View) -> sp.ProgramOp:

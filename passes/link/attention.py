@@ -55,6 +55,7 @@ from spatial_dialect.sp import (
     TensorRole,
     size_expr,
 )
+from spatial_dialect.sp.compute import users_key_range
 from spatial_dialect.sp.errors import NotLowered
 from spatial_dialect.targets import DEFAULT_FIDELITY
 from spatial_dialect.targets.gemm import divisors
@@ -206,6 +207,13 @@ def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.Program
     if splits is None:
         y = s.output(op.res, Layout.TILED if many else None)
         col, first_key, out_elt = C0, K0, None
+        ranged = (
+            None
+            if batch is None
+            else users_key_range(queries, batch.users, batch.capacity, ctx.tile[0])
+        )
+        if ranged is not None:  # a query tile row walks its own users' caches only
+            first_key = R0 * ranged + K0
     else:
         # the partials: split c0 / W reads key tiles from (c0 / W) * K on, for the heads of
         # column c0 mod W (W: every head's columns, K: a split's key tiles)

@@ -5,10 +5,12 @@ single-user sections with the user as one more dimension.
                      r / T at its position pos[r / T] + r mod T (sp.scatter `tokens T`),
                      contiguous (b * S + j) or through the block table (`table`, `block_size`)
     batch_attention  the flash section (link/attention.py) over the users' caches one after
-                     another: K and V loads of users' caches (sp.load `users`), the stage's
-                     block-diagonal causal mask (sp.attention `users`, `capacity`); paged, on
-                     a target whose kernels cannot address DRAM by a block id they read,
-                     after a gather of each pool into a contiguous scratch (sp.gather `table`)
+                     another: K and V loads of users' caches (sp.load `users`), from key tile
+                     r0 * S / T where each query tile row walks its own users' caches, the
+                     stage's block-diagonal causal mask (sp.attention `users`, `capacity`);
+                     paged, on a target whose kernels cannot address DRAM by a block id they
+                     read, after a gather of each pool into a contiguous scratch (sp.gather
+                     `table`)
 
 The write is the single-user write (link/indexed.py): the items are the same blocks of the rows
 written, so the B users' rows are written by the sites that would write B rows of one user, and
@@ -18,13 +20,20 @@ nothing reads the old cache later (link/context.py carried_names), else copied f
 
 The attention keeps the single-user item space (query blocks x heads of one kv head): laying
 the caches one after another makes one K loop serve every user of an item, each user's K and V
-read once, in either layout, and the mask (not the addressing) keeps users apart. (Every item
-walks every cache: with more users than a query block holds, an item also walks, masked, the
-caches of users it does not serve; a K range per query block is not done.) Why not an
-item per user: B users of one token fill one tile row of queries, so items per user would read
-the same tile of q B times and leave the tile's other rows idle. It is never split (flash
-decoding over users and keys needs per-row partials; not done), and it is priced at every
-user's full capacity, since the positions are known at run time only.
+read once, in either layout, and the mask (not the addressing) keeps users apart. Where the
+queries fill more than one tile row and whole ones (sp.users_key_range: T divides the tile's
+rows and S), an item is one tile row of queries and its K loop walks only its own th / T users'
+caches, S / T key tiles from key tile r0 * S / T: no item reads a cache of a user it does not
+serve, so each K and V byte is read once per head group that reads it. Otherwise (the users
+fit one tile row, or the last tile row is partial) every item walks every cache, masked. Why
+not an item per user: B users of one token fill one tile row of queries, so items per user
+would read the same tile of q B times and leave the tile's other rows idle. The heads of an
+item are still tile's choice (g of the group's G, weighed against spreading over sites), so K
+and V are read G / g times; folding the group's heads into the query rows (row = (user, head),
+an item per chunk of users and kv head, K and V read once) is not done: it needs row-granular
+query and result pages, which TT-Lang does not print. It is never split (flash decoding over
+users and keys needs per-row partials; not done), and it is priced at every user's full
+capacity, since the positions are known at run time only.
 
 A paged cache is read through its block table by the attention's own K and V loads only where
 the target's kernels can address DRAM by a value they read (Target.kernel_reads_by_id: a GPU
@@ -56,6 +65,7 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.link.indexed import cache_copy
 from spatial_dialect.sp import AccessAttr, GatherOp, ScatterOp, SectionKind, TensorRole
+from spatial_dialect.sp.compute import users_key_range
 
 
 def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:
@@ -130,8 +140,14 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     (section,) = attention.sections(shape, ctx, 1)
     if gathers:
         _read_copies(section, gathers)
+    ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
+    walk = (
+        "the users' caches"
+        if ranged is None
+        else f"a query tile row's own {ctx.tile[0] // tokens} users' caches ({ranged} key tiles)"
+    )
     section.attributes["batch"] = StringAttr(
-        f"{users} users x {tokens} query row(s), one K loop over the users' caches one after "
+        f"{users} users x {tokens} query row(s), one K loop over {walk} one after "
         f"another ({layout}; each position read only up to the user's own, zero past it), a "
         "block-diagonal causal mask; priced at every user's full capacity (the positions are "
         "known at run time only)"

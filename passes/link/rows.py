@@ -238,3 +238,12 @@ LINKERS = {
     tg.ArgmaxOp: link_argmax,
 }
 """The ops this module links."""
+
+REFUSED: dict[type[Operation], str] = {
+    tg.RmsStatsOp: "the distributed rms_norm's halves are not linked yet: a row's sum of "
+    "squares as a rows x 1 f32 tensor needs a row_reduce form that stores the sum (the blocked "
+    "form's partials hold one tile per block, and its combine applies 1/sqrt(mean + eps))",
+    tg.RmsApplyOp: "the distributed rms_norm's halves are not linked yet: rms_apply's map "
+    "reads 1/sqrt(mean + eps), not a rows x 1 sum of squares over the whole row's n columns",
+}
+"""tg ops of the row family with no section form yet (docs/tensor-parallel.md#what-is-left)."""

@@ -38,6 +38,7 @@ from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
 
 from .decide import Decider
+from .norm import NORM_MODES
 from .price import nbytes
 from .rewrite import Rewriter
 
@@ -49,11 +50,13 @@ def whole_bytes(fn: func.FuncOp) -> int:
     return sum(nbytes(v.type) for v in values if isinstance(v.type, TensorType))
 
 
-def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bool):
+def planned(
+    mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bool, norm: str = "off"
+):
     """The per-chip function under one whole plan and its price per chip: each op alone plus
     each collective written (a decision's tp.us also counts the collectives it causes, which its
     neighbours' count too)."""
-    decider = Decider(mesh, fn, prefer_sharded, replicate_all)
+    decider = Decider(mesh, fn, prefer_sharded, replicate_all, norm)
     decider.run()
     out = Rewriter(decider, mesh.name).function()
     collectives = [op for op in out.body.block.ops if isinstance(op, CollectiveOp)]
@@ -64,15 +67,31 @@ def planned(mesh: Mesh, fn: func.FuncOp, prefer_sharded: bool, replicate_all: bo
 
 
 def per_chip(
-    fn: func.FuncOp, preset: str, prefer_sharded: bool = False, capacity: int | None = None
+    fn: func.FuncOp,
+    preset: str,
+    prefer_sharded: bool = False,
+    capacity: int | None = None,
+    norm: str = "off",
 ) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
     cheaper of the op-by-op plan and every op replicated (module docstring). ``capacity``: one
     chip's DRAM (default the chip's; the pipeline's dram-mem where given)."""
     mesh = MESH_PRESETS[preset]
-    split, split_us, n = planned(mesh, fn, prefer_sharded, False)
+    split, split_us, n = planned(mesh, fn, prefer_sharded, False, norm)
     head = f"tensor-parallel over {preset} ({mesh.describe()})"
     split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
+    if norm == "priced":
+        # Op by op, a layer's first norm reads its input as it lies (replicated, no collective)
+        # and keeps it so: the split residual stream pays off only over the layer (norm.py), so
+        # the whole plan with every norm distributed is priced against it too.
+        dist, dist_us, dn = planned(mesh, fn, prefer_sharded, False, "forced")
+        dist_line = f"distributed norms: {dist_us:.3f} us per chip with {dn} collective(s)"
+        if round(dist_us, 3) < round(split_us, 3):
+            loser = f"{split_line}, slower by {split_us - dist_us:.3f} us"
+            split, split_us, n, split_line = dist, dist_us, dn, dist_line
+        else:
+            loser = f"{dist_line}, slower by {dist_us - split_us:.3f} us"
+        split_line += f" (against {loser})"
     need = whole_bytes(fn)
     capacity = mesh.chip.dram_bytes if capacity is None else capacity
     if prefer_sharded:
@@ -114,12 +133,15 @@ class TensorParallelPass(ModulePass):
     `prefer-sharded=true` takes a sharded plan wherever one can run (the Megatron layout at any
     size: the tiny models' collectives cost more than their products save, so by price alone they
     are gathered early). `dram-mem`: one chip's DRAM where replication must fit (link's option,
-    which spatial-pipeline passes to both)."""
+    which spatial-pipeline passes to both). `distributed-norm=off|priced|forced`: whether a
+    whole-row rms_norm may run on a chip's columns (norm.py)."""
 
     name = "tensor-parallel"
     mesh: str | None = None
     prefer_sharded: bool = False
     dram_mem: str | int | None = None
+    distributed_norm: str = "off"
+    """off, priced or forced: the distributed rms_norm's mode (norm.py)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mesh is None:
@@ -129,6 +151,11 @@ class TensorParallelPass(ModulePass):
         if self.mesh not in MESH_PRESETS:
             raise SpatialPassError(
                 f"tensor-parallel: unknown mesh {self.mesh!r} (known: {', '.join(MESH_PRESETS)})"
+            )
+        if self.distributed_norm not in NORM_MODES:
+            raise SpatialPassError(
+                f"tensor-parallel: distributed-norm={self.distributed_norm!r} is not one of "
+                f"{', '.join(NORM_MODES)}"
             )
         fns = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and not is_per_chip(f)]
         if not fns:
@@ -143,7 +170,7 @@ class TensorParallelPass(ModulePass):
             else:
                 op.body.block.insert_op_before(mesh_op, first)
         for fn in fns:
-            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity)
+            new = per_chip(fn, self.mesh, self.prefer_sharded, capacity, self.distributed_norm)
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()

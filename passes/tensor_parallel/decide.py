@@ -23,13 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import Float32Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import Mesh
 
-from .layout import REPLICATED, Layout, R, conversion
+from .layout import REPLICATED, Layout, R, conversion, partial
+from .norm import NORM_PLANS
 from .price import op_us, steps_us
 from .rules import Context, Plan, head_hints, plans_of
 
@@ -65,12 +66,17 @@ class Decider:
     replicate_all: bool = False
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
+    norm: str = "off"
+    """The distributed rms_norm's mode (norm.py): off, priced, or forced (its plans first)."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape
         self.rank = len(self.sizes)
         self.layouts: dict[SSAValue, Layout] = {}
         self.decisions: dict[Operation, Decision] = {}
+        self.made: set[tuple[SSAValue, Layout]] = set()
+        """Values already converted for an earlier reader: the rewrite writes each conversion
+        once (rewrite.py), so a later reader of the same layout pays nothing for it."""
         ops = list(self.fn.body.block.ops)
         self.ctx = Context(
             self.sizes,
@@ -78,7 +84,9 @@ class Decider:
             head_hints(ops, self.sizes),
             lambda v: [u.operation for u in v.uses],
             self.mesh.chip.tile_rows,
+            self.norm,
         )
+        self.scatter = self.norm != "off"
 
     def price(self, op: Operation, plan: Plan) -> tuple[float, float, int, str | None]:
         """One chip's time under ``plan`` (the op alone, and with the collectives its operands
@@ -87,9 +95,9 @@ class Decider:
         convert, collectives = 0.0, 0
         for v, want in zip(op.operands, plan.operands, strict=True):
             cur = self.layouts.get(v)
-            if cur is None:
+            if cur is None or (v, want) in self.made:
                 continue
-            steps = conversion(cur, want, self.rank)
+            steps = conversion(cur, want, self.rank, self.scatter)
             if steps is None:
                 why = (
                     f"{value_name(v)} is {cur.describe()}: no collective makes it {want.describe()}"
@@ -100,6 +108,10 @@ class Decider:
         if plan.collective is not None:
             convert += self.pick_us(op, plan)
             collectives += 1
+        if plan.stats is not None:
+            stats, steps = self.stats_steps(op, plan.stats)
+            convert += steps_us(self.mesh, steps, stats, stats.get_shape())
+            collectives += len(steps)
         if plan.result.kind != R:
             for r in op.results:
                 taken = [(u, self.accepts(u, r, plan.result)) for u in self.readers(r)]
@@ -146,12 +158,39 @@ class Decider:
         for plan in plans:
             if plan.refused is not None or plan.name == "replicate":
                 continue
-            if all(
+            if (us := self.scattered(reader, v, lay, plan)) is not None:
+                found.append(us)
+            elif all(
                 want == lay if u is v else self.layouts.get(u) in (None, want)
                 for u, want in zip(reader.operands, plan.operands, strict=True)
             ):
                 found.append(self.pick_us(reader, plan))
         return min(found, default=None)
+
+    def stats_steps(self, op: Operation, axes: tuple[int, ...]) -> tuple[TensorType, list]:
+        """A distributed rms_norm's statistics (rows x 1, f32) and the all_reduces that sum
+        them over ``axes``."""
+        t = op.operands[0].type
+        assert isinstance(t, TensorType)
+        stats = TensorType(Float32Type(), [t.get_shape()[0], 1])
+        steps = conversion(partial(axes), REPLICATED, self.rank)
+        assert steps is not None
+        return stats, steps
+
+    def scattered(self, reader: Operation, v: SSAValue, lay: Layout, plan: Plan) -> float | None:
+        """The reduce_scatter a ``scatter`` or ``local`` plan of an elementwise ``reader``
+        (norm.py) turns ``v``, a partial sum, into its shard with: the lookahead of a row product whose reader keeps the residual
+        stream split (without it the row product would be priced with an all_reduce it does
+        not need); None for any other plan or when its other operands do not lie as it wants."""
+        if plan.name not in ("scatter", "local") or not self.scatter:
+            return None
+        want = plan.operands[[u is v for u in reader.operands].index(True)]
+        steps = conversion(lay, want, self.rank, True)
+        others = all(
+            u is v or self.layouts.get(u) in (None, w)
+            for u, w in zip(reader.operands, plan.operands, strict=True)
+        )
+        return self.steps_us(v, lay, steps) if steps and others else None
 
     def pick_us(self, op: Operation, plan: Plan) -> float:
         """The time of the collective ``plan`` is (0 when it is none)."""
@@ -186,8 +225,10 @@ class Decider:
             )
         # To the nanosecond the prices carry; a tie goes to fewer collectives (an all_reduce is
         # priced as two all_gathers), then to the rules' order (sharded plans first).
+        forced = self.norm == "forced"
         priced.sort(
             key=lambda p: (
+                forced and p[3].name not in NORM_PLANS,
                 (p[3].name != "replicate")
                 if self.replicate_all
                 else (self.prefer_sharded and p[3].name == "replicate"),
@@ -196,6 +237,10 @@ class Decider:
             )
         )
         us, _, own, best = priced[0]
+        if forced and best.name in NORM_PLANS:
+            # forced: the runner-up is the best plan of another kind (the replicated norm), not
+            # the same plan over another axis group
+            priced[1:] = sorted(priced[1:], key=lambda p: p[3].name in NORM_PLANS)
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
             if ru_us < us:
@@ -212,6 +257,8 @@ class Decider:
             runner += f"; {why_replicated}"  # an op with a sharded rule that one plan is not
         self.decisions[op] = Decision(best, us, own, runner)
         for v, want in zip(op.operands, best.operands, strict=True):
+            if self.layouts.get(v, want) != want:
+                self.made.add((v, want))
             self.layouts.setdefault(v, want)  # an unread argument takes its first reader's layout
         for r in op.results:
             self.layouts[r] = best.result

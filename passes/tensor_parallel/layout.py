@@ -14,7 +14,8 @@ Decided here, and why:
   of every block; the local shape is the plain shard's. Only arguments take it (no collective
   gathers one: an all_gather concatenates whole shards).
 - **Conversions only gather**: ``S -> R`` is an all_gather per axis (minor axis first, as the
-  mesh verifier asks), ``P -> R`` an all_reduce per axis. ``R -> S`` would be a local slice, which
+  mesh verifier asks), ``P -> R`` an all_reduce per axis (``P -> S`` a reduce_scatter per axis
+  for the distributed norm's residual stream, norm.py). ``R -> S`` would be a local slice, which
   tg has no op for; a plan needing it is not taken. An argument has no layout until its first
   reader chooses one (the host shards it), so arguments never convert.
 """
@@ -97,11 +98,17 @@ class Step:
     after: tuple[str, ...]
 
 
-def conversion(src: Layout, dst: Layout, rank: int) -> list[Step] | None:
+def conversion(src: Layout, dst: Layout, rank: int, scatter: bool = False) -> list[Step] | None:
     """The collectives that turn ``src`` into ``dst`` (none when equal), or None when no gather
-    does (``R -> S``, a repeated shard, a change of group)."""
+    does (``R -> S``, a repeated shard, a change of group). ``scatter``: a partial sum may also
+    become a plain shard over its own axes, a reduce_scatter per axis (the distributed norm's
+    residual stream, tensor_parallel/norm.py; off unless its mode is on, so that no other
+    decision changes)."""
     if src == dst:
         return []
+    if scatter and src.kind == P and dst.kind == S and dst.axes == src.axes:
+        if dst.repeat == 1 and dst.stacked == 1:
+            return partial_scatter_gather(src, dst.dim, rank)[: len(src.axes)]
     if dst.kind != R or src.repeat != 1 or src.stacked != 1:
         return None
     steps = []

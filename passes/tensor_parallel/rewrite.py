@@ -38,9 +38,10 @@ from spatial_dialect.mesh import (
 )
 from spatial_dialect.mesh.interface import Placement, mark
 from spatial_dialect.passes.mesh_prices import cost_of
+from spatial_dialect.tg import RmsApplyOp, RmsNormOp, RmsStatsOp
 
 from .decide import Decider, local_type, value_name
-from .layout import REPLICATED, Layout, P, conversion, partial_scatter_gather
+from .layout import REPLICATED, Layout, P, R, conversion, partial_scatter_gather
 from .price import step_result_shape, steps_us
 
 OPS = {
@@ -94,7 +95,7 @@ class Rewriter:
         if (old, want) in self.values:
             return self.values[(old, want)]
         cur = self.d.layouts[old]
-        steps = conversion(cur, want, self.d.rank)
+        steps = conversion(cur, want, self.d.rank, self.d.scatter)
         assert steps is not None, f"{old} {cur} -> {want}"
         new = self.values[(old, cur)]
         t = old.type
@@ -105,7 +106,7 @@ class Rewriter:
         reason = (
             f"{made} leaves {value_name(old)} {cur.describe()}; {reader} reads it {want.describe()}"
         )
-        if cur.kind == P:
+        if cur.kind == P and want.kind == R:
             alt = partial_scatter_gather(cur, len(shape) - 1, self.d.rank)
             if shape[-1] % self.d.mesh.chips == 0:
                 us = steps_us(self.d.mesh, alt, t, shape)
@@ -137,6 +138,9 @@ class Rewriter:
                 f"{reader} picks each row's first maximum over the chips' columns",
             )
             new.attributes.update(attrs)
+        elif dec.plan.stats is not None:
+            new = self._distributed_norm(op, operands, dec.plan.stats, reader)
+            new.attributes.update(attrs)
         else:
             new = type(op).create(
                 operands=operands,
@@ -148,6 +152,32 @@ class Rewriter:
         for old_r, new_r in zip(op.results, new.results, strict=True):
             new_r.name_hint = old_r.name_hint
             self.values[(old_r, dec.plan.result)] = new_r
+
+    def _distributed_norm(
+        self, op: Operation, operands: list[SSAValue], axes, reader: str
+    ) -> Operation:
+        """tg.rms_norm on a chip's columns (tensor_parallel/norm.py): its share of each row's sum
+        of squares, all-reduced over ``axes`` (rows x 1 f32, not x), then applied with the whole
+        row's width."""
+        assert isinstance(op, RmsNormOp)
+        x, weight, *residual = operands
+        res = residual[0] if residual else None
+        stats_op = RmsStatsOp(x, res)
+        self.block.add_op(stats_op)
+        stats = stats_op.results[0]
+        stats.name_hint = f"{op.results[0].name_hint or 'norm'}_ss"
+        st, steps = self.d.stats_steps(op, axes)
+        shape = list(st.get_shape())
+        why = (
+            f"{reader}: each chip's share of the rows' sum of squares, summed over the chips "
+            "(the statistics, not x)"
+        )
+        for step in steps:
+            stats = self._collective(step, stats, shape, why)
+        n = _shape(op.operands[0])[1]
+        apply = RmsApplyOp(x, stats, weight, res, eps=op.eps, n=n)
+        self.block.add_op(apply)
+        return apply
 
     def function(self) -> func.FuncOp:
         fn = self.d.fn
@@ -184,3 +214,9 @@ class Rewriter:
         for k, v in fn.attributes.items():
             out.attributes[k] = v
         return out
+
+
+def _shape(v: SSAValue) -> list[int]:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return list(t.get_shape())

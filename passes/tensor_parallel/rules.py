@@ -33,6 +33,10 @@ Decided here, and why:
   mesh.argmax_gather, each chip's (value, index) gathered and the first largest picked, MPI's
   MAXLOC) or ``replicate`` (the logits gathered whole): the LM head's column split then pays a
   gather of T x (value + index) pairs instead of T x V logits.
+- **whole-row rms_norm**: ``distributed`` (x split by columns, the statistics all-reduced,
+  tg.rms_stats and tg.rms_apply on the chip) where the pass's distributed-norm mode asks
+  (norm.py, which also adds the elementwise ``scatter`` plan that keeps the residual stream
+  split); otherwise replicated.
 - **everything else** (whole-row norms, gather_rows, the delta ops): replicated, gathering what
   it reads; always correct, and recorded with the reason.
 """
@@ -52,6 +56,7 @@ from spatial_dialect.tg import (
     AttentionOp,
     BatchAttentionOp,
     BatchSetRowsOp,
+    GatherRowsOp,
     GeluOp,
     MatmulOp,
     MatmulQ8_0Op,
@@ -71,6 +76,7 @@ from spatial_dialect.tg import (
 )
 
 from .layout import REPLICATED, Layout, P, R, S, Step, partial, shard, splits
+from .norm import OFF_WHY, embedding_plans, norm_plans, scatter_plans
 
 Q8_0_BLOCK = 32
 """Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
@@ -89,6 +95,9 @@ class Plan:
     collective: Step | None = None
     """The collective that IS the op under this plan (the vocab arg-max's mesh.argmax_gather,
     which takes each chip's local arg-max itself): priced with the plan, written in its place."""
+    stats: tuple[int, ...] | None = None
+    """The mesh axes a distributed rms_norm all-reduces its rows x 1 statistics over (norm.py):
+    priced with the plan; the op is written as tg.rms_stats, the all_reduce, tg.rms_apply."""
 
     @property
     def label(self) -> str:
@@ -116,6 +125,8 @@ class Context:
     readers: Callable[[SSAValue], list[Operation]]
     tile_rows: int = 32
     """The chip's tile height: link reads each expert's block of w_down at a whole tile."""
+    norm: str = "off"
+    """The pass's distributed-norm mode (norm.py NORM_MODES)."""
 
     @property
     def groups(self) -> list[tuple[int, ...]]:
@@ -391,7 +402,7 @@ def _argmax(op: ArgmaxOp, ctx: Context) -> list[Plan]:
 
 
 REPLICATED_WHY = {
-    RmsNormOp: "distributed rms_norm (all-gather of E[x^2]) is not built",
+    RmsNormOp: OFF_WHY,
 }
 
 
@@ -412,8 +423,13 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         return _moe(op, ctx), EXPERTS_BY_CHIP
     if isinstance(op, ArgmaxOp):
         return _argmax(op, ctx), None
+    if isinstance(op, RmsNormOp) and op.width is None and ctx.norm != "off":
+        return norm_plans(op, ctx), None
+    if isinstance(op, GatherRowsOp) and ctx.norm != "off":
+        return embedding_plans(op, ctx), None
     if isinstance(op, ELEMENTWISE):
         plans = _elementwise(op, ctx)
+        plans[-1:-1] = scatter_plans(op, ctx, isinstance(op, LINEAR_SUMS))
         return plans, "every operand is replicated" if len(plans) == 1 else None
     why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
     return [_replicate(op)], why

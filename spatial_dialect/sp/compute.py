@@ -393,6 +393,19 @@ class RopeOp(ComputeStage):
 # ── Flash attention ───────────────────────────────────────────────────────────────────────────
 
 
+def users_key_range(queries: int, users: int, capacity: int, tile_rows: int) -> int | None:
+    """The key tiles a batched attention's query tile row reads, S / T, where the U x T queries
+    fill more than one tile row and whole ones, a tile row holds whole users (T divides th) and
+    their caches whole key tiles (T divides S): its th / T users' caches are S / T key tiles
+    from key tile r0 * S / T. Else None: the users fit one tile row (its walk is every cache),
+    or a tile row would cut a user or a key tile, or the last would be partial (its walk would
+    run past the caches), and every item walks every cache, masked."""
+    tokens = queries // users
+    if queries <= tile_rows or queries % tile_rows or tile_rows % tokens or capacity % tokens:
+        return None
+    return capacity // tokens
+
+
 @irdl_op_definition
 class AttentionOp(StageOp):
     """`sp.attention %q, %k, %v [pos %p] -> %out acc %dst state %o, %ml heads 4 kv_heads 2
@@ -432,7 +445,11 @@ class AttentionOp(StageOp):
     x mod S: query row r sees it when both are the same user's and x mod S <= pos[u] + r mod T
     (a block-diagonal causal mask, so one K loop over every cache serves every user of the
     item). A user at pos -1 is idle: its rows are zero. A live position outside [0, S - T] is
-    a runtime error, reported, never read past.
+    a runtime error, reported, never read past. Where the queries fill more than one tile row
+    and whole ones, each of th / T users (`user_key_tiles`), an item is one tile row of queries
+    (h = 1) and walks only its own users' caches: S / T key tiles from key tile r0 * S / T (the
+    K and V loads' origin; the K loop's extent), key x of that walk being key
+    r0 * S / T * th + x of the U x S.
     """
 
     name = "sp.attention"
@@ -514,6 +531,13 @@ class AttentionOp(StageOp):
     def group(self) -> int:
         """Query heads per kv head."""
         return self.heads // self.kv_heads
+
+    def user_key_tiles(self, tile_rows: int) -> int | None:
+        """The key tiles of one query tile row's users where each tile row walks only its own
+        users' caches (`users_key_range`), else None (every item walks every cache)."""
+        if self.users is None or self.capacity is None:
+            return None
+        return users_key_range(self.queries, self.users, self.capacity, tile_rows)
 
     def verify_(self) -> None:
         h, kv = self.heads, self.kv_heads

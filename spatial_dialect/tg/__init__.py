@@ -107,7 +107,9 @@ from spatial_dialect.tg.quant import (
 )
 from spatial_dialect.tg.rows import (
     LayerNormOp,
+    RmsApplyOp,
     RmsNormOp,
+    RmsStatsOp,
     RopeOp,
 )
 
@@ -132,6 +134,8 @@ __all__ = [
     "SoftplusOp",
     "SwigluOp",
     "RmsNormOp",
+    "RmsStatsOp",
+    "RmsApplyOp",
     "LayerNormOp",
     "RopeOp",
     "AttentionOp",

@@ -1,4 +1,5 @@
-"""Row ops of tg: rms_norm, layer_norm and rope, each over the rows of a 2-D tensor."""
+"""Row ops of tg: rms_norm (and its two halves, rms_stats and rms_apply, for a row split over
+chips), layer_norm and rope, each over the rows of a 2-D tensor."""
 
 from __future__ import annotations
 
@@ -84,6 +85,91 @@ class RmsNormOp(TgOp):
         w_rows, w_cols = self.require_rank("weight", 2)
         if (w_rows, w_cols) != (1, width):
             raise self.err(f"weight is {w_rows}x{w_cols}; it must be 1x{width}")
+        if self.residual is not None:
+            self.require_same_type("residual", "x")
+
+
+@irdl_op_definition
+class RmsStatsOp(TgOp):
+    """stats = sum over each row of h^2, h = x (+ residual), in f32: the first half of a
+    distributed rms_norm (docs/tensor-parallel.md#the-distributed-rms_norm).
+
+    On a chip holding some of a row's columns it is that chip's share of the row's sum, a
+    partial sum over the chips: an all_reduce of these rows x 1 statistics, not of x, gives every
+    chip the whole row's sum of squares. A sum, not a mean, so that the shares add.
+    """
+
+    name = "tg.rms_stats"
+    x = operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    res = result_def(TensorType)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: Value, residual: Value | None = None):
+        t = tensor_operand(self.name, "x", SSAValue.get(x), 2)
+        rows = t.get_shape()[0]
+        self.init_tg([x, residual], result_type=TensorType(Float32Type(), [rows, 1]))
+
+    def verify_shapes(self) -> None:
+        rows, _ = self.require_rank("x", 2)
+        self.require_float("x")
+        if self.residual is not None:
+            self.require_same_type("residual", "x")
+        t = self.res.type
+        assert isinstance(t, TensorType)
+        if tuple(t.get_shape()) != (rows, 1) or not isinstance(t.element_type, Float32Type):
+            raise self.err(f"x has {rows} rows, so the result must be tensor<{rows}x1xf32>")
+
+
+@irdl_op_definition
+class RmsApplyOp(TgOp):
+    """h / sqrt(stats / n + eps) * weight, h = x (+ residual), stats a row's sum of h^2 over
+    all ``n`` columns of the whole row (tg.rms_stats, all-reduced): the second half of a
+    distributed rms_norm. x may hold only some of the row's columns (a chip's shard); ``n`` is
+    the whole row's width, so the mean is the whole row's. Equals tg.rms_norm where x is the
+    whole row and stats its own."""
+
+    name = "tg.rms_apply"
+    x = operand_def(TensorType)
+    stats = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    res = result_def(TensorType)
+    eps = prop_def(FloatAttr[Float32Type])
+    n = prop_def(IntegerAttr[I64])
+    RESULT_LIKE: ClassVar[str | None] = "x"
+    assembly_format = "operands `eps` $eps `n` $n attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        x: Value,
+        stats: Value,
+        weight: Value,
+        residual: Value | None = None,
+        *,
+        eps: float | FloatAttr,
+        n: int | IntegerAttr,
+    ):
+        props = {
+            "eps": f32_property(self.name, "eps", eps),
+            "n": i64_property(self.name, "n", n),
+        }
+        self.init_tg([x, stats, weight, residual], props)
+
+    def verify_shapes(self) -> None:
+        rows, cols = self.require_rank("x", 2)
+        self.require_float("x", "weight")
+        n = self.require_positive("n")
+        if cols > n:
+            raise self.err(f"x has {cols} columns, more than the row's width n {n}")
+        s = self.require_rank("stats", 2)
+        t = self.stats.type
+        assert isinstance(t, TensorType)
+        if s != (rows, 1) or not isinstance(t.element_type, Float32Type):
+            raise self.err(f"x has {rows} rows, so stats must be tensor<{rows}x1xf32>")
+        w = self.require_rank("weight", 2)
+        if w != (1, cols):
+            raise self.err(f"weight is {shape_str(w)}; it must be 1x{cols}")
         if self.residual is not None:
             self.require_same_type("residual", "x")
 

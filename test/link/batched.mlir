@@ -27,7 +27,8 @@ func.func @paged(%q: tensor<3x64xf32>, %k: tensor<3x32xf32>, %kc: tensor<48x32xf
 
 // -----
 
-// 40 users, two tokens each, contiguous: the positions span two tiles of the page
+// 40 users, two tokens each, contiguous: the positions span two tiles of the page; the 80
+// query rows end in a partial tile row, so every item walks every cache
 func.func @contiguous(%q: tensor<80x64xbf16>, %k: tensor<80x32xbf16>, %kc: tensor<640x32xbf16>, %pos: tensor<40xi32>) -> (tensor<80x64xbf16>, tensor<640x32xbf16>) {
   %kc2 = tg.batch_set_rows %kc, %k, %pos : (tensor<640x32xbf16>, tensor<80x32xbf16>, tensor<40xi32>) -> tensor<640x32xbf16>
   %o = tg.batch_attention %q, %kc2, %kc2, %pos heads 2 kv_heads 1 head_dim 32 scale 0.5 : (tensor<80x64xbf16>, tensor<640x32xbf16>, tensor<640x32xbf16>, tensor<40xi32>) -> tensor<80x64xbf16>
@@ -41,3 +42,16 @@ func.func @contiguous(%q: tensor<80x64xbf16>, %k: tensor<80x32xbf16>, %kc: tenso
 // CHECK:         sp.load @pos[0, 0] x [1, 2] -> %pos
 // CHECK-NEXT:    sp.load @kc[k0, 0] x [kw, 1] users @pos capacity 16 tokens 2 -> %k
 // CHECK:         sp.attention {{.*}} queries 80 keys 640 {{.*}} causal users 40 capacity 16
+
+// -----
+
+// 64 users, one token each: two query tile rows of 32 users, each walking only its own
+// users' caches, 32 x 16 keys = 16 key tiles from key tile r0 * 16
+func.func @ranged(%q: tensor<64x64xf32>, %kc: tensor<1024x32xf32>, %vc: tensor<1024x32xf32>, %pos: tensor<64xi32>) -> tensor<64x64xf32> {
+  %o = tg.batch_attention %q, %kc, %vc, %pos heads 2 kv_heads 1 head_dim 32 scale 0.5 : (tensor<64x64xf32>, tensor<1024x32xf32>, tensor<1024x32xf32>, tensor<64xi32>) -> tensor<64x64xf32>
+  func.return %o : tensor<64x64xf32>
+}
+// CHECK-LABEL: sp.entry @ranged
+// CHECK:         sp.load @kc[r0 * 16 + k0, 0] x [kw, 1] users @pos capacity 16 tokens 1 -> %k
+// CHECK-NEXT:    sp.load @vc[r0 * 16 + k0, 0] x [kw, 1] users @pos capacity 16 tokens 1 -> %v
+// CHECK-NEXT:    sp.attention {{.*}} queries 64 keys 1024 {{.*}} causal users 64 capacity 16

@@ -181,6 +181,7 @@ def step(users: int, tokens: int, paged: bool, elt: str = "f32") -> str:
         (3, 2, False, "bf16"),
         (8, 1, False, "bf16"),
         (8, 1, True, "f32"),
+        (64, 1, True, "f32"),  # two query tile rows, each walking its own 32 users' caches
     ],
 )
 def test_batched_step_simulates_to_the_reference(target, users, tokens, paged, elt):
@@ -307,7 +308,13 @@ def test_a_position_past_the_cache_is_the_attentions_runtime_error_too():
 
 @pytest.mark.parametrize(
     "users, tokens, paged, elt",
-    [(1, 1, True, "bf16"), (3, 2, True, "f32"), (8, 1, False, "bf16"), (8, 1, True, "f32")],
+    [
+        (1, 1, True, "bf16"),
+        (3, 2, True, "f32"),
+        (8, 1, False, "bf16"),
+        (8, 1, True, "f32"),
+        (32, 2, False, "bf16"),  # two query tile rows of 16 users each, each over its own
+    ],
 )
 def test_batched_step_runs_under_tritons_interpreter(users, tokens, paged, elt):
     pytest.importorskip("triton")
@@ -363,3 +370,27 @@ def test_the_report_shows_the_weights_read_once_for_the_batch_and_the_attentions
         if type(p).__name__ == "ProgramOp"
     ]
     assert "priced at every user's full capacity" in rows[-1]["batch"]
+
+
+def test_each_key_and_value_byte_is_priced_once_where_tile_rows_walk_their_own_users():
+    # 64 users of one token: two query tile rows of 32 users, each walking only its users'
+    # caches (S / T = 16 key tiles from r0 * 16); one q head per kv head, so an item is (a tile
+    # row, a head) and nothing but the K range decides how often K and V are read
+    users, heads, d, elt = 64, 2, 32, 4  # f32
+    q, cache = f"tensor<{users}x{heads * d}xf32>", f"tensor<{users * S}x{heads * d}xf32>"
+    pos = f"tensor<{users}xi32>"
+    text = (
+        f"func.func @a(%q: {q}, %c: {cache}, %vc: {cache}, %pos: {pos}) -> {q} {{\n"
+        f"  %o = tg.batch_attention %q, %c, %vc, %pos heads {heads} kv_heads {heads} "
+        f"head_dim {d} scale 0.25 : ({q}, {cache}, {cache}, {pos}) -> {q}\n"
+        f"  func.return %o : {q}\n}}"
+    )
+    for target in ("wormhole_n150", "h100"):
+        _, module = compiled(text, target)
+        (attention,) = [p for p in module.walk() if type(p).__name__ == "ProgramOp"]
+        row = section_report(attention, PRESETS[target], "hifi4")
+        items = (users // 32) * heads  # a query tile row by a head
+        kv_bytes = 2 * users * S * heads * d * elt  # K and V, each byte once
+        q_and_out = 2 * users * heads * d * elt
+        positions = items * users * 4  # each item reads the users' i32 positions
+        assert row["dram_bytes"] == kv_bytes + q_and_out + positions, target

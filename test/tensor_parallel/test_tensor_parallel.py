@@ -41,15 +41,16 @@ def check_deployment(
     f32_rtol: float | None = 1e-5,
     prefer_sharded: bool = False,
     edit=None,
+    norm: str = "off",
 ) -> func.FuncOp:
     """Runs the pass on ``module`` and compares the deployment with the whole reference on the
-    same drawn inputs (``edit`` changes them first)."""
+    same drawn inputs (``edit`` changes them first; ``norm``: the pass's distributed-norm)."""
     whole = _fn(module)
     inputs = draw_inputs(whole, 0)
     if edit is not None:
         edit(inputs)
     ref = evaluate(whole, inputs)
-    TensorParallelPass(mesh, prefer_sharded).apply(Context(), module)
+    TensorParallelPass(mesh, prefer_sharded, distributed_norm=norm).apply(Context(), module)
     per_chip = _fn(module)
     got = run_deployment(per_chip, inputs)
     for i, (r, g) in enumerate(zip(ref, got, strict=True)):

@@ -193,6 +193,30 @@ func.func @rms_int(%x: tensor<4x8xi32>, %w: tensor<1x8xf32>) {
 
 // -----
 
+func.func @rms_stats_result(%x: tensor<4x8xf32>) {
+  %r = "tg.rms_stats"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: tg.rms_stats: x has 4 rows, so the result must be tensor<4x1xf32>
+
+// -----
+
+func.func @rms_apply_n(%x: tensor<4x8xf32>, %s: tensor<4x1xf32>, %w: tensor<1x8xf32>) {
+  %r = "tg.rms_apply"(%x, %s, %w) <{eps = 1.0e-06 : f32, n = 4 : i64}> : (tensor<4x8xf32>, tensor<4x1xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: tg.rms_apply: x has 8 columns, more than the row's width n 4
+
+// -----
+
+func.func @rms_apply_stats(%x: tensor<4x8xf32>, %s: tensor<4x1xbf16>, %w: tensor<1x8xf32>) {
+  %r = "tg.rms_apply"(%x, %s, %w) <{eps = 1.0e-06 : f32, n = 16 : i64}> : (tensor<4x8xf32>, tensor<4x1xbf16>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+// CHECK: tg.rms_apply: x has 4 rows, so stats must be tensor<4x1xf32>
+
+// -----
+
 func.func @rms_weight(%x: tensor<4x8xf32>, %w: tensor<1x4xf32>) {
   %r = "tg.rms_norm"(%x, %w) <{eps = 1.0e-06 : f32}> : (tensor<4x8xf32>, tensor<1x4xf32>) -> tensor<4x8xf32>
   func.return

@@ -97,6 +97,12 @@ def build_program() -> tuple[ModuleOp, dict[str, tuple[object, str]]]:
             tg.RmsNormOp(emb, a["wh"], a["x"], eps=1e-5, width=16),
             "tensor<8x64xbf16>",
         )
+        st = keep("rms_stats", tg.RmsStatsOp(emb, a["x"]), "tensor<8x1xf32>")
+        keep(
+            "rms_apply",
+            tg.RmsApplyOp(emb, st, a["w"], a["x"], eps=1e-6, n=128),
+            "tensor<8x64xbf16>",
+        )
         ln = keep("layer_norm", tg.LayerNormOp(n, a["w"], a["w"], eps=1e-5), "tensor<8x64xbf16>")
         q = keep("matmul", tg.MatmulOp(ln, a["wq"]), "tensor<8x64xbf16>")
         k = keep("matmul_k", tg.MatmulOp(ln, a["wk"]), "tensor<8x32xbf16>")

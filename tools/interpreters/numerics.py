@@ -157,6 +157,26 @@ def rms_norm(
     return (groups * inv * widen(weight).reshape(1, 1, width)).reshape(rows, cols)
 
 
+def rms_stats(x: np.ndarray, residual: np.ndarray | None) -> np.ndarray:
+    """Each row's sum of h^2 (f32, rows x 1): tg.rms_stats."""
+    h = widen(x) if residual is None else widen(x) + widen(residual)
+    return np.sum(h * h, axis=-1, keepdims=True, dtype=F32)
+
+
+def rms_apply(
+    x: np.ndarray,
+    stats: np.ndarray,
+    weight: np.ndarray,
+    residual: np.ndarray | None,
+    eps: float,
+    n: int,
+) -> np.ndarray:
+    """h / sqrt(stats / n + eps) * weight: tg.rms_apply, the whole row's mean from its sum."""
+    h = widen(x) if residual is None else widen(x) + widen(residual)
+    inv = F32(1) / np.sqrt(widen(stats) / F32(n) + F32(eps))
+    return h * inv * widen(weight)
+
+
 def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     h = widen(x)
     centered = h - h.mean(axis=-1, keepdims=True)

@@ -57,7 +57,9 @@ from spatial_dialect.tools.interpreters.numerics import (
     moe_route,
     numpy_dtype,
     relu,
+    rms_apply,
     rms_norm,
+    rms_stats,
     rope,
     round_to,
     sigmoid,
@@ -175,6 +177,17 @@ class TgFunctions(InterpreterFunctions):
         x, weight, *residual = args
         r = residual[0] if residual else None
         return rounded(op, rms_norm(x, weight, r, op.eps.value.data, op.group_width()))
+
+    @impl(tg.RmsStatsOp)
+    def run_rms_stats(self, interp: Interpreter, op: tg.RmsStatsOp, args: Args) -> PythonValues:
+        x, *residual = args
+        return rounded(op, rms_stats(x, residual[0] if residual else None))
+
+    @impl(tg.RmsApplyOp)
+    def run_rms_apply(self, interp: Interpreter, op: tg.RmsApplyOp, args: Args) -> PythonValues:
+        x, stats, weight, *residual = args
+        r = residual[0] if residual else None
+        return rounded(op, rms_apply(x, stats, weight, r, op.eps.value.data, op.n.value.data))
 
     @impl(tg.LayerNormOp)
     def run_layer_norm(self, interp: Interpreter, op: tg.LayerNormOp, args: Args) -> PythonValues:

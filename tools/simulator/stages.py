@@ -112,6 +112,9 @@ def run_attention(
     first_key = 0
     if op.splits is not None:
         first_key = rect.c0 // (op.heads * dv // tw) * sec.k_tiles * th
+    ranged = op.user_key_tiles(th)
+    if ranged is not None:  # a batch's query tile row walks its own users' caches
+        first_key = rect.r0 * ranged * th
     scale = F32(op.scale.value.data)
     # the running output and each head's (maximum, sum) start in local memory
     yield from give((o_f,), np.zeros((h * th, w * tw), F32), who)

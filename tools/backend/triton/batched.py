@@ -10,7 +10,10 @@ uses are range-checked on the host before the launch (`_check_range`), so a bad 
 before anything is written, as the simulator's `IndexOutOfRange` does. The attention walks the
 users' caches one after another, as the IR does: key x is user x // S's position x % S, read
 where that user holds it (else zero) and seen by a query row of the same user up to its
-position (the block-diagonal causal mask).
+position (the block-diagonal causal mask); the walk starts at the K load's origin, which is a
+query tile row's own users' first key tile where each tile row walks its own
+(sp users_key_range). The query block and running state are the single-user kernel's
+(`flash_prologue`, shared with bodies.py), with the users' positions read beside it.
 """
 
 from __future__ import annotations
@@ -116,6 +119,35 @@ y = tl.load({s.arg(pool)} + g_row[:, None] * {C} + g_c[None, :], mask=g_rm[:, No
     _blocks(s, pos, table, tokens, n, R // n, prefix=True)
 
 
+def flash_prologue(
+    s: Kernel, qa, qt: str, pads: tuple[int, int, int, int], rows: int, users: str = ""
+) -> str:
+    """The flash kernels' query block and running state (bodies.py's single-user attention and
+    the batched one): the item's G heads as extra rows, row (j, i) query row i of head j, live
+    below `rows` (the queries, or the q tensor's rows); `users` (the batched form) adds the
+    lines that read each row's user and position before the queries are loaded."""
+    th, tw = s.tile
+    G, pm, pd, pdv = pads
+    _, QC = s.shape(qt)
+    op = s.program.ops_of(sp.AttentionOp)[0]
+    d, dv = op.head_dim, op.v_head_dim
+    return f"""
+# the heads of the item as extra rows: row (j, i) is query row i of head j
+qi = tl.arange(0, {G * pm}) % {pm}
+qj = tl.arange(0, {G * pm}) // {pm}
+group = (w * {tw}) // {dv}
+qrow = {offset(qa.row * th, "qi")}
+qlive = (qi < h * {th}) & (qrow < {rows}) & (qj < group){users}
+dd = tl.arange(0, {pd})
+qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
+q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
+m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
+l_i = tl.zeros(({G * pm},), dtype=tl.float32)
+o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
+dvv = tl.arange(0, {pdv})
+"""
+
+
 def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     """The flash attention of docs/sp.md#compute-stages-of-the-other-sections (`users`): the
     heads of the item as extra rows, one K loop over the users' caches one after another."""
@@ -126,12 +158,14 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     q_l, k_l, v_l = (s.load_of(sp.buffer_of(x)) for x in (op.q, op.k, op.v))
     qt, kt, vt = (ld.tensor.root_reference.data for ld in (q_l, k_l, v_l))
     qa, ka, va = (access(ld.access, s.ranges) for ld in (q_l, k_l, v_l))
-    if not (is_origin(ka, ix("k0"), ka.col) and is_origin(va, ix("k0"), va.col)):
+    # a query tile row of a batch that fills several walks its own users' caches only
+    ranged = op.user_key_tiles(th)
+    first = ix("k0") if ranged is None else ix("r0") * ranged + ix("k0")
+    if not (is_origin(ka, first, ka.col) and is_origin(va, first, va.col)):
         raise s.refuse(f"batched attention K and V read {k_l.access.text()}, not a K block")
     pos = s.load_of(sp.buffer_of(op.pos)).tensor.root_reference.data
     table = k_l.table.root_reference.data if k_l.table is not None else None
     tokens = op.queries // users
-    QR, QC = s.shape(qt)
     KR, KC = s.shape(kt)
     VC = s.shape(vt)[1]
     G = pow2(max(b["w"] for b in s.ranges) * tw // dv)
@@ -147,23 +181,20 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
         else f"qlast = tl.where(qp >= 0, qp + qrow % {tokens}, -1)  # the row's last position"
     )
     kp = "kp" if tokens == 1 else f"kp + {tokens - 1}"
-    s.emit(f"""
-# the heads of the item as extra rows: row (j, i) is query row i of head j (of user qu)
-qi = tl.arange(0, {G * pm}) % {pm}
-qj = tl.arange(0, {G * pm}) // {pm}
-group = (w * {tw}) // {dv}
-qrow = {offset(qa.row * th, "qi")}
-qlive = (qi < h * {th}) & (qrow < {op.queries}) & (qj < group)
+    s.emit(
+        flash_prologue(
+            s,
+            qa,
+            qt,
+            (G, pm, pd, pdv),
+            op.queries,
+            f"""
 qu = {"qrow" if tokens == 1 else f"qrow // {tokens}"}
 qp = tl.load({s.arg(pos)} + qu, mask=qlive, other=-1)
-{qlast}
-dd = tl.arange(0, {pd})
-qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
-q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
-m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
-l_i = tl.zeros(({G * pm},), dtype=tl.float32)
-o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
-dvv = tl.arange(0, {pdv})
+{qlast}""",
+        )
+    )
+    s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     key = {offset(ka.row * th, f"tl.arange(0, {pk})")}
     ku = key // {capacity}
@@ -176,7 +207,8 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     vc = {offset(va.col * tw, "dvv")}
     vb = tl.load({s.arg(vt)} + krow[:, None] * {VC} + vc[None, :], mask=klive[:, None] & (dvv < {dv})[None, :], other=0).to(tl.float32)
     sc = tl.dot(q, tl.trans(kb){prec}) * {float(op.scale.value.data)!r}
-    masked = (ku[None, :] != qu[:, None]) | (kj[None, :] > qlast[:, None]) | (klive == 0)[None, :]
+    masked = (ku[None, :] != qu[:, None]) | (kj[None, :] > qlast[:, None])
+    masked = masked | (klive == 0)[None, :]
     sc = tl.where(masked, float('-inf'), sc)
     m_new = tl.maximum(m_i, tl.max(sc, axis=1))
     alive = m_new > float('-inf')

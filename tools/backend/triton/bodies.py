@@ -383,7 +383,7 @@ def _attention(s: Kernel) -> None:
             f"attention K and V must be read a K block of keys at a time ([{first + ix('k0')}, "
             f"...]), not {k_l.access.text()} / {v_l.access.text()}"
         )
-    QR, QC = s.shape(qt)
+    QR = s.shape(qt)[0]
     KR, KC = s.shape(kt)
     VR, VC = s.shape(vt)
     maxw = max(b["w"] for b in s.ranges)
@@ -408,20 +408,8 @@ def _attention(s: Kernel) -> None:
     causal = "\n    masked = masked | (key[None, :] > (p + qrow)[:, None])" if op.is_causal else ""
     # a split pushes O undivided (its m and l go beside it: below)
     divide = "" if op.splits else "\no = o / l_i[:, None]"
+    s.emit(batched.flash_prologue(s, qa, qt, (G, pm, pd, pdv), QR))
     s.emit(f"""
-# the heads of the item as extra rows: row (j, i) is query row i of head j
-qi = tl.arange(0, {G * pm}) % {pm}
-qj = tl.arange(0, {G * pm}) // {pm}
-group = (w * {tw}) // {dv}
-qrow = {offset(qa.row * th, "qi")}
-qlive = (qi < h * {th}) & (qrow < {QR}) & (qj < group)
-dd = tl.arange(0, {pd})
-qcol = {offset(qa.col * tw, f"qj[:, None] * {d} + dd[None, :]")}
-q = tl.load({s.arg(qt)} + qrow[:, None] * {QC} + qcol, mask=qlive[:, None] & (dd < {d})[None, :] & (qcol < {QC}), other=0).to(tl.float32)
-m_i = tl.zeros(({G * pm},), dtype=tl.float32) + float('-inf')
-l_i = tl.zeros(({G * pm},), dtype=tl.float32)
-o = tl.zeros(({G * pm}, {pdv}), dtype=tl.float32)
-dvv = tl.arange(0, {pdv})
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     key = {offset(ka.row * th, f"tl.arange(0, {pk})")}
     kmask = (tl.arange(0, {pk}) < {s.k_block * th}) & (key < {keys}) & (key < {KR})
