@@ -81,13 +81,19 @@ def stacked_layers_program(m: Model, t: int, cache: int, layers: int) -> str:
 
 
 def decode_step_program(
-    m: Model, t: int, cache: int, layers: int = 1, users: int | None = None
+    m: Model,
+    t: int,
+    cache: int,
+    layers: int = 1,
+    users: int | None = None,
+    block_size: int | None = None,
 ) -> str:
     """Embedding, `layers` decoder layers (each with its own weights and cache), final norm, LM
     head and greedy arg-max: a whole decode step. With `users`, the batched step `spatial-import
     --batch` writes (tg.batch_set_rows, tg.batch_attention): that many users, one token each, each
-    with its own `cache`-row contiguous KV cache."""
-    batch = None if users is None else Batch.decode(users, cache, None)
+    with its own `cache`-row KV cache: contiguous, or with `block_size` a pool of blocks addressed
+    by the step's block table (`--paged`)."""
+    batch = None if users is None else Batch.decode(users, cache, block_size)
     return print_functions(
         [step_function(m, ExampleNames(m.q8_0), t, cache, layers, f"{m.name}_step", batch)]
     )

@@ -91,6 +91,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "dram_bytes": ("opt_pos_int", False),
     "dram_efficiency": ("fraction", False),
     "activation_dtype": ("str", False),
+    "kernel_reads_by_id": ("bool", False),
 }
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -210,6 +211,7 @@ _DEFAULTS: dict[str, Any] = {
     "dram_bytes": None,
     "dram_efficiency": 1.0,
     "activation_dtype": None,
+    "kernel_reads_by_id": False,
 }
 
 

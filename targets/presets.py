@@ -60,6 +60,8 @@ Sources (cited below by their short name):
 [TTLCOPY] tt-lang test/ttlang/Pipelines/ttl_to_ttkernel_pipeline.mlir: ttl.copy of an interleaved
           tile-layout tensor lowers to ttkernel.noc_async_read_tile, one call a tile; the simulator's
           ttl/sim/dfb.py refuses a copy between a row-major and a tiled endpoint.
+[TTLSPEC] tenstorrent/tt-lang docs/sphinx/specs/TTLangSpecification.md (0.15): a kernel slices a
+          tensor by Python integers only; no scalar read of a tensor or block, no runtime argument.
 [TABLE]   The project's founding preset table, kept in docs/targets.md#presets: numbers it took
           from tt-metal and vendor material without a finer citation; cross-checked above.
 """
@@ -154,6 +156,9 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         # The SFPU is a 32-lane SIMD vector unit [ISA VectorUnit.md] (a Wormhole document; uncertain
         # for Blackhole). One element per lane per cycle is the simple-instruction rate.
         vector_lanes=32,
+        # A TT-Lang kernel cannot address DRAM by a value it reads (no scalar read, no runtime
+        # argument [TTLSPEC]): a paged cache is copied contiguous by a ttnn op first.
+        kernel_reads_by_id=False,
         **chip,
     )
 
@@ -337,6 +342,9 @@ def _gpu(
         # f16 where bf16 runs at the same rate: 3 more significand bits, and the type llama.cpp's
         # CUDA backend converts activations to for its cuBLAS GEMMs.
         activation_dtype="f16",
+        # A thread loads from any address it computes: a paged cache is read through its block
+        # table in the attention kernel itself (vLLM's PagedAttention).
+        kernel_reads_by_id=True,
     )
 
 

@@ -202,6 +202,14 @@ class Target:
     # --target`; docs/tg.md#precision-llamacpps): bf16, f16 or f32, one of the chip's datatypes.
     # None: `activations` decides (bf16 where the chip has it, else f32).
     activation_dtype: str | None = None
+    # Whether a kernel can address DRAM by a value it has read (a block id of a paged KV cache's
+    # block table): a GPU thread loads from any address it computes; a TT-Lang kernel cannot (the
+    # specification has no scalar read of a tensor into a kernel and no runtime argument, so
+    # tt-metal moves such rows with ttnn ops between its operations). Link reads a paged cache
+    # directly where True, else copies the users' blocks into a contiguous scratch first, a
+    # section of its own that the report prices (docs/passes.md#link-the-batched-decode-step).
+    # Default False: the copy runs everywhere.
+    kernel_reads_by_id: bool = False
 
     def __post_init__(self) -> None:
         # Targets built in code (presets, tests) may spell the multicast kind as a string.

@@ -7,7 +7,10 @@ single-user sections with the user as one more dimension.
     batch_attention  the flash section (link/attention.py) over the users' caches one after
                      another: K and V loads of users' caches (sp.load `users`), from key tile
                      r0 * S / T where each query tile row walks its own users' caches, the
-                     stage's block-diagonal causal mask (sp.attention `users`, `capacity`)
+                     stage's block-diagonal causal mask (sp.attention `users`, `capacity`);
+                     paged, on a target whose kernels cannot address DRAM by a block id they
+                     read, after a gather of each pool into a contiguous scratch (sp.gather
+                     `table`)
 
 The write is the single-user write (link/indexed.py): the items are the same blocks of the rows
 written, so the B users' rows are written by the sites that would write B rows of one user, and
@@ -32,13 +35,22 @@ query and result pages, which TT-Lang does not print. It is never split (flash d
 users and keys needs per-row partials; not done), and it is priced at every user's full
 capacity, since the positions are known at run time only.
 
+A paged cache is read through its block table by the attention's own K and V loads only where
+the target's kernels can address DRAM by a value they read (Target.kernel_reads_by_id: a GPU
+thread loads from any address it computes). A TT-Lang kernel cannot (no scalar read, no
+runtime argument), so there each of K's and V's pools is first gathered into a U x S scratch
+(zero past each user's position: the pages the paged load would read), a section of its own
+that the report prices (its rows read and written) and every executor runs (on TT-Lang a host
+step, as the embedding's gather), and the attention is the contiguous one over the scratches.
+What is planned is what runs: the copy is not hidden inside a kernel the chip cannot print.
+
 Nothing is refused here: the REFUSED table stays, empty, as link's one place for an op that has
 no section form (test/test_coverage.py reads it).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
 from spatial_dialect import sp, tg
@@ -52,7 +64,7 @@ from spatial_dialect.passes.link.context import (
     valid,
 )
 from spatial_dialect.passes.link.indexed import cache_copy
-from spatial_dialect.sp import AccessAttr, ScatterOp, SectionKind, TensorRole
+from spatial_dialect.sp import AccessAttr, GatherOp, ScatterOp, SectionKind, TensorRole
 from spatial_dialect.sp.compute import users_key_range
 
 
@@ -112,15 +124,22 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     }
     table = ctx.names[op.table] if op.table is not None else None
     block = op.block_size_value() if op.table is not None else None
-    batch = attention.Users(users, capacity, tokens, table, block)
-    key_tiles = ctx.tiles(users * capacity, 1)[0]
-    shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
-    (section,) = attention.sections(shape, ctx, 1)
+    gathers: list[sp.ProgramOp] = []
     layout = (
         f"paged: blocks of {block} rows named by @{table}"
         if table is not None
         else f"contiguous: {capacity} rows per user"
     )
+    if table is not None and not ctx.target.kernel_reads_by_id:
+        gathers, copies = _gather_caches(op, ctx)
+        layout = f"contiguous: the paged caches copied to {', '.join(copies.values())} first"
+        table = block = None
+    batch = attention.Users(users, capacity, tokens, table, block)
+    key_tiles = ctx.tiles(users * capacity, 1)[0]
+    shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
+    (section,) = attention.sections(shape, ctx, 1)
+    if gathers:
+        _read_copies(section, gathers)
     ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
     walk = (
         "the users' caches"
@@ -133,7 +152,70 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
         "block-diagonal causal mask; priced at every user's full capacity (the positions are "
         "known at run time only)"
     )
-    return [section]
+    return [*gathers, section]
+
+
+def _gather_caches(
+    op: tg.BatchAttentionOp, ctx: LinkContext
+) -> tuple[list[sp.ProgramOp], dict[str, str]]:
+    """The gather sections of a paged attention on a target whose kernels cannot address DRAM
+    by a block id they read (Target.kernel_reads_by_id; module docstring): each of K and V's
+    pools copied to a contiguous U x S scratch, zero past each user's position. With the
+    names {pool: @copy}."""
+    users, tokens, capacity, block = op.users(), op.tokens(), op.capacity(), op.block_size_value()
+    sections: list[sp.ProgramOp] = []
+    copies: dict[str, str] = {}
+    for cache in dict.fromkeys((op.k, op.v)):
+        s = ProgramBuilder(ctx, op)
+        pool, pos, table = s.input(cache), s.input(op.pos), s.input(op.table)  # type: ignore[arg-type]
+        # the scratch is named for its section (a deployment's prefill and decode both gather)
+        name = ctx.section_name(f"{pool.sym_name.data}__users")
+        ctx.sections.discard(name)  # build() takes it
+        width = valid(cache)[1]
+        copy = s.declare(ctx.scratch(name, (users * capacity, width), pool.element_type))
+        out = s.fifo("out", copy, 1, "w")
+        access = AccessAttr.of(R0, C0, 1, "w")
+        s.stage(
+            GatherOp.of_users(
+                pool.sym_name.data,
+                pos.sym_name.data,
+                access,
+                users * capacity,
+                out,
+                table.sym_name.data,
+                block,
+                capacity,
+                tokens,
+            )
+        )
+        s.store(out, copy, access)
+        s.why(
+            "batch",
+            f"{users} users' caches copied from the pool @{pool.sym_name.data} (blocks of "
+            f"{block} rows named by @{table.sym_name.data}) to {capacity} contiguous rows each, "
+            f"zero past each user's position: the attention's kernels cannot address DRAM by a "
+            f"block id they read ({ctx.target.name}: kernel_reads_by_id false)",
+        )
+        sections.append(s.build(name, SectionKind.GATHER))
+        copies[pool.sym_name.data] = f"@{name}"
+    return sections, copies
+
+
+def _read_copies(section: sp.ProgramOp, gathers: list[sp.ProgramOp]) -> None:
+    """The attention section reads the gathers' contiguous copies in place of the pools."""
+    for gather in gathers:
+        (stage,) = gather.ops_of(GatherOp)
+        pool = stage.tensor.root_reference.data
+        copy = gather.one(sp.StoreOp).tensor.root_reference.data  # type: ignore[union-attr]
+        old = section.tensor(pool)
+        new = gather.tensor(copy).clone()
+        new.properties["role"] = sp.TensorRoleAttr(TensorRole.INPUT)
+        old.parent_block().insert_op_before(new, old)  # type: ignore[union-attr]
+        old.detach()
+        old.erase()
+        for load in section.ops_of(sp.LoadOp):
+            if load.tensor.root_reference.data == pool:
+                load.properties["tensor"] = SymbolRefAttr(copy)
 
 
 LINKERS = {tg.BatchSetRowsOp: link_batch_set_rows, tg.BatchAttentionOp: link_batch_attention}

@@ -271,14 +271,69 @@ class GatherOp(IndexedStage):
     id, columns C * tile_cols onward (zero past the table's width); rows at or past `count` are
     zero. Push the block as one page. The table may be in either layout: in `tiled` the row is
     row id % tile_rows of the tiles of tile row id / tile_rows (the reference's dense row read).
+
+    The gather of users' paged caches (`sp.gather @pool by @pos[r0, c0] x [1, w] count 48
+    table @t block_size 4 capacity 16 tokens 1 -> %out`; a paged batched attention on a target
+    whose kernels cannot address DRAM by a block id they read, docs/tg.md#batched-decode): the
+    result is the U users' caches laid contiguously, U x S rows (S = `capacity`; count = U x S).
+    `index` holds one position per user. Before anything is read, every user's position p (a
+    live one in [0, S - T], T = `tokens`) and every block id it uses (table[u, 0 .. (p + T - 1)
+    / N] in the pool, N = `block_size`) are read and checked; then row x is user u = x / S's
+    position j = x mod S: the pool's row table[u, j / N] * N + j mod N where j <= p + T - 1,
+    zero where the user holds no such position yet or is idle (p = -1): the page sp.load
+    `users ... table` reads, as a tensor.
     """
 
     name = "sp.gather"
     dst = operand_def(BufferType)
+    table = opt_prop_def(FlatSymbolRefAttr)
+    block_size_attr = opt_int_prop("block_size")
+    block_size = IntValue("block_size")
+    capacity_attr = opt_int_prop("capacity")
+    capacity = IntValue("capacity")
+    tokens_attr = opt_int_prop("tokens")
+    tokens = IntValue("tokens")
     traits = section_traits()
     assembly_format = (
-        "$tensor `by` custom<TensorAccess>($index, $access) `count` $count `->` $dst " + ON_ENGINE
+        "$tensor `by` custom<TensorAccess>($index, $access) `count` $count"
+        " (`table` $table^ `block_size` $block_size `capacity` $capacity `tokens` $tokens)?"
+        " `->` $dst " + ON_ENGINE
     )
+
+    @staticmethod
+    def of_users(
+        pool: str,
+        pos: str,
+        access: AccessAttr,
+        count: int,
+        buffer: SSAValue,
+        table: str,
+        block_size: int,
+        capacity: int,
+        tokens: int,
+    ) -> GatherOp:
+        """The gather of users' paged caches into U x `capacity` contiguous rows (class
+        docstring)."""
+        op = GatherOp(pool, pos, access, count, buffer)
+        op.properties["table"] = SymbolRefAttr(table)
+        op.properties["block_size"] = int_attr(block_size)  # type: ignore[assignment]
+        op.properties["capacity"] = int_attr(capacity)  # type: ignore[assignment]
+        op.properties["tokens"] = int_attr(tokens)  # type: ignore[assignment]
+        return op
+
+    def users(self) -> int | None:
+        """U, the users of a gather of users' caches (count / capacity); None otherwise."""
+        return None if self.capacity is None else self.count // self.capacity
+
+    def verify_(self) -> None:
+        s, t, n = self.capacity, self.tokens, self.block_size
+        if s is None or t is None or n is None:
+            return
+        if s <= 0 or self.count % s or n <= 0 or s % n or not 0 < t <= s:
+            raise VerifyException(
+                f"gather: capacity {s} must divide count {self.count}, block_size {n} divide "
+                f"capacity {s}, and tokens {t} lie in [1, {s}]"
+            )
 
     def buffer(self) -> SSAValue:
         return self.dst

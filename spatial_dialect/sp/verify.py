@@ -271,8 +271,11 @@ def _check_indexed(p: ProgramOp, s: IndexedStage) -> None:
         raise TypeMismatch(
             f"{s.stage_name()}: writes @{rows.sym_name.data}, an input of the section"
         )
-    if isinstance(s, ScatterOp) and s.table is not None and s.tokens is not None:
-        table, users = p.tensor(s.table.root_reference.data), s.count // s.tokens
+    # a batched write's or a paged gather's block table: one row per user
+    assert isinstance(s, ScatterOp | GatherOp)
+    users = s.users() if isinstance(s, GatherOp) else s.tokens and s.count // s.tokens
+    if s.table is not None and users:
+        table = p.tensor(s.table.root_reference.data)
         if table.element_type != IntegerType(32) or table.shape2d[0] != users:
             raise TypeMismatch(
                 f"{s.stage_name()}: block table @{table.sym_name.data} is {table.type}, not "

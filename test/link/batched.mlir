@@ -2,7 +2,9 @@
 // the scatter section with `tokens` (and the block table when paged); the attention is the
 // flash section whose K and V loads walk the users' caches one after another and whose stage
 // masks block-diagonally (`users`, `capacity`); the position page holds every user's position.
-// RUN: spatial-opt %s --split-input-file -p link | filecheck %s
+// On h100, whose kernels address DRAM by the block ids they read (kernel_reads_by_id): the paged
+// attention reads the pool directly; batched_paged.mlir is the Tensix form (a gather first).
+// RUN: spatial-opt %s --split-input-file -p 'link{target=h100}' | filecheck %s
 
 func.func @paged(%q: tensor<3x64xf32>, %k: tensor<3x32xf32>, %kc: tensor<48x32xf32>, %vc: tensor<48x32xf32>, %pos: tensor<3xi32>, %table: tensor<3x4xi32>) -> (tensor<3x64xf32>, tensor<48x32xf32>) {
   %kc2 = tg.batch_set_rows %kc, %k, %pos, %table block_size 4 : (tensor<48x32xf32>, tensor<3x32xf32>, tensor<3xi32>, tensor<3x4xi32>) -> tensor<48x32xf32>

@@ -195,17 +195,69 @@ def test_batched_step_simulates_to_the_reference(target, users, tokens, paged, e
         assert not got["o"][tokens : 2 * tokens].any()
 
 
-def test_the_link_report_says_what_the_batched_sections_do():
-    _, module = compiled(step(3, 1, True), "wormhole_n150")
-    batch = {
-        p.source_op.data: p.attributes["batch"].data
+def _batch_notes(module) -> dict[str, str]:
+    """Each section's name -> its `batch` note."""
+    return {
+        p.sym_name.data: p.attributes["batch"].data
         for p in module.walk()
         if type(p).__name__ == "ProgramOp" and "batch" in p.attributes
     }
-    assert "3 users x 1 query row(s)" in batch["tg.batch_attention"]
-    assert "paged: blocks of 4 rows named by @table" in batch["tg.batch_attention"]
-    assert "priced at every user's full capacity" in batch["tg.batch_attention"]
-    assert "3 users x 1 row(s)" in batch["tg.batch_set_rows"]
+
+
+def test_the_link_report_says_what_the_batched_sections_do():
+    # h100's kernels read the block ids themselves: the attention reads the pool
+    _, module = compiled(step(3, 1, True), "h100")
+    batch = _batch_notes(module)
+    assert set(batch) == {"c", "vc", "o"}
+    assert "3 users x 1 query row(s)" in batch["o"]
+    assert "paged: blocks of 4 rows named by @table" in batch["o"]
+    assert "priced at every user's full capacity" in batch["o"]
+    assert "3 users x 1 row(s)" in batch["c"]
+    # a Tensix kernel cannot: the pools are gathered contiguous first, two sections more
+    _, module = compiled(step(3, 1, True), "wormhole_n150")
+    batch = _batch_notes(module)
+    assert list(batch) == ["c", "vc", "c__users", "vc__users", "o"]
+    assert "copied from the pool @c (blocks of 4 rows named by @table)" in batch["c__users"]
+    assert "kernel_reads_by_id false" in batch["vc__users"]
+    assert "contiguous: the paged caches copied to @c__users, @vc__users first" in batch["o"]
+
+
+def test_the_gather_is_priced_as_the_copy_it_is():
+    # its DRAM traffic: the users' rows read from the pool and written to the scratch
+    _, module = compiled(step(8, 1, True), "blackhole_p150")
+    (gather,) = [
+        p
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp" and p.sym_name.data == "c__users"
+    ]
+    row = section_report(gather, PRESETS["blackhole_p150"], "hifi4")
+    rows = 8 * S * KV * D * 4  # f32: 8 users x 16 positions x the cache's width
+    assert row["dram_bytes"] == 2 * rows  # read once, written once
+    assert row["predicted_cycles"] > 0
+
+
+def test_a_block_id_past_the_pool_is_the_gathers_runtime_error():
+    # the attention alone, paged, on a Tensix card: the gather checks every user's blocks
+    # before it reads a row, so nothing is read or written
+    users = 3
+    q, cache = f"tensor<{users}x{HEADS * D}xf32>", f"tensor<{users * S}x{KV * D}xf32>"
+    pos, table = f"tensor<{users}xi32>", f"tensor<{users}x{S // BLOCK}xi32>"
+    text = (
+        f"func.func @a(%q: {q}, %c: {cache}, %vc: {cache}, %pos: {pos}, %table: {table}) -> {q} "
+        f"{{\n  %o = tg.batch_attention %q, %c, %vc, %pos, %table heads {HEADS} kv_heads {KV} "
+        f"head_dim {D} scale 0.25 block_size {BLOCK} : ({q}, {cache}, {cache}, {pos}, {table}) "
+        f"-> {q}\n  func.return %o : {q}\n}}"
+    )
+    fn, module = compiled(text, "wormhole_n150")
+    inputs = inputs_for(fn, users, 1)
+    inputs["pos"][:] = [S - 1, 0, 5]
+    inputs["table"][2, 1] = 99  # user 2's second block (position 5 is in it)
+    programs = [p for p in module.walk() if type(p).__name__ == "ProgramOp"]
+    dram = declare_dram(programs)
+    fill_inputs(the_entry(module), dram, [inputs[a.name_hint] for a in fn.body.block.args])
+    with pytest.raises(IndexOutOfRange, match=r"block id 99 of user 2 \(table\[2, 1\]\) outside"):
+        ProgramRun(programs[0], dram).run()
+    assert not dram["c__users"].written.any()
 
 
 def test_paged_and_contiguous_steps_are_bitwise_identical():
@@ -221,6 +273,12 @@ def test_paged_and_contiguous_steps_are_bitwise_identical():
         pools[name] = np.empty_like(inputs[name])
         pools[name][slot] = inputs[name]
     common = [inputs[n] for n in ("q", "k", "v")]
+    # the Tensix form: the pools gathered contiguous, then the contiguous attention
+    assert [p.kind.value for p in paged.walk() if type(p).__name__ == "ProgramOp"][2:] == [
+        "gather",
+        "gather",
+        "attention",
+    ]
     out_c = simulate(contiguous, [*common, inputs["c"], inputs["vc"], inputs["pos"]])
     out_p = simulate(paged, [*common, pools["c"], pools["vc"], inputs["pos"], table])
     assert np.array_equal(out_p[0].view(np.uint16), out_c[0].view(np.uint16))

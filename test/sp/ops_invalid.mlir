@@ -170,6 +170,29 @@ sp.program @g op "tg.gather_rows" kind gather phase linked tile 32x32 {
 
 // -----
 
+// the gather of users' paged caches: one block table row per user (48 rows / capacity 16 = 3)
+sp.program @g op "tg.batch_attention" kind gather phase linked tile 32x32 {
+  sp.tensor @pool : tensor<64x32xf32> tiles 2x1 input tiled
+  sp.tensor @pos : tensor<3xi32> tiles 1x1 input rows
+  sp.tensor @table : tensor<2x4xi32> tiles 1x1 input rows
+  %out = sp.fifo "out" depth 2 page [1, w] f32 tile_bytes 4096
+  sp.gather @pool by @pos[r0, c0] x [1, w] count 48 table @table block_size 4 capacity 16 tokens 1 -> %out
+}
+// CHECK: gather @pool -> out: block table @table is tensor<2x4xi32>, not 3 rows of i32 block ids (one per user)
+
+// -----
+
+sp.program @g op "tg.batch_attention" kind gather phase linked tile 32x32 {
+  sp.tensor @pool : tensor<64x32xf32> tiles 2x1 input tiled
+  sp.tensor @pos : tensor<3xi32> tiles 1x1 input rows
+  sp.tensor @table : tensor<3x4xi32> tiles 1x1 input rows
+  %out = sp.fifo "out" depth 2 page [1, w] f32 tile_bytes 4096
+  sp.gather @pool by @pos[r0, c0] x [1, w] count 48 table @table block_size 5 capacity 16 tokens 1 -> %out
+}
+// CHECK: gather: capacity 16 must divide count 48, block_size 5 divide capacity 16, and tokens 1 lie in [1, 16]
+
+// -----
+
 sp.program @g op "tg.set_rows" kind scatter phase linked tile 32x32 {
   sp.tensor @cache : tensor<64x64xbf16> tiles 2x2 input tiled
   sp.tensor @pos : tensor<1xi32> tiles 1x1 input rows

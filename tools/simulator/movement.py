@@ -167,6 +167,12 @@ def run_gather(sec: ProgramRun, op: GatherOp, run: SiteRun, item: int, k0: int |
     out = run.buffers[sp.buffer_of(op.dst)]
     count = op.count
     for who, table, r, c, er, ec in _blocks(sec, op, run, item):
+        if op.table is not None:  # the users' paged caches laid contiguously (sp.GatherOp)
+            pos = _index(sec, op, who)[: op.users()]
+            blocks = batched.read_i32(sec.dram[op.table.root_reference.data], who)
+            users = batched.UserCache(who, table, pos, blocks, op)
+            yield from give((out,), users.page(who, th, tw, r, c, er, ec), who)
+            continue
         ids = _index(sec, op, who)
         page = np.zeros((er * th, ec * tw), table.dtype)
         # A Q8_0 table blocked along its rows: each row's scales come with its values.

@@ -87,6 +87,38 @@ tl.store({s.arg(cache)} + s_row[:, None] * {C} + s_c[None, :], {s.cast("x", cach
         _blocks(s, pos, table, tokens, op.block_size, R // op.block_size, prefix=False)
 
 
+def paged_gather(s: Kernel, op: sp.GatherOp) -> None:
+    """The users' paged caches laid contiguously (sp.gather `table`): row x of the block is
+    user x // S's position x % S, read through the block table where the user holds it, else
+    zero (what a target whose kernels cannot address by a read id runs before the attention)."""
+    th, tw = s.tile
+    pool, pos = op.tensor.root_reference.data, op.index.root_reference.data
+    assert op.table is not None and op.capacity is not None and op.block_size is not None
+    table, capacity, tokens, n = op.table.root_reference.data, op.capacity, op.tokens, op.block_size
+    a = access(op.access, s.ranges)
+    if a.vars - {"r0", "c0"}:
+        raise s.refuse(f"gather pattern {op.access.text()} iterates inside an item")
+    R, C = s.shape(pool)
+    pr, pc = pow2(a.max_rows * th), pow2(a.max_cols * tw)
+    last = "g_p" if tokens == 1 else f"g_p + {tokens - 1}"
+    s.emit(f"""
+g_x = {offset(a.row * th, f"tl.arange(0, {pr})")}
+g_u = g_x // {capacity}
+g_j = g_x % {capacity}
+g_p = tl.load({s.arg(pos)} + g_u, mask=g_x < {op.count}, other=-1)  # the row's user's position
+g_rm = {conj(below(f"tl.arange(0, {pr})", a.rows * th, pr), f"g_x < {op.count}", "g_p >= 0", f"g_j <= {last}")}
+g_c = {offset(a.col * tw, f"tl.arange(0, {pc})")}
+g_cm = {conj(below(f"tl.arange(0, {pc})", a.cols * tw, pc), f"g_c < {C}")}
+g_row = {_row(s, "g_u", "g_j", "g_rm", capacity, table, n)}
+y = tl.load({s.arg(pool)} + g_row[:, None] * {C} + g_c[None, :], mask=g_rm[:, None] & g_cm[None, :], other=0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.dst)))
+    users = op.users()
+    assert users is not None
+    _users(s, pos, users, tokens, capacity)
+    _blocks(s, pos, table, tokens, n, R // n, prefix=True)
+
+
 def flash_prologue(
     s: Kernel, qa, qt: str, pads: tuple[int, int, int, int], rows: int, users: str = ""
 ) -> str:

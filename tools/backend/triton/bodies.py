@@ -210,6 +210,8 @@ y = tl.where(lead, x * cs - xp * sn, x * cs + xp * sn)
 @section_printer(SectionKind.GATHER)
 def _gather(s: Kernel) -> None:
     op = s.program.ops_of(sp.GatherOp)[0]
+    if op.table is not None:  # the users' paged caches laid contiguously
+        return batched.paged_gather(s, op)
     th, tw = s.tile
     table, idx = op.tensor.root_reference.data, op.index.root_reference.data
     a = access(op.access, s.ranges)

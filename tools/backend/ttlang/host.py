@@ -225,38 +225,94 @@ def _user_positions(pos, users, last):
     return p
 
 
-def _batch_update_cache(cache, src, pos, users, capacity):
-    """cache[b * capacity + pos[b]] = src[b] for every user b not idle (pos[b] = -1): the
-    batched KV-cache write, one row per user, in place."""
-    p = _user_positions(pos, users, capacity - 1)
-    if hasattr(ttnn, "experimental"):  # a chip: the positions stay on the device
-        ttnn.experimental.paged_update_cache(cache, src, update_idxs_tensor=pos)
+def _token_rows(src, pos, p, t, tokens):
+    """The users' t-th rows and their positions pos + t (an idle user's -1): what one call of
+    paged_update_cache, which writes one row per user, takes; src and pos themselves where each
+    user writes one row (the positions then stay on the device)."""
+    if tokens == 1:
+        return src, pos
+    rows = ttnn.slice(src, [t, 0], list(src.shape), [tokens, 1])
+    at = torch.where(p >= 0, p + t, -1)[None].int()
+    return rows, ttnn.from_torch(at, dtype=ttnn.int32, device=pos.device())
+
+
+def _batch_update_cache(cache, src, pos, users, capacity, tokens):
+    """cache[b * capacity + pos[b] + t] = src[b * tokens + t] for t < tokens and every user b
+    not idle (pos[b] = -1): the batched KV-cache write, in place."""
+    p = _user_positions(pos, users, capacity - tokens)
+    if hasattr(ttnn, "experimental"):  # a chip: one row per user a call
+        for t in range(tokens):
+            rows, at = _token_rows(src, pos, p, t, tokens)
+            ttnn.experimental.paged_update_cache(cache, rows, update_idxs_tensor=at)
         return
     # tt-lang-sim's ttnn has no update_cache: the same rows by torch, on the host
     live = torch.nonzero(p >= 0).flatten()
-    ttnn.to_torch(cache)[live * capacity + p[live]] = ttnn.to_torch(src)[live]
+    for t in range(tokens):
+        ttnn.to_torch(cache)[live * capacity + p[live] + t] = ttnn.to_torch(src)[live * tokens + t]
 
 
-def _paged_update_cache(cache, src, pos, table, users, blocks, block_size, pool):
-    """cache[table[b, j // N] * N + j % N] = src[b], j = pos[b], N = block_size, for every user
-    b not idle: the batched KV-cache write through the block table (`blocks` ids a user), in
-    place; every block id written is checked to lie in the pool first."""
-    p = _user_positions(pos, users, blocks * block_size - 1)
+def _paged_update_cache(cache, src, pos, table, users, blocks, block_size, pool, tokens):
+    """cache[table[b, j // N] * N + j % N] = src[b * tokens + t], j = pos[b] + t, N =
+    block_size, for t < tokens and every user b not idle: the batched KV-cache write through the
+    block table (`blocks` ids a user), in place; every block id written is checked to lie in the
+    pool first."""
+    p = _user_positions(pos, users, blocks * block_size - tokens)
     ids = ttnn.to_torch(table)[:users, :blocks].long()
     live = torch.nonzero(p >= 0).flatten()
-    used = ids[live, p[live] // block_size]
     for b in live.tolist():
-        k = int(p[b]) // block_size
-        if not 0 <= int(ids[b, k]) < pool:
-            raise RuntimeError(
-                f"scatter: block id {int(ids[b, k])} of user {b} (table[{b}, {k}]) outside "
-                f"[0, {pool})"
+        for k in range(int(p[b]) // block_size, (int(p[b]) + tokens - 1) // block_size + 1):
+            if not 0 <= int(ids[b, k]) < pool:
+                raise RuntimeError(
+                    f"scatter: block id {int(ids[b, k])} of user {b} (table[{b}, {k}]) outside "
+                    f"[0, {pool})"
+                )
+    if hasattr(ttnn, "experimental"):  # a chip: one row per user a call, the table on the device
+        for t in range(tokens):
+            rows, at = _token_rows(src, pos, p, t, tokens)
+            ttnn.experimental.paged_update_cache(
+                cache, rows, update_idxs_tensor=at, page_table=table
             )
-    if hasattr(ttnn, "experimental"):  # a chip: positions and table stay on the device
-        ttnn.experimental.paged_update_cache(cache, src, update_idxs_tensor=pos, page_table=table)
         return
     # tt-lang-sim's ttnn has no update_cache: the same rows by torch, on the host
-    ttnn.to_torch(cache)[used * block_size + p[live] % block_size] = ttnn.to_torch(src)[live]
+    for t in range(tokens):
+        j = p[live] + t
+        slot = ids[live, j // block_size] * block_size + j % block_size
+        ttnn.to_torch(cache)[slot] = ttnn.to_torch(src)[live * tokens + t]
+
+
+def _paged_gather(pos, cache, out, table, users, capacity, tokens, block_size, pool):
+    """out[u * S + j] = cache[table[u, j // N] * N + j % N] for j <= pos[u] + T - 1, zero past
+    it and for an idle user (S = capacity, N = block_size, T = tokens): the users' paged caches
+    laid contiguously for the attention. The host reads the positions and the block ids back,
+    checks every one a user holds (in the pool) before any row moves, and computes the row ids."""
+    p = _user_positions(pos, users, capacity - tokens)
+    blocks = ttnn.to_torch(table)[:users].long()
+    ids = torch.full((users * capacity,), -1, dtype=torch.long)
+    for u in torch.nonzero(p >= 0).flatten().tolist():
+        j = torch.arange(int(p[u]) + tokens)
+        held = blocks[u, : int(j[-1]) // block_size + 1]
+        for k, b in enumerate(held.tolist()):
+            if not 0 <= b < pool:
+                raise RuntimeError(
+                    f"gather: block id {b} of user {u} (table[{u}, {k}]) outside [0, {pool})"
+                )
+        ids[u * capacity + j] = held[j // block_size] * block_size + j % block_size
+    if hasattr(
+        ttnn, "embedding"
+    ):  # a chip: ttnn copies the rows; an id past the pool is a zero row
+        dead = pool * block_size
+        rows = ttnn.from_torch(
+            torch.where(ids < 0, dead, ids)[None].int(),
+            dtype=ttnn.uint32,
+            layout=ttnn.ROW_MAJOR_LAYOUT,
+            device=cache.device(),
+        )
+        ttnn.embedding(rows, cache, pad_token=dead, layout=ttnn.TILE_LAYOUT, output_tensor=out)
+        return
+    # tt-lang-sim's ttnn has no embedding: the same rows by torch, on the host
+    o, live = ttnn.to_torch(out), torch.nonzero(ids >= 0).flatten()
+    o[: users * capacity] = 0
+    o[live] = ttnn.to_torch(cache)[ids[live]]
 
 
 def _arg(dram, name):
@@ -569,8 +625,10 @@ KERNEL_HELPERS = (
     _embedding,
     _update_cache,
     _user_positions,
+    _token_rows,
     _batch_update_cache,
     _paged_update_cache,
+    _paged_gather,
 )
 """Printed before the sections, each only where the program names it: the constants' sources
 and the host steps' ttnn shims (called by a section that is a host step, never by a kernel: a

@@ -478,12 +478,6 @@ class HostStep:
     def __init__(self, program: sp.ProgramOp, index: int, stage: sp.GatherOp | sp.ScatterOp):
         self.p, self.stage = program, stage
         self.name = program.sym_name.data
-        if isinstance(stage, sp.ScatterOp) and stage.tokens not in (None, 1):
-            raise TTLangUnsupported(
-                self.name,
-                f"sp.scatter tokens {stage.tokens}: the batched write is printed for one row "
-                "per user (ttnn's paged_update_cache writes one)",
-            )
         self.fn = f"section_{index}_{ident(self.name, prefix='')}"
         self.tensors = {t.sym_name.data: t for t in program.ops_of(sp.TensorOp)}
         self.consts: dict[str, tuple[tuple[int, int], str]] = {}
@@ -500,7 +494,9 @@ class HostStep:
                 self.name, f"{stage.name} between widths {widths}: printed for whole rows"
             )
         args = [_tname(stage.index.root_reference.data), _tname(indexed), _tname(moved)]
-        if isinstance(stage, sp.GatherOp):  # ids, table, out
+        if isinstance(stage, sp.GatherOp) and stage.table is not None:  # pos, pool, out, table
+            self.call = _paged_gather_call(stage, args, rows)
+        elif isinstance(stage, sp.GatherOp):  # ids, table, out
             self.call = f"_embedding({', '.join(args)}, rows={stage.count}, table_rows={rows})"
         elif stage.tokens is not None:  # cache, src, pos[, table]: one row per user
             self.call = _batch_call(stage, args, self.tensors, rows)
@@ -531,19 +527,34 @@ class HostStep:
 
 
 def _batch_call(stage: sp.ScatterOp, args: list[str], tensors: dict, rows: int) -> str:
-    """The shim call of a batched write (tokens 1): contiguous, user b's rows b * S onward;
-    paged, a pool of rows / N blocks of N rows named by the table's `blocks` ids a user."""
-    users, (index, cache, src) = stage.count, args
+    """The shim call of a batched write (T = tokens rows a user, on a chip T calls of one row
+    per user): contiguous, user b's rows b * S onward; paged, a pool of rows / N blocks of N
+    rows named by the table's `blocks` ids a user."""
+    tokens, (index, cache, src) = stage.tokens, args
+    assert tokens is not None
+    users = stage.count // tokens
     if stage.table is None:
         return (
-            f"_batch_update_cache({cache}, {src}, {index}, users={users}, capacity={rows // users})"
+            f"_batch_update_cache({cache}, {src}, {index}, users={users}, "
+            f"capacity={rows // users}, tokens={tokens})"
         )
     table = stage.table.root_reference.data
     blocks, n = tensors[table].type.get_shape()[-1], stage.block_size
     assert n is not None  # the verifier pairs table and block_size
     return (
         f"_paged_update_cache({cache}, {src}, {index}, {_tname(table)}, users={users}, "
-        f"blocks={blocks}, block_size={n}, pool={rows // n})"
+        f"blocks={blocks}, block_size={n}, pool={rows // n}, tokens={tokens})"
+    )
+
+
+def _paged_gather_call(stage: sp.GatherOp, args: list[str], rows: int) -> str:
+    """The shim call of the gather of users' paged caches (sp.GatherOp `table`): the host
+    computes each row's id from the positions and the block table, ttnn.embedding copies."""
+    assert stage.table is not None and stage.block_size is not None
+    return (
+        f"_paged_gather({', '.join(args)}, {_tname(stage.table.root_reference.data)}, "
+        f"users={stage.users()}, capacity={stage.capacity}, tokens={stage.tokens}, "
+        f"block_size={stage.block_size}, pool={rows // stage.block_size})"
     )
 
 
