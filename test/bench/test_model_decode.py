@@ -234,6 +234,8 @@ def test_smoke_batched_tiny_step_serves_three_users_for_less_than_three_steps():
 
 def test_the_batched_rows_are_issue_24s():
     plan = md.batched_rows_plan(smoke=False)
+    # the vLLM row: its published figure is at batch 8 on one H200
+    assert plan.pop() == ("h200", "bf16", 8, 128)
     assert len(plan) == 3 * 2 * 3 * 2
     assert {b for _, _, b, _ in plan} == {1, 8, 32} and {c for *_, c in plan} == {128, 4096}
     assert {(c, w) for c, w, _, _ in plan} == {
@@ -264,6 +266,9 @@ def test_published_rates_beside_the_batched_rows():
     assert md.published(_row("h100", 1, 128)) == "NIM 216"
     assert md.published(_row("h100", 32, 128)) == "NIM c=25: 193, c=50: 169"
     assert md.published(_row("h100", 8, 4096)) == "NIM c=5: 218, c=25: 193"
+    # vLLM's H200 latency test, batch 8: 128 steps (and a 32-token prefill) in 833.421 ms
+    assert md.published(_row("h200", 8, 128)) == "vLLM >= 154 (e2e, 32 in + 128 out)"
+    assert md.published(_row("h200", 32, 128)) == "-"
 
 
 def test_excess_ranks_names_over_the_layers_by_time_past_roofline():
