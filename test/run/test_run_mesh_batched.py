@@ -11,8 +11,9 @@ tools/backend/ttlang/section.py), so its paged cases expect that refusal, one li
 The default run takes the cases no other file runs (tt-lang-sim on n300 contiguous, the paged
 refusal) and a deployment that drops its all_reduces and must FAIL: about 10 s alone on this
 2-core machine (the tt-lang-sim run is 6 s of it; 45 s beside other jobs). SPATIAL_MESH_FULL=1
-adds the rest of the matrix, 2 meshes x 2 layouts x 3 executors (the 12 and the defaults took
-279 s beside a bench run (tt-lang-sim contiguous about 40 s a case, Triton's interpreter 27-37 s, our simulator 2-3 s)).
+adds the rest of the matrix, 2 meshes x 2 layouts x 3 executors: the 12 and the defaults took
+279 s beside a bench run (tt-lang-sim contiguous about 40 s a case, Triton's interpreter 27-37 s,
+our simulator 2-3 s, the paged refusals 1-2 s).
 test/tensor_parallel/test_tp_batched.py runs the sim and triton cases at B = 8 too."""
 
 from __future__ import annotations
