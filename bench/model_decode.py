@@ -2,7 +2,8 @@
 meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
-    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
+    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (batch 1: ~2.5 CPU minutes;
+                                                      # each Qwen3-30B-A3B batch-32 row several)
     .venv/bin/python bench/model_decode.py --batched  # the batched rows alone (~3 CPU minutes)
     .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
     .venv/bin/python bench/model_decode.py --json     # one JSON object per row
