@@ -2,7 +2,8 @@
 meshes of chips Llama-3.1-70B and Qwen3-30B-A3B.
 
     .venv/bin/python bench/model_decode.py            # the table (a few minutes on 2 cores)
-    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (~2.5 CPU minutes)
+    .venv/bin/python bench/model_decode.py --mesh     # the mesh rows alone (batch 1: ~2.5 CPU minutes;
+                                                      # each Qwen3-30B-A3B batch-32 row several)
     .venv/bin/python bench/model_decode.py --batched  # the batched rows alone (~3 CPU minutes)
     .venv/bin/python bench/model_decode.py --smoke    # a 2-layer tiny model on n150 and n300 (CI)
     .venv/bin/python bench/model_decode.py --json     # one JSON object per row
@@ -32,7 +33,8 @@ A row's weights are one of:
 Batched rows (`--batched`, issue 24): the step `spatial-import --batch B` writes (each layer's
 cache writes tg.batch_set_rows, its attention tg.batch_attention; B users, one token each, each
 with its own contiguous cache of S rows) at B = 1, 8, 32 and S = 128, 4096, on n150 and p150
-(bfp8_b, q8_0) and h100 (bf16, q8_0). Each row's step time is one step for all B users: t/s/u is
+(bfp8_b, q8_0) and h100 (bf16, q8_0), and one h200 bf16 row at B = 8, S = 128 beside vLLM's
+nightly latency figure at that batch (VLLM_H200_BATCH8). Each row's step time is one step for all B users: t/s/u is
 1 / step, total t/s B / step. Attention is priced as the report prices it (its words are printed
 above the table): every user at the full capacity S, since the positions are known at run time
 only. Beside them: tt-metal's rates (batch 32, context 128) and, on h100, NIM's Llama-3.1-8B
@@ -54,8 +56,13 @@ shards); a row whose bytes exceed the chip's DRAM says so and is priced as a wha
 Beside them, tt-metal's published Llama 3.1 70B rates (tt-metal models/README.md, LLMs table,
 "Last Update: Nov 3, 2025"): 15.9 tokens/s/user on QuietBox Wormhole (t3k, TP=8) and 72.5 on
 Galaxy Wormhole (TP=32), both batch 32 with 128 rows in the KV cache (the table's notes), which is
-the context the mesh rows use; our rows are batch 1 (bench/README.md#mesh-rows says what else
-differs). tt-metal publishes no Qwen3-30B-A3B row.
+the context the mesh rows use. Every mesh row is compiled at batch 1 (the single-user step) and at
+batch 32 (the batched step `spatial-import --batch 32` writes, its cache writes and attention split
+by heads as tensor-parallel decides), so the batch-32 rows compare with tt-metal's at equal batch
+and context (bench/README.md#mesh-rows says what else differs). Attention is priced as in the
+batched rows, every user at the full context (the bench prints the report's words). A row whose
+shards do not fit a chip (70B bf16 on t3k; Qwen3-30B-A3B on n300 in either format) states link's
+refusal and is priced as a what-if. tt-metal publishes no Qwen3-30B-A3B row.
 
 `--json` prints one JSON object per row instead of the tables (issue 24): model, card, batch,
 context, format, tokens_per_s_user, tokens_per_s (batch x tokens_per_s_user),
@@ -240,6 +247,13 @@ TT_METAL_BATCH, TT_METAL_CONTEXT = 32, 128
 # batch 1 is there, 8 and 32 are not (the row shows the two around it). The stored copy of the page
 # did not show the 8B table's GPU count, precision or input/output lengths; README says so.
 NIM_H100_ITL_MS = {1: 4.63, 5: 4.58, 25: 5.19, 50: 5.91}
+# vLLM's nightly performance benchmark (https://buildkite.com/vllm/performance-benchmark/builds/
+# 9515, "Latency tests"): Llama-3.1-8B, TP 1, on one H200, batch fixed at 8, 32 input and 128 output
+# tokens, mean end-to-end latency 833.421 ms. A vLLM figure at one of our batches (no H100 one at
+# batch 8 or 32 was found): its 128 decode steps and one 32-token prefill take 833.4 ms, so a step
+# is at most 833.421 / 128 = 6.51 ms (>= 154 t/s/u) at contexts 32 to 160, which holds 128. The
+# h200 row at batch 8 and context 128 stands beside it.
+VLLM_H200_BATCH8 = (8, 833.421 / 128)
 # The step is within this factor of its roofline (issue 24's goal at batch 32).
 ROOFLINE_GOAL = 1.15
 
@@ -255,7 +269,7 @@ def batched_rows_plan(smoke: bool) -> list[tuple[str, str, int, int]]:
         for w in ws
         for b in BATCHES
         for c in CONTEXTS
-    ]
+    ] + [("h200", "bf16", VLLM_H200_BATCH8[0], TT_METAL_CONTEXT)]
 
 
 def published(r: Row) -> str:
@@ -273,6 +287,8 @@ def published(r: Row) -> str:
         if upper is not None:
             between += f", c={upper}: {1000 / NIM_H100_ITL_MS[upper]:.0f}"
         return between
+    if r.target == "h200" and r.batch == VLLM_H200_BATCH8[0]:
+        return f"vLLM >= {1000 / VLLM_H200_BATCH8[1]:.0f} (e2e, 32 in + 128 out)"
     return "-"
 
 
@@ -309,7 +325,8 @@ def batched_findings(r: Row) -> str:
 # --- mesh rows --------------------------------------------------------------------------------
 
 # (model, mesh preset, weights). t3k bf16 is issue 23's refusal: 70B's weights in bf16 are over
-# 17 GB a chip, past a Wormhole's 12 GiB.
+# 17 GB a chip, past a Wormhole's 12 GiB; Qwen3-30B-A3B on n300 is refused in both formats (30.5B
+# weights are more than two Wormholes hold even at 8 bits). Every row runs at each MESH_BATCHES.
 MESH_PLAN = (
     ("llama3_1_70b", "t3k", "bfp8_b"),
     ("llama3_1_70b", "t3k", "bf16"),
@@ -322,6 +339,9 @@ MESH_PLAN = (
 MESH_LAYERS = {"llama3_1_70b": 80, "qwen3_30b_a3b": 48}
 # tt-metal's table measures with 128 rows in the KV cache (its notes); so do the mesh rows.
 MESH_CONTEXT = 128
+# Batch 1 (the single-user step, issue 23's first rows) and tt-metal's batch 32: the batched step
+# `spatial-import --batch 32` writes, split by heads as tensor-parallel splits tg.batch_attention.
+MESH_BATCHES = (1, TT_METAL_BATCH)
 # tt-metal models/README.md, LLMs table: Llama 3.1 70B tokens/s/user at batch 32.
 TT_METAL_MESH_TOKENS_PER_S_USER = {("llama3_1_70b", "t3k"): 15.9, ("llama3_1_70b", "galaxy"): 72.5}
 
@@ -346,6 +366,11 @@ class MeshRow:
     # layer prefix ("o" -> {"row": 80}): where the Megatron pairs were chosen
     plans: dict[str, dict[str, int]]
     batch: int = 1
+    # link's per-chip DRAM refusal, where one chip's shards do not fit it (the row is then a
+    # what-if compiled with dram-mem)
+    refusal: str | None = None
+    # how the report prices the batched attention (the tg.batch_attention section's own words)
+    attention: str | None = None
 
     @property
     def collectives_us(self) -> float:
@@ -386,12 +411,14 @@ def _unlayered(name: str) -> str:
 
 
 def product_plans(module) -> dict[str, dict[str, int]]:
-    """Each product's and MoE block's `tp.plan`, counted over the layers by its result's name."""
-    from spatial_dialect.tg import MatmulOp, MatmulQ8_0Op, MoeOp
+    """Each product's, MoE block's and batched cache write's and attention's `tp.plan` (heads or
+    replicated), counted over the layers by its result's name."""
+    from spatial_dialect.tg import BatchAttentionOp, BatchSetRowsOp, MatmulOp, MatmulQ8_0Op, MoeOp
 
+    decided = (MatmulOp, MatmulQ8_0Op, MoeOp, BatchSetRowsOp, BatchAttentionOp)
     plans: dict[str, Counter[str]] = {}
     for op in module.walk():
-        if isinstance(op, (MatmulOp, MatmulQ8_0Op, MoeOp)):
+        if isinstance(op, decided):
             plan = op.attributes.get("tp.plan")
             name = _unlayered(op.results[0].name_hint or "?")
             plans.setdefault(name, Counter())[plan.data if plan else "?"] += 1
@@ -418,26 +445,34 @@ def compile_mesh(tool, program: str, mesh: str, options: str, prefer_sharded: bo
 
 
 def measure_mesh(
-    model, layers: int, mesh: str, weights: str, context: int, prefer_sharded: bool = False
+    model,
+    layers: int,
+    mesh: str,
+    weights: str,
+    context: int,
+    prefer_sharded: bool = False,
+    batch: int = 1,
 ) -> MeshRow:
-    """Compile a whole decode step of ``model`` over ``mesh`` and read its report. The smoke row
-    takes ``prefer_sharded``: by price the tiny model runs whole on every chip (its collectives
-    cost more than its products save), and the smoke is there to run a deployment's collectives
-    through the pipeline and the report."""
+    """Compile a whole decode step of ``model`` over ``mesh`` and read its report; above batch 1
+    the batched step of ``batch`` users. The smoke row takes ``prefer_sharded``: by price the tiny
+    model runs whole on every chip (its collectives cost more than its products save), and the
+    smoke is there to run a deployment's collectives through the pipeline and the report."""
     from spatial_dialect.passes.dram_layout import DramExceeded, dram_layout
     from spatial_dialect.passes.target_choice import mesh_named
     from spatial_dialect.tools.emit.report import report
     from spatial_dialect.tools.spatial_opt import SpatialOptMain
 
-    program = decode_step(model, context, layers, weights)
+    program = decode_step(model, context, layers, weights, batch if batch > 1 else None)
     tool = SpatialOptMain(args=[])
     fmt = f"format={storage_format(weights)}"
     t0 = time.process_time()
+    refusal = None
     try:
         module, plans = compile_mesh(tool, program, mesh, fmt, prefer_sharded)
-    except DramExceeded:
-        # One chip's shards do not fit its DRAM: price the step as a what-if with room for them;
-        # the row's bytes per chip say by how much.
+    except DramExceeded as e:
+        # One chip's shards do not fit its DRAM: the row states the refusal and prices the step
+        # as a what-if with room for them; its bytes per chip say by how much.
+        refusal = str(e)
         module, plans = compile_mesh(tool, program, mesh, f"{fmt} dram-mem=1TB", prefer_sharded)
     compile_s = time.process_time() - t0
     r = report(module)
@@ -459,22 +494,28 @@ def measure_mesh(
         chip_bytes=chip.dram_bytes,
         compile_s=compile_s,
         plans=plans,
+        batch=batch,
+        refusal=refusal,
+        attention=next(
+            (s["batch"] for s in r["sections"] if s["op"] == "tg.batch_attention"), None
+        ),
     )
 
 
 def mesh_table(rows: list[MeshRow]) -> list[str]:
     lines = [
         "| model | card (chips) | weights | batch | context | predicted ms | tokens/s/user "
-        "| collectives ms (share) | roofline ms | predicted/roofline | GB per chip (of) "
-        "| compile CPU s | tt-metal tokens/s/user (batch 32) |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| total tokens/s | collectives ms (share) | roofline ms | predicted/roofline "
+        "| GB per chip (of) | compile CPU s | tt-metal tokens/s/user (batch 32) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         published = TT_METAL_MESH_TOKENS_PER_S_USER.get((r.model, r.card))
-        weights = r.weights if r.fits else f"{r.weights} (does not fit: what-if)"
+        weights = r.weights if r.refusal is None else f"{r.weights} (refused: what-if)"
         lines.append(
             f"| {r.model} | {r.card} ({r.chips}) | {weights} | {r.batch} | {r.context} | "
             f"{r.predicted_us / 1000:.2f} | {r.tokens_per_s:.1f} | "
+            f"{r.batch * r.tokens_per_s:.0f} | "
             f"{r.collectives_us / 1000:.2f} ({100 * r.collective_share:.0f}%) | "
             f"{r.roofline_us / 1000:.2f} | {r.ratio:.3f} | "
             f"{r.bytes_per_chip / 1e9:.2f} ({r.chip_bytes / 1e9:.1f}) | {r.compile_s:.1f} | "
@@ -489,9 +530,10 @@ def mesh_findings(r: MeshRow) -> str:
         f"{name} " + "/".join(f"{p}" + (f" x{n}" if len(c) > 1 else "") for p, n in c.items())
         for name, c in r.plans.items()
     )
+    refused = "" if r.refusal is None else f"; refused: {r.refusal}"
     return (
-        f"{r.model} {r.card} {r.weights}: {len(r.collectives)} collectives; most time: "
-        f"{top or 'none'}; products: {plans}"
+        f"{r.model} {r.card} {r.weights} B={r.batch}: {len(r.collectives)} collectives; most "
+        f"time: {top or 'none'}; products: {plans}{refused}"
     )
 
 
@@ -514,13 +556,18 @@ def json_row(r: Row | MeshRow) -> dict:
 
 def mesh_rows_plan(smoke: bool) -> list[tuple]:
     """What `measure_mesh` is called with for each mesh row: (model, layers, mesh, weights,
-    context, prefer_sharded); the smoke's is the tiny model's 2 layers on n300."""
+    context, prefer_sharded, batch); the smoke's are the tiny model's 2 layers on n300, 1 user
+    and 3."""
     import generate
 
     if smoke:
-        return [(generate.TINY, 2, "n300", "bf16", 64, True)]
+        return [(generate.TINY, 2, "n300", "bf16", 64, True, b) for b in (1, 3)]
     models = {"llama3_1_70b": generate.LLAMA31_70B, "qwen3_30b_a3b": generate.QWEN3_30B_A3B}
-    return [(models[m], MESH_LAYERS[m], mesh, w, MESH_CONTEXT, False) for m, mesh, w in MESH_PLAN]
+    return [
+        (models[m], MESH_LAYERS[m], mesh, w, MESH_CONTEXT, False, b)
+        for b in MESH_BATCHES
+        for m, mesh, w in MESH_PLAN
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -567,10 +614,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     mesh_rows = []
-    for m, n, mesh, weights, context, prefer_sharded in mesh_plan:
-        mesh_rows.append(measure_mesh(m, n, mesh, weights, context, prefer_sharded))
+    for m, n, mesh, weights, context, prefer_sharded, batch in mesh_plan:
+        mesh_rows.append(measure_mesh(m, n, mesh, weights, context, prefer_sharded, batch))
         print(
-            f"# {m.name} {mesh} {weights}: {mesh_rows[-1].sections} sections, "
+            f"# {m.name} {mesh} {weights} B={batch}: {mesh_rows[-1].sections} sections, "
             f"{len(mesh_rows[-1].collectives)} collectives, compiled in "
             f"{mesh_rows[-1].compile_s:.1f} CPU s",
             file=sys.stderr,
@@ -599,7 +646,11 @@ def main(argv: list[str] | None = None) -> int:
             print(batched_findings(r))
     if mesh_rows:
         print()
-        print("Over a mesh of chips: whole greedy decode step, batch 1, tensor-parallel")
+        batches = ", ".join(str(b) for b in sorted({r.batch for r in mesh_rows}))
+        print(f"Over a mesh of chips: whole greedy decode step, batch {batches}, tensor-parallel")
+        attention = next((r.attention for r in mesh_rows if r.attention), None)
+        if attention:
+            print(f"attention (batched rows, per chip): {attention}")
         print()
         print("\n".join(mesh_table(mesh_rows)))
         print()

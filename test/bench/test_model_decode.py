@@ -92,19 +92,37 @@ def test_the_mesh_models_and_published_rates():
 
 
 def test_the_mesh_rows_are_issue_23s():
+    """Issue 23's rows at batch 1 and at tt-metal's batch 32 (the same rows at both), context 128."""
     rows = [
-        (m.name, layers, mesh, w, context, sharded)
-        for m, layers, mesh, w, context, sharded in md.mesh_rows_plan(smoke=False)
+        (m.name, layers, mesh, w, context, sharded, batch)
+        for m, layers, mesh, w, context, sharded, batch in md.mesh_rows_plan(smoke=False)
     ]
-    assert rows == [
-        ("llama3_1_70b", 80, "t3k", "bfp8_b", 128, False),
-        ("llama3_1_70b", 80, "t3k", "bf16", 128, False),
-        ("llama3_1_70b", 80, "galaxy", "bfp8_b", 128, False),
-        ("qwen3_30b_a3b", 48, "n300", "bf16", 128, False),
-        ("qwen3_30b_a3b", 48, "n300", "bfp8_b", 128, False),
-        ("qwen3_30b_a3b", 48, "p150x4", "bf16", 128, False),
-        ("qwen3_30b_a3b", 48, "p150x4", "bfp8_b", 128, False),
+    per_batch = [
+        ("llama3_1_70b", 80, "t3k", "bfp8_b"),
+        ("llama3_1_70b", 80, "t3k", "bf16"),
+        ("llama3_1_70b", 80, "galaxy", "bfp8_b"),
+        ("qwen3_30b_a3b", 48, "n300", "bf16"),
+        ("qwen3_30b_a3b", 48, "n300", "bfp8_b"),
+        ("qwen3_30b_a3b", 48, "p150x4", "bf16"),
+        ("qwen3_30b_a3b", 48, "p150x4", "bfp8_b"),
     ]
+    assert rows == [(*r, 128, False, b) for b in (1, 32) for r in per_batch]
+
+
+def test_smoke_batched_tiny_step_over_n300_serves_three_users():
+    """The batched step over a mesh: 3 users' step, split by heads (prefer-sharded), costs less
+    than three single-user steps; the row carries its batch and how the attention was priced."""
+    import generate
+
+    one = md.measure_mesh(generate.TINY, 2, "n300", "bf16", 64, prefer_sharded=True)
+    three = md.measure_mesh(generate.TINY, 2, "n300", "bf16", 64, prefer_sharded=True, batch=3)
+    assert (three.batch, three.refusal) == (3, None) and one.attention is None
+    assert "priced at every user's full capacity" in three.attention
+    assert three.plans["attn"] == {"heads": 2} and three.plans["kc"] == {"heads": 2}
+    assert one.predicted_us < three.predicted_us < 3 * one.predicted_us
+    line = md.mesh_table([three])[-1]
+    assert line.startswith("| tiny | n300 (2) | bf16 | 3 | 64 |")
+    assert f"| {3 * three.tokens_per_s:.0f} |" in line
 
 
 def _tiny_deployment_report():
@@ -165,7 +183,12 @@ def test_json_rows_carry_issue_24s_fields(capsys):
         ("tiny", "wormhole_n150", 1),
         ("tiny", "wormhole_n150", 3),
         ("tiny", "n300", 1),
+        ("tiny", "n300", 3),
     ]
+    mesh_batched = rows.pop(3)
+    assert mesh_batched["tokens_per_s"] == pytest.approx(
+        3 * mesh_batched["tokens_per_s_user"], rel=1e-6
+    )
     batched = rows.pop(1)
     assert (batched["context"], batched["format"], batched["fits"]) == (64, "bfp8_b", True)
     assert batched["tokens_per_s"] == pytest.approx(3 * batched["tokens_per_s_user"], rel=1e-6)
@@ -211,6 +234,8 @@ def test_smoke_batched_tiny_step_serves_three_users_for_less_than_three_steps():
 
 def test_the_batched_rows_are_issue_24s():
     plan = md.batched_rows_plan(smoke=False)
+    # the vLLM row: its published figure is at batch 8 on one H200
+    assert plan.pop() == ("h200", "bf16", 8, 128)
     assert len(plan) == 3 * 2 * 3 * 2
     assert {b for _, _, b, _ in plan} == {1, 8, 32} and {c for *_, c in plan} == {128, 4096}
     assert {(c, w) for c, w, _, _ in plan} == {
@@ -241,6 +266,9 @@ def test_published_rates_beside_the_batched_rows():
     assert md.published(_row("h100", 1, 128)) == "NIM 216"
     assert md.published(_row("h100", 32, 128)) == "NIM c=25: 193, c=50: 169"
     assert md.published(_row("h100", 8, 4096)) == "NIM c=5: 218, c=25: 193"
+    # vLLM's H200 latency test, batch 8: 128 steps (and a 32-token prefill) in 833.421 ms
+    assert md.published(_row("h200", 8, 128)) == "vLLM >= 154 (e2e, 32 in + 128 out)"
+    assert md.published(_row("h200", 32, 128)) == "-"
 
 
 def test_excess_ranks_names_over_the_layers_by_time_past_roofline():
