@@ -1,11 +1,12 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
 `spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
-split-k=N kv-splits=N prefer-sharded=false}`. With no target anywhere (neither the option nor one
+split-k=N kv-splits=N prefer-sharded=false distributed-norm=off}`. With no target anywhere (neither the option nor one
 recorded on the module) it compiles for wormhole_n150.
 
 A target that names a mesh preset (`target=n300`) makes the module one deployment over the mesh:
-its WHOLE-tensor functions first go through `tensor-parallel{mesh=n300 prefer-sharded=...}`
+its WHOLE-tensor functions first go through `tensor-parallel{mesh=n300 prefer-sharded=...
+distributed-norm=...}`
 (docs/tensor-parallel.md), and link and the rest then plan for the mesh's chip; a per-chip function
 (its arguments already carry `mesh.sharding`) is taken as it is. The pass runs here and not in
 link because it is a whole-program decision of its own, with its own refusals, that a reader can
@@ -51,7 +52,8 @@ from spatial_dialect.sp.errors import InternalError
 @dataclass(frozen=True)
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
-    local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N prefer-sharded=false}`: on a mesh
+    local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N prefer-sharded=false
+    distributed-norm=off}`: on a mesh
     target, tensor-parallel first (module docstring); then link, tile, place, fuse-operands and
     size-buffers in order."""
 
@@ -66,11 +68,17 @@ class SpatialPipelinePass(ModulePass):
     split_k: int | None = None
     kv_splits: int | None = None
     prefer_sharded: bool = False
+    distributed_norm: str = "off"
+    """off, priced or forced: tensor-parallel's distributed rms_norm (a mesh target only)."""
 
     def passes(self) -> tuple[ModulePass, ...]:
         mesh = mesh_named(self.target)
         first = (
-            (TensorParallelPass(mesh.name, self.prefer_sharded, self.dram_mem),)
+            (
+                TensorParallelPass(
+                    mesh.name, self.prefer_sharded, self.dram_mem, self.distributed_norm
+                ),
+            )
             if mesh is not None
             else ()
         )

@@ -106,7 +106,7 @@ LINKERS: dict[type[Operation], Linker] = {
     **batched.LINKERS,
 }
 """Each tg op and the function that links it to its section(s)."""
-REFUSED = {**batched.REFUSED, **rows.REFUSED}
+REFUSED = {**batched.REFUSED}
 """Each tg op link has no section form for, with why (test/test_coverage.py reads it)."""
 
 

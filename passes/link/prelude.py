@@ -107,6 +107,11 @@ def wanted_tiled(op: Operation) -> list[SSAValue]:
         return [*rows, op.router, op.w_gate, op.w_up, op.w_down, *op.shared]
     if isinstance(op, ROW_REDUCTIONS):
         return []
+    if isinstance(op, tg.RmsStatsOp | tg.RmsApplyOp):
+        # the distributed norm's rows x 1 f32 sums move as a column of f32 tiles (the blocked
+        # form's partials, link/rows.py): each tile row's sums in its tile's first column
+        stats = op.res if isinstance(op, tg.RmsStatsOp) else op.stats
+        return [stats] if rows_of(stats) > 1 else []
     if isinstance(op, tg.CausalConvOp | tg.GatedDeltaOp | tg.DecayOp):
         # read in tile blocks down the rows (time); the states are carried in tiles
         return [*op.operands, *op.results]
@@ -120,8 +125,10 @@ def tied_tensors(op: Operation) -> list[SSAValue]:
     weights), and a cache with its updated self (carried state is never bridged)."""
     if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp):
         return [op.cache, op.res]
-    if isinstance(op, tg.RmsNormOp):
+    if isinstance(op, tg.RmsNormOp | tg.RmsApplyOp):
         return [v for v in (op.x, op.residual, op.res) if v is not None]
+    if isinstance(op, tg.RmsStatsOp):
+        return [v for v in (op.x, op.residual) if v is not None]
     if isinstance(op, tg.LayerNormOp):
         return [op.x, op.res]
     if isinstance(op, tg.SoftmaxOp | tg.L2NormOp):

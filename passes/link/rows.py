@@ -217,6 +217,85 @@ def _blocked(
     return [first, second, third]
 
 
+def link_rms_stats(op: tg.RmsStatsOp, ctx: LinkContext) -> sp.ProgramOp:
+    """The chip's share of each row's sum of squares: the blocked form's `partial` step with one
+    block over all the chip's columns, stored as the rows x 1 f32 result (column 0 of a tile)."""
+    rows, cols = valid(op.x)
+    tc = ctx.tile[1]
+    block = ctx.tiles(1, cols)[1]
+    cap = ctx.target.acc_tiles("f32")
+    if block > cap:
+        raise NotLowered(
+            f"{op.name}: a block of {block} tiles ({cols} columns) is wider than the {cap}-tile "
+            "f32 accumulator: the row's share would need several blocks summed into its one "
+            "column (split the row over more chips)"
+        )
+    s = ProgramBuilder(ctx, op)
+    streamed = [s.input(v) for v in (op.x, op.residual) if v is not None]
+    stats = s.output(op.res)
+    ins = [s.fifo(f"in{i}", t, "h", "w") for i, t in enumerate(streamed)]
+    for t, fifo in zip(streamed, ins, strict=True):
+        s.load(t, BLOCK, fifo)
+    out = s.fifo("out", F32, "h", 1)
+    s.stage(RowReduceOp("partial", "rms_norm", ins, out, cols, cols, rows, block=block * tc))
+    s.store(out, stats, AccessAttr.of(R0, ZERO, "h", 1))
+    s.why(
+        "row",
+        f"distributed rms_norm, first half: one block of {block} tile(s) over the chip's "
+        f"{cols} columns (the {cap}-tile f32 accumulator holds it) sums each row's squares",
+    )
+    program = s.build(stats.sym_name.data, SectionKind.ROW_REDUCE)
+    if not _fits(ctx, program, block):
+        raise NotLowered(
+            f"{op.name}: a block of {block} tiles ({cols} columns) does not fit a site's "
+            f"{ctx.target.local_mem_max_bytes} bytes of local memory"
+        )
+    return program
+
+
+def link_rms_apply(op: tg.RmsApplyOp, ctx: LinkContext) -> list[sp.ProgramOp]:
+    """The whole row's statistics from its all-reduced sum of squares, then the chip's columns
+    normalized: the blocked form's `combine` (one partial: the sum over all n columns, so its
+    count is n) and its `rms_apply` map."""
+    rows, cols = valid(op.x)
+    n = op.n.value.data
+    eps = op.eps.value.data
+    tc = ctx.tile[1]
+    name = ctx.names[op.res]
+    stats_shape = (rows, tc)
+    why = (
+        f"distributed rms_norm, second half: 1/sqrt(sum / {n} + eps) from the all-reduced sum "
+        f"of squares of the whole row ({n} columns), then the chip's {cols} columns normalized"
+    )
+
+    # 1. the statistics: one partial, the sum over the whole row's n columns
+    s = ProgramBuilder(ctx, op)
+    sums = s.input(op.stats)
+    stats = s.declare(ctx.scratch(f"{name}__stats", stats_shape, F32))
+    in0 = s.fifo("in0", F32, "h", "kw")
+    s.load(sums, AccessAttr.of(R0, K0, "h", "kw"), in0)
+    out = s.fifo("out", F32, "h", 1)
+    # block: n rounded up to whole tiles, so the combine's one K step covers the sum and its
+    # count (min(block, n)) is n
+    block = ctx.tiles(1, n)[1] * tc
+    s.stage(RowReduceOp("combine", "rms_norm", [in0], out, n, n, rows, block, eps))
+    s.store(out, stats, AccessAttr.of(R0, C0, "h", 1))
+    s.why("row", why)
+    first = s.build(stats.sym_name.data, SectionKind.ROW_REDUCE)
+
+    # 2. apply them: the blocked form's map over the chip's columns
+    s = ProgramBuilder(ctx, op)
+    streamed = [s.input(v) for v in (op.x, op.residual) if v is not None]
+    weight = s.input(op.weight)
+    stats_in = s.declare(ctx.scratch(stats.sym_name.data, stats_shape, F32, TensorRole.INPUT))
+    y = s.output(op.res)
+    operands = [(t, Mode.FULL, BLOCK) for t in streamed]
+    operands.append((stats_in, Mode.COLS, AccessAttr.of(R0, ZERO, "h", 1)))
+    operands.append((weight, Mode.ROWS, AccessAttr.of(ZERO, C0, 1, "w")))
+    s.why("row", why)
+    return [first, map_section(ctx, op, "rms_apply", operands, y, s)]
+
+
 def link_argmax(op: tg.ArgmaxOp, ctx: LinkContext) -> sp.ProgramOp:
     s = ProgramBuilder(ctx, op)
     x, idx = s.input(op.x, Layout.ROWS), s.output(op.res)
@@ -236,14 +315,7 @@ LINKERS = {
     tg.SoftmaxOp: link_row,
     tg.L2NormOp: link_row,
     tg.ArgmaxOp: link_argmax,
+    tg.RmsStatsOp: link_rms_stats,
+    tg.RmsApplyOp: link_rms_apply,
 }
 """The ops this module links."""
-
-REFUSED: dict[type[Operation], str] = {
-    tg.RmsStatsOp: "the distributed rms_norm's halves are not linked yet: a row's sum of "
-    "squares as a rows x 1 f32 tensor needs a row_reduce form that stores the sum (the blocked "
-    "form's partials hold one tile per block, and its combine applies 1/sqrt(mean + eps))",
-    tg.RmsApplyOp: "the distributed rms_norm's halves are not linked yet: rms_apply's map "
-    "reads 1/sqrt(mean + eps), not a rows x 1 sum of squares over the whole row's n columns",
-}
-"""tg ops of the row family with no section form yet (docs/tensor-parallel.md#what-is-left)."""

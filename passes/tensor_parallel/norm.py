@@ -23,8 +23,9 @@ Decided here, and why:
   columns gives each chip its columns of every row, with no collective; a replicated residual
   could not become split (tg has no local slice), so without it the first norm and add of a
   layer would be replicated.
-- **It is a mode of the pass** (``distributed-norm``): ``off`` (the default: link has no
-  section form for the two halves yet, so a priced win would make a program no executor runs),
+- **It is a mode of the pass** (``distributed-norm``): ``off`` (the default: link lowers
+  rms_stats only where a chip's columns fit the f32 accumulator and refuses it by name above
+  that, so a priced win on a real model's width would make a program link refuses),
   ``priced`` (both forms are priced and the cheaper taken, the other its runner-up), ``forced``
   (the distributed and scatter plans are taken wherever they can run, still priced and recorded:
   the tests' hook, as prefer-sharded is).
