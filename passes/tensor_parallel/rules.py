@@ -9,7 +9,9 @@ Decided here, and why:
   sum) or ``replicate``: the Megatron pairs (QKV/FF1/FF3 column, WO/FF2 row) follow from the
   prices, as in tt-metal's tech report (LLMs 3.3). A Q8_0 shard boundary falls on a 32-element
   block of K, so each chip quantizes its local activation by whole blocks (the Q8_0 view is
-  named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan.
+  named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan. On a
+  2-D mesh also ``2d`` (:func:`_matmul_2d`): K over one axis and N over the other, tt-metal's
+  Galaxy layout, so a partial sum is reduced over one axis on a 1/n-wide shard.
 - **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
   than chips are repeated, ``mesh.repeat``) or ``replicate``. The batched ops
   (tg.batch_attention, tg.batch_set_rows) take the same rules: their caches hold every user's
@@ -20,8 +22,9 @@ Decided here, and why:
   head width, the KV repeat and the mesh axes the attention splits over (:func:`head_hints`), so
   the projection's column plan cuts on whole heads over those axes alone: a repeated shard is
   never gathered (no collective un-repeats one).
-- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over the
-  minor axis alone where that divides and the first does not (``over axis 1`` in its label).
+- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over one
+  axis alone (``over axis 1`` in its label), each priced; an attention takes the first group that
+  divides its heads and KV heads, the larger axis before the smaller (more chips share its work).
 - **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
 - **moe**: ``ffn`` (each expert's FFN width F split over the chips: w_gate and w_up by columns,
   w_down's rows within each of the E stacked expert blocks, ``mesh.blocks = E``; the shared
