@@ -153,8 +153,8 @@ MEDIUM = Model("medium", 2048, 16, 4, 128, 8192, 1e-6, qk_norm=True, elt="f32")
 
 @pytest.mark.parametrize("mesh", MESHES)
 def test_megatron_pairs_emerge(mesh: str):
-    """QKV and FF1/FF3 column, WO and FF2 row, one all_reduce (per mesh axis) before each
-    residual add, and the deployment keeps the meaning to 1e-5 (f32)."""
+    """QKV and FF1/FF3 column, WO and FF2 row (WO 2d on t3k), one all_reduce (per mesh axis)
+    before each residual add, and the deployment keeps the meaning to 1e-5 (f32)."""
     fn = check_deployment(ModuleOp([layer_function(MEDIUM, 1, 32)]), mesh)
     plan = {
         op.results[0].name_hint: op.attributes["tp.plan"].data
