@@ -346,9 +346,11 @@ def ours(case: Case, model_and_layers=None) -> Layer:
         us[role] += p
         nbytes[role] += b
     for c in compiled[case.attention].get("collectives", []):
-        if c["tensor"] != model_decode._unlayered(c["tensor"]):
-            us["ccl"] += c["us"]
-            nbytes["ccl"] += c["bytes"]
+        # a layer's collectives are the layer's; the tail's (the logits' gather, the vocab
+        # arg-max's mesh.argmax_gather, which is the arg-max itself) are its sampling's
+        role = "ccl" if c["tensor"] != model_decode._unlayered(c["tensor"]) else "sampling"
+        us[role] += c["us"]
+        nbytes[role] += c["bytes"]
     pred = mf.predict(row, (model, layers))
     return Layer(us, nbytes, pred.predicted_us, pred.weight_terms_us, pred.weight_bytes)
 

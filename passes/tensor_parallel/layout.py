@@ -18,6 +18,12 @@ Decided here, and why:
   for the distributed norm's residual stream, norm.py). ``R -> S`` would be a local slice, which
   tg has no op for; a plan needing it is not taken. An argument has no layout until its first
   reader chooses one (the host shards it), so arguments never convert.
+- **A layout may have a second part over other axes** (``also``): a 2-D matmul's weight is split
+  on K over one axis and on N over the other, its result a partial sum over the first and split on
+  N over the second (tt-metal's Galaxy layout, [K/4, N/8] a chip). A conversion is worked out per
+  mesh axis (:func:`conversion`): partial sums are reduced first (on the smaller shard), then
+  shards gathered minor axis first; a dim keeps the major part of its split (a gather of the
+  minor axis alone leaves the split over the major one), never the minor part alone.
 """
 
 from __future__ import annotations
@@ -38,10 +44,24 @@ class Layout:
     repeat: int = 1
     stacked: int = 1
     """The dim is this many equal blocks, each split over the group (``mesh.blocks``)."""
+    also: Layout | None = None
+    """A second part over other mesh axes (a 2-D plan: ``P`` or ``S`` over ``axes``, and this
+    ``S`` over its own); None for a layout over one group."""
+
+    def parts(self) -> list[Layout]:
+        return [self] if self.also is None else [self, *self.also.parts()]
+
+    @property
+    def has_partial(self) -> bool:
+        return any(p.kind == P for p in self.parts())
 
     def placements(self, rank: int) -> list[str]:
-        entry = {R: REPLICATE, S: shard_entry(self.dim), P: partial_entry()}[self.kind]
-        return [entry if a in self.axes else REPLICATE for a in range(rank)]
+        out = [REPLICATE] * rank
+        for part in self.parts():
+            entry = {R: REPLICATE, S: shard_entry(part.dim), P: partial_entry()}[part.kind]
+            for a in part.axes:
+                out[a] = entry
+        return out
 
     def blocks(self, sizes: Sequence[int]) -> int:
         """How many distinct blocks the dim is cut into (1 unless sharded)."""
@@ -54,11 +74,15 @@ class Layout:
 
     def local_shape(self, shape: Sequence[int], sizes: Sequence[int]) -> list[int]:
         out = list(shape)
-        if self.kind == S:
-            out[self.dim] //= self.blocks(sizes)
+        for part in self.parts():
+            if part.kind == S:
+                out[part.dim] //= part.blocks(sizes)
         return out
 
     def describe(self) -> str:
+        if self.also is not None:
+            first = Layout(self.kind, self.dim, self.axes, self.repeat, self.stacked)
+            return f"{first.describe()} and {self.also.describe()}"
         if self.kind == R:
             return "replicated"
         axes = ("axis " if len(self.axes) == 1 else "axes ") + ", ".join(map(str, self.axes))
@@ -73,12 +97,14 @@ class Layout:
 REPLICATED = Layout(R)
 
 
-def shard(dim: int, axes: tuple[int, ...], repeat: int = 1, stacked: int = 1) -> Layout:
-    return Layout(S, dim, axes, repeat, stacked)
+def shard(
+    dim: int, axes: tuple[int, ...], repeat: int = 1, stacked: int = 1, also: Layout | None = None
+) -> Layout:
+    return Layout(S, dim, axes, repeat, stacked, also)
 
 
-def partial(axes: tuple[int, ...]) -> Layout:
-    return Layout(P, -1, axes)
+def partial(axes: tuple[int, ...], also: Layout | None = None) -> Layout:
+    return Layout(P, -1, axes, also=also)
 
 
 def splits(size: int, layout: Layout, sizes: Sequence[int], unit: int = 1) -> bool:
@@ -98,28 +124,52 @@ class Step:
     after: tuple[str, ...]
 
 
+def _owner(lay: Layout, axis: int) -> Layout | None:
+    return next((p for p in lay.parts() if axis in p.axes), None)
+
+
 def conversion(src: Layout, dst: Layout, rank: int, scatter: bool = False) -> list[Step] | None:
     """The collectives that turn ``src`` into ``dst`` (none when equal), or None when no gather
-    does (``R -> S``, a repeated shard, a change of group). ``scatter``: a partial sum may also
-    become a plain shard over its own axes, a reduce_scatter per axis (the distributed norm's
-    residual stream, tensor_parallel/norm.py; off unless its mode is on, so that no other
-    decision changes)."""
+    does (``R -> S``, a repeated or blocked part that would change, a dim kept over its minor
+    axis alone). Per mesh axis: a partial sum that ``dst`` replicates is all-reduced (first, on
+    the smaller shard), a shard it replicates all-gathered (minor axis first); every other axis
+    must already lie as ``dst`` has it. ``scatter``: a (one-part) partial sum may also become a
+    plain shard over its own axes, a reduce_scatter per axis (the distributed norm's residual
+    stream, tensor_parallel/norm.py; off unless its mode is on, so that no other decision
+    changes)."""
     if src == dst:
         return []
     if scatter and src.kind == P and dst.kind == S and dst.axes == src.axes:
-        if dst.repeat == 1 and dst.stacked == 1:
+        if dst.repeat == 1 and dst.stacked == 1 and src.also is None and dst.also is None:
             return partial_scatter_gather(src, dst.dim, rank)[: len(src.axes)]
-    if dst.kind != R or src.repeat != 1 or src.stacked != 1:
-        return None
+    before, after = src.placements(rank), dst.placements(rank)
+    reduce, gather = [], []
+    for a in range(rank):
+        if before[a] == after[a]:
+            continue
+        part = _owner(src, a)
+        if after[a] != REPLICATE or part is None or part.repeat != 1 or part.stacked != 1:
+            return None
+        (reduce if part.kind == P else gather).append(a)
+    for a in range(rank):
+        mine, theirs = _owner(src, a), _owner(dst, a)
+        if theirs is None:
+            continue
+        # what stays keeps its repeat and blocks, and a dim split over several axes keeps the
+        # major part of its split (gathering the minor axis alone), never the minor part alone
+        kept = tuple(b for b in mine.axes if b not in gather and b not in reduce)
+        if (mine.repeat, mine.stacked, kept) != (theirs.repeat, theirs.stacked, theirs.axes):
+            return None
+        if mine.kind == S and kept != mine.axes[: len(kept)]:
+            return None
     steps = []
-    now = src.placements(rank)
-    order = reversed(src.axes) if src.kind == S else src.axes
-    kind = Collective.ALL_GATHER if src.kind == S else Collective.ALL_REDUCE
-    for a in order:
-        after = list(now)
-        after[a] = REPLICATE
-        steps.append(Step(kind, a, tuple(now), tuple(after)))
-        now = after
+    now = list(before)
+    for kind, axes in ((Collective.ALL_REDUCE, reduce), (Collective.ALL_GATHER, gather[::-1])):
+        for a in axes:
+            nxt = list(now)
+            nxt[a] = REPLICATE
+            steps.append(Step(kind, a, tuple(now), tuple(nxt)))
+            now = nxt
     return steps
 
 

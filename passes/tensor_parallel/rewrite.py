@@ -55,7 +55,11 @@ def sharding_attrs(mesh_name: str, lay: Layout, rank: int) -> DictionaryAttr:
     """An argument's or result's attributes (mesh/interface.py writes them)."""
     return mark(
         None,
-        Placement(ShardingAttr(mesh_name, lay.placements(rank)), lay.repeat, lay.stacked),
+        Placement(
+            ShardingAttr(mesh_name, lay.placements(rank)),
+            max(p.repeat for p in lay.parts()),
+            max(p.stacked for p in lay.parts()),
+        ),
     )
 
 
@@ -106,7 +110,7 @@ class Rewriter:
         reason = (
             f"{made} leaves {value_name(old)} {cur.describe()}; {reader} reads it {want.describe()}"
         )
-        if cur.kind == P and want.kind == R:
+        if cur.kind == P and want.kind == R and cur.also is None:
             alt = partial_scatter_gather(cur, len(shape) - 1, self.d.rank)
             if shape[-1] % self.d.mesh.chips == 0:
                 us = steps_us(self.d.mesh, alt, t, shape)
@@ -191,7 +195,7 @@ class Rewriter:
         outs, out_lays = [], []
         for v in ret.arguments:
             lay = self.d.layouts[v]
-            if lay.kind == P:
+            if lay.has_partial:
                 lay = REPLICATED
             outs.append(self.value(v, lay, "func.return"))
             out_lays.append(lay)

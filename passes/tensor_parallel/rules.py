@@ -9,7 +9,9 @@ Decided here, and why:
   sum) or ``replicate``: the Megatron pairs (QKV/FF1/FF3 column, WO/FF2 row) follow from the
   prices, as in tt-metal's tech report (LLMs 3.3). A Q8_0 shard boundary falls on a 32-element
   block of K, so each chip quantizes its local activation by whole blocks (the Q8_0 view is
-  named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan.
+  named per chip). A column product read only by an arg-max is the LM head's ``vocab`` plan. On a
+  2-D mesh also ``2d`` (:func:`_matmul_2d`): K over one axis and N over the other, tt-metal's
+  Galaxy layout, so a partial sum is reduced over one axis on a 1/n-wide shard.
 - **attention**: ``heads`` (q heads split over the chips with their KV heads; fewer KV heads
   than chips are repeated, ``mesh.repeat``) or ``replicate``. The batched ops
   (tg.batch_attention, tg.batch_set_rows) take the same rules: their caches hold every user's
@@ -20,8 +22,9 @@ Decided here, and why:
   head width, the KV repeat and the mesh axes the attention splits over (:func:`head_hints`), so
   the projection's column plan cuts on whole heads over those axes alone: a repeated shard is
   never gathered (no collective un-repeats one).
-- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over the
-  minor axis alone where that divides and the first does not (``over axis 1`` in its label).
+- **Groups of mesh axes**: a plan splits over every axis (a 2-D mesh major to minor) or over one
+  axis alone (``over axis 1`` in its label), each priced; an attention takes the first group that
+  divides its heads and KV heads, the larger axis before the smaller (more chips share its work).
 - **elementwise**: operands in one layout (a partial sum may be added to a partial sum).
 - **moe**: ``ffn`` (each expert's FFN width F split over the chips: w_gate and w_up by columns,
   w_down's rows within each of the E stacked expert blocks, ``mesh.blocks = E``; the shared
@@ -150,10 +153,16 @@ class Context:
 
 
 def groups(sizes: Sequence[int]) -> list[tuple[int, ...]]:
-    """The axis groups a plan may shard over: every axis, then the minor axis alone."""
+    """The axis groups a plan may shard over: every axis, then each axis alone, the one with
+    more chips first (the minor one on a tie). Each axis alone is offered so that a split can
+    take the axis whose chips divide its heads (Llama-3-70B's 8 KV heads on Galaxy's 8-chip
+    axis, as tt-metal does) and its collectives run over that sub-axis only."""
     rank = len(sizes)
     every = tuple(range(rank))
-    return [every, (rank - 1,)] if rank > 1 else [every]
+    if rank == 1:
+        return [every]
+    alone = sorted(range(rank), key=lambda a: (-sizes[a], -a))
+    return [every, *((a,) for a in alone)]
 
 
 def chips(sizes: Sequence[int], group: tuple[int, ...]) -> int:
@@ -238,7 +247,58 @@ def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
         else:
             lays = [shard(1, g), kl, kl][: len(op.operands)]
             plans.append(Plan("row", lays, partial(g), over=over))
+    plans.extend(_matmul_2d(ctx, hint, k, n_cols, k_dim, n_dim, q8, len(op.operands)))
     plans.append(_replicate(op))
+    return plans
+
+
+def _matmul_2d(
+    ctx: Context,
+    hint: Hint | None,
+    k: int,
+    n_cols: int,
+    k_dim: int,
+    n_dim: int,
+    q8: bool,
+    arity: int,
+) -> list[Plan]:
+    """``2d``: on a 2-D mesh, K split over one axis and N over the other (tt-metal's Galaxy
+    layout, each chip a [K/4, N/8] block): the activation split on K over the first axis, the
+    result a partial sum over it and split on N over the second, so its all-reduce runs over the
+    first axis alone on a 1/n-wide shard, and a reader may keep the N split. One plan per order
+    of the two axes; a value on the way to an attention cuts N over the attention's axis alone,
+    with its KV repeat (on the minor axis only: a repeat acts on the last sharding axis)."""
+    if len(ctx.sizes) != 2:
+        return []
+    plans = []
+    for ka, na in ((0, 1), (1, 0)):
+        over = f" (K over axis {ka}, N over axis {na})"
+        nk, nn = ctx.sizes[ka], ctx.sizes[na]
+        rep = ctx.repeat_for(hint, (na,))
+        unit = hint.unit if hint else 1
+        if hint is not None and hint.group != (na,):
+            why = f"the attention splits its heads over axes {hint.group}, not axis {na}"
+            plans.append(Plan("2d", refused=why, over=over))
+            continue
+        if isinstance(rep, str) or (rep != 1 and na < ka):
+            why = rep if isinstance(rep, str) else "a KV repeat acts on the minor sharding axis"
+            plans.append(Plan("2d", refused=why, over=over))
+            continue
+        if not splits(n_cols, shard(1, (na,), rep), ctx.sizes, unit):
+            why = f"N {n_cols} does not split over {nn // rep} blocks of {unit}"
+            plans.append(Plan("2d", refused=why, over=over))
+            continue
+        if k % nk or (q8 and (k // nk) % Q8_0_BLOCK):
+            block = f" in blocks of {Q8_0_BLOCK}" if q8 else ""
+            plans.append(
+                Plan("2d", refused=f"K {k} does not split over {nk} chips{block}", over=over)
+            )
+            continue
+        w = shard(k_dim, (ka,), also=shard(n_dim, (na,), rep))
+        if na < ka:  # parts in axis order, so equal layouts compare equal
+            w = shard(n_dim, (na,), rep, also=shard(k_dim, (ka,)))
+        lays = [shard(1, (ka,)), w, w][:arity]
+        plans.append(Plan("2d", lays, partial((ka,), also=shard(1, (na,), rep)), over=over))
     return plans
 
 
@@ -269,7 +329,7 @@ def _sharded_candidates(v: SSAValue, ctx: Context) -> list[Layout]:
     argument) one per group, with the KV repeat its hint asks for."""
     cur = ctx.layout(v)
     if cur is not None:
-        return [cur] if cur.kind == S and cur.dim == 1 else []
+        return [cur] if cur.kind == S and cur.dim == 1 and cur.also is None else []
     out = []
     for g in ctx.groups_for(v):
         rep = ctx.repeat_for(ctx.hints.get(v), g)
@@ -331,12 +391,12 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
         if cur is None or cur.kind == R or cur in seen:
             continue
         seen.append(cur)
-        if cur.kind == P and not isinstance(op, LINEAR_SUMS):
+        if cur.has_partial and not isinstance(op, LINEAR_SUMS):
             continue
         if not same:
             plans.append(Plan("local", refused="operands broadcast; a shard would not line up"))
             continue
-        name = "partial" if cur.kind == P else "local"
+        name = "partial" if cur.has_partial else "local"
         plans.append(Plan(name, [cur] * len(op.operands), cur))
     plans.append(_replicate(op))
     return plans

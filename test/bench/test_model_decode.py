@@ -305,6 +305,7 @@ def test_llama_3_1_70b_over_t3k():
     assert fp8.fits and per_chip * 1088 / 1024 < fp8.bytes_per_chip <= 12 * 2**30
     assert not bf16.fits and bf16.bytes_per_chip > per_chip * 2 > 12 * 2**30
     assert fp8.chips == 8 and fp8.sections > 80 * 19
-    # FF2 is row-parallel in every layer, its partial sums all_reduced.
-    assert fp8.plans["down"] == {"row": 80}
+    # FF2 is 2d in every layer (K over one axis, N over the other), its partial sums
+    # all_reduced over one axis.
+    assert fp8.plans["down"] == {"2d": 80}
     assert sum(1 for k, t, _ in fp8.collectives if (k, t) == ("all_reduce", "down_1")) == 80

@@ -97,12 +97,13 @@ def test_a_moe_layer_splits_its_experts_ffn(mesh):
     assert down.blocks == 8 and down.repeat == 1
     assert _placement_of(fn, "shared_weight").placements == ("replicate",) * len(down.placements)
     # every chip holds E experts of F / chips columns (the chips of the axes that split them:
-    # t3k's cheapest split is over its 4-chip axis alone, one all_reduce), routed whole
+    # t3k's cheapest split at this size is over its 2-chip axis alone, the cheapest all_reduce),
+    # routed whole
     sizes = {"n300": (2,), "p150x4": (4,), "t3k": (2, 4)}[mesh]
     chips = int(
         np.prod([n for n, e in zip(sizes, down.placements, strict=True) if e == "shard(0)"])
     )
-    assert chips == {"n300": 2, "p150x4": 4, "t3k": 4}[mesh]
+    assert chips == {"n300": 2, "p150x4": 4, "t3k": 2}[mesh]
     assert moe.sizes() == (3, 128, 8, 256 // chips)
 
 
@@ -115,18 +116,28 @@ def test_the_tiny_moe_examples_keep_their_meaning_on_n300(example):
     assert _moe_of(fn).attributes["tp.plan"].data == "ffn"
 
 
-@pytest.mark.parametrize("mesh,chips", [("p150x4", 4), ("t3k", 8)])
-def test_a_width_that_is_not_whole_tiles_per_chip_is_replicated(mesh, chips):
-    """The tiny examples' experts are 64 wide: 16 (or 8) per chip on 4 (8) chips, which link
-    cannot read from a tile boundary, so the MoE stays whole, and the refusal names the numbers."""
+def test_a_width_that_is_not_whole_tiles_per_chip_is_replicated():
+    """The tiny examples' experts are 64 wide: 16 per chip on 4 chips, which link cannot read
+    from a tile boundary, so the MoE stays whole, and the refusal names the numbers."""
     module = parse_module((EXAMPLES / "tiny_moe_decode.mlir").read_text())
-    fn = _deploy(module, mesh, simulate=False)
+    fn = _deploy(module, "p150x4", simulate=False)
     moe = _moe_of(fn)
     assert moe.attributes["tp.plan"].data == "replicate"
     assert (
-        f"ffn: F 64 does not split over {chips} chips in whole 32-row tiles"
+        "ffn: F 64 does not split over 4 chips in whole 32-row tiles"
         in moe.attributes["tp.runner_up"].data
     )
+
+
+def test_a_width_splits_over_the_axis_whose_tiles_are_whole():
+    """On t3k the 64-wide experts split over neither all 8 chips nor the 4-chip axis (8 and 16
+    columns a chip), but over the 2-chip axis alone: 32 columns, one whole tile, a chip."""
+    module = parse_module((EXAMPLES / "tiny_moe_decode.mlir").read_text())
+    fn = _deploy(module, "t3k", simulate=False)
+    moe = _moe_of(fn)
+    assert moe.attributes["tp.plan"].data == "ffn"
+    assert moe.sizes()[3] == 32
+    assert _placement_of(fn, "w_down").placements == ("shard(0)", "replicate")
 
 
 @pytest.mark.parametrize("mesh", ["n300", "t3k"])
