@@ -80,7 +80,7 @@ from spatial_dialect.tg import (
     SwigluOp,
 )
 
-from .layout import REPLICATED, Layout, P, R, S, Step, partial, shard, splits
+from .layout import REPLICATED, Layout, R, S, Step, partial, shard, splits
 from .norm import OFF_WHY, embedding_plans, norm_plans, scatter_plans
 
 Q8_0_BLOCK = 32
