@@ -32,8 +32,9 @@ from spatial_dialect.tg import MoeOp
 
 from .layout import REPLICATED, Layout, R, conversion, partial
 from .norm import NORM_PLANS
+from .plan import Plan
 from .price import moe_note, op_us, steps_us
-from .rules import Context, Plan, head_hints, plans_of
+from .rules import Context, head_hints, plans_of
 
 
 @dataclass

@@ -39,6 +39,7 @@ from xdsl.ir import Operation
 from spatial_dialect.tg import GatherRowsOp, RmsNormOp
 
 from .layout import REPLICATED, P, S, shard, splits
+from .plan import Plan, replicate
 
 NORM_MODES = ("off", "priced", "forced")
 """The values of the pass's ``distributed-norm`` option (module docstring)."""
@@ -58,8 +59,6 @@ def _cols(op: Operation, i: int) -> int:
 def norm_plans(op: RmsNormOp, ctx) -> list:
     """``distributed`` over each group x may lie split on by columns (its own layout, or one per
     group for an argument no op has read), then ``replicate``."""
-    from .rules import Plan, _replicate  # rules dispatches here; the Plan type is its
-
     plans = []
     cols = _cols(op, 0)
     cur = ctx.layout(op.x)
@@ -78,7 +77,7 @@ def norm_plans(op: RmsNormOp, ctx) -> list:
             continue
         lays = [lay, lay] + ([lay] if op.residual is not None else [])
         plans.append(Plan("distributed", lays, lay, over=over, stats=g))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -88,8 +87,6 @@ def scatter_plans(op: Operation, ctx, linear: bool) -> list:
     columns (where another operand is split so, its ``local`` plan reduce_scatters the partial
     sum alike). ``linear``:
     the op keeps partial sums partial (add, sub), so its ``partial`` plan exists too."""
-    from .rules import Plan
-
     if not linear or ctx.norm == "off":
         return []
     out = []
@@ -121,8 +118,6 @@ def _shape_of(v) -> tuple[int, ...]:
 def embedding_plans(op: GatherRowsOp, ctx) -> list:
     """``columns``: the table split by columns (the host shards it), the ids replicated, each
     chip's rows its own columns; then ``replicate``."""
-    from .rules import Plan, _replicate
-
     cols = _cols(op, 0)
     plans = []
     cur = ctx.layout(op.table)
@@ -136,5 +131,5 @@ def embedding_plans(op: GatherRowsOp, ctx) -> list:
             plans.append(Plan("columns", refused=why, over=over))
         else:
             plans.append(Plan("columns", [lay, REPLICATED], lay, over=over))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans

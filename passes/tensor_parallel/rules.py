@@ -49,10 +49,10 @@ Decided here, and why:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from spatial_dialect.mesh import Collective
 from spatial_dialect.tg import (
@@ -82,31 +82,10 @@ from spatial_dialect.tg import (
 
 from .layout import REPLICATED, Layout, R, S, Step, partial, shard, splits
 from .norm import OFF_WHY, embedding_plans, norm_plans, scatter_plans
+from .plan import Plan, replicate
 
 Q8_0_BLOCK = 32
 """Elements of K per Q8_0 block (spatial_dialect/tg/quant.py)."""
-
-
-@dataclass
-class Plan:
-    name: str
-    operands: list[Layout] = field(default_factory=list)
-    result: Layout = REPLICATED
-    props: dict[str, Attribute] = field(default_factory=dict)
-    refused: str | None = None
-    over: str = ""
-    """Where a 2-D mesh's plan splits over the minor axis alone: " over axis 1" (1-D against
-    2-D is recorded in the runner-up)."""
-    collective: Step | None = None
-    """The collective that IS the op under this plan (the vocab arg-max's mesh.argmax_gather,
-    which takes each chip's local arg-max itself): priced with the plan, written in its place."""
-    stats: tuple[int, ...] | None = None
-    """The mesh axes a distributed rms_norm all-reduces its rows x 1 statistics over (norm.py):
-    priced with the plan; the op is written as tg.rms_stats, the all_reduce, tg.rms_apply."""
-
-    @property
-    def label(self) -> str:
-        return self.name + self.over
 
 
 @dataclass(frozen=True)
@@ -207,10 +186,6 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape())
 
 
-def _replicate(op: Operation) -> Plan:
-    return Plan("replicate", [REPLICATED] * len(op.operands), REPLICATED)
-
-
 def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
     (_, k), w = _shape(op.operands[0]), _shape(op.operands[1])
     tb = (
@@ -248,7 +223,7 @@ def _matmul(op: MatmulOp | MatmulQ8_0Op, ctx: Context) -> list[Plan]:
             lays = [shard(1, g), kl, kl][: len(op.operands)]
             plans.append(Plan("row", lays, partial(g), over=over))
     plans.extend(_matmul_2d(ctx, hint, k, n_cols, k_dim, n_dim, q8, len(op.operands)))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -320,7 +295,7 @@ def _attention(op: AttentionOp | BatchAttentionOp, ctx: Context) -> list[Plan]:
         # pos (and a batched op's block table) replicated: they address rows, not heads
         lays = [q, kvl, kvl] + [REPLICATED] * (len(op.operands) - 3)
         plans.append(Plan("heads", lays, q, props, over=ctx.over(g)))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -360,7 +335,7 @@ def _headwise(op: Operation, ctx: Context, x: int, unit: int, name: str) -> list
         if isinstance(op, RmsNormOp) and op.residual is not None:
             lays[2] = lay
         plans.append(Plan(name, lays, lay))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -398,7 +373,7 @@ def _elementwise(op: Operation, ctx: Context) -> list[Plan]:
             continue
         name = "partial" if cur.has_partial else "local"
         plans.append(Plan(name, [cur] * len(op.operands), cur))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -423,7 +398,7 @@ def _moe(op: MoeOp, ctx: Context) -> list[Plan]:
         lays += [cols, cols, rows, REPLICATED][: len(op.shared)]
         plans.append(Plan("ffn", lays, partial(g), over=over))
     plans.append(_experts(op, ctx, e, fs))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -472,7 +447,7 @@ def _argmax(op: ArgmaxOp, ctx: Context) -> list[Plan]:
                 tuple(REPLICATED.placements(rank)),
             )
             plans.append(Plan("vocab", [lay], REPLICATED, over=over, collective=pick))
-    plans.append(_replicate(op))
+    plans.append(replicate(op))
     return plans
 
 
@@ -507,7 +482,7 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         plans[-1:-1] = scatter_plans(op, ctx, isinstance(op, LINEAR_SUMS))
         return plans, "every operand is replicated" if len(plans) == 1 else None
     why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
-    return [_replicate(op)], why
+    return [replicate(op)], why
 
 
 def head_hints(ops: Sequence[Operation], sizes: Sequence[int]) -> dict[SSAValue, Hint]:

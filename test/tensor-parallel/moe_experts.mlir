@@ -10,7 +10,7 @@
 // RUN: spatial-opt %examples/qwen3_30b_a3b_decode.mlir -p 'tensor-parallel{mesh=p150x4}' | filecheck %s --check-prefix=PRICE
 // Its prefill (128 tokens touch every expert): the two plans read the same bytes, and ffn is taken.
 // RUN: spatial-opt %examples/qwen3_30b_a3b_prefill.mlir -p 'tensor-parallel{mesh=p150x4}' | filecheck %s --check-prefix=PREFILL
-// On a galaxy (32 chips) ffn splits over the 4-chip axis alone (768 / 32 is not whole tiles), and
+// On a galaxy (32 chips) ffn splits over the 8-chip axis alone (768 / 32 is not whole tiles), and
 // experts (4 whole experts a chip) is cheaper by price, but link does not lower it yet: ffn is
 // taken and experts recorded as the runner-up, "not taken".
 // RUN: spatial-opt %examples/qwen3_30b_a3b_prefill.mlir -p 'tensor-parallel{mesh=galaxy}' | filecheck %s --check-prefix=GALAXY
@@ -26,7 +26,7 @@
 
 // PREFILL:    %moe = tg.moe {{.*}} {tp.plan = "ffn", {{.*}}tp.runner_up = "experts: {{[0-9.]+}} us (slower by 0.152 us); priced at uniform routing: 128 token(s) x 8 of 128 experts; a chip holding every expert reads 127.97, one holding 32 reads 31.99 on average and 32.00 on the busiest of 4 chips"}
 
-// GALAXY:      %experts_gate: tensor<262144x192xbf16> {mesh.sharding = #mesh.sharding<@galaxy, [replicate, shard(1)]>}
-// GALAXY:      %moe = tg.moe {{.*}} {tp.plan = "ffn", tp.us = {{[0-9.e+]+}} : f64, tp.runner_up = "experts: 248.913 us (faster by 851.964 us) not taken: link does not lower a chip's share of the experts yet; ffn: F 768 does not split over 32 chips in whole 32-row tiles (link reads each expert's rows of w_down from a tile boundary); priced at uniform routing: 128 token(s) x 8 of 128 experts; a chip holding every expert reads 127.97, one holding 4 reads 4.00 on average and 4.00 on the busiest of 32 chips"}
-// GALAXY-NEXT: %moe_1 = mesh.all_reduce %moe axis 1 from #mesh.sharding<@galaxy, [replicate, partial(sum)]>
+// GALAXY:      %experts_gate: tensor<262144x96xbf16> {mesh.sharding = #mesh.sharding<@galaxy, [shard(1), replicate]>}
+// GALAXY:      %moe = tg.moe {{.*}} {tp.plan = "ffn", tp.us = {{[0-9.e+]+}} : f64, tp.runner_up = "experts: 248.913 us (faster by 345.969 us) not taken: link does not lower a chip's share of the experts yet; ffn: F 768 does not split over 32 chips in whole 32-row tiles (link reads each expert's rows of w_down from a tile boundary); priced at uniform routing: 128 token(s) x 8 of 128 experts; a chip holding every expert reads 127.97, one holding 4 reads 4.00 on average and 4.00 on the busiest of 32 chips"}
+// GALAXY-NEXT: %moe_1 = mesh.all_reduce %moe axis 0 from #mesh.sharding<@galaxy, [partial(sum), replicate]>
 // GALAXY-NOT:  mesh.all_reduce %moe_1

@@ -139,16 +139,14 @@ def _deployment(example: str, mesh: str) -> str:
     return _fn(module).attributes["mesh.deployment"].data
 
 
-def test_the_price_takes_it_at_prefill_on_t3k_and_not_at_decode():
-    """Priced: Llama-3-8B's layer at 128 rows over t3k takes distributed norms (729.0 us against
-    742.8 us op by op: the split norms and adds outweigh their statistics' all_reduces); at one
-    row over n300 the replicated norm stays (876.6 us against 906.1 us: four more collectives'
-    latency for a norm of one row)."""
+def test_the_price_compares_the_whole_plans_at_prefill_and_decode():
+    """Priced: Llama-3-8B's layer at 128 rows over t3k keeps the op-by-op plan since WO and FF2
+    take the 2-D split (697.6 us against 729.0 us with distributed norms; before the 2-D plans
+    the distributed norms won, 729.0 against 742.8); at one row over n300 the replicated norm
+    stays (876.6 us against 906.1 us: four more collectives' latency for a norm of one row)."""
     line = _deployment("llama3_8b_prefill", "t3k")
-    assert (
-        "distributed norms: 729.012 us per chip with 12 collective(s) (against split op by " in line
-    )
-    assert "742.750 us per chip with 5 collective(s), slower by 13.738 us), taken" in line
+    assert "split op by op: 697.595 us per chip with 6 collective(s) (against distributed " in line
+    assert "norms: 729.012 us per chip with 12 collective(s), slower by 31.417 us), taken" in line
     line = _deployment("llama3_8b_decode", "n300")
     assert "split op by op: 876.645 us per chip with 2 collective(s) (against distributed " in line
     assert "norms: 906.116 us per chip with 6 collective(s), slower by 29.471 us), taken" in line
