@@ -2,7 +2,7 @@
 
     spatial-import MODEL.gguf|DIR --step decode|prefill|both [--tokens T] [--cache S]
                    [--layers N] [--dtype f32|f16|bf16] [--target NAME] [--dequantize]
-                   [--logits] [--hidden] [--batch B [--paged BLOCK]] -o OUT.mlir
+                   [--logits] [--hidden] [--batch B [--paged BLOCK|auto]] -o OUT.mlir
 
 A directory is a Hugging Face checkpoint (config.json, model.safetensors or a sharded index,
 tokenizer.json): tools/frontend/hf_model.py reads its config and safetensors headers and
@@ -67,7 +67,10 @@ blocks of BLOCK rows with the step's own `%block_table`; with `--step both` the 
 user's admission into its slot of the same caches, so the two stay one deployment. The decode
 carries the same `chain.` marks, per user: `spatial-run --chain` runs the admission once per
 user (user b into slot b) and feeds the decode's user b the token its admission chose, at the
-row after its prompt (tools/frontend/chaining.py).
+row after its prompt (tools/frontend/chaining.py). `--paged auto` prices the block size on
+--target instead (tools/frontend/paging.py, targets/paging.py): whole tiles of rows up to the
+cache, per-block DRAM round trips against the half block a user wastes and the pool's fit in
+DRAM; the decode function records the choice and its runner-up (`tg.page_size`).
 
 `--logits` and `--hidden` add `%logits` and the final norm's output `%final` (the last hidden
 state) to each step's results, after the caches.
@@ -90,7 +93,9 @@ from pathlib import Path
 
 from xdsl.dialects.func import FuncOp
 
-from spatial_dialect.targets import MESH_PRESETS, TargetError, load_target
+from spatial_dialect.targets import MESH_PRESETS, Target, TargetError, load_target
+from spatial_dialect.targets.paging import PagingError
+from spatial_dialect.tools.frontend import paging
 from spatial_dialect.tools.frontend.chaining import carries, follows
 from spatial_dialect.tools.frontend.gguf_model import (
     SUPPORTED_TYPES,
@@ -150,10 +155,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--paged",
-        type=int,
-        metavar="BLOCK",
+        type=paged_arg,
+        metavar="BLOCK|auto",
         help="with --batch: the KV cache is a pool of blocks of BLOCK rows and a block table per "
-        "user (default: contiguous, B x cache rows)",
+        "user (default: contiguous, B x cache rows); auto: the block size priced on --target",
     )
     parser.add_argument("--layers", type=int, help="the first N layers (default: all)")
     parser.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="the compute type")
@@ -177,6 +182,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     return parser.parse_args(argv)
+
+
+def paged_arg(text: str) -> int | str:
+    """--paged's value: a block's rows, or "auto"."""
+    if text == AUTO:
+        return AUTO
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is neither a number of rows nor 'auto'"
+        ) from None
+
+
+AUTO = "auto"
+"""--paged auto: the page size priced on the target (tools/frontend/paging.py)."""
 
 
 def import_model(args: argparse.Namespace) -> str:
@@ -281,12 +302,13 @@ def import_checkpoint(
     target: str | None = None,
     extra: tuple[str, ...] = (),
     batch: int | None = None,
-    paged: int | None = None,
+    paged: int | str | None = None,
 ) -> str:
     """The text of the module spatial-import writes for the checkpoint at `path` (a GGUF file or
     a Hugging Face directory; `step`: "decode", "prefill" or "both"; None: the defaults the
     command line documents; `extra`: the outputs of layers.STEP_OUTPUTS each step returns after
-    its caches; `batch`, `paged`: --batch and --paged). Raises one of CHECKPOINT_ERRORS."""
+    its caches; `batch`, `paged`: --batch and --paged, an int or "auto"). Raises one of
+    CHECKPOINT_ERRORS."""
     if Path(path).name == "config.json" or Path(path).suffix == ".safetensors":
         raise HFError(f"'{path}' is one file of a Hugging Face checkpoint: give its directory")
     c = hf_checkpoint(path) if Path(path).is_dir() else gguf_checkpoint(path, dequantize)
@@ -305,19 +327,35 @@ def import_checkpoint(
             "were never trained"
         )
     steps = {"prefill": t, "decode": 1} if step == "both" else {step: t}
+    own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
+    priced = None
+    if paged == AUTO:  # the block size, priced on the target from the step built contiguous
+        if batch is None or "decode" not in steps:
+            raise c.error("--paged auto needs --batch and a decode step: it prices a batch's pool")
+        chip = pricing_target(target, c.error)
+        contiguous = Batch.decode(batch, cache, None)
+        build = c.step(1, cache, layers, elt, f"{c.arch}_decode", own("decode"), contiguous)
+        try:
+            priced = (*paging.choose(build, chip, batch, cache), chip)
+        except PagingError as e:
+            raise c.error(f"--paged auto: {e}") from None
+        paged = priced[0].chosen.block
+    assert not isinstance(paged, str)
     batches = batch_layouts(steps, cache, batch, paged, c.error)
     header = (
         f"// Imported by spatial-import from {Path(path).name}: {c.arch}, "
         f"{layers}/{c.layers} layer(s), d={c.d}, "
         f"{' and '.join(f'{s} of {n} token(s)' for s, n in steps.items())} over a "
-        f"{cache}-row cache{batch_note(batch, paged)}, weights {', '.join(sorted(types))} "
+        f"{cache}-row cache{batch_note(batch, paged)}"
+        f"{'' if priced is None else paging.note(priced[0], priced[2])}, weights {', '.join(sorted(types))} "
         f"computed in {elt}{tables_note(c.tables, elt)}{c.note}.\n"
     )
     # One deployment: the steps share the weights and caches by name; their own inputs are theirs.
-    own = (lambda s: f"{s}.") if step == "both" else (lambda s: "")
     functions = [
         c.step(n, cache, layers, elt, f"{c.arch}_{s}", own(s), batches[s]) for s, n in steps.items()
     ]
+    if priced is not None:  # the decode (the last step) records the page size and its runner-up
+        paging.record(functions[-1], *priced)
     for f in functions:  # --logits, --hidden
         also_return(f, extra)
     if step == "both":  # one deployment's steps: what carries from one to the next
@@ -368,6 +406,20 @@ def batch_note(batch: int | None, paged: int | None) -> str:
 def tables_note(tables: str | None, elt: str) -> str:
     """What the module's first line says of the norm weights and rope tables."""
     return f" (norm weights and rope tables {tables})" if tables and tables != elt else ""
+
+
+def pricing_target(target: str | None, error: type[Exception]) -> Target:
+    """The chip --paged auto prices on: --target's, which must name one chip."""
+    if target is None:
+        raise error("--paged auto prices the block size on a target: give --target")
+    if target.lower() in MESH_PRESETS:
+        raise error(
+            f"--paged auto prices one chip's DRAM; --target {target} is a mesh: give --paged BLOCK"
+        )
+    try:
+        return load_target(target)
+    except TargetError as e:
+        raise error(f"--target: {e}") from None
 
 
 def preferred_activations(target: str | None) -> str:

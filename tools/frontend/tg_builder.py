@@ -158,6 +158,9 @@ def _print_function(function: func.FuncOp) -> str:
             printer.print_string("(")
             printer.print_list(outputs, printer.print_attribute)
             printer.print_string(")")
+        if function.attributes:  # a decision the importer records (tg.page_size)
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(function.attributes)
         printer.print_string(" {\n")
 
     signature(", ")
