@@ -33,8 +33,9 @@ A row's weights are one of:
 Batched rows (`--batched`, issue 24): the step `spatial-import --batch B` writes (each layer's
 cache writes tg.batch_set_rows, its attention tg.batch_attention; B users, one token each, each
 with its own contiguous cache of S rows) at B = 1, 8, 32 and S = 128, 4096, on n150 and p150
-(bfp8_b, q8_0) and h100 (bf16, q8_0), and one h200 bf16 row at B = 8, S = 128 beside vLLM's
-nightly latency figure at that batch (VLLM_H200_BATCH8). Each row's step time is one step for all B users: t/s/u is
+(bfp8_b, q8_0) and h100 (bf16, q8_0), and one h200 bf16 row at B = 8, S = 128; the h100 and
+h200 rows at B = 8, S = 128 stand beside vLLM's nightly latency figure at that batch
+(VLLM_BATCH_STEP_MS). Each row's step time is one step for all B users: t/s/u is
 1 / step, total t/s B / step. Attention is priced as the report prices it (its words are printed
 above the table): every user at the full capacity S, since the positions are known at run time
 only. Beside them: tt-metal's rates (batch 32, context 128) and, on h100, NIM's Llama-3.1-8B
@@ -247,13 +248,16 @@ TT_METAL_BATCH, TT_METAL_CONTEXT = 32, 128
 # batch 1 is there, 8 and 32 are not (the row shows the two around it). The stored copy of the page
 # did not show the 8B table's GPU count, precision or input/output lengths; README says so.
 NIM_H100_ITL_MS = {1: 4.63, 5: 4.58, 25: 5.19, 50: 5.91}
-# vLLM's nightly performance benchmark (https://buildkite.com/vllm/performance-benchmark/builds/
-# 9515, "Latency tests"): Llama-3.1-8B, TP 1, on one H200, batch fixed at 8, 32 input and 128 output
-# tokens, mean end-to-end latency 833.421 ms. A vLLM figure at one of our batches (no H100 one at
-# batch 8 or 32 was found): its 128 decode steps and one 32-token prefill take 833.4 ms, so a step
-# is at most 833.421 / 128 = 6.51 ms (>= 154 t/s/u) at contexts 32 to 160, which holds 128. The
-# h200 row at batch 8 and context 128 stands beside it.
-VLLM_H200_BATCH8 = (8, 833.421 / 128)
+# vLLM's nightly performance benchmark, "Latency tests" (latency_llama8B_tp1): Llama-3.1-8B, TP 1
+# (vLLM's default dtype for it, bf16), batch fixed at 8, 32 input and 128 output tokens, mean
+# end-to-end latency. On one H200 (https://buildkite.com/vllm/performance-benchmark/builds/9515):
+# 833.421 ms; on one H100 of an 8 x H100 node (.../builds/9555, GPU column "8xH100"): 997.542 ms.
+# Its 128 decode steps and one 32-token prefill take that long, so a step is at most mean / 128
+# (h200 6.51 ms, >= 154 t/s/u; h100 7.79 ms, >= 128 t/s/u) at contexts 32 to 160, which holds
+# 128: the rows at batch 8 and context 128 stand beside it. No H100 figure at batch 32 was found.
+VLLM_BATCH = 8
+VLLM_BATCH_STEP_MS = {"h200": 833.421 / 128, "h100": 997.542 / 128}
+VLLM_CONTEXTS = range(32, 161)
 # The step is within this factor of its roofline (issue 24's goal at batch 32).
 ROOFLINE_GOAL = 1.15
 
@@ -269,7 +273,7 @@ def batched_rows_plan(smoke: bool) -> list[tuple[str, str, int, int]]:
         for w in ws
         for b in BATCHES
         for c in CONTEXTS
-    ] + [("h200", "bf16", VLLM_H200_BATCH8[0], TT_METAL_CONTEXT)]
+    ] + [("h200", "bf16", VLLM_BATCH, TT_METAL_CONTEXT)]
 
 
 def published(r: Row) -> str:
@@ -278,18 +282,25 @@ def published(r: Row) -> str:
         if (r.batch, r.cache) == (TT_METAL_BATCH, TT_METAL_CONTEXT):
             return f"tt-metal {TT_METAL_TOKENS_PER_S_USER[r.target]:.1f}"
         return "-"
+    cells = []
+    if r.batch == VLLM_BATCH and r.cache in VLLM_CONTEXTS and r.target in VLLM_BATCH_STEP_MS:
+        step = VLLM_BATCH_STEP_MS[r.target]
+        cells.append(f"vLLM >= {1000 / step:.0f} (e2e, 32 in + 128 out)")
     if r.target == "h100":
-        if r.batch in NIM_H100_ITL_MS:
-            return f"NIM {1000 / NIM_H100_ITL_MS[r.batch]:.0f}"
-        lower = max(c for c in NIM_H100_ITL_MS if c < r.batch)
-        upper = min((c for c in NIM_H100_ITL_MS if c > r.batch), default=None)
-        between = f"NIM c={lower}: {1000 / NIM_H100_ITL_MS[lower]:.0f}"
-        if upper is not None:
-            between += f", c={upper}: {1000 / NIM_H100_ITL_MS[upper]:.0f}"
-        return between
-    if r.target == "h200" and r.batch == VLLM_H200_BATCH8[0]:
-        return f"vLLM >= {1000 / VLLM_H200_BATCH8[1]:.0f} (e2e, 32 in + 128 out)"
-    return "-"
+        cells.append(nim_h100(r.batch))
+    return "; ".join(cells) or "-"
+
+
+def nim_h100(batch: int) -> str:
+    """NIM's H100 rate at `batch`, or at the two concurrencies around it (never interpolated)."""
+    if batch in NIM_H100_ITL_MS:
+        return f"NIM {1000 / NIM_H100_ITL_MS[batch]:.0f}"
+    lower = max(c for c in NIM_H100_ITL_MS if c < batch)
+    upper = min((c for c in NIM_H100_ITL_MS if c > batch), default=None)
+    between = f"NIM c={lower}: {1000 / NIM_H100_ITL_MS[lower]:.0f}"
+    if upper is not None:
+        between += f", c={upper}: {1000 / NIM_H100_ITL_MS[upper]:.0f}"
+    return between
 
 
 def batched_table(rows: list[Row]) -> list[str]:

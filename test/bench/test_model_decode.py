@@ -266,9 +266,13 @@ def test_published_rates_beside_the_batched_rows():
     assert md.published(_row("h100", 1, 128)) == "NIM 216"
     assert md.published(_row("h100", 32, 128)) == "NIM c=25: 193, c=50: 169"
     assert md.published(_row("h100", 8, 4096)) == "NIM c=5: 218, c=25: 193"
-    # vLLM's H200 latency test, batch 8: 128 steps (and a 32-token prefill) in 833.421 ms
+    # vLLM's latency test, batch 8: 128 steps (and a 32-token prefill) in 833.421 ms on an H200,
+    # 997.542 ms on an H100, at contexts 32 to 160 (so not beside a 4096-row context)
     assert md.published(_row("h200", 8, 128)) == "vLLM >= 154 (e2e, 32 in + 128 out)"
     assert md.published(_row("h200", 32, 128)) == "-"
+    assert md.published(_row("h100", 8, 128)) == (
+        "vLLM >= 128 (e2e, 32 in + 128 out); NIM c=5: 218, c=25: 193"
+    )
 
 
 def test_excess_ranks_names_over_the_layers_by_time_past_roofline():
