@@ -37,6 +37,7 @@ from spatial_dialect.sp.abstract_ops import BufferOp, SectionOp, StageOp
 from spatial_dialect.sp.attrs import (
     parse_pair,
 )
+from spatial_dialect.sp.distinct import verify_once
 from spatial_dialect.sp.enums import (
     Layout,
     LayoutAttr,
@@ -217,10 +218,16 @@ class ProgramOp(IRDLOperation):
         return work.space(self.tensor(work.tensor.root_reference.data))
 
     def verify(self, verify_nested_ops: bool = True) -> None:
-        super().verify(verify_nested_ops)
-        # The section-wide rules run after every op verified on its own, and report at the op
-        # that breaks them (verify.py), not at the section.
-        verify_program(self)
+        def run() -> None:
+            super(ProgramOp, self).verify(verify_nested_ops)
+            # The section-wide rules run after every op verified on its own, and report at the
+            # op that breaks them (verify.py), not at the section.
+            verify_program(self)
+
+        if verify_nested_ops:
+            verify_once(self, run)  # once per distinct section where asked (distinct.py)
+        else:
+            run()
 
 
 # ── Module-level interface ────────────────────────────────────────────────────────────────────
