@@ -183,8 +183,17 @@ class ProgramOp(IRDLOperation):
         return found
 
     def one(self, kind: type[_OpT]) -> _OpT | None:
-        found = self.ops_of(kind)
-        return found[0] if found else None
+        # The first op of the kind, without listing the rest (35k calls on a 70B step, most
+        # for the work, plan or mesh op near the top of the body).
+        memo = _IS_A.setdefault(kind, {})
+        for op in self.body.block.ops:
+            t = type(op)
+            hit = memo.get(t)
+            if hit is None:
+                hit = memo[t] = issubclass(t, kind)
+            if hit:
+                return op  # type: ignore[return-value]
+        return None
 
     def tensors(self) -> list[TensorOp]:
         return self.ops_of(TensorOp)
