@@ -37,6 +37,7 @@ from spatial_dialect.sp.abstract_ops import BufferOp, SectionOp, StageOp
 from spatial_dialect.sp.attrs import (
     parse_pair,
 )
+from spatial_dialect.sp.distinct import verify_once
 from spatial_dialect.sp.enums import (
     Layout,
     LayoutAttr,
@@ -182,8 +183,17 @@ class ProgramOp(IRDLOperation):
         return found
 
     def one(self, kind: type[_OpT]) -> _OpT | None:
-        found = self.ops_of(kind)
-        return found[0] if found else None
+        # The first op of the kind, without listing the rest (35k calls on a 70B step, most
+        # for the work, plan or mesh op near the top of the body).
+        memo = _IS_A.setdefault(kind, {})
+        for op in self.body.block.ops:
+            t = type(op)
+            hit = memo.get(t)
+            if hit is None:
+                hit = memo[t] = issubclass(t, kind)
+            if hit:
+                return op  # type: ignore[return-value]
+        return None
 
     def tensors(self) -> list[TensorOp]:
         return self.ops_of(TensorOp)
@@ -217,10 +227,16 @@ class ProgramOp(IRDLOperation):
         return work.space(self.tensor(work.tensor.root_reference.data))
 
     def verify(self, verify_nested_ops: bool = True) -> None:
-        super().verify(verify_nested_ops)
-        # The section-wide rules run after every op verified on its own, and report at the op
-        # that breaks them (verify.py), not at the section.
-        verify_program(self)
+        def run() -> None:
+            super(ProgramOp, self).verify(verify_nested_ops)
+            # The section-wide rules run after every op verified on its own, and report at the
+            # op that breaks them (verify.py), not at the section.
+            verify_program(self)
+
+        if verify_nested_ops:
+            verify_once(self, run)  # once per distinct section where asked (distinct.py)
+        else:
+            run()
 
 
 # ── Module-level interface ────────────────────────────────────────────────────────────────────
