@@ -235,14 +235,17 @@ def _combine(s: Kernel, op: sp.RowReduceOp, printer: RowPrinter, eps: str) -> No
     first = f"c0 * {width}" if width != cols else "0"
     span = width if width != cols else cols
     init = "" if printer.start == "0.0" else f" + {printer.start}"
+    # the running count only where the kind's arithmetic reads it (a mean, Chan's update)
+    counted = _uses(printer.merge(), "n") or _uses(printer.finish(eps), "n")
     s.emit(f"""
 rr = {offset(a.row * th, f"tl.arange(0, {pr})")}
 rmask = (tl.arange(0, {pr}) < h * {th}) & (rr < {R})
 gs = {first}
 ge = tl.minimum({cols}, gs + {span})
-n = tl.zeros(({pr},), dtype=tl.float32)
-s1 = tl.zeros(({pr},), dtype=tl.float32){init}
 """)
+    if counted:
+        s.emit(f"n = tl.zeros(({pr},), dtype=tl.float32)")
+    s.emit(f"s1 = tl.zeros(({pr},), dtype=tl.float32){init}")
     if printer.pairs:
         s.emit(f"s2 = tl.zeros(({pr},), dtype=tl.float32)")
     s.emit(f"""
@@ -258,7 +261,8 @@ for j in range(0, {s.k_tiles}):
         )
     s.emit("if cnt > 0:", 3)
     s.emit(printer.merge(), 4)
-    s.emit("n += cnt", 4)
+    if counted:
+        s.emit("n += cnt", 4)
     s.emit(printer.finish(eps))
     s.emit(
         f"cc = tl.arange(0, {pow2(tw)})[None, :]\n"
