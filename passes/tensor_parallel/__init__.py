@@ -36,6 +36,7 @@ from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
+from spatial_dialect.tg import RmsStatsOp
 
 from .decide import Decider
 from .norm import NORM_MODES
@@ -90,15 +91,17 @@ def per_chip(
     if norm == "priced":
         # Op by op, a layer's first norm reads its input as it lies (replicated, no collective)
         # and keeps it so: the split residual stream pays off only over the layer (norm.py), so
-        # the whole plan with every norm distributed is priced against it too.
+        # the whole plan with every norm distributed is priced against it too (where it
+        # distributes one: a program without whole-row norms has no such plan to report).
         dist, dist_us, dn = planned(mesh, fn, prefer_sharded, False, "forced", prefer_experts)
-        dist_line = f"distributed norms: {dist_us:.3f} us per chip with {dn} collective(s)"
-        if round(dist_us, 3) < round(split_us, 3):
-            loser = f"{split_line}, slower by {split_us - dist_us:.3f} us"
-            split, split_us, n, split_line = dist, dist_us, dn, dist_line
-        else:
-            loser = f"{dist_line}, slower by {dist_us - split_us:.3f} us"
-        split_line += f" (against {loser})"
+        if any(isinstance(op, RmsStatsOp) for op in dist.body.block.ops):
+            dist_line = f"distributed norms: {dist_us:.3f} us per chip with {dn} collective(s)"
+            if round(dist_us, 3) < round(split_us, 3):
+                loser = f"{split_line}, slower by {split_us - dist_us:.3f} us"
+                split, split_us, n, split_line = dist, dist_us, dn, dist_line
+            else:
+                loser = f"{dist_line}, slower by {dist_us - split_us:.3f} us"
+            split_line += f" (against {loser})"
     need = whole_bytes(fn)
     capacity = mesh.chip.dram_bytes if capacity is None else capacity
     if prefer_sharded or prefer_experts:

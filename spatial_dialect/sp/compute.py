@@ -237,13 +237,14 @@ class RowReduceOp(ComputeStage):
     partial  per item (a block of h x w tiles inside one group, `block` columns wide): pop x
              [and residual], push one
              [h, 1] page whose tiles hold each row's partial statistics of the block's real
-             columns in their first columns: rms_norm the sum of squares; layer_norm the sum and
-             the sum of squared deviations from the block's mean; softmax the maximum and the
-             sum of exp(x - maximum).
+             columns in their first columns: rms_norm and sum_squares the sum of squares;
+             layer_norm the sum and the sum of squared deviations from the block's mean; softmax
+             the maximum and the sum of exp(x - maximum).
     combine  per item (one group of h tile rows): for each K block pop an [h, kw] page of the
              partials (one tile per block of `block` columns), merge them in order; push one
              [h, 1] page: rms_norm 1/sqrt(mean(x^2) + eps); layer_norm 1/sqrt(var + eps) and the
-             mean; softmax the maximum and 1/sum (the map kinds *_apply read them).
+             mean; softmax the maximum and 1/sum (the map kinds *_apply read them);
+             sum_squares the sum itself (tg.rms_stats' share; the kind has no whole form).
     """
 
     name = "sp.row_reduce"
@@ -300,11 +301,13 @@ class RowReduceOp(ComputeStage):
 
     def verify_(self) -> None:
         form, kind = self.form.data, self.kind.data
+        if form not in ROW_KINDS[kind]:
+            raise VerifyException(f"{self.stage_name()}: {kind} has no {form} form")
         if len(self.ins) not in ROW_KINDS[kind][form]:
             raise VerifyException(
                 f"{self.stage_name()}: takes {' or '.join(map(str, sorted(ROW_KINDS[kind][form])))} input(s), got {len(self.ins)}"
             )
-        needs_eps = kind != "softmax" and form != "partial"
+        needs_eps = kind not in ("softmax", "sum_squares") and form != "partial"
         if (self.eps is not None) != needs_eps:
             raise VerifyException(
                 f"{self.stage_name()}: " + ("needs its eps" if needs_eps else "takes no eps")

@@ -143,6 +143,10 @@ ROW_KINDS: dict[str, dict[str, set[int]]] = {
     "layer_norm": {"whole": {3}, "partial": {1}, "combine": {1}},
     "softmax": {"whole": {1}, "partial": {1}, "combine": {1}},
     "l2_norm": {"whole": {1}, "partial": {1}, "combine": {1}},
+    # tg.rms_stats' share of a row's sum of squares (the distributed rms_norm): blocked forms
+    # only, the combine's finish the plain sum of the partials (no whole form: its result is a
+    # statistic, not a row, and one block is the partial alone)
+    "sum_squares": {"partial": {1, 2}, "combine": {1}},
 }
 """Row reductions and the inputs each form takes (sp.row_reduce)."""
 

@@ -6,7 +6,7 @@
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'spatial-pipeline{target=n300 prefer-sharded=true}' | filecheck %s --check-prefix=OFF
 
 // CHECK:      sp.program @l0_h_ss op "tg.rms_stats" kind row_reduce
-// CHECK:        sp.row_reduce partial rms_norm %in0 -> %out width 64 cols 64 rows 1 block 64 on compute
+// CHECK:        sp.row_reduce partial sum_squares %in0 -> %out width 64 cols 64 rows 1 block 64 on compute
 // CHECK:      mesh.step @l0_h_ss_1 all_reduce @l0_h_ss axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]>
 // CHECK-SAME:   : tensor<1x1xf32> -> tensor<1x1xf32>
 // CHECK-NEXT: sp.program @l0_h__stats op "tg.rms_apply" kind row_reduce

@@ -59,6 +59,22 @@ sp.program @s op "tg.rms_norm" kind row_reduce phase linked tile 32x32 {
 
 // -----
 
+sp.program @s op "tg.rms_stats" kind row_reduce phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
+  sp.row_reduce whole sum_squares %x -> %x width 128 cols 128 rows 8
+}
+// CHECK: row_reduce whole sum_squares: sum_squares has no whole form
+
+// -----
+
+sp.program @s op "tg.rms_stats" kind row_reduce phase linked tile 32x32 {
+  %x = sp.fifo "x" depth 2 page [h, kw] f32 tile_bytes 4096
+  sp.row_reduce combine sum_squares %x -> %x width 128 cols 128 rows 8 block 64 eps 1.0e-06
+}
+// CHECK: row_reduce combine sum_squares: takes no eps
+
+// -----
+
 sp.program @s op "tg.softmax" kind row_reduce phase linked tile 32x32 {
   %x = sp.fifo "x" depth 2 page [h, w] f32 tile_bytes 4096
   sp.row_reduce whole softmax %x, %x -> %x width 128 cols 128 rows 8

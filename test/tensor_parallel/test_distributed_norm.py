@@ -152,6 +152,16 @@ def test_the_price_compares_the_whole_plans_at_prefill_and_decode():
     assert "norms: 906.116 us per chip with 6 collective(s), slower by 29.471 us), taken" in line
 
 
+def test_priced_reports_no_norm_plan_where_there_is_no_norm():
+    """A program without a whole-row norm has no distributed-norm plan: priced records the
+    op-by-op plan alone, not a comparison with itself."""
+    line = _deployment("gemm_2048", "n300")
+    assert line.endswith(
+        "split op by op: 131.072 us per chip with 0 collective(s), taken "
+        "(runner-up: every op replicated: the split has none)"
+    )
+
+
 def test_off_by_default_with_its_reason():
     fn = _medium("off", prefer_sharded=False)
     norms = [op for op in fn.body.block.ops if op.name == "tg.rms_norm" and op.width is None]

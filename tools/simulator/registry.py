@@ -63,8 +63,12 @@ REFUSED_STAGES: dict[type[sp.StageOp], str] = {}
 REFUSED_MAP_KINDS: dict[MapKindName, str] = {}
 """Map kinds the simulator does not compute, each with the reason (none today)."""
 
-REFUSED_ROW_FORMS: dict[tuple[RowKindName, RowForm], str] = {}
-"""(row kind, form) pairs the simulator does not compute, each with the reason (none today)."""
+REFUSED_ROW_FORMS: dict[tuple[RowKindName, RowForm], str] = {
+    (RowKindName.SUM_SQUARES, RowForm.WHOLE): (
+        "the dialect has none (sp.RowReduceOp: a sum of squares is a statistic, not a row)"
+    ),
+}
+"""(row kind, form) pairs the simulator does not compute, each with the reason."""
 
 
 # ── Row reductions ────────────────────────────────────────────────────────────────────────────

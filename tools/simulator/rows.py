@@ -1,5 +1,5 @@
 """The simulator's `sp.row_reduce`: one runner for the stage's three forms and one RowKind class
-per kind (rms_norm, layer_norm, softmax, l2_norm) with its math, registered by its
+per kind (rms_norm, layer_norm, softmax, l2_norm, sum_squares) with its math, registered by its
 `RowKindName` (registry.ROW_KINDS).
 
 The forms are the dialect's (sp.RowReduceOp): `whole` normalizes blocks of whole groups;
@@ -163,6 +163,15 @@ class L2Norm(SumOfSquares):
 
     def finish(self, first, second, n, eps, stats):
         stats[:, 0] = F32(1) / np.sqrt(first + eps)
+
+
+@row_kind(RowKindName.SUM_SQUARES)
+class SumSquares(SumOfSquares):
+    """tg.rms_stats' share of each row's sum of squares: the partials summed, nothing more (the
+    distributed rms_norm's all_reduce and rms_apply finish it). Blocked forms only."""
+
+    def finish(self, first, second, n, eps, stats):
+        stats[:, 0] = first
 
 
 @row_kind(RowKindName.LAYER_NORM)

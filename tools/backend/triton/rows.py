@@ -73,16 +73,21 @@ def row_printer(kind: RowKindName) -> Callable[[type[RowPrinter]], type[RowPrint
     return register
 
 
-@row_printer(RowKindName.RMS_NORM)
-class _RmsNorm(RowPrinter):
+class _Squares(RowPrinter):
+    """The statistic of rms_norm, l2_norm and sum_squares: each row's sum of squares."""
+
     pairs = False
-    residual = True
 
     def partial(self) -> str:
         return "a = tl.sum(x * x, axis=1)\nb = tl.zeros_like(a)"
 
     def merge(self) -> str:
         return "s1 += pa"
+
+
+@row_printer(RowKindName.RMS_NORM)
+class _RmsNorm(_Squares):
+    residual = True
 
     def finish(self, eps: str) -> str:
         return f"a0 = 1.0 / tl.sqrt(s1 / n + {eps})\na1 = tl.zeros_like(a0)"
@@ -92,14 +97,21 @@ class _RmsNorm(RowPrinter):
 
 
 @row_printer(RowKindName.L2_NORM)
-class _L2Norm(_RmsNorm):
-    residual = False
-
+class _L2Norm(_Squares):
     def finish(self, eps: str) -> str:
         return f"a0 = 1.0 / tl.sqrt(s1 + {eps})\na1 = tl.zeros_like(a0)"
 
     def whole(self, eps: str) -> str:
         return f"y = x / tl.sqrt(tl.sum(x * x, axis=1) + {eps})[:, None]"
+
+
+@row_printer(RowKindName.SUM_SQUARES)
+class _SumSquares(_Squares):
+    """tg.rms_stats' share of a row's sum of squares: blocked forms only (the dialect has no
+    whole sum_squares), the combine's finish the partials' sum."""
+
+    def finish(self, eps: str) -> str:
+        return "a0 = s1\na1 = tl.zeros_like(a0)"
 
 
 @row_printer(RowKindName.LAYER_NORM)
@@ -223,14 +235,17 @@ def _combine(s: Kernel, op: sp.RowReduceOp, printer: RowPrinter, eps: str) -> No
     first = f"c0 * {width}" if width != cols else "0"
     span = width if width != cols else cols
     init = "" if printer.start == "0.0" else f" + {printer.start}"
+    # the running count only where the kind's arithmetic reads it (a mean, Chan's update)
+    counted = _uses(printer.merge(), "n") or _uses(printer.finish(eps), "n")
     s.emit(f"""
 rr = {offset(a.row * th, f"tl.arange(0, {pr})")}
 rmask = (tl.arange(0, {pr}) < h * {th}) & (rr < {R})
 gs = {first}
 ge = tl.minimum({cols}, gs + {span})
-n = tl.zeros(({pr},), dtype=tl.float32)
-s1 = tl.zeros(({pr},), dtype=tl.float32){init}
 """)
+    if counted:
+        s.emit(f"n = tl.zeros(({pr},), dtype=tl.float32)")
+    s.emit(f"s1 = tl.zeros(({pr},), dtype=tl.float32){init}")
     if printer.pairs:
         s.emit(f"s2 = tl.zeros(({pr},), dtype=tl.float32)")
     s.emit(f"""
@@ -246,7 +261,8 @@ for j in range(0, {s.k_tiles}):
         )
     s.emit("if cnt > 0:", 3)
     s.emit(printer.merge(), 4)
-    s.emit("n += cnt", 4)
+    if counted:
+        s.emit("n += cnt", 4)
     s.emit(printer.finish(eps))
     s.emit(
         f"cc = tl.arange(0, {pow2(tw)})[None, :]\n"

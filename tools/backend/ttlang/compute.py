@@ -305,13 +305,16 @@ class RowPrinter:
     they are (a sum of squares), so a width that is not whole tiles needs no column mask;
     `blocked_mean`: None where the blocked forms of one statistic (column 0) are not printed,
     else whether the combine divides the summed partials by the width (a mean: rms) or not
-    (l2); `pairs`: the blocked forms are stats.py's (two statistics)."""
+    (l2, sum_squares); `pairs`: the blocked forms are stats.py's (two statistics); `rooted`:
+    the combine stores 1/sqrt(total + eps), else the total itself (sum_squares); `whole` is
+    None for a kind the dialect has no whole form of (sum_squares)."""
 
-    whole: Callable[[RowText], str]
+    whole: Callable[[RowText], str] | None
     zero_padding_safe: bool
     blocked_mean: bool | None = None
     pairs: bool = False
     """The blocked forms carry two statistics, in columns 0 and 1 (stats.py prints them)."""
+    rooted: bool = True
 
 
 ROW_PRINTERS: dict[RowKindName, RowPrinter] = {}
@@ -330,11 +333,15 @@ def row_kind(
     pairs: bool = False,
 ) -> Callable[[Callable[[RowText], str]], Callable[[RowText], str]]:
     def register(fn: Callable[[RowText], str]) -> Callable[[RowText], str]:
-        assert kind not in ROW_PRINTERS, f"row kind {kind} printed twice"
-        ROW_PRINTERS[kind] = RowPrinter(fn, zero_padding_safe, blocked_mean, pairs)
+        _register_row(kind, RowPrinter(fn, zero_padding_safe, blocked_mean, pairs))
         return fn
 
     return register
+
+
+def _register_row(kind: RowKindName, printer: RowPrinter) -> None:
+    assert kind not in ROW_PRINTERS, f"row kind {kind} printed twice"
+    ROW_PRINTERS[kind] = printer
 
 
 @row_kind(RowKindName.RMS_NORM, zero_padding_safe=True, blocked_mean=True)
@@ -365,6 +372,14 @@ def _l2_norm(t: RowText) -> str:
     t.out(f"ss = ttl.math.reduce_sum({x} * {x}, dims=[-1], shape={t.col})")
     t.out(f"inv = ttl.math.rsqrt(ss + {t.eps})")
     return f"{x} * {t.wide('inv')}"
+
+
+# tg.rms_stats' share of a row's sum of squares: the blocked forms only (the dialect has no
+# whole sum_squares), the combine storing the partials' sum
+_register_row(
+    RowKindName.SUM_SQUARES,
+    RowPrinter(None, zero_padding_safe=True, blocked_mean=False, rooted=False),
+)
 
 
 @row_kind(RowKindName.SOFTMAX, zero_padding_safe=False, pairs=True)
@@ -404,6 +419,8 @@ def check_compute(section: str, s: sp.StageOp) -> None:
             raise TTLangUnsupported(
                 section, f"sp.row_reduce {form} {kind}: no blocked form is printed"
             )
+        elif form == RowForm.WHOLE and printer.whole is None:
+            raise TTLangUnsupported(section, f"sp.row_reduce whole {kind}: no whole form")
         if s.width != s.cols and s.width % TILE:
             raise TTLangUnsupported(
                 section,
@@ -552,7 +569,9 @@ def _emit_row_reduce(
                 out(f"keep = ttl.block.broadcast({keep}, dims=[0], shape={full})")
                 keep = "keep"
         text = RowText(names, full, f"({h}, 1)", s, out, keep)
-        out(f"o_blk.store({ROW_PRINTERS[kind].whole(text)})")
+        whole = ROW_PRINTERS[kind].whole
+        assert whole is not None  # check_compute refused the kind's whole form
+        out(f"o_blk.store({whole(text)})")
 
 
 def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b: dict) -> None:
@@ -578,9 +597,9 @@ def _emit_rope(sec: OperationWriter, out: Lines, s: sp.RopeOp, r: sp.SitesOp, b:
 def _emit_blocked(
     sec: OperationWriter, out: Lines, s: sp.RowReduceOp, r: sp.SitesOp, b: dict
 ) -> None:
-    """rms_norm and l2_norm partial (each row's sum of squares in column 0 of an [h, 1] page)
-    and combine (the partials of every K block summed, then 1/sqrt(mean + eps), l2_norm's
-    1/sqrt(sum + eps), in column 0): their statistics use column 0 only, which reduce_sum
+    """rms_norm, l2_norm and sum_squares partial (each row's sum of squares in column 0 of an
+    [h, 1] page) and combine (the partials of every K block summed, then 1/sqrt(mean + eps),
+    l2_norm's 1/sqrt(sum + eps), sum_squares' sum itself, in column 0): their statistics use column 0 only, which reduce_sum
     leaves them in."""
     ins = list(s.ins)
     h, _ = page_of(ins[0], b)
@@ -593,7 +612,6 @@ def _emit_blocked(
             out(f"xv = {x}")
             out(f"o_blk.store(ttl.math.reduce_sum(xv * xv, dims=[-1], shape={col}))")
         return
-    eps = s.eps.value.data  # type: ignore[union-attr]
     k_blocks = sec.k_tiles // b["kw"]
     p = sec.dfb(sp.buffer_of(ins[0]), r)
     o = sec.dfb(sp.buffer_of(s.out), r)
@@ -605,8 +623,13 @@ def _emit_blocked(
                 out(f"total = {part}")
             else:
                 out(f"total = total + {part}")
-    if ROW_PRINTERS[s.kind.data].blocked_mean:
+    printer = ROW_PRINTERS[s.kind.data]
+    if printer.blocked_mean:
         out(f"total = total / {fill(float(s.width), col)}")
     out(f"with {o}.reserve() as o_blk:")
     with out.indent():
-        out(f"o_blk.store(ttl.math.rsqrt(total + {fill(eps, col)}))")
+        if printer.rooted:
+            eps = s.eps.value.data  # type: ignore[union-attr]
+            out(f"o_blk.store(ttl.math.rsqrt(total + {fill(eps, col)}))")
+        else:
+            out("o_blk.store(total)")
