@@ -137,7 +137,8 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     batch = attention.Users(users, capacity, tokens, table, block)
     key_tiles = ctx.tiles(users * capacity, 1)[0]
     shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
-    (section,) = attention.sections(shape, ctx, 1)
+    made = attention.split_batch(shape, ctx)
+    section = made[0]  # the attention, or the split's partials (the combine reads no cache)
     if gathers:
         _read_copies(section, gathers)
     ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
@@ -152,7 +153,7 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
         "block-diagonal causal mask; priced at every user's full capacity (the positions are "
         "known at run time only)"
     )
-    return [*gathers, section]
+    return [*gathers, *made]
 
 
 def _gather_caches(
