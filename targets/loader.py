@@ -92,6 +92,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "dram_efficiency": ("fraction", False),
     "activation_dtype": ("str", False),
     "kernel_reads_by_id": ("bool", False),
+    "batched_kv_splits": ("bool", False),
 }
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -212,6 +213,7 @@ _DEFAULTS: dict[str, Any] = {
     "dram_efficiency": 1.0,
     "activation_dtype": None,
     "kernel_reads_by_id": False,
+    "batched_kv_splits": False,
 }
 
 

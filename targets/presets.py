@@ -345,6 +345,7 @@ def _gpu(
         # A thread loads from any address it computes: a paged cache is read through its block
         # table in the attention kernel itself (vLLM's PagedAttention).
         kernel_reads_by_id=True,
+        batched_kv_splits=True,
     )
 
 

@@ -210,6 +210,11 @@ class Target:
     # section of its own that the report prices (docs/passes.md#link-the-batched-decode-step).
     # Default False: the copy runs everywhere.
     kernel_reads_by_id: bool = False
+    # Whether the target's kernels carry a batched attention's flash-decoding partials (several
+    # query rows' outputs and statistics in one page, docs/sp.md#attention): a Triton program
+    # stores any row; TT-Lang's flash.py moves one query row's (its m and l spread over rows 2
+    # and 3 of a tile), so link does not choose that split there (kv-splits still forces it).
+    batched_kv_splits: bool = False
 
     def __post_init__(self) -> None:
         # Targets built in code (presets, tests) may spell the multicast kind as a string.

@@ -135,7 +135,7 @@ def _split(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
         tuple(shape.numbers.values()),
         tuple(str(v.type) for v in (op.q, op.k, op.v)),
         op.pos is not None,
-        op.causal.value.data,
+        shape.batch if shape.batch is not None else op.causal.value.data,  # type: ignore[union-attr]
     )
     if key not in ctx.split_counts:
         ctx.split_counts[key] = _count(shape, ctx)
@@ -144,6 +144,24 @@ def _split(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
     for s in made:
         s.attributes["kv_splits"] = StringAttr(why)
     return made
+
+
+def split_batch(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
+    """docs/passes.md#link-the-batched-decode-step: a batched attention's sections, split over
+    the users' caches as one query row's keys are (`_split`) where its partials fit a page (2 Q
+    rows at most a tile's: Q query rows' outputs and statistics) and the target's kernels carry
+    them (Target.batched_kv_splits), or where the `kv-splits` option forces a count; else the
+    one flash section, unpriced as before."""
+    rows = 2 * shape.numbers["queries"]
+    if ctx.kv_splits is not None and ctx.kv_splits > 1 and rows > ctx.tile[0]:
+        raise NotLowered(
+            f"{shape.op.name}: kv-splits={ctx.kv_splits} splits partials of "
+            f"{shape.numbers['queries']} query rows and their statistics ({rows} rows), past a "
+            f"tile's {ctx.tile[0]}"
+        )
+    if ctx.kv_splits is None and (rows > ctx.tile[0] or not ctx.target.batched_kv_splits):
+        return sections(shape, ctx, 1)
+    return _split(shape, ctx)
 
 
 def _count(shape: Shape, ctx: LinkContext) -> tuple[int, str]:
@@ -268,7 +286,10 @@ def _partials(shape: Shape, ctx: LinkContext, splits: int, role: TensorRole) -> 
     split's heads' columns after another's; `rows` layout, so each tile moves its two rows."""
     cols = splits * shape.heads * shape.numbers["v_head_dim"]
     name = f"{ctx.names[shape.op.res]}__splits"
-    return sp.TensorOp(name, TensorType(F32, (2, cols)), ctx.tiles(2, cols), role, Layout.ROWS)
+    rows = 2 * shape.numbers["queries"]  # the outputs, then the statistics, of each query row
+    return sp.TensorOp(
+        name, TensorType(F32, (rows, cols)), ctx.tiles(rows, cols), role, Layout.ROWS
+    )
 
 
 def _combine(shape: Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
@@ -276,12 +297,13 @@ def _combine(shape: Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
     carries its head's statistics), a K loop over the splits, one split a step."""
     s = ProgramBuilder(ctx, shape.op)
     parts = s.declare(_partials(shape, ctx, splits, TensorRole.INPUT))
-    y = s.output(shape.op.res)
+    queries = shape.numbers["queries"]
+    y = s.output(shape.op.res, Layout.TILED if queries > 1 else None)
     pf = s.fifo("parts", F32, 1, "w")
     out = s.fifo("out", y, "sh", "sw")
     state = s.interm("o", F32, 1, "w")
     s.load(parts, AccessAttr.of(ZERO, K0 * (shape.heads * shape.dvt) + C0, 1, "w"), pf)
-    s.stage(AttentionCombineOp(pf, out, state, splits))
+    s.stage(AttentionCombineOp(pf, out, state, splits, rows=queries if queries > 1 else None))
     s.store(out, y, SUB_BLOCK)
     s.why(
         "attention",

@@ -31,9 +31,19 @@ would read the same tile of q B times and leave the tile's other rows idle. The 
 item are still tile's choice (g of the group's G, weighed against spreading over sites), so K
 and V are read G / g times; folding the group's heads into the query rows (row = (user, head),
 an item per chunk of users and kv head, K and V read once) is not done: it needs row-granular
-query and result pages, which TT-Lang does not print. It is never split (flash decoding over
-users and keys needs per-row partials; not done), and it is priced at every user's full
+query and result pages, which TT-Lang does not print. It is priced at every user's full
 capacity, since the positions are known at run time only.
+
+Flash decoding splits it as one query row's keys (link/attention.py `split_batch`): the P
+splits cut the users' caches laid one after another, so a split is one K range of one user's
+cache or of a few users' (where P is a multiple of U, of exactly one), and every K and V byte
+is still read once per head group. Why not the range j of every user's cache per split: the
+bytes read are the same, and the walk the loads of users' caches already make stays the one
+addressing (paged or not). The partials carry the Q query rows' outputs and their m and l (2 Q
+rows), so they fit one page only while 2 Q <= the tile's rows (16 one-token users on a 32-row
+tile): past that, or where the target's kernels cannot carry them (Target.batched_kv_splits:
+TT-Lang's flash.py moves one row's), the section is unsplit and unpriced; kv-splits forces a
+count anywhere the partials fit.
 
 A paged cache is read through its block table by the attention's own K and V loads only where
 the target's kernels can address DRAM by a value they read (Target.kernel_reads_by_id: a GPU
@@ -137,7 +147,8 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     batch = attention.Users(users, capacity, tokens, table, block)
     key_tiles = ctx.tiles(users * capacity, 1)[0]
     shape = attention.Shape(op, heads, kv, dt, dvt, key_tiles, numbers, batch)
-    (section,) = attention.sections(shape, ctx, 1)
+    made = attention.split_batch(shape, ctx)
+    section = made[0]  # the attention, or the split's partials (the combine reads no cache)
     if gathers:
         _read_copies(section, gathers)
     ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
@@ -152,7 +163,7 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
         "block-diagonal causal mask; priced at every user's full capacity (the positions are "
         "known at run time only)"
     )
-    return [*gathers, section]
+    return [*gathers, *made]
 
 
 def _gather_caches(

@@ -439,7 +439,8 @@ class AttentionOp(StageOp):
     column c0 mod W. After its last block it pushes, in f32 and without dividing by l, row 0: the
     running output O; row 1: in columns 0 and 1 of every tile, the m and l of the head the tile
     belongs to (zeros elsewhere), so that every tile merges on its own. A split whose every key
-    is masked pushes O = 0, m = -inf, l = 0. `sp.attention_combine` merges them.
+    is masked pushes O = 0, m = -inf, l = 0. `sp.attention_combine` merges them. With `users`
+    (docs/sp.md#attention) partials rows r and Q + r hold query row r's O and its m, l (2 Q <= th).
 
     `users U capacity S` (the batched attention, docs/tg.md#batched-decode): the queries are U
     users' T = queries / U rows each (row r: user r / T, its token r mod T) and the keys are
@@ -554,10 +555,10 @@ class AttentionOp(StageOp):
         # one format); the output is O / l in f32 rounded once to its own type (docs/sp.md).
         same_elt(self, fifos, "q, k and v")
         if self.splits is not None:
-            if self.splits < 1 or self.queries != 1:
+            if self.splits < 1 or (self.queries != 1 and self.users is None):
                 raise VerifyException(
                     f"attention: splits {self.splits} needs a positive count and one query row "
-                    f"(queries {self.queries})"
+                    f"or users (queries {self.queries})"
                 )
             if out.elt != Float32Type():
                 raise TypeMismatch("attention: a split pushes f32 partials")
@@ -567,10 +568,8 @@ class AttentionOp(StageOp):
             raise VerifyException("attention: a batched attention takes users and capacity")
         if self.users is not None:
             u, s = self.users, self.capacity
-            if self.pos is None or self.splits is not None or not self.is_causal:
-                raise VerifyException(
-                    "attention: users needs the positions, is causal and is not split"
-                )
+            if self.pos is None or not self.is_causal:
+                raise VerifyException("attention: users needs the positions and is causal")
             if u <= 0 or self.queries % u or self.keys != u * s:
                 raise VerifyException(
                     f"attention: {self.queries} queries and {self.keys} keys are not {u} users' "
@@ -646,7 +645,7 @@ class AttentionCombineOp(StageOp):
     tile by tile, into the running state (an f32 page [1, w] in the same encoding):
     m = max(m_a, m_b), O = O_a exp(m_a - m) + O_b exp(m_b - m), likewise l (the log-sum-exp
     merge; a side with m = -inf adds nothing). After the last split push O / l in [sh, sw]
-    pages of the result's element type, rows past the first zero.
+    pages of the result's element type, rows past the first zero (`rows Q`: see sp.attention).
     """
 
     name = "sp.attention_combine"
@@ -654,11 +653,15 @@ class AttentionCombineOp(StageOp):
     out = operand_def(BufferType)
     state = operand_def(BufferType)
     splits_attr = int_prop("splits")
+    rows_attr = opt_int_prop("rows")
     traits = section_traits()
     custom_directives = (Engine,)
-    assembly_format = "$parts `->` $out `state` $state `splits` $splits " + ON_ENGINE
+    assembly_format = (
+        "$parts `->` $out `state` $state `splits` $splits (`rows` $rows^)?" + ON_ENGINE
+    )
 
     splits = IntValue("splits")
+    query_rows = property(lambda self: self.rows_attr.value.data if self.rows_attr else 1)
 
     def __init__(
         self,
@@ -667,18 +670,19 @@ class AttentionCombineOp(StageOp):
         state: SSAValue,
         splits: int,
         engine: Attribute | None = None,
+        rows: int | None = None,
     ):
         super().__init__(
             operands=[parts, out, state],
-            properties={"splits": int_attr(splits), "engine": engine},
+            properties={"splits": int_attr(splits), "rows": int_attr(rows), "engine": engine},
         )
 
     def stage_name(self) -> str:
         return "attention_combine"
 
     def verify_(self) -> None:
-        if self.splits <= 0:
-            raise VerifyException(f"attention_combine: splits {self.splits} must be positive")
+        if min(self.splits, self.query_rows) <= 0:  # splits P, rows Q
+            raise VerifyException(f"attention_combine: P {self.splits}, Q {self.query_rows} <= 0")
         if fifo_of(self, self.parts, "the partials").elt != Float32Type():
             raise TypeMismatch("attention_combine: pops f32 partials")
         fifo_of(self, self.out, "the output")

@@ -8,6 +8,8 @@ block id past the pool is the simulator's runtime error, raised before anything 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -54,17 +56,17 @@ def write(users: int, tokens: int, paged: bool, keep_old: bool = False) -> str:
     )
 
 
-def inputs_for(fn, users: int, tokens: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """Drawn rows and cache; user b at its own position (user 1 idle where there are 3 or
-    more), each user's blocks a shuffled share of the pool."""
+def inputs_for(fn, users: int, tokens: int, seed: int = 0, s: int = S) -> dict[str, np.ndarray]:
+    """Drawn rows and cache of `s` positions a user; user b at its own position (user 1 idle
+    where there are 3 or more), each user's blocks a shuffled share of the pool."""
     inputs = draw_inputs(fn, seed)
     rng = np.random.default_rng(seed)
-    pos = rng.integers(0, S - tokens + 1, users).astype(np.int32)
+    pos = rng.integers(0, s - tokens + 1, users).astype(np.int32)
     if users >= 3:
         pos[1] = -1
     inputs["pos"] = pos
     if "table" in inputs:
-        inputs["table"] = rng.permutation(users * S // BLOCK).reshape(users, -1).astype(np.int32)
+        inputs["table"] = rng.permutation(users * s // BLOCK).reshape(users, -1).astype(np.int32)
     return inputs
 
 
@@ -149,15 +151,16 @@ def test_a_bad_position_or_block_id_writes_nothing(paged, bad, message):
 HEADS, KV, D = 4, 2, 32
 
 
-def step(users: int, tokens: int, paged: bool, elt: str = "f32") -> str:
-    """One layer's batched step: each user's k and v rows written, then its queries attend."""
+def step(users: int, tokens: int, paged: bool, elt: str = "f32", s: int = S) -> str:
+    """One layer's batched step: each user's k and v rows written (caches of `s` positions a
+    user), then its queries attend."""
     n = users * tokens
     q, kd = f"tensor<{n}x{HEADS * D}x{elt}>", f"tensor<{n}x{KV * D}x{elt}>"
-    cache, pos = f"tensor<{users * S}x{KV * D}x{elt}>", f"tensor<{users}xi32>"
+    cache, pos = f"tensor<{users * s}x{KV * D}x{elt}>", f"tensor<{users}xi32>"
     args = f"%q: {q}, %k: {kd}, %v: {kd}, %c: {cache}, %vc: {cache}, %pos: {pos}"
     operands, types, block = "%pos", pos, ""
     if paged:
-        table = f"tensor<{users}x{S // BLOCK}xi32>"
+        table = f"tensor<{users}x{s // BLOCK}xi32>"
         args += f", %table: {table}"
         operands, types, block = "%pos, %table", f"{pos}, {table}", f" block_size {BLOCK}"
     write = f"({cache}, {kd}, {types}) -> {cache}"
@@ -394,3 +397,89 @@ def test_each_key_and_value_byte_is_priced_once_where_tile_rows_walk_their_own_u
         q_and_out = 2 * users * heads * d * elt
         positions = items * users * 4  # each item reads the users' i32 positions
         assert row["dram_bytes"] == kv_bytes + q_and_out + positions, target
+
+
+# ── Flash decoding over the users' caches (sp.attention splits with users) ────────────────────
+
+LONG = 128  # positions a user holds: four key tiles a user
+
+
+def _splits(module) -> dict[str, str]:
+    """Each section's name -> its `kv_splits` decision."""
+    return {
+        p.sym_name.data: p.attributes["kv_splits"].data
+        for p in module.walk()
+        if type(p).__name__ == "ProgramOp" and "kv_splits" in p.attributes
+    }
+
+
+def _far_apart(inputs: dict[str, np.ndarray], users: int) -> None:
+    """Users at very different positions: the first at its cache's last, the last at 0, one
+    idle (-1) where there are 3 or more (inputs_for)."""
+    inputs["pos"][0] = LONG - 1
+    if users > 1:
+        inputs["pos"][-1] = 0
+
+
+FULL = pytest.mark.skipif(
+    os.environ.get("SPATIAL_BATCH_FULL") != "1",
+    reason="SPATIAL_BATCH_FULL=1 runs the longer interpreted splits (30 s each)",
+)
+
+
+@pytest.mark.parametrize(
+    "target, backend, users, paged, forced",
+    [
+        ("wormhole_n150", "sim", 1, False, 4),
+        ("wormhole_n150", "sim", 3, True, 6),  # paged through the gather, a split per 2 tiles
+        ("h100", "sim", 8, True, 16),  # the pool read through the block table, 2 tiles a split
+        ("h100", "sim", 3, False, None),  # chosen by price
+        ("h100", "sim", 8, False, None),
+        ("h100", "triton-interpret", 1, True, 2),
+        pytest.param("h100", "triton-interpret", 3, True, 3, marks=FULL),  # a user a split
+        pytest.param("h100", "triton-interpret", 8, False, None, marks=FULL),
+    ],
+)
+def test_a_split_batched_attention_runs_to_the_reference(target, backend, users, paged, forced):
+    if backend != "sim":
+        pytest.importorskip("triton")
+    fn = entry_function(parse_module(step(users, 1, paged, s=LONG)))
+    options = {} if forced is None else {"kv_splits": forced}
+    module = compile_module(fn, target, **options)
+    decisions = _splits(module)
+    assert set(decisions) == {"o__splits", "o"}, decisions
+    count = int(decisions["o"].split(":")[0])
+    assert count == forced if forced else count > 1, decisions["o"]
+    assert ("forced" in decisions["o"]) == (forced is not None)
+    inputs = inputs_for(fn, users, 1, seed=users, s=LONG)
+    _far_apart(inputs, users)
+    reference, values = reference_outputs(fn, inputs)
+    got = simulated_outputs(fn, module, inputs, backend=backend)
+    comparisons = compare_outputs(fn, reference, values, got)
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    if users >= 3:  # the idle user's rows: no split saw a key of its
+        assert not got["o"][1].any()
+
+
+def test_the_batched_split_is_chosen_where_the_kernels_carry_it():
+    text = step(8, 1, False, s=LONG)
+    (h100,) = [v for k, v in _splits(compiled(text, "h100")[1]).items() if k == "o"]
+    assert "runner-up" in h100 and "unsplit" in h100 and "priced at hifi4" in h100
+    # TT-Lang prints one query row's partials only (Target.batched_kv_splits false): unsplit,
+    # and not priced
+    assert _splits(compiled(text, "wormhole_n150")[1]) == {}
+
+
+def test_the_batched_split_refusals_name_the_numbers():
+    from spatial_dialect.sp.errors import NotLowered
+    from spatial_dialect.tools.backend.ttlang.runner import emit
+    from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
+
+    # 32 users' partials and statistics are 64 rows: past one tile's page
+    fn = entry_function(parse_module(step(32, 1, False, s=LONG)))
+    with pytest.raises(NotLowered, match=r"kv-splits=2 .* 32 query rows .*\(64 rows\), past a"):
+        compile_module(fn, "h100", kv_splits=2)
+    # forced on a TT-Lang target: the printer refuses it by name
+    fn = entry_function(parse_module(step(3, 1, False, s=LONG)))
+    with pytest.raises(TTLangUnsupported, match="sp.attention users 3 splits 2"):
+        emit(compile_module(fn, "wormhole_n150", kv_splits=2))

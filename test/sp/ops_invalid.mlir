@@ -144,7 +144,7 @@ sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
   %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
   sp.attention %q, %q, %q -> %p acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 64 scale 1.0 splits 2
 }
-// CHECK: attention: splits 2 needs a positive count and one query row (queries 8)
+// CHECK: attention: splits 2 needs a positive count and one query row or users (queries 8)
 
 // -----
 

@@ -152,7 +152,7 @@ def run_attention(
     o = yield from take(o_f, (h, w), who)
     ml = yield from take(ml_f, (h, group), who)
     if op.splits is not None:
-        result = split_partials(o, ml, dv, tw)
+        result = split_partials(o, ml, dv, tw, queries if users is not None else 1)
     else:
         sums = np.repeat(ml[:, 1::tw], dv, axis=1)  # each head's sum under its columns
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -187,30 +187,32 @@ def batch_positions(
     return user, last
 
 
-def split_partials(o: np.ndarray, ml: np.ndarray, dv: int, tw: int) -> np.ndarray:
-    """A split's page of partials (sp.attention splits): row 0 the running output of the one
-    query row, row 1 in columns 0 and 1 of every tile the m and l of the head it belongs to."""
+def split_partials(o: np.ndarray, ml: np.ndarray, dv: int, tw: int, q: int = 1) -> np.ndarray:
+    """A split's page of partials (sp.attention splits): rows 0 .. q - 1 the running outputs
+    of the q query rows (one, or a batch's), row q + r in columns 0 and 1 of every tile the m
+    and l of row r's head that the tile belongs to."""
     page = np.zeros_like(o)
-    page[0] = o[0]
+    page[:q] = o[:q]
     heads_of_tiles = np.arange(o.shape[1] // tw) * tw // dv
-    page[1, 0::tw] = ml[0, heads_of_tiles * tw]
-    page[1, 1::tw] = ml[0, heads_of_tiles * tw + 1]
+    page[q : 2 * q, 0::tw] = ml[:q, heads_of_tiles * tw]
+    page[q : 2 * q, 1::tw] = ml[:q, heads_of_tiles * tw + 1]
     return page
 
 
-def merge_partials(a: np.ndarray, b: np.ndarray, tw: int) -> np.ndarray:
-    """The log-sum-exp merge of two pages of partials, tile by tile (sp.attention_combine): the
-    larger maximum, each side's output and sum scaled by exp(its maximum - that); a side whose
-    maximum is -inf (every key masked) adds nothing."""
-    m_a, m_b = a[1, 0::tw], b[1, 0::tw]
+def merge_partials(a: np.ndarray, b: np.ndarray, tw: int, q: int = 1) -> np.ndarray:
+    """The log-sum-exp merge of two pages of q query rows' partials, tile by tile
+    (sp.attention_combine): the larger maximum, each side's output and sum scaled by exp(its
+    maximum - that); a side whose maximum is -inf (every key masked) adds nothing."""
+    stats = slice(q, 2 * q)
+    m_a, m_b = a[stats, 0::tw], b[stats, 0::tw]
     m = np.maximum(m_a, m_b)
     shift = np.where(np.isfinite(m), m, F32(0))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         ka, kb = np.exp(m_a - shift), np.exp(m_b - shift)
     out = np.zeros_like(a)
-    out[0] = a[0] * np.repeat(ka, tw) + b[0] * np.repeat(kb, tw)
-    out[1, 0::tw] = m
-    out[1, 1::tw] = a[1, 1::tw] * ka + b[1, 1::tw] * kb
+    out[:q] = a[:q] * np.repeat(ka, tw, axis=1) + b[:q] * np.repeat(kb, tw, axis=1)
+    out[stats, 0::tw] = m
+    out[stats, 1::tw] = a[stats, 1::tw] * ka + b[stats, 1::tw] * kb
     return out
 
 
@@ -223,17 +225,19 @@ def run_attention_combine(
     th, tw = sec.tile
     who = item_label(run, op, item)
     parts_f, state_f = run.buffers[sp.buffer_of(op.parts)], run.buffers[sp.buffer_of(op.state)]
+    q = op.query_rows
     start = np.zeros((th, w * tw), F32)
-    start[1, 0::tw] = -np.inf
+    start[q : 2 * q, 0::tw] = -np.inf
     yield from give((state_f,), start, who)
     for _ in range(sec.k_tiles):
         part = yield from take(parts_f, (1, w), who)
         state = yield from take(state_f, (1, w), who)
-        yield from give((state_f,), merge_partials(state, part, tw), who)
+        yield from give((state_f,), merge_partials(state, part, tw, q), who)
     state = yield from take(state_f, (1, w), who)
     result = np.zeros((th, w * tw), F32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result[0] = state[0] / np.repeat(state[1, 1::tw], tw)
+    sums = np.repeat(state[q : 2 * q, 1::tw], tw, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a sum of 0: an idle user's row
+        result[:q] = np.where(sums > 0, state[:q] / sums, F32(0))
     yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], result, b, who)
 
 

@@ -161,6 +161,8 @@ def batched_attention(s: Kernel, op: sp.AttentionOp) -> None:
     # a query tile row of a batch that fills several walks its own users' caches only
     ranged = op.user_key_tiles(th)
     first = ix("k0") if ranged is None else ix("r0") * ranged + ix("k0")
+    if op.splits:  # flash decoding: item c0 serves split c0 // W (W: every head's tiles)
+        first = ix("c0") // (op.heads * dv // tw) * s.k_tiles + ix("k0")
     if not (is_origin(ka, first, ka.col) and is_origin(va, first, va.col)):
         raise s.refuse(f"batched attention K and V read {k_l.access.text()}, not a K block")
     pos = s.load_of(sp.buffer_of(op.pos)).tensor.root_reference.data
@@ -194,6 +196,13 @@ qp = tl.load({s.arg(pos)} + qu, mask=qlive, other=-1)
 {qlast}""",
         )
     )
+    # a split stores O undivided, its m and l in the rows below the outputs (sp.attention)
+    finish = (
+        ""
+        if op.splits
+        else "\no = tl.where((qlast >= 0)[:, None], o / tl.where(l_i > 0, l_i, 1.0)[:, None], "
+        "0.0)  # idle: 0"
+    )
     s.emit(f"""
 for k0 in range(0, {s.k_tiles}, {s.k_block}):
     key = {offset(ka.row * th, f"tl.arange(0, {pk})")}
@@ -217,8 +226,7 @@ for k0 in range(0, {s.k_tiles}, {s.k_block}):
     keep = tl.where(alive, tl.exp(m_i - shift), 1.0)
     l_i = l_i * keep + tl.sum(pr_, axis=1)
     o = o * keep[:, None] + tl.dot(pr_, vb{prec})
-    m_i = m_new
-o = tl.where((qlast >= 0)[:, None], o / tl.where(l_i > 0, l_i, 1.0)[:, None], 0.0)  # idle: 0
+    m_i = m_new{finish}
 ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
 """)
     store = s.store_of(sp.buffer_of(op.out))
@@ -229,6 +237,12 @@ ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
     s.emit(f"""
 omask = qlive[:, None] & (dvv < {dv})[None, :] & (qrow < {min(OR, op.queries)})[:, None] & (ocol < {OC})
 tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, {s.cast("o", ot)}, mask=omask)
+""")
+    if op.splits:  # row queries + r: row r's head's m and l in columns 0 and 1 of its tiles
+        s.emit(f"""
+ml = tl.where((dvv % {tw} == 0)[None, :], m_i[:, None], l_i[:, None])
+mlmask = omask & (dvv % {tw} < 2)[None, :]
+tl.store({s.arg(ot)} + (qrow + {op.queries})[:, None] * {OC} + ocol, ml, mask=mlmask)
 """)
     _users(s, pos, users, tokens, capacity)
     if table is not None and k_l.block_size is not None:

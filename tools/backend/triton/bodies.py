@@ -463,6 +463,8 @@ def _attention_combine(s: Kernel) -> None:
     pc = pow2(max(b["w"] for b in s.ranges) * tw)
     pr = pow2(max(b["h"] for b in s.ranges) * th)
     P = s.arg(pt)
+    if op.query_rows > 1:
+        return _batched_combine(s, op, P, pa, C, (pr, pc))
     s.emit(f"""
 cm = tl.arange(0, {pc}) < w * {tw}
 m_run = tl.zeros(({pc},), dtype=tl.float32) + float('-inf')
@@ -482,6 +484,37 @@ for k0 in range(0, {op.splits}):
     l_run = l_run * a + lp * c
     m_run = m_new
 y = tl.where(tl.arange(0, {pr})[:, None] == 0, (acc / l_run)[None, :], 0.0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _batched_combine(
+    s: Kernel, op: sp.AttentionCombineOp, P: str, pa, C: int, pads: tuple[int, int]
+) -> None:
+    """The merge of a batched attention's splits (sp.attention_combine `rows Q`): the Q query
+    rows' outputs in rows 0 .. Q - 1 of each split's partials, their m and l in rows Q ..
+    2 Q - 1; a row no split saw a key of (an idle user's, l = 0) is zero."""
+    tw, (pr, pc), q = s.tile[1], pads, op.query_rows
+    s.emit(f"""
+rr = tl.arange(0, {pr})
+cm = (rr < {q})[:, None] & (tl.arange(0, {pc}) < w * {tw})[None, :]
+m_run = tl.zeros(({pr}, {pc}), dtype=tl.float32) + float('-inf')
+l_run = tl.zeros(({pr}, {pc}), dtype=tl.float32)
+acc = tl.zeros(({pr}, {pc}), dtype=tl.float32)
+for k0 in range(0, {op.splits}):
+    cc = {offset(pa.col * tw, f"tl.arange(0, {pc})")}
+    tc = cc // {tw} * {tw}
+    op_ = tl.load({P} + rr[:, None] * {C} + cc[None, :], mask=cm, other=0)
+    mp = tl.load({P} + (rr + {q})[:, None] * {C} + tc[None, :], mask=cm, other=float('-inf'))
+    lp = tl.load({P} + (rr + {q})[:, None] * {C} + tc[None, :] + 1, mask=cm, other=0)
+    m_new = tl.maximum(m_run, mp)
+    shift = tl.where(m_new > float('-inf'), m_new, 0.0)
+    a = tl.exp(m_run - shift)
+    c = tl.exp(mp - shift)
+    acc = acc * a + op_ * c
+    l_run = l_run * a + lp * c
+    m_run = m_new
+y = tl.where(l_run > 0, acc / tl.where(l_run > 0, l_run, 1.0), 0.0)
 """)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 

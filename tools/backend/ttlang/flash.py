@@ -42,6 +42,7 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     page,
     prints,
 )
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
@@ -128,6 +129,14 @@ class AttentionCombinePrinter(StagePrinter):
     host = (_flash_ml, _flash_rows)
 
     ROLES = ("u_m", "u_l", "row0")  # `_flash_rows`' tiles, in column order
+
+    def check(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> None:  # type: ignore[override]
+        if s.query_rows > 1:  # U_m, U_l and row0 take one query row's (sp.attention_combine)
+            raise TTLangUnsupported(
+                sec.name,
+                f"sp.attention_combine rows {s.query_rows}: the merge is printed for one query "
+                "row's partials",
+            )
 
     def constants(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> Consts:  # type: ignore[override]
         return {"_flash_rows": ((TILE, 3 * TILE), "_flash_rows()")}

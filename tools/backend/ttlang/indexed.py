@@ -95,6 +95,13 @@ def _check_users(sec: OperationWriter, s: sp.AttentionOp, h: int) -> None:
     position page's column (pos transposed) is then every query row's own threshold."""
     users = s.users
     assert users is not None
+    if s.splits is not None:  # flash.py's partials page carries one query row's m and l
+        raise TTLangUnsupported(
+            sec.name,
+            f"sp.attention users {users} splits {s.splits}: flash decoding is printed for one "
+            "query row (its m and l spread over rows 2 and 3 of a partials tile); link does not "
+            "choose this split on a target without batched_kv_splits",
+        )
     if s.queries != users:
         raise TTLangUnsupported(
             sec.name,
