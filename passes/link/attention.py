@@ -55,8 +55,8 @@ from spatial_dialect.sp import (
     TensorRole,
     size_expr,
 )
-from spatial_dialect.sp.compute import users_key_range
 from spatial_dialect.sp.errors import NotLowered
+from spatial_dialect.sp.item_space import users_key_range
 from spatial_dialect.targets import DEFAULT_FIDELITY
 from spatial_dialect.targets.gemm import divisors
 

@@ -21,7 +21,7 @@ nothing reads the old cache later (link/context.py carried_names), else copied f
 The attention keeps the single-user item space (query blocks x heads of one kv head): laying
 the caches one after another makes one K loop serve every user of an item, each user's K and V
 read once, in either layout, and the mask (not the addressing) keeps users apart. Where the
-queries fill more than one tile row and whole ones (sp.users_key_range: T divides the tile's
+queries fill more than one tile row and whole ones (sp/item_space.users_key_range: T divides the tile's
 rows and S), an item is one tile row of queries and its K loop walks only its own th / T users'
 caches, S / T key tiles from key tile r0 * S / T: no item reads a cache of a user it does not
 serve, so each K and V byte is read once per head group that reads it. Otherwise (the users
@@ -75,7 +75,7 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.link.indexed import cache_copy
 from spatial_dialect.sp import AccessAttr, GatherOp, ScatterOp, SectionKind, TensorRole
-from spatial_dialect.sp.compute import users_key_range
+from spatial_dialect.sp.item_space import users_key_range
 
 
 def link_batch_set_rows(op: tg.BatchSetRowsOp, ctx: LinkContext) -> list[sp.ProgramOp]:

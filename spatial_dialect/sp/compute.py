@@ -72,6 +72,7 @@ from spatial_dialect.sp.enums import (
 )
 from spatial_dialect.sp.errors import TypeMismatch
 from spatial_dialect.sp.formats import F32, Engine, EnumList, Pair
+from spatial_dialect.sp.item_space import users_key_range
 from spatial_dialect.sp.kinds import (
     MAP_KINDS,
     ROW_KINDS,
@@ -235,16 +236,16 @@ class RowReduceOp(ComputeStage):
              [1, w] row page), compute the op on each row's groups, push the block in [sh, sw]
              pages (row-major).
     partial  per item (a block of h x w tiles inside one group, `block` columns wide): pop x
-             [and residual], push one
-             [h, 1] page whose tiles hold each row's partial statistics of the block's real
-             columns in their first columns: rms_norm and sum_squares the sum of squares;
+             [and residual], push one [h, 1] page whose tiles hold each row's partial statistics
+             of the block's real columns in their first columns: rms_norm and sum_squares the
+             sum of squares;
              layer_norm the sum and the sum of squared deviations from the block's mean; softmax
              the maximum and the sum of exp(x - maximum).
     combine  per item (one group of h tile rows): for each K block pop an [h, kw] page of the
              partials (one tile per block of `block` columns), merge them in order; push one
              [h, 1] page: rms_norm 1/sqrt(mean(x^2) + eps); layer_norm 1/sqrt(var + eps) and the
-             mean; softmax the maximum and 1/sum (the map kinds *_apply read them);
-             sum_squares the sum itself (tg.rms_stats' share; the kind has no whole form).
+             mean; softmax the maximum and 1/sum (the map kinds *_apply read them); sum_squares
+             the sum itself (tg.rms_stats' share; the kind has no whole form).
     """
 
     name = "sp.row_reduce"
@@ -394,19 +395,6 @@ class RopeOp(ComputeStage):
 
 
 # ── Flash attention ───────────────────────────────────────────────────────────────────────────
-
-
-def users_key_range(queries: int, users: int, capacity: int, tile_rows: int) -> int | None:
-    """The key tiles a batched attention's query tile row reads, S / T, where the U x T queries
-    fill more than one tile row and whole ones, a tile row holds whole users (T divides th) and
-    their caches whole key tiles (T divides S): its th / T users' caches are S / T key tiles
-    from key tile r0 * S / T. Else None: the users fit one tile row (its walk is every cache),
-    or a tile row would cut a user or a key tile, or the last would be partial (its walk would
-    run past the caches), and every item walks every cache, masked."""
-    tokens = queries // users
-    if queries <= tile_rows or queries % tile_rows or tile_rows % tokens or capacity % tokens:
-        return None
-    return capacity // tokens
 
 
 @irdl_op_definition

@@ -266,3 +266,16 @@ class ItemSpace:
         column comes after them."""
         rm, _, rn, _ = self._even()
         return rm * rn
+
+
+def users_key_range(queries: int, users: int, capacity: int, tile_rows: int) -> int | None:
+    """The key tiles a batched attention's query tile row reads, S / T, where the U x T queries
+    fill more than one tile row and whole ones, a tile row holds whole users (T divides th) and
+    their caches whole key tiles (T divides S): its th / T users' caches are S / T key tiles
+    from key tile r0 * S / T. Else None: the users fit one tile row (its walk is every cache),
+    or a tile row would cut a user or a key tile, or the last would be partial (its walk would
+    run past the caches), and every item walks every cache, masked."""
+    tokens = queries // users
+    if queries <= tile_rows or queries % tile_rows or tile_rows % tokens or capacity % tokens:
+        return None
+    return capacity // tokens
