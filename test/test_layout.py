@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 
 from test_import_graph import PACKAGE, ROOT, import_graph, project_modules
 
@@ -86,3 +87,14 @@ def test_no_two_test_files_share_a_name():
     for path in sorted((ROOT / "test").rglob("test_*.py")):
         seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+def test_every_package_is_installed():
+    """A folder with an __init__.py that pyproject's `packages` does not name is left out of a
+    wheel (an editable install hides it: it imports from the tree), so `pip install .` would
+    give a compiler missing a pass; every package of the tree is listed, and each listed one
+    exists."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    in_tree = {name for name, path in project_modules().items() if path.name == "__init__.py"}
+    assert sorted(in_tree - listed) == [] and sorted(listed - in_tree) == []
