@@ -40,8 +40,32 @@ def test_calibration_meets_the_aims():
         _, _, us, _ = res
         errors.append((us - row.measured_us) / row.measured_us)
     assert len(errors) >= 280
-    assert statistics.median(abs(e) for e in errors) <= 0.10
-    assert sum(abs(e) <= 0.15 for e in errors) / len(errors) >= 0.5
+    # 2026-12-02: 5.9% and 86% (bench/README.md#calibration); a change to the model that loses
+    # more than a little of either fails here
+    assert statistics.median(abs(e) for e in errors) <= 0.065
+    assert sum(abs(e) <= 0.15 for e in errors) / len(errors) >= 0.84
+
+
+def test_out_of_box_rows_price_ttnns_own_config():
+    # The row measured the program ttnn picks without a config; N150 512x1024x1024 bf16 HiFi2:
+    # a 1-D line of 32 cores multicasting in0, out block 16x1 (bench/ttnn_default.py), 90.92 us
+    # measured. Our own plan on the 8x8 grid is predicted at about a quarter of that.
+    (row,) = [
+        r
+        for r in bench.read_rows(bench.DEFAULT_CSV)
+        if (r.card, r.config, r.m, r.k, r.n, r.dtype, r.trace)
+        == ("N150", "out_of_box", 512, 1024, 1024, "BFLOAT16", False)
+    ]
+    plan, _, us, how = bench.predict(row)
+    assert how == "ttnn" and (plan.grid_x, plan.grid_y, plan.per_site_m, plan.per_site_n) == (
+        32,
+        1,
+        16,
+        1,
+    )
+    assert abs(us - row.measured_us) / row.measured_us <= 0.15
+    _, _, ours_us, ours_how = bench.predict(row, ours=True)
+    assert ours_how == "ours" and ours_us < 0.5 * row.measured_us
 
 
 def test_main_prints_a_summary(capsys):
