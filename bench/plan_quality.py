@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/plan_quality.py            # the whole suite -> bench/results/plan_quality.md
     .venv/bin/python bench/plan_quality.py --smoke    # the smallest shape per target (CI, seconds)
+    .venv/bin/python bench/plan_quality.py --shapes squares --target blackhole_p150   # or MxKxN,...
 
 For every shape of the suite (square 256..16384, tall and skinny, attention-shaped, the
 projections and LM heads of Llama-3-8B and Qwen3-8B at T = 1 and T = 128) on wormhole_n150,
