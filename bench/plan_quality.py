@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/plan_quality.py            # the whole suite -> bench/results/plan_quality.md
     .venv/bin/python bench/plan_quality.py --smoke    # the smallest shape per target (CI, seconds)
+    .venv/bin/python bench/plan_quality.py --shapes squares --target blackhole_p150   # or MxKxN,...
 
 For every shape of the suite (square 256..16384, tall and skinny, attention-shaped, the
 projections and LM heads of Llama-3-8B and Qwen3-8B at T = 1 and T = 128) on wormhole_n150,
@@ -10,6 +11,11 @@ blackhole_p150, plasticine (f32: it has no bf16) and h200, all at the tile pass'
 * **ours**: the plan the tile pass chooses (``tile.gemm.rank(...)[0]``), its predicted time and the
   ratio to the roofline (``roofline_cycles``: max(FLOPs / peak, compulsory DRAM bytes / bandwidth));
 * **best**: the cheapest plan of an exhaustive lattice of legal plans (below), and ours / best;
+* **floor**: the least time any plan can take under the cost model, from the target's fields
+  (``latency_floor``): the roofline's work plus what no plan overlaps with it -- the first operand
+  tile's DRAM round trip before compute, and the last result tile's write and write round trip
+  after it. A shape is *latency-dominated* where its roofline is under twice its pure latency
+  (one read round trip, one tile-matmul, one write-back); those are measured against the floor;
 * **ttnn default**: the config ttnn's ``create_simple_matmul_program_config`` picks
   (``ttnn_default.py``), priced by the same cost model with the same numerics, and ours / default
   (Tensix targets only: the heuristic has no meaning on a mesh without multicast or on a GPU).
@@ -55,6 +61,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from latency_floor import GOAL_WORST, Floor, latency_floor  # noqa: E402
 from ttnn_default import NotApplicable, TtnnConfig, ttnn_default  # noqa: E402
 
 from spatial_dialect.passes import tile  # noqa: E402
@@ -134,6 +141,23 @@ def suite() -> list[Case]:
 
 def smallest(cases: list[Case]) -> Case:
     return min(cases, key=lambda c: (c.m * c.k * c.n, c.m))
+
+
+SQUARES = (256, 512, 1024, 2048, 4096, 8192)
+
+
+def shapes_option(text: str) -> list[Case]:
+    """`--shapes`: "suite" (the default), "squares" (256..8192), or MxKxN[,MxKxN...]."""
+    if text == "suite":
+        return suite()
+    if text == "squares":
+        return [Case("square", s, s, s) for s in SQUARES]
+    try:
+        return [Case("shape", *(int(v) for v in mkn.split("x", 2))) for mkn in text.split(",")]
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"--shapes: expected suite, squares or MxKxN[,...], got {text!r}"
+        ) from None
 
 
 # ── the exhaustive lattice ─────────────────────────────────────────────────────────────────────
@@ -310,6 +334,18 @@ class Row:
     default_na: str
     compulsory: int
     seconds: float
+    floor: Floor
+
+    @property
+    def ours_floor(self) -> float | None:
+        return self.ours[1].total_cycles / self.floor.cycles if self.ours else None
+
+    @property
+    def worst_ok(self) -> bool:
+        """The acceptance's "no shape worse than 2x": of the roofline, or of the floor where
+        latency dominates."""
+        r = self.ours_floor if self.floor.dominated else self.ours_roof
+        return r is None or r <= GOAL_WORST
 
     def us(self, cycles: float) -> float:
         return cycles / (self.clock_ghz * 1000.0)
@@ -346,6 +382,9 @@ def evaluate(target_name: str, case: Case) -> Row:
     outside = [p for p, _ in ranked if not search.legal(p)]
     assert not outside, f"tile candidates outside the lattice's legality: {outside[:3]}"
     best = search.best(min(ranked, key=lambda pc: pc[1].total_cycles)) if ranked else None
+    floor = latency_floor(target, shape, FIDELITY)
+    least = min([c.total_cycles for _, c in ranked] + ([best[1].total_cycles] if best else []))
+    assert floor.cycles <= least, f"{target_name} {case.mkn}: a plan under the floor {floor}"
     default, na = None, ""
     try:
         cfg = ttnn_default(target, shape, numerics)
@@ -364,6 +403,7 @@ def evaluate(target_name: str, case: Case) -> Row:
         na,
         compulsory_dram_bytes(target, shape),
         time.perf_counter() - t0,
+        floor,
     )
 
 
@@ -481,21 +521,29 @@ def table(rows: list[Row]) -> list[str]:
     lines = [
         f"### {target.name} ({target.mesh_x}x{target.mesh_y}, {dtype}{fid})",
         "",
-        "| shape | M x K x N | ours (tile pass) | ours us | roofline us | ours/roof | best us | ours/best "
-        "| ttnn default | default us | ours/default | bound | misses |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|",
+        "| shape | M x K x N | ours (tile pass) | ours us | roofline us | ours/roof | latency us "
+        "| floor us | ours/floor | best us | ours/best | ttnn default | default us | ours/default "
+        "| bound | misses |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|",
     ]
     for r in rows:
         shape = GemmShape(r.case.m, r.case.k, r.case.n, dtype, dtype)
         if r.ours is None:
             lines.append(
-                f"| {r.case.name} | {r.case.mkn} | no legal plan | | {r.us(r.roofline):.2f} | | | | | | | | |"
+                f"| {r.case.name} | {r.case.mkn} | no legal plan | | {r.us(r.roofline):.2f} | | | | | | | | | | | |"
             )
             continue
         plan, cost = r.ours
         misses = []
         if r.ours_roof is not None and r.ours_roof > GOAL_ROOFLINE:
             misses.append(f"roofline: {bound_reason(r, target)}")
+        if not r.worst_ok:
+            misses.insert(
+                0,
+                f"over {GOAL_WORST:g}x the floor, latency-dominated"
+                if r.floor.dominated
+                else f"over {GOAL_WORST:g}x the roofline, not latency-dominated",
+            )
         if r.ours_best is not None and r.ours_best > GOAL_BEST:
             bp, bc = r.best
             tags = (
@@ -513,7 +561,9 @@ def table(rows: list[Row]) -> list[str]:
             dtext, dus, dratio = r.default_na, "n/a", "n/a"
         lines.append(
             f"| {r.case.name} | {r.case.mkn} | {plan_text(plan, shape.kt, mesh)} | {cost.us:.2f} | "
-            f"{r.us(r.roofline):.2f} | {ratio(r.ours_roof)} | {r.best[1].us:.2f} | {ratio(r.ours_best)} | "
+            f"{r.us(r.roofline):.2f} | {ratio(r.ours_roof)} | {r.us(r.floor.latency):.2f}"
+            f"{' (dominated)' if r.floor.dominated else ''} | {r.us(r.floor.cycles):.2f} | "
+            f"{ratio(r.ours_floor)} | {r.best[1].us:.2f} | {ratio(r.ours_best)} | "
             f"{dtext} | {dus} | {dratio} | {cost.bound} | {'; '.join(misses)} |"
         )
     return lines
@@ -535,6 +585,13 @@ def summary(rows: list[Row]) -> str:
         line += f"ours <= default on {sum(d <= 1.0 for d in defaults)} of {len(defaults)} shapes"
     else:
         line += "ttnn default n/a"
+    over = [r for r in rows if r.ours_roof is not None and r.ours_roof > GOAL_WORST]
+    bad = [r.case.mkn for r in over if not r.worst_ok]
+    line += (
+        f"; {len(over)} shapes over {GOAL_WORST:g}x the roofline"
+        f" ({len(over) - len(bad)} latency-dominated, within {GOAL_WORST:g}x the floor"
+        f"{'; not: ' + ', '.join(bad) if bad else ''})"
+    )
     missing = len(rows) - len(roofs)
     if missing:
         line += f"; {missing} shapes without a legal plan"
@@ -593,13 +650,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--out",
         type=Path,
-        help=f"markdown report (default {RESULTS} for the full run; none with --smoke)",
+        help=f"markdown report (default {RESULTS} for the whole suite on every target, else none)",
     )
     ap.add_argument(
         "--target", action="append", choices=sorted(TARGETS), help="only this target (repeatable)"
     )
+    ap.add_argument(
+        "--shapes",
+        type=shapes_option,
+        default="suite",
+        help="suite (default), squares (256..8192) or MxKxN[,MxKxN...]",
+    )
     args = ap.parse_args(argv)
-    cases = suite()
+    cases = args.shapes
     if args.smoke:
         cases = [smallest(cases)]
     chosen = args.target or list(TARGETS)
@@ -608,9 +671,10 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - t0
     for rows in results.values():
         print(summary(rows))
-    out = args.out or (None if args.smoke else RESULTS)
+    whole = not args.smoke and args.target is None and cases == suite()
+    out = args.out or (RESULTS if whole else None)
     if out:
-        command = "python bench/plan_quality.py" + (" --smoke" if args.smoke else "")
+        command = "python bench/plan_quality.py" + " ".join(["", *(argv or sys.argv[1:])])
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report(results, seconds, args.jobs, command))
         print(f"wrote {out} ({seconds:.0f} s)")

@@ -46,6 +46,39 @@ def test_smoke_smallest_shape(target):
     assert target in pq.summary([row])
 
 
+def test_latency_floor_from_the_target_fields():
+    # wormhole_n150 (presets): DRAM round trip 500 cycles, 32 B/cycle links, 2048-byte bf16 tiles,
+    # 64 cycles a tile-matmul at HiFi4 on 64 sites, DRAM 288 B/cycle. 256^3: the read 500 + 64,
+    # one tile-matmul 64, the write 64 + 500: latency 1192. Compute 2 * 256^3 / (64 * 1024) = 512
+    # cycles with read and write 1640; the compulsory 3 * 64 tiles * 2048 B / 288 = 1365.3 with
+    # the write 1929.3: the floor. The roofline 1366 is under 2 x 1192: latency-dominated.
+    fl = pq.latency_floor
+    n150 = load_target("wormhole_n150")
+    f = fl(n150, GemmShape(256, 256, 256), tile.DEFAULT_FIDELITY)
+    assert (f.latency, f.cycles, f.dominated) == (1192, 1929, True)
+    # 512^3: roofline 4 x 1365.3 = 5462 cycles, over 2 x 1192: measured against the roofline.
+    assert not fl(n150, GemmShape(512, 512, 512), tile.DEFAULT_FIDELITY).dominated
+
+
+@pytest.mark.parametrize("target", ["wormhole_n150", "blackhole_p150", "h200", "plasticine"])
+@pytest.mark.parametrize("mkn", [(256, 256, 256), (32, 4096, 128), (1, 4096, 1024)])
+def test_no_plan_under_the_floor(target, mkn):
+    t = load_target(target)
+    dtype = pq.TARGETS[target]
+    shape = GemmShape(*mkn, dtype, dtype)
+    ranked = tile_gemm.rank(t, shape, Numerics.of(t, dtype, dtype), tile.DEFAULT_FIDELITY)
+    floor = pq.latency_floor(t, shape, tile.DEFAULT_FIDELITY)
+    assert roofline_cycles(t, shape, tile.DEFAULT_FIDELITY) <= floor.cycles
+    assert floor.cycles <= min(c.total_cycles for _, c in ranked)
+
+
+def test_shapes_option():
+    assert [c.m for c in pq.shapes_option("squares")] == [256, 512, 1024, 2048, 4096, 8192]
+    assert pq.shapes_option("32x4096x128") == [pq.Case("shape", 32, 4096, 128)]
+    with pytest.raises(pq.argparse.ArgumentTypeError, match="MxKxN"):
+        pq.shapes_option("32x4096")
+
+
 def brute_force(target, shape, numerics):
     """Every plan of the lattice, no pruning at all: the grid over the whole mesh."""
     search = pq.Search(target, shape, numerics, tile.DEFAULT_FIDELITY)
