@@ -554,9 +554,7 @@ class AttentionOp(StageOp):
             if out.elt != Float32Type() and self.by_users is None:
                 raise TypeMismatch("attention: a split pushes f32 partials")
         if self.by_users is not None and (not self.splits or (self.users or 1) % self.splits):
-            raise VerifyException(
-                f"attention: by_users splits {self.splits} must divide users {self.users}"
-            )
+            raise VerifyException(f"attention: by_users: {self.splits} splits, {self.users} users")
         if self.pos is not None and fifo_of(self, self.pos, "pos").elt != IntegerType(32):
             raise TypeMismatch("attention: the position page holds i32")
         if (self.users is None) != (self.capacity is None):
