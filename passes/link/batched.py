@@ -159,8 +159,11 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     if gathers:
         _read_copies(section, gathers)
     ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
+    split = next(iter(section.ops_of(sp.AttentionOp)))
     walk = (
-        "the users' caches"
+        f"a split's own {users // split.splits} users' caches"
+        if split.by_users is not None and split.splits
+        else "the users' caches"
         if ranged is None
         else f"a query tile row's own {ctx.tile[0] // tokens} users' caches ({ranged} key tiles)"
     )
