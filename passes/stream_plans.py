@@ -318,6 +318,7 @@ class StageFacts:
     delta: bool = False
     taps: int | None = None
     combine: bool = False  # a flash-decoding combine (its pages hold two real rows)
+    combine_rows: int = 2  # the real rows of a combine's page: a sum's are its Q query rows
     # a blocked softmax's combine: on a Tensix mesh its TT-Lang form gathers each page's
     # column 0 and column 1 of kw partial tiles by a product (docs/backend-ttlang.md#blocked-
     # layer_norm-and-softmax): 2 h kw ceil(kw / 32) tile-matmuls a page
@@ -333,7 +334,7 @@ class StageFacts:
         if isinstance(stage, CausalConvOp):
             return StageFacts(taps=stage.taps)
         if isinstance(stage, AttentionCombineOp):
-            return StageFacts(combine=True)
+            return StageFacts(combine=True, combine_rows=stage.query_rows if stage.sum else 2)
         if (
             isinstance(stage, RowReduceOp)
             and stage.form.data == RowForm.COMBINE
@@ -454,9 +455,11 @@ class StreamPlanner:
             matmuls = heads * c.bm * self.space.k_tiles * head_tiles * fraction
             dtype = f.dtype
         elif f.combine:
-            # the partials hold two real rows a tile (the outputs, the statistics)
+            # the partials hold two real rows a tile (the outputs, the statistics); a sum's
+            # pages their query rows
+            rows = f.combine_rows
             elements = (
-                (first or 0) * self.tile_elems * row_pass_fraction(self.target, 2, self.tile[0])
+                (first or 0) * self.tile_elems * row_pass_fraction(self.target, rows, self.tile[0])
             )
         elif f.delta:
             assert f.dtype

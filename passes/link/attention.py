@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, UnitAttr
 from xdsl.ir.affine import AffineExpr
 
 from spatial_dialect import sp, tg
@@ -120,16 +120,20 @@ def link_attention(op: tg.AttentionOp, ctx: LinkContext) -> sp.ProgramOp | list[
     return _split(shape, ctx)
 
 
-def sections(shape: Shape, ctx: LinkContext, splits: int) -> list[sp.ProgramOp]:
-    """The flash form: one section, or with `splits` > 1 the split partials and their combine."""
+def sections(
+    shape: Shape, ctx: LinkContext, splits: int, by_users: bool = False
+) -> list[sp.ProgramOp]:
+    """The flash form: one section, or with `splits` > 1 the split partials and their combine
+    (`by_users`: each split whole users' caches, its pages their results, summed)."""
     if splits == 1:
         return [_attention(shape, ctx, None)]
-    return [_attention(shape, ctx, splits), _combine(shape, ctx, splits)]
+    return [_attention(shape, ctx, splits, by_users), _combine(shape, ctx, splits, by_users)]
 
 
-def _split(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
+def _split(shape: Shape, ctx: LinkContext, by_users: list[int] | None = None) -> list[sp.ProgramOp]:
     """docs/passes.md#link-flash-decoding-splits-the-keys: the sections of the number of splits
-    of one query row's keys that `_count` chose, each recording why."""
+    of one query row's keys that `_count` chose, each recording why; `by_users` the counts of
+    splits by whole users priced beside them (a batch of one tile row of queries)."""
     op = shape.op
     key = (
         tuple(shape.numbers.values()),
@@ -138,9 +142,9 @@ def _split(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
         shape.batch if shape.batch is not None else op.causal.value.data,  # type: ignore[union-attr]
     )
     if key not in ctx.split_counts:
-        ctx.split_counts[key] = _count(shape, ctx)
-    count, why = ctx.split_counts[key]
-    made = sections(shape, ctx, count)
+        ctx.split_counts[key] = _count(shape, ctx, by_users or [])
+    count, users, why = ctx.split_counts[key]
+    made = sections(shape, ctx, count, users)
     for s in made:
         s.attributes["kv_splits"] = StringAttr(why)
     return made
@@ -150,9 +154,21 @@ def split_batch(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
     """docs/passes.md#link-the-batched-decode-step: a batched attention's sections, split over
     the users' caches as one query row's keys are (`_split`) where its partials fit a page (2 Q
     rows at most a tile's: Q query rows' outputs and statistics) and the target's kernels carry
-    them (Target.batched_kv_splits), or where the `kv-splits` option forces a count; else the
-    one flash section, unpriced as before."""
+    them (Target.batched_kv_splits), or where the `kv-splits` option forces a count; split by
+    whole users (`user_splits`) where the queries fit one tile row; priced against each other
+    and the one flash section. Else the one flash section, unpriced as before."""
     rows = 2 * shape.numbers["queries"]
+    whole, forced = user_splits(shape, ctx), ctx.kv_splits
+    if forced is None and whole:
+        return _split(shape, ctx, whole)
+    if forced in whole and (rows > ctx.tile[0] or not ctx.target.batched_kv_splits):
+        # the key splits cannot be carried here: the forced count splits by users
+        made = sections(shape, ctx, forced, True)
+        for s in made:
+            s.attributes["kv_splits"] = StringAttr(
+                f"{forced} by users; forced by the kv-splits option"
+            )
+        return made
     if ctx.kv_splits is not None and ctx.kv_splits > 1 and rows > ctx.tile[0]:
         raise NotLowered(
             f"{shape.op.name}: kv-splits={ctx.kv_splits} splits partials of "
@@ -164,46 +180,75 @@ def split_batch(shape: Shape, ctx: LinkContext) -> list[sp.ProgramOp]:
     return _split(shape, ctx)
 
 
-def _count(shape: Shape, ctx: LinkContext) -> tuple[int, str]:
+def user_splits(shape: Shape, ctx: LinkContext) -> list[int]:
+    """The counts P > 1 of splits of a batched attention by whole users: its U x T queries fit
+    one tile row (so each split's page is the result's tile row, its users' rows) and P cuts
+    the U users into groups whose caches are whole key tiles ((U / P) x S a multiple of the
+    tile's rows), at most one split a site. Each split reads only its users' K and V, so the
+    item space (splits x heads of a kv head) has P times the items at the same reads."""
+    batch, th = shape.batch, ctx.tile[0]
+    if batch is None or shape.numbers["queries"] > th:
+        return []
+    users, capacity = batch.users, batch.capacity
+    return [
+        p
+        for p in divisors(users)
+        if 1 < p <= ctx.target.sites and (users // p) * capacity % th == 0
+    ]
+
+
+def _count(shape: Shape, ctx: LinkContext, by_users: list[int]) -> tuple[int, bool, str]:
     """The number of splits, priced by the stream cost model on the sections each count makes
     (the partials' reads of K and V, their writes and the combine's reads, each section's fill),
-    cheapest first, ties to fewer splits; the `kv-splits` option forces a count. With its
-    reason: its cycles, the runner-up's and the unsplit section's."""
+    cheapest first, ties to fewer splits; the `kv-splits` option forces a count. Beside the
+    splits of the keys, the splits by whole users `by_users` (a batch whose split key ranges
+    would otherwise need two pages of partials or a target without batched_kv_splits): whether
+    the winner is one. With its reason: its cycles, the runner-up's and the unsplit section's."""
     forced = ctx.kv_splits
     if forced is not None and shape.key_tiles % forced:
         raise NotLowered(
             f"{shape.op.name}: kv-splits={forced} does not divide the cache's "
             f"{shape.key_tiles} key tiles"
         )
-    counts = (
-        [forced]
-        if forced is not None
-        else [p for p in divisors(shape.key_tiles) if p <= ctx.target.sites]
-    )
-    priced: list[tuple[int, int, list[int]]] = []
-    for p in counts:
-        made = sections(shape, ctx, p)
+    if forced is not None:
+        counts = [(forced, False)]
+    elif by_users:  # the key splits' partials do not fit a page, or the target cannot carry them
+        counts = [(1, False)] + [(p, True) for p in by_users]
+        if 2 * shape.numbers["queries"] <= ctx.tile[0] and ctx.target.batched_kv_splits:
+            counts += [(p, False) for p in divisors(shape.key_tiles) if 1 < p <= ctx.target.sites]
+    else:
+        counts = [(p, False) for p in divisors(shape.key_tiles) if p <= ctx.target.sites]
+    priced: list[tuple[int, int, bool, list[int]]] = []
+    for p, users in counts:
+        made = sections(shape, ctx, p, users)
         cycles = [
             choose_stream_plan(s, ctx.target, DEFAULT_FIDELITY).cost.total_cycles for s in made
         ]
-        priced.append((sum(cycles), p, cycles))
+        priced.append((sum(cycles), p, users, cycles))
         for s in made:
             ctx.sections.discard(s.sym_name.data)
     priced.sort()
-    (total, best, parts), runner = priced[0], priced[1] if len(priced) > 1 else None
-    what = f"{best}: {total} cycles" + (
+    (total, best, users, parts), runner = priced[0], priced[1] if len(priced) > 1 else None
+
+    def named(p: int, by: bool) -> str:
+        return f"{p}{' by users' if by else ''}"
+
+    what = f"{named(best, users)}: {total} cycles" + (
         f" (partials {parts[0]} + combine {parts[1]})" if best > 1 else " (unsplit)"
     )
     if forced is not None:
-        return best, f"{what}; forced by the kv-splits option"
-    unsplit = next(t for t, p, _ in priced if p == 1)
-    why = f"{what}; runner-up {runner[1]}: {runner[0]} cycles" if runner else what
+        return best, False, f"{what}; forced by the kv-splits option"
+    unsplit = next(t for t, p, _, _ in priced if p == 1)
+    why = f"{what}; runner-up {named(runner[1], runner[2])}: {runner[0]} cycles" if runner else what
     why += f"; unsplit {unsplit} cycles" if best > 1 else ""
-    return best, why + f"; priced at {DEFAULT_FIDELITY}"
+    return best, users, why + f"; priced at {DEFAULT_FIDELITY}"
 
 
-def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.ProgramOp:
-    """The flash-attention section; with `splits`, the split form writing the partials."""
+def _attention(
+    shape: Shape, ctx: LinkContext, splits: int | None, by_users: bool = False
+) -> sp.ProgramOp:
+    """The flash-attention section; with `splits`, the split form writing the partials (by
+    whole users: each split's users' results)."""
     op, kv, dt, dvt = shape.op, shape.kv, shape.dt, shape.dvt
     group = shape.heads // kv
     queries, keys = shape.numbers["queries"], shape.numbers["keys"]
@@ -236,10 +281,10 @@ def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.Program
         # the partials: split c0 / W reads key tiles from (c0 / W) * K on, for the heads of
         # column c0 mod W (W: every head's columns, K: a split's key tiles)
         w_all = shape.heads * dvt
-        y = s.declare(_partials(shape, ctx, splits, TensorRole.SCRATCH))
+        y = s.declare(_partials(shape, ctx, splits, TensorRole.SCRATCH, by_users))
         col = C0 % w_all
         first_key = (C0 // w_all) * (shape.key_tiles // splits) + K0
-        out_elt = F32
+        out_elt = None if by_users else F32
     qf = s.fifo("q", q, "h", q_page)
     kf = s.fifo("k", k, "kw", dt)
     vf = s.fifo("v", v, "kw", dvt)
@@ -268,6 +313,8 @@ def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.Program
     if batch is not None:
         stage.properties["users"] = IntegerAttr(batch.users, 64)
         stage.properties["capacity"] = IntegerAttr(batch.capacity, 64)
+    if by_users:
+        stage.properties["by_users"] = UnitAttr()
     s.stage(stage)
     s.store(out, y, SUB_BLOCK)
     position = "read at run time from @" + pos.sym_name.data if pos else f"{keys - queries}"
@@ -276,39 +323,52 @@ def _attention(shape: Shape, ctx: LinkContext, splits: int | None) -> sp.Program
         f"flash: {shape.heads} heads over {kv} kv heads, an item per (query block, heads of a "
         f"kv head) serving up to {group} heads from one read of K and V, in blocks of kw tiles "
         f"of keys with an online softmax in f32; first query position {position}"
-        + (f"; split {splits} ways, each item a split's keys" if splits else ""),
+        + (f"; split {splits} ways, each item a split's keys" if splits else "")
+        + (" (whole users' caches, each K and V byte read once)" if by_users else ""),
     )
     return s.build(y.sym_name.data, SectionKind.ATTENTION)
 
 
-def _partials(shape: Shape, ctx: LinkContext, splits: int, role: TensorRole) -> sp.TensorOp:
+def _partials(
+    shape: Shape, ctx: LinkContext, splits: int, role: TensorRole, by_users: bool = False
+) -> sp.TensorOp:
     """The split partials: two f32 rows (the outputs; in every tile its head's m and l), a
-    split's heads' columns after another's; `rows` layout, so each tile moves its two rows."""
+    split's heads' columns after another's; `rows` layout, so each tile moves its two rows.
+    By users: the Q query rows' results in the result's element type (a row's value is whole
+    in its user's split and zero in the others, so adding them rounds nothing)."""
     cols = splits * shape.heads * shape.numbers["v_head_dim"]
     name = f"{ctx.names[shape.op.res]}__splits"
-    rows = 2 * shape.numbers["queries"]  # the outputs, then the statistics, of each query row
+    queries = shape.numbers["queries"]
+    # the outputs, then the statistics, of each query row; by users the outputs only
+    rows = queries if by_users else 2 * queries
+    elt = shape.op.res.type.element_type if by_users else F32  # type: ignore[attr-defined]
     return sp.TensorOp(
-        name, TensorType(F32, (rows, cols)), ctx.tiles(rows, cols), role, Layout.ROWS
+        name, TensorType(elt, (rows, cols)), ctx.tiles(rows, cols), role, Layout.ROWS
     )
 
 
-def _combine(shape: Shape, ctx: LinkContext, splits: int) -> sp.ProgramOp:
+def _combine(shape: Shape, ctx: LinkContext, splits: int, by_users: bool = False) -> sp.ProgramOp:
     """The log-sum-exp merge of the splits: an item per block of the result's tiles (each tile
-    carries its head's statistics), a K loop over the splits, one split a step."""
+    carries its head's statistics), a K loop over the splits, one split a step. By users: the
+    sum of the splits' pages."""
     s = ProgramBuilder(ctx, shape.op)
-    parts = s.declare(_partials(shape, ctx, splits, TensorRole.INPUT))
+    parts = s.declare(_partials(shape, ctx, splits, TensorRole.INPUT, by_users))
     queries = shape.numbers["queries"]
     y = s.output(shape.op.res, Layout.TILED if queries > 1 else None)
-    pf = s.fifo("parts", F32, 1, "w")
+    pf = s.fifo("parts", parts if by_users else F32, 1, "w")
     out = s.fifo("out", y, "sh", "sw")
     state = s.interm("o", F32, 1, "w")
     s.load(parts, AccessAttr.of(ZERO, K0 * (shape.heads * shape.dvt) + C0, 1, "w"), pf)
-    s.stage(AttentionCombineOp(pf, out, state, splits, rows=queries if queries > 1 else None))
+    rows = queries if queries > 1 else None
+    s.stage(AttentionCombineOp(pf, out, state, splits, rows=rows, summed=by_users))
     s.store(out, y, SUB_BLOCK)
     s.why(
         "attention",
-        f"flash decoding: merges {splits} splits of {shape.heads} heads by their maxima and "
-        "sums (log-sum-exp), tile by tile, one split a K step",
+        f"flash decoding: adds {splits} splits by users of {shape.heads} heads (each row's "
+        "result is whole in its user's split), one split a K step"
+        if by_users
+        else f"flash decoding: merges {splits} splits of {shape.heads} heads by their maxima "
+        "and sums (log-sum-exp), tile by tile, one split a K step",
     )
     return s.build(y.sym_name.data, SectionKind.ATTENTION_COMBINE)
 

@@ -27,14 +27,21 @@ caches, S / T key tiles from key tile r0 * S / T: no item reads a cache of a use
 serve, so each K and V byte is read once per head group that reads it. Otherwise (the users
 fit one tile row, or the last tile row is partial) every item walks every cache, masked. Why
 not an item per user: B users of one token fill one tile row of queries, so items per user
-would read the same tile of q B times and leave the tile's other rows idle. The heads of an
-item are still tile's choice (g of the group's G, weighed against spreading over sites), so K
-and V are read G / g times; folding the group's heads into the query rows (row = (user, head),
-an item per chunk of users and kv head, K and V read once) is not done: it needs row-granular
-query and result pages, which TT-Lang does not print. It is priced at every user's full
-capacity, since the positions are known at run time only.
+would read the same tile of q B times and leave the tile's other rows idle; and items that
+share the result's tile row cannot each write their own rows where a kernel moves whole tiles
+(TT-Lang). The heads of an item are tile's choice (g of the group's G, weighed against
+spreading over sites), so the unsplit section reads K and V G / g times. It is priced at every
+user's full capacity, since the positions are known at run time only.
 
-Flash decoding splits it as one query row's keys (link/attention.py `split_batch`): the P
+Where the queries fit one tile row, the attention is also split **by whole users**
+(link/attention.py `user_splits`): split p of P walks only its U / P users' caches and writes
+their rows' results into a page of its own; a sum section adds the P pages (each row's value is
+whole in its user's split). Items are P x kv heads x G / g, so g = G (each K and V byte read
+once) still fills the sites: on Llama-3.1-8B at 32 users this is what brings the step within
+1.15x of its roofline on n150 and p150 (bench/README.md). It is priced beside the unsplit
+section (and the key splits where they apply) and chosen by price on every target.
+
+Flash decoding also splits it as one query row's keys (link/attention.py `split_batch`): the P
 splits cut the users' caches laid one after another, so a split is one K range of one user's
 cache or of a few users' (where P is a multiple of U, of exactly one), and every K and V byte
 is still read once per head group. Why not the range j of every user's cache per split: the
@@ -152,8 +159,11 @@ def link_batch_attention(op: tg.BatchAttentionOp, ctx: LinkContext) -> list[sp.P
     if gathers:
         _read_copies(section, gathers)
     ranged = users_key_range(users * tokens, users, capacity, ctx.tile[0])
+    split = next(iter(section.ops_of(sp.AttentionOp)))
     walk = (
-        "the users' caches"
+        f"a split's own {users // split.splits} users' caches"
+        if split.by_users is not None and split.splits
+        else "the users' caches"
         if ranged is None
         else f"a query tile row's own {ctx.tile[0] // tokens} users' caches ({ranged} key tiles)"
     )

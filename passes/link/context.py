@@ -168,7 +168,7 @@ class LinkContext:
     kv_splits: int | None = None  # the `kv-splits` option: a forced count of flash-decoding splits
     # flash decoding's priced split counts by the shape of the attention (a stacked model's
     # layers price one shape once)
-    split_counts: dict[tuple, tuple[int, str]] = field(default_factory=dict)
+    split_counts: dict[tuple, tuple[int, bool, str]] = field(default_factory=dict)
     writes: dict[str, int] = field(default_factory=dict)
     """How many linked ops have written each DRAM tensor name so far (a value is its name and
     this count: what names an activation's Q8_0 view)."""

@@ -21,8 +21,8 @@ Two rules hold for every compute stage here:
     of the tensor it computes (`valid`, `rows`), so a tiled tensor's padding holds zeros whoever
     wrote it (the package's contract that a product over padding adds nothing).
 
-Kinds are strings checked against the tables of kinds.py (`MAP_KINDS`, `ROW_KINDS`, ...), the one place
-that says which kinds exist and what operands each takes.
+Kinds are strings checked against kinds.py's tables (`MAP_KINDS`, `ROW_KINDS`, ...), the one
+place that says which kinds exist and what operands each takes.
 """
 
 from __future__ import annotations
@@ -441,7 +441,8 @@ class AttentionOp(StageOp):
     and whole ones, each of th / T users (`user_key_tiles`), an item is one tile row of queries
     (h = 1) and walks only its own users' caches: S / T key tiles from key tile r0 * S / T (the
     K and V loads' origin; the K loop's extent), key x of that walk being key
-    r0 * S / T * th + x of the U x S.
+    r0 * S / T * th + x of the U x S. `splits P by_users` (docs/sp.md): a split is U / P whole
+    users' caches, pushes their rows' O / l (others zero) in the result's type; a `sum` combines.
     """
 
     name = "sp.attention"
@@ -464,6 +465,7 @@ class AttentionOp(StageOp):
     splits_attr = opt_int_prop("splits")
     users_attr = opt_int_prop("users")
     capacity_attr = opt_int_prop("capacity")
+    by_users = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (F32, Engine)
@@ -471,7 +473,8 @@ class AttentionOp(StageOp):
         "$q `,` $k `,` $v (`pos` $pos^)? `->` $out `acc` $acc `state` $state `,` $stats"
         " `heads` $heads `kv_heads` $kv_heads `head_dim` $head_dim `v_head_dim` $v_head_dim"
         " `queries` $queries `keys` $keys `scale` custom<F32>($scale) (`causal` $causal^)?"
-        " (`splits` $splits^)? (`users` $users^ `capacity` $capacity)? " + ON_ENGINE
+        " (`splits` $splits^)? (`users` $users^ `capacity` $capacity)? (`by_users` $by_users^)? "
+        + ON_ENGINE
     )
 
     users = IntValue("users")
@@ -548,8 +551,10 @@ class AttentionOp(StageOp):
                     f"attention: splits {self.splits} needs a positive count and one query row "
                     f"or users (queries {self.queries})"
                 )
-            if out.elt != Float32Type():
+            if out.elt != Float32Type() and self.by_users is None:
                 raise TypeMismatch("attention: a split pushes f32 partials")
+        if self.by_users is not None and (not self.splits or (self.users or 1) % self.splits):
+            raise VerifyException(f"attention: by_users: {self.splits} splits, {self.users} users")
         if self.pos is not None and fifo_of(self, self.pos, "pos").elt != IntegerType(32):
             raise TypeMismatch("attention: the position page holds i32")
         if (self.users is None) != (self.capacity is None):
@@ -634,6 +639,7 @@ class AttentionCombineOp(StageOp):
     m = max(m_a, m_b), O = O_a exp(m_a - m) + O_b exp(m_b - m), likewise l (the log-sum-exp
     merge; a side with m = -inf adds nothing). After the last split push O / l in [sh, sw]
     pages of the result's element type, rows past the first zero (`rows Q`: see sp.attention).
+    `sum`: the pages of `sp.attention splits P by_users` (any float type), added.
     """
 
     name = "sp.attention_combine"
@@ -642,10 +648,12 @@ class AttentionCombineOp(StageOp):
     state = operand_def(BufferType)
     splits_attr = int_prop("splits")
     rows_attr = opt_int_prop("rows")
+    sum = opt_prop_def(UnitAttr)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
-        "$parts `->` $out `state` $state `splits` $splits (`rows` $rows^)?" + ON_ENGINE
+        "$parts `->` $out `state` $state `splits` $splits (`rows` $rows^)? (`sum` $sum^)?"
+        + ON_ENGINE
     )
 
     splits = IntValue("splits")
@@ -659,11 +667,11 @@ class AttentionCombineOp(StageOp):
         splits: int,
         engine: Attribute | None = None,
         rows: int | None = None,
+        summed: bool = False,
     ):
-        super().__init__(
-            operands=[parts, out, state],
-            properties={"splits": int_attr(splits), "rows": int_attr(rows), "engine": engine},
-        )
+        props = {"splits": int_attr(splits), "rows": int_attr(rows), "engine": engine}
+        props["sum"] = UnitAttr() if summed else None
+        super().__init__(operands=[parts, out, state], properties=props)
 
     def stage_name(self) -> str:
         return "attention_combine"
@@ -671,7 +679,7 @@ class AttentionCombineOp(StageOp):
     def verify_(self) -> None:
         if min(self.splits, self.query_rows) <= 0:  # splits P, rows Q
             raise VerifyException(f"attention_combine: P {self.splits}, Q {self.query_rows} <= 0")
-        if fifo_of(self, self.parts, "the partials").elt != Float32Type():
+        if fifo_of(self, self.parts, "the partials").elt != Float32Type() and self.sum is None:
             raise TypeMismatch("attention_combine: pops f32 partials")
         fifo_of(self, self.out, "the output")
         f32_state(self, self.state, "the running output and statistics")

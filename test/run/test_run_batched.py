@@ -448,7 +448,7 @@ def test_a_split_batched_attention_runs_to_the_reference(target, backend, users,
     module = compile_module(fn, target, **options)
     decisions = _splits(module)
     assert set(decisions) == {"o__splits", "o"}, decisions
-    count = int(decisions["o"].split(":")[0])
+    count = int(decisions["o"].split(":")[0].split()[0])  # "4: ..." or "4 by users: ..."
     assert count == forced if forced else count > 1, decisions["o"]
     assert ("forced" in decisions["o"]) == (forced is not None)
     inputs = inputs_for(fn, users, 1, seed=users, s=LONG)
@@ -465,9 +465,11 @@ def test_the_batched_split_is_chosen_where_the_kernels_carry_it():
     text = step(8, 1, False, s=LONG)
     (h100,) = [v for k, v in _splits(compiled(text, "h100")[1]).items() if k == "o"]
     assert "runner-up" in h100 and "unsplit" in h100 and "priced at hifi4" in h100
-    # TT-Lang prints one query row's partials only (Target.batched_kv_splits false): unsplit,
-    # and not priced
-    assert _splits(compiled(text, "wormhole_n150")[1]) == {}
+    # TT-Lang prints one query row's partials only (Target.batched_kv_splits false): the key
+    # splits are not priced there, the splits by whole users are (each a result page)
+    n150 = _splits(compiled(text, "wormhole_n150")[1])["o"]
+    assert " by users: " in n150.split(";")[0] and "unsplit" in n150, n150
+    assert all(f"{p}: " not in n150 for p in (16, 32)), n150  # no key split priced
 
 
 def test_the_batched_split_refusals_name_the_numbers():
@@ -477,9 +479,44 @@ def test_the_batched_split_refusals_name_the_numbers():
 
     # 32 users' partials and statistics are 64 rows: past one tile's page
     fn = entry_function(parse_module(step(32, 1, False, s=LONG)))
-    with pytest.raises(NotLowered, match=r"kv-splits=2 .* 32 query rows .*\(64 rows\), past a"):
-        compile_module(fn, "h100", kv_splits=2)
+    with pytest.raises(NotLowered, match=r"kv-splits=3 .* 32 query rows .*\(64 rows\), past a"):
+        compile_module(fn, "h100", kv_splits=3)
     # forced on a TT-Lang target: the printer refuses it by name
     fn = entry_function(parse_module(step(3, 1, False, s=LONG)))
     with pytest.raises(TTLangUnsupported, match="sp.attention users 3 splits 2"):
         emit(compile_module(fn, "wormhole_n150", kv_splits=2))
+
+
+# ── Splits by users ───────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "target, backend, users, paged, forced",
+    [
+        ("wormhole_n150", "sim", 8, False, 4),
+        ("blackhole_p150", "sim", 8, True, 2),  # the pools gathered first, then split
+        ("h100", "triton-interpret", 8, True, None),  # chosen by price, the pool read by id
+    ],
+)
+def test_a_batched_attention_split_by_users_is_bitwise_the_unsplit_one(
+    target, backend, users, paged, forced
+):
+    """A split by users computes each user's rows as the unsplit section does (the other users'
+    keys are masked there, absent here) and the combine adds exact zeros: the same bits."""
+    if backend != "sim":
+        pytest.importorskip("triton")
+    fn = entry_function(parse_module(step(users, 1, paged, s=LONG)))
+    split = compile_module(fn, target, **({} if forced is None else {"kv_splits": forced}))
+    how = _splits(split)["o"].split(";")[0]
+    assert how.startswith(f"{forced} by users" if forced else "") and " by users" in how, how
+    whole = compile_module(fn, target, kv_splits=1)
+    assert "by_users" in str(split) and "attention_combine" not in str(whole)
+    inputs = inputs_for(fn, users, 1, seed=users, s=LONG)
+    _far_apart(inputs, users)
+    got = simulated_outputs(fn, split, inputs, backend=backend)
+    reference, values = reference_outputs(fn, inputs)
+    assert all(c.ok for c in compare_outputs(fn, reference, values, got))
+    np.testing.assert_array_equal(
+        got["o"], simulated_outputs(fn, whole, inputs, backend=backend)["o"]
+    )
+    assert not got["o"][1].any()  # the idle user's row

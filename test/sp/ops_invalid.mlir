@@ -148,6 +148,18 @@ sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
 
 // -----
 
+// splits by users cut the users whole: 3 splits of 8 users do not
+sp.program @a op "tg.batch_attention" kind attention phase linked tile 32x32 {
+  %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
+  %pos = sp.fifo "pos" depth 2 page [1, 1] i32 tile_bytes 4096
+  %dst = sp.acc "dst" page [h, kw] f32
+  %o = sp.interm "o" depth 1 page [h, w] f32 tile_bytes 4096
+  sp.attention %q, %q, %q pos %pos -> %q acc %dst state %o, %o heads 4 kv_heads 2 head_dim 32 v_head_dim 32 queries 8 keys 128 scale 1.0 causal splits 3 users 8 capacity 16 by_users
+}
+// CHECK: attention: by_users: 3 splits, 8 users
+
+// -----
+
 sp.program @a op "tg.attention" kind attention phase linked tile 32x32 {
   %q = sp.fifo "q" depth 2 page [h, 1] bf16 tile_bytes 2048
   %dst = sp.acc "dst" page [h, kw] f32

@@ -151,12 +151,13 @@ def run_attention(
         yield from give((ml_f,), ml, who)
     o = yield from take(o_f, (h, w), who)
     ml = yield from take(ml_f, (h, group), who)
-    if op.splits is not None:
+    if op.splits is not None and op.by_users is None:
         result = split_partials(o, ml, dv, tw, queries if users is not None else 1)
     else:
         sums = np.repeat(ml[:, 1::tw], dv, axis=1)  # each head's sum under its columns
         with np.errstate(divide="ignore", invalid="ignore"):
-            result = o / sums
+            # by users, a row of a user outside the split saw no key: zero (sp.attention)
+            result = o / sums if op.by_users is None else np.where(sums > 0, o / sums, F32(0))
         zero_outside(result, (rect.r0 * th, 0), (queries, w * tw))
         if users is not None:
             result[users[1] < 0] = 0  # an idle user's rows
@@ -226,6 +227,12 @@ def run_attention_combine(
     who = item_label(run, op, item)
     parts_f, state_f = run.buffers[sp.buffer_of(op.parts)], run.buffers[sp.buffer_of(op.state)]
     q = op.query_rows
+    if op.sum is not None:  # splits by users: each row's result is whole in one split
+        total = np.zeros((th, w * tw), F32)
+        for _ in range(sec.k_tiles):
+            total += ref.widen((yield from take(parts_f, (1, w), who)))
+        yield from push_sub_blocks(run.buffers[sp.buffer_of(op.out)], total, b, who)
+        return
     start = np.zeros((th, w * tw), F32)
     start[q : 2 * q, 0::tw] = -np.inf
     yield from give((state_f,), start, who)

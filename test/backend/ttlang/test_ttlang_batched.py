@@ -93,12 +93,14 @@ def inputs_for(fn, users: int, seed: int, tokens: int = 1) -> dict[str, np.ndarr
     return inputs
 
 
-def run_both(text: str, target: str, users: int, seed: int = 0, tokens: int = 1):
+def run_both(text: str, target: str, users: int, seed: int = 0, tokens: int = 1, **options):
     """(reference outputs, tt-lang-sim's outputs, comparisons) of the program on drawn inputs."""
     from spatial_dialect.tools.backend.ttlang.runner import run_tt_lang_sim
 
     fn = entry_function(parse_module(text))
-    module = compile_module(fn, target)
+    module = compile_module(fn, target, **options)
+    if options:  # the splits by users (test below) are what runs
+        assert "by_users" in str(module) and "splits" in str(module)
     inputs = inputs_for(fn, users, seed, tokens)
     reference, values = reference_outputs(fn, inputs)
     outs = run_tt_lang_sim(module, [inputs[n] for n in input_names(fn)])
@@ -149,6 +151,22 @@ def test_batched_step_passes(users, paged, elt, target):
     assert np.abs(got["o"][0].astype(np.float32)).max() > 0  # user 0 attends
     if users >= 3:  # the idle user's row is zero
         assert not got["o"][1].astype(np.float32).any()
+
+
+@needs_sim
+@pytest.mark.parametrize(
+    "users, paged, elt, target, splits",
+    [(8, False, "bf16", "wormhole_n150", 4), (8, True, "f32", "blackhole_p150", 2)],
+)
+def test_a_batched_attention_split_by_users_passes(users, paged, elt, target, splits):
+    """Each split walks its users' caches only (sp.attention `by_users`, all of a kv head's
+    query heads in an item) and pushes their rows' results; the combine adds the pages."""
+    _, _, got, comparisons = run_both(
+        step(users, paged, elt), target, users, seed=users, kv_splits=splits
+    )
+    assert all(c.ok for c in comparisons), [c.line() for c in comparisons]
+    assert np.abs(got["o"][0].astype(np.float32)).max() > 0
+    assert not got["o"][1].astype(np.float32).any()  # the idle user's row
 
 
 class _Sim:

@@ -199,7 +199,7 @@ qp = tl.load({s.arg(pos)} + qu, mask=qlive, other=-1)
     # a split stores O undivided, its m and l in the rows below the outputs (sp.attention)
     finish = (
         ""
-        if op.splits
+        if op.splits and op.by_users is None
         else "\no = tl.where((qlast >= 0)[:, None], o / tl.where(l_i > 0, l_i, 1.0)[:, None], "
         "0.0)  # idle: 0"
     )
@@ -238,7 +238,7 @@ ocol = c0 * {tw} + qj[:, None] * {dv} + dvv[None, :]
 omask = qlive[:, None] & (dvv < {dv})[None, :] & (qrow < {min(OR, op.queries)})[:, None] & (ocol < {OC})
 tl.store({s.arg(ot)} + qrow[:, None] * {OC} + ocol, {s.cast("o", ot)}, mask=omask)
 """)
-    if op.splits:  # row queries + r: row r's head's m and l in columns 0 and 1 of its tiles
+    if op.splits and op.by_users is None:  # row queries + r: row r's head's m and l
         s.emit(f"""
 ml = tl.where((dvv % {tw} == 0)[None, :], m_i[:, None], l_i[:, None])
 mlmask = omask & (dvv % {tw} < 2)[None, :]

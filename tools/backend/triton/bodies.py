@@ -463,6 +463,8 @@ def _attention_combine(s: Kernel) -> None:
     pc = pow2(max(b["w"] for b in s.ranges) * tw)
     pr = pow2(max(b["h"] for b in s.ranges) * th)
     P = s.arg(pt)
+    if op.sum is not None:
+        return _summed_combine(s, op, P, pa, C, (pr, pc))
     if op.query_rows > 1:
         return _batched_combine(s, op, P, pa, C, (pr, pc))
     s.emit(f"""
@@ -484,6 +486,23 @@ for k0 in range(0, {op.splits}):
     l_run = l_run * a + lp * c
     m_run = m_new
 y = tl.where(tl.arange(0, {pr})[:, None] == 0, (acc / l_run)[None, :], 0.0)
+""")
+    s.block_store("y", s.store_of(sp.buffer_of(op.out)))
+
+
+def _summed_combine(
+    s: Kernel, op: sp.AttentionCombineOp, P: str, pa, C: int, pads: tuple[int, int]
+) -> None:
+    """The sum of a batched attention's splits by users (sp.attention_combine `sum`): each of
+    the Q query rows' results is whole in its user's split and zero in the others."""
+    tw, (pr, pc), q = s.tile[1], pads, op.query_rows
+    s.emit(f"""
+rr = tl.arange(0, {pr})
+cm = (rr < {q})[:, None] & (tl.arange(0, {pc}) < w * {tw})[None, :]
+y = tl.zeros(({pr}, {pc}), dtype=tl.float32)
+for k0 in range(0, {op.splits}):
+    cc = {offset(pa.col * tw, f"tl.arange(0, {pc})")}
+    y += tl.load({P} + rr[:, None] * {C} + cc[None, :], mask=cm, other=0).to(tl.float32)
 """)
     s.block_store("y", s.store_of(sp.buffer_of(op.out)))
 

@@ -131,7 +131,9 @@ class AttentionCombinePrinter(StagePrinter):
     ROLES = ("u_m", "u_l", "row0")  # `_flash_rows`' tiles, in column order
 
     def check(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> None:  # type: ignore[override]
-        if s.query_rows > 1:  # U_m, U_l and row0 take one query row's (sp.attention_combine)
+        if (
+            s.query_rows > 1 and s.sum is None
+        ):  # U_m, U_l and row0 take one query row's (sp.attention_combine)
             raise TTLangUnsupported(
                 sec.name,
                 f"sp.attention_combine rows {s.query_rows}: the merge is printed for one query "
@@ -139,9 +141,13 @@ class AttentionCombinePrinter(StagePrinter):
             )
 
     def constants(self, sec: OperationWriter, s: sp.AttentionCombineOp) -> Consts:  # type: ignore[override]
+        if s.sum is not None:  # splits by users: a sum of their pages needs no selector
+            return {}
         return {"_flash_rows": ((TILE, 3 * TILE), "_flash_rows()")}
 
     def buffers(self, sec: OperationWriter, s: sp.AttentionCombineOp, out: Lines) -> None:  # type: ignore[override]
+        if s.sum is not None:
+            return
         for role in self.ROLES:
             out(
                 f"flash_{role}_dfb = ttl.make_dataflow_buffer_like(_flash_rows, shape=(1, 1), "
@@ -164,6 +170,10 @@ class AttentionCombinePrinter(StagePrinter):
         b: dict,
     ) -> None:
         w = page(s.parts, b)[1]
+        if s.sum is not None:
+            if key == "compute":
+                self._sum(sec, out, s, r, w)
+            return
         if key != "compute":  # with the first split's page: the compute holds them over the loop
             out("if k0 == 0:")
             with out.indent():
@@ -193,3 +203,18 @@ class AttentionCombinePrinter(StagePrinter):
             out(f"with {o}.reserve() as o_blk:")
             with out.indent():
                 out("o_blk.store(full)")
+
+    def _sum(self, sec: OperationWriter, out: Lines, s: sp.AttentionCombineOp, r, w: int) -> None:
+        """Splits by users (sp.attention_combine `sum`): each row's result is whole in its
+        user's split and zero in the others, so the pages are added."""
+        parts = sec.dfb(sp.buffer_of(s.parts), r)
+        o = sec.dfb(sp.buffer_of(s.out), r)
+        out(f"acc = ttl.block.fill(0.0, (1, {w}))")
+        out(f"for kb in range({s.splits}):")
+        with out.indent():
+            out(f"with {parts}.wait() as x_blk:")
+            with out.indent():
+                out("acc = acc + x_blk")
+        out(f"with {o}.reserve() as o_blk:")
+        with out.indent():
+            out("o_blk.store(acc)")

@@ -95,7 +95,7 @@ def _check_users(sec: OperationWriter, s: sp.AttentionOp, h: int) -> None:
     position page's column (pos transposed) is then every query row's own threshold."""
     users = s.users
     assert users is not None
-    if s.splits is not None:  # flash.py's partials page carries one query row's m and l
+    if s.splits is not None and s.by_users is None:  # flash.py's partials: one row's m and l
         raise TTLangUnsupported(
             sec.name,
             f"sp.attention users {users} splits {s.splits}: flash decoding is printed for one "
@@ -130,7 +130,7 @@ def indexed_constants(sec: OperationWriter) -> dict[str, tuple[tuple[int, int], 
             else:
                 name = f"_attn_d_{s.queries}_{s.keys}_{qp}_{kp}_{int(causal)}"
                 out[name] = ((qp, kp), f"_attn_d({s.queries}, {s.keys}, {qp}, {kp}, {causal})")
-            if s.splits is not None:
+            if s.splits is not None and s.by_users is None:
                 out.update(flash.split_constants(s))
         elif isinstance(s, sp.ArgmaxOp):
             for kw, last in dict.fromkeys(_argmax_blocks(sec, s, r) for r in sec.ranges):
@@ -216,7 +216,7 @@ def emit_indexed_buffers(sec: OperationWriter, out: Lines) -> None:
                 f"{_dfb('heads', p, heads)} = ttl.make_dataflow_buffer_like({sec.eye}, "
                 f"shape={p}, block_count=1)"
             )
-        if s.splits is not None:
+        if s.splits is not None and s.by_users is None:
             flash.split_buffers(sec, s, out)
         consts = [n for n in sec.consts if n.startswith("_attn_d")]
         pages = _pages(sec, lambda b, s=s: (_page(s.q, b)[0], _page(s.k, b)[0]))
@@ -264,7 +264,7 @@ def _attention(
         with out.indent():
             out(f"tx = ttl.copy({dname}[{qrow}:{qrow + h}, {krow}:{krow + kw}], blk)")
             out("tx.wait()")
-        if s.splits is not None:  # the partials' masks, popped after the last K block
+        if s.splits is not None and s.by_users is None:  # the partials' masks, after the last
             flash.split_mask_reads(sec, s, out, b)
         if heads_v and reassemble:  # the output's, popped after the last K block
             last = sec.k_tiles - b["kw"]
@@ -306,7 +306,7 @@ def _attention(
                 out(f"keep = ttl.block.fill(1.0, {sk}) - off")
                 for j, qj in enumerate(queries):
                     _online_softmax(out, j, qj, s, sk, so, col)
-        if s.splits is not None:  # undivided, with each head's m and l (flash.py)
+        if s.splits is not None and s.by_users is None:  # undivided, with m and l (flash.py)
             flash.partial_page(sec, s, out, g, b)
             heads_out = [f"part_{j}" for j in range(g)]
         else:
