@@ -85,6 +85,8 @@ TARGETS: dict[str, str] = {  # target -> operand and result dtype
 }
 GOAL_ROOFLINE = 1.15  # median ours / roofline per target
 GOAL_BEST = 1.02  # ours / best on every shape
+GOAL_WORST = 2.0  # ours / roofline on every shape not dominated by launch latency
+LAUNCH_DOMINATED = 2.0  # a shape whose roofline is under this many launch floors
 MODELS = {
     # d_model, query heads, kv heads, head dim, FFN width, vocabulary (the models' config.json)
     "Llama-3-8B": (4096, 32, 8, 128, 14336, 128256),
@@ -310,6 +312,9 @@ class Row:
     default_na: str
     compulsory: int
     seconds: float
+    launch: int | None = (
+        None  # the target's kernel_launch_cycles: one launch, the floor of a kernel
+    )
 
     def us(self, cycles: float) -> float:
         return cycles / (self.clock_ghz * 1000.0)
@@ -317,6 +322,20 @@ class Row:
     @property
     def ours_roof(self) -> float | None:
         return self.ours[1].total_cycles / self.roofline if self.ours else None
+
+    @property
+    def launch_dominated(self) -> bool:
+        """The roofline is under LAUNCH_DOMINATED launch floors: however fast the kernel, the
+        launch is a large part of what it takes on the device."""
+        return self.launch is not None and self.roofline < LAUNCH_DOMINATED * self.launch
+
+    @property
+    def ours_floor(self) -> float | None:
+        """ours / max(roofline, one launch): a launch-dominated shape measured against the
+        launch floor (under 1: the kernel as planned ends within one launch interval)."""
+        if not self.ours or self.launch is None:
+            return None
+        return self.ours[1].total_cycles / max(self.roofline, self.launch)
 
     @property
     def ours_best(self) -> float | None:
@@ -364,6 +383,7 @@ def evaluate(target_name: str, case: Case) -> Row:
         na,
         compulsory_dram_bytes(target, shape),
         time.perf_counter() - t0,
+        target.kernel_launch_cycles,
     )
 
 
@@ -433,7 +453,13 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
     else:
         if mt % pm or nt % pn:
             why.append("block not dividing M or N")
-        elif (plan.grid_x, plan.grid_y) not in tile_gemm.flat_grids(target, bm * bn):
+        elif (plan.grid_x, plan.grid_y) not in tile_gemm.flat_grids(
+            target,
+            bm * bn,
+            (target.mesh_x // plan.split_k, target.mesh_y)
+            if plan.split_axis == "x"
+            else (target.mesh_x, target.mesh_y // plan.split_k),
+        ):
             if bm * bn > plan.grid_x * plan.grid_y:
                 why.append("sub-grid")
     return why
@@ -496,6 +522,11 @@ def table(rows: list[Row]) -> list[str]:
         misses = []
         if r.ours_roof is not None and r.ours_roof > GOAL_ROOFLINE:
             misses.append(f"roofline: {bound_reason(r, target)}")
+        if r.launch_dominated:
+            misses.append(
+                f"launch-dominated: roofline under {LAUNCH_DOMINATED:g} launches of "
+                f"{r.us(r.launch):.2f} us; ours/max(roofline, launch) {ratio(r.ours_floor)}"
+            )
         if r.ours_best is not None and r.ours_best > GOAL_BEST:
             bp, bc = r.best
             tags = (
@@ -535,6 +566,23 @@ def summary(rows: list[Row]) -> str:
         line += f"ours <= default on {sum(d <= 1.0 for d in defaults)} of {len(defaults)} shapes"
     else:
         line += "ttnn default n/a"
+    launch = rows[0].launch
+    if launch is not None:
+        ruled = [r for r in rows if r.ours_roof is not None and not r.launch_dominated]
+        floor = [r for r in rows if r.launch_dominated and r.ours_floor is not None]
+        line += f"; launch floor {rows[0].us(launch):.2f} us"
+        if ruled:
+            worst_roof = max(ruled, key=lambda r: r.ours_roof)
+            line += (
+                f": worst ours/roofline of the {len(ruled)} shapes above {LAUNCH_DOMINATED:g} "
+                f"floors {worst_roof.ours_roof:.3f} ({worst_roof.case.mkn}; goal <= {GOAL_WORST:g})"
+            )
+        if floor:
+            top = max(floor, key=lambda r: r.ours_floor)
+            line += (
+                f", of the {len(floor)} under them ours/max(roofline, launch) at most "
+                f"{top.ours_floor:.3f} ({top.case.mkn})"
+            )
     missing = len(rows) - len(roofs)
     if missing:
         line += f"; {missing} shapes without a legal plan"
