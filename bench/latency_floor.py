@@ -32,9 +32,22 @@ class Floor:
     latency: int
     cycles: int
     dominated: bool
+    launch: int = 0  # the target's kernel launch interval (GPUs), else 0
+
+    @property
+    def measure(self) -> int:
+        """What a latency-dominated shape is measured against: the floor, or one launch where
+        that is longer (a GPU's device time for a tiny kernel is under its launch interval, so
+        the launch, not the model's floor, is what the next kernel waits for)."""
+        return max(self.cycles, self.launch)
 
 
 def latency_floor(target: Target, shape: GemmShape, fidelity: str) -> Floor:
+    """The floor of ``shape`` on ``target``. Where the target states a kernel launch interval
+    (``kernel_launch_cycles``, the GPU presets: the time from one dependent kernel's launch to the
+    next's, measured), the latency is at least one launch, so a GPU's small shapes are
+    launch-dominated and measured against max(floor, launch) (``Floor.measure``); ``cycles``
+    stays the cost model's floor, which no plan's predicted device time goes under."""
     trip = float(target.dram_latency_cycles or 0)
     link = float(target.link_bytes_per_cycle)
     read = trip + shape.b_tile_bytes(target) / link
@@ -42,8 +55,8 @@ def latency_floor(target: Target, shape: GemmShape, fidelity: str) -> Floor:
     tm = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
     compute = shape.flops / target.peak_flops_per_cycle(shape.in_dtype, fidelity)
     memory = compulsory_dram_bytes(target, shape) / target.dram_bytes_per_cycle
-    latency = math.ceil(read + tm + write)
+    launch = float(target.kernel_launch_cycles or 0)
+    latency = math.ceil(max(read + tm + write, launch))
     cycles = math.floor(max(read + max(compute, tm) + write, memory + write))
-    return Floor(
-        latency, cycles, roofline_cycles(target, shape, fidelity) < LATENCY_DOMINATED * latency
-    )
+    dominated = roofline_cycles(target, shape, fidelity) < LATENCY_DOMINATED * latency
+    return Floor(latency, cycles, dominated, round(launch))

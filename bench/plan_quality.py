@@ -15,7 +15,9 @@ blackhole_p150, plasticine (f32: it has no bf16) and h200, all at the tile pass'
   (``latency_floor``): the roofline's work plus what no plan overlaps with it -- the first operand
   tile's DRAM round trip before compute, and the last result tile's write and write round trip
   after it. A shape is *latency-dominated* where its roofline is under twice its pure latency
-  (one read round trip, one tile-matmul, one write-back); those are measured against the floor;
+  (one read round trip, one tile-matmul, one write-back; on a GPU at least one kernel launch,
+  ``kernel_launch_cycles``); those are measured against the floor (on a GPU, against max(floor,
+  one launch): a kernel that ends within a launch interval waits for the next launch anyway);
 * **ttnn default**: the config ttnn's ``create_simple_matmul_program_config`` picks
   (``ttnn_default.py``), priced by the same cost model with the same numerics, and ours / default
   (Tensix targets only: the heuristic has no meaning on a mesh without multicast or on a GPU).
@@ -338,7 +340,7 @@ class Row:
 
     @property
     def ours_floor(self) -> float | None:
-        return self.ours[1].total_cycles / self.floor.cycles if self.ours else None
+        return self.ours[1].total_cycles / self.floor.measure if self.ours else None
 
     @property
     def worst_ok(self) -> bool:
@@ -473,7 +475,13 @@ def outside_tile_space(plan: GemmPlan, shape: GemmShape, target: Target) -> list
     else:
         if mt % pm or nt % pn:
             why.append("block not dividing M or N")
-        elif (plan.grid_x, plan.grid_y) not in tile_gemm.flat_grids(target, bm * bn):
+        elif (plan.grid_x, plan.grid_y) not in tile_gemm.flat_grids(
+            target,
+            bm * bn,
+            (target.mesh_x // plan.split_k, target.mesh_y)
+            if plan.split_axis == "x"
+            else (target.mesh_x, target.mesh_y // plan.split_k),
+        ):
             if bm * bn > plan.grid_x * plan.grid_y:
                 why.append("sub-grid")
     return why
@@ -562,7 +570,7 @@ def table(rows: list[Row]) -> list[str]:
         lines.append(
             f"| {r.case.name} | {r.case.mkn} | {plan_text(plan, shape.kt, mesh)} | {cost.us:.2f} | "
             f"{r.us(r.roofline):.2f} | {ratio(r.ours_roof)} | {r.us(r.floor.latency):.2f}"
-            f"{' (dominated)' if r.floor.dominated else ''} | {r.us(r.floor.cycles):.2f} | "
+            f"{' (dominated)' if r.floor.dominated else ''} | {r.us(r.floor.measure):.2f} | "
             f"{ratio(r.ours_floor)} | {r.best[1].us:.2f} | {ratio(r.ours_best)} | "
             f"{dtext} | {dus} | {dratio} | {cost.bound} | {'; '.join(misses)} |"
         )

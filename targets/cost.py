@@ -24,7 +24,9 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   do not spread over the channels);
 * a split-K plan is its K slice's plan on every slice, plus the partial sums: reloaded into the
   last slice's accumulator like a spill, sent by the earlier slices' writers, and handed slice to
-  slice in the drain (docs/targets.md#split-k).
+  slice in the drain (docs/targets.md#split-k); on a target whose sites cannot hand them over
+  (a GPU: :func:`split_sums_through_dram`) every slice writes its sums to DRAM and the last of
+  a block's items to arrive reads and adds them.
 
 The program takes as long as its busiest site: the one that runs the first work unit. Which blocks
 it runs is :func:`~.gemm.deal`, the function the place pass lays the program out by: under the 2-D
@@ -37,6 +39,7 @@ once per block.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -48,7 +51,7 @@ from .footprint import (
     page_bytes,
     plan_fits,
 )
-from .gemm import Deal, GemmPlan, GemmShape, deal, span
+from .gemm import Deal, GemmPlan, GemmShape, deal, slice_shape, span
 from .quantities import GemmQuantities, gemm_dram_rate, gemm_quantities, operand_sharing
 from .sharing import (
     OperandStream,
@@ -88,7 +91,16 @@ __all__ = [
     "gemm_cost_floor",
     "Deal",
     "deal",
+    "split_sums_through_dram",
 ]
+
+
+def split_sums_through_dram(target: Target) -> bool:
+    """Whether a split-K plan's slices add their partial sums through DRAM rather than over the
+    NoC: on a target without multicast rectangles (no neighbouring slice to pipe them to) whose
+    programs are kernel launches (it declares ``kernel_launch_cycles``: a GPU, whose programs of
+    one launch count their arrivals with atomics, docs/backend-triton.md#split-k)."""
+    return not target.multicasts_rectangles and target.kernel_launch_cycles is not None
 
 
 @dataclass(frozen=True)
@@ -228,10 +240,12 @@ def _busiest_compute(
     cycles = q.tile_matmuls_busiest * per_tm
     if q.k_blocks > 1 and not plan.streaming and not target.acc_in_registers and not in_place:
         cycles += _k_block_spill_cycles(target, shape, q, exact=exact)
-    # Split-K: the slice's sums start from the previous slice's, reloaded like a spill.
-    cycles += (
-        q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
-    )
+    # Split-K: the slice's sums start from the previous slice's, reloaded like a spill (through
+    # DRAM the last item to arrive adds them instead: _adder_cycles).
+    if not split_sums_through_dram(target):
+        cycles += (
+            q.partial_tiles * _split_partial_tile_bytes(target, shape, exact) / _local_rate(target)
+        )
     return _Compute(engine, unpack, per_tm, cycles)
 
 
@@ -249,7 +263,10 @@ def _partial_tile_bytes(
 
 
 def _split_partial_tile_bytes(target: Target, shape: GemmShape, exact: bool) -> int:
-    """A tile of split-K's partial sums: at the accumulator's type (the output's where not exact)."""
+    """A tile of split-K's partial sums: at the accumulator's type (the output's where not exact);
+    through DRAM always the kernel's 32-bit accumulator type (f32, i32: splitk.py stores `acc`)."""
+    if split_sums_through_dram(target):
+        return 4 * target.tile_elems
     return _partial_tile_bytes(target, shape, exact, shape.out_tile_bytes(target))
 
 
@@ -273,15 +290,42 @@ def _split_chain_cycles(
     """Split-K's tail: the slices finish together, then each last sub-block's partial sums go
     slice to slice, S - 1 times: over the NoC (the sub-block's bytes at the link rate after a
     credit loop across the grid between two slices, three crossings as a multicast's) and into
-    the next slice's accumulator. ``sub_tiles``: the sub-block's tiles, where not the plan's."""
+    the next slice's accumulator. ``sub_tiles``: the sub-block's tiles, where not the plan's.
+    Through DRAM (:func:`split_sums_through_dram`): the adder instead (:func:`_adder_cycles`)."""
     if plan.split_k == 1:
         return 0.0
+    if split_sums_through_dram(target):
+        return _adder_cycles(target, shape, plan, exact)
     tiles = plan.osh * plan.osw if sub_tiles is None else sub_tiles
     sub_bytes = tiles * _split_partial_tile_bytes(target, shape, exact)
     hops = plan.grid_x if plan.split_axis == "x" else plan.grid_y
     link = float(target.link_bytes_per_cycle)
     per_slice = sub_bytes / link + 3 * hops * target.hop_cycles + sub_bytes / _local_rate(target)
     return (plan.split_k - 1) * per_slice
+
+
+def _split_partials_bytes(target: Target, shape: GemmShape, plan: GemmPlan) -> int:
+    """Split-K's partial sums through DRAM: every slice's sums of the whole result, written by
+    its items and read again by the items that add them (0 where the slices hand them over)."""
+    if plan.split_k == 1 or not split_sums_through_dram(target):
+        return 0
+    return plan.split_k * shape.mt * shape.nt * _split_partial_tile_bytes(target, shape, True)
+
+
+def _adder_cycles(target: Target, shape: GemmShape, plan: GemmPlan, exact: bool) -> float:
+    """Split-K's sum through DRAM (docs/backend-triton.md#split-k): the last of a block's S items
+    to count itself in (one atomic, a DRAM round trip) reads the S slices' sums of the block
+    (another round trip, every byte through its link) and stores the result. Charged as if the
+    busiest site added every block it runs, after its last: a bound, since which item arrives
+    last is not known."""
+    q = gemm_quantities(target, slice_shape(shape, plan), dataclasses.replace(plan, split_k=1))
+    tiles = q.busiest_out_tiles * plan.split_k
+    latency = float(target.dram_latency_cycles or 0)
+    link = float(target.link_bytes_per_cycle)
+    return (
+        q.busiest_blocks * 2.0 * latency
+        + tiles * _split_partial_tile_bytes(target, shape, exact) / link
+    )
 
 
 def _movement(
@@ -365,10 +409,15 @@ def dram_bytes_by_operand(
     )
 
 
-def _dram_time(target: Target, shape: GemmShape, q: GemmQuantities) -> _DramTime:
+def _dram_time(target: Target, shape: GemmShape, plan: GemmPlan, q: GemmQuantities) -> _DramTime:
     """DRAM is shared by the whole mesh: the program's DRAM time, not one site's, at the rate
-    its traffic sustains (``GemmQuantities.dram_rate``, :func:`~.quantities.gemm_dram_rate`)."""
-    dram_bytes = sum(dram_bytes_by_operand(target, shape, q))
+    its traffic sustains (``GemmQuantities.dram_rate``, :func:`~.quantities.gemm_dram_rate`).
+    Split-K through DRAM: every slice's partial sums are written, and read back from DRAM
+    unless they fit in half a shared cache (the rule :mod:`.quantities` keeps an operand there by)."""
+    a, b, c = dram_bytes_by_operand(target, shape, q)
+    partials = _split_partials_bytes(target, shape, plan)
+    cached = target.l2_bytes is not None and partials <= target.l2_bytes // 2
+    dram_bytes = a + b + c + (1 if cached else 2) * partials
     return _DramTime(dram_bytes, dram_bytes / q.dram_rate + q.fabric_cycles, q.dram_rate)
 
 
@@ -485,7 +534,7 @@ def gemm_cost(
     compute = _busiest_compute(target, shape, plan, q, fidelity, in_place=in_place, exact=exact)
     partial_tb = _split_partial_tile_bytes(target, shape, exact) if q.k_slices > 1 else 0
     move = _movement(target, shape, q, n, partial_tb)
-    dram = _dram_time(target, shape, q)
+    dram = _dram_time(target, shape, plan, q)
     pipe = _pipeline(target, shape, plan, q, n, compute.cycles, move, dram.cycles, exact)
     bound = _binding(target, pipe, move)
     total_cycles = math.ceil(pipe.total)
@@ -545,10 +594,11 @@ def gemm_cost_floor(
     latency = float(target.dram_latency_cycles or 0)
     drain = _write_back_cycles(target, shape, plan, q)
     if q.k_slices > 1:
-        least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))
-        compute += q.partial_tiles * least / _local_rate(target)
+        if not split_sums_through_dram(target):
+            least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))
+            compute += q.partial_tiles * least / _local_rate(target)
         drain += min(_split_chain_cycles(target, shape, plan, e, 1) for e in (False, True))
-    dram = _dram_time(target, shape, q).cycles
+    dram = _dram_time(target, shape, plan, q).cycles
     movement = _movement(target, shape, q, max(1, q.busiest_blocks)).cycles
     return math.floor(max(compute + latency + drain, dram, movement))
 

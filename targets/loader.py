@@ -93,6 +93,7 @@ _SCALARS: dict[str, tuple[str, bool]] = {
     "activation_dtype": ("str", False),
     "kernel_reads_by_id": ("bool", False),
     "batched_kv_splits": ("bool", False),
+    "kernel_launch_cycles": ("opt_pos_int", False),
 }
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -121,6 +122,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "unpack_bytes_per_cycle": (1, 65536),
     "unpack_joint_bytes_per_cycle": (1, 65536),
     "dram_latency_cycles": (0, 1_000_000),
+    "kernel_launch_cycles": (1, 100_000_000),
     "noc_issue_cycles": (0, 1_000_000),
     "noc_burst_bytes": (32, 16 * MiB),
     "l2_bytes": (1, 16 * GiB),
@@ -214,6 +216,7 @@ _DEFAULTS: dict[str, Any] = {
     "activation_dtype": None,
     "kernel_reads_by_id": False,
     "batched_kv_splits": False,
+    "kernel_launch_cycles": None,
 }
 
 

@@ -286,6 +286,7 @@ def _gpu(
     l2_bytes: int,
     dram_bytes: int,
     dram_efficiency: float,
+    launch_us: float,
 ) -> Target:
     """A GPU seen as a line of SMs: no on-chip multicast between SMs, registers as the accumulator,
     shared memory as the local memory. Tensor-core cycles per 32x32x32 bf16 tile-matmul given;
@@ -346,6 +347,10 @@ def _gpu(
         # table in the attention kernel itself (vLLM's PagedAttention).
         kernel_reads_by_id=True,
         batched_kv_splits=True,
+        # The interval between two dependent kernels launched back to back from one stream
+        # (``launch_us``, measured per preset [GPUSTREAM]): what split-K's second kernel costs
+        # at least, so the planner splits only where that saves more.
+        kernel_launch_cycles=round(launch_us * clock_ghz * 1000),
     )
 
 
@@ -370,6 +375,9 @@ RTX3060 = _gpu(
     # A40's read stream, 679 of 696 GB/s [GPUSTREAM]: GA102, the same GA10x GDDR6 controller.
     # Uncertain: no GA106 measurement was found.
     dram_efficiency=679 / 696,
+    # An A40's: 10000 SCALE kernels over 64 KiB back to back, 65536 B / 31.5 GB/s = 2.08 us a
+    # kernel (gpu-small-kernels/a40.txt [GPUSTREAM]). Uncertain: GA102, not GA106.
+    launch_us=65536 / 31.5e3,
 )
 
 # GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
@@ -392,6 +400,8 @@ H100 = _gpu(
     # H100 PCIe's read stream, 1942 of 2039 GB/s [GPUSTREAM]: the same GH100 memory controller.
     # Uncertain: the SXM5's HBM3 was not measured there.
     dram_efficiency=1942 / 2039,
+    # H200's (the same GH100 and launch path; no H100 measurement found: uncertain).
+    launch_us=65536 / 26e3,
 )
 
 # H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
@@ -416,6 +426,10 @@ H200 = _gpu(
     # measurement dates from December 2023, before H200 shipped widely; if that device was an
     # early or differently rated part, the fraction is low.
     dram_efficiency=3780 / 4800,
+    # 10000 SCALE kernels over 64 KiB back to back from one stream, 65536 B / 26 GB/s = 2.52 us a
+    # kernel, the median of the six block sizes (gpu-small-kernels/h200.txt [GPUSTREAM]; 1.3 us
+    # under a CUDA graph, which the Triton host does not use).
+    launch_us=65536 / 26e3,
 )
 
 PRESETS: dict[str, Target] = {

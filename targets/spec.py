@@ -215,6 +215,12 @@ class Target:
     # stores any row; TT-Lang's flash.py moves one query row's (its m and l spread over rows 2
     # and 3 of a tile), so link does not choose that split there (kv-splits still forces it).
     batched_kv_splits: bool = False
+    # Cycles from one kernel's launch to the next's where the second depends on the first and both
+    # are launched back to back from one stream: what a program that hands values from one kernel
+    # to another through DRAM (a GPU's split-K: its partial sums, then the kernel that adds them)
+    # pays for the extra kernel however little it does. None: the target's programs are priced as
+    # one launch and no plan adds a kernel (docs/targets.md#kernel-launches).
+    kernel_launch_cycles: int | None = None
 
     def __post_init__(self) -> None:
         # Targets built in code (presets, tests) may spell the multicast kind as a string.

@@ -38,7 +38,9 @@ A plan is legal when
 On such a mesh every grid plan is also priced with K split into S slices (split-K, S up to the
 `split-k` option's bound, dividing the K tiles): the slices run the plan on S copies of its grid
 stacked along x or y, each over K / S tiles, and pass each block's partial sums slice to slice
-(docs/passes.md#tile-split-k-where-the-grid-does-not-fill); the plan records `split_why`, its
+(docs/passes.md#tile-split-k-where-the-grid-does-not-fill); a GPU's flat plans are priced split
+too, their sums added through DRAM by the last item to arrive (split_sums_through_dram); the
+plan records `split_why`, its
 cycles against the best plan of the other kind. The streaming plan (tt-metal's non-reuse matmul:
 each site walks single output tiles over the whole K) is always a candidate, so where blocking does not pay the cost model picks it. Ties go to
 the larger sub-block, then the wider K block, then the smaller per-site block, then the grid over
@@ -93,7 +95,7 @@ from spatial_dialect.passes.tile.stream import stream_plan_ops
 from spatial_dialect.sp import AccessAttr, Phase, PlanKind, SizesAttr, loop_var
 from spatial_dialect.sp.errors import InvalidTarget, NoLegalPlan
 from spatial_dialect.targets import DEFAULT_FIDELITY, FIDELITIES, Target
-from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape
+from spatial_dialect.targets.cost import GemmCost, GemmPlan, GemmShape, split_sums_through_dram
 from spatial_dialect.targets.gemm import deal
 
 # ── GEMM sections: choose, then build ─────────────────────────────────────────────────────────
@@ -217,7 +219,9 @@ def accumulation_why(target: Target, choice: GemmChoice) -> str:
         partials = f"partial sums in the {shape.out_dtype} output"
     else:
         partials = f"{acc} partial sums in local memory"
-    if choice.plan.split_k > 1:
+    if choice.plan.split_k > 1 and split_sums_through_dram(target):
+        partials += f"; split-K adds {acc} partial sums through DRAM"
+    elif choice.plan.split_k > 1:
         partials += f"; split-K passes {acc} partial sums slice to slice"
     return f"{acc}: {why}; {holds}; {partials}"
 

@@ -17,6 +17,7 @@ from spatial_dialect.targets.cost import (
     GemmQuantities,
     GemmShape,
     gemm_cost_floor,
+    split_sums_through_dram,
 )
 from spatial_dialect.targets.gemm import ceil_div, divisors, largest_divisor
 
@@ -65,14 +66,17 @@ FLAT_EXTRA_ROUNDS = 16
 """How many rounds beyond the fewest a flat deal may give its busiest site (over fewer sites)."""
 
 
-def flat_grids(target: Target, units: int) -> list[tuple[int, int]]:
+def flat_grids(
+    target: Target, units: int, mesh: tuple[int, int] | None = None
+) -> list[tuple[int, int]]:
     """The rectangles of sites a flat target may deal `units` blocks over: the whole mesh; for
     each round count R from the fewest up to FLAT_EXTRA_ROUNDS more, the fewest sites that run
     at most R each, ceil(units / R) (fewer sites, fewer concurrent write-backs: what a small
     GEMM's fill and drain want); and the largest rectangle whose sites divide the blocks (every
     site as many: on a GPU, waves that line up with the blocks). A count is used where a
-    rectangle of the mesh has exactly that many sites (the widest such)."""
-    x, y = target.mesh_x, target.mesh_y
+    rectangle of the mesh has exactly that many sites (the widest such). ``mesh``: the part of
+    the mesh one K slice of a split-K plan has, where not the whole."""
+    x, y = mesh or (target.mesh_x, target.mesh_y)
     shapes: dict[int, tuple[int, int]] = {}
     for gy in range(1, y + 1):
         for gx in range(1, x + 1):
@@ -105,14 +109,16 @@ by 0.7%); pricing its arrangements there tripled the ranking of 4096^3."""
 
 
 def k_splits(target: Target, shape: GemmShape, max_split: int) -> list[tuple[int, str]]:
-    """The K splits a grid plan is priced with: (1, y), the unsplit plan, and on a mesh with
-    rectangle multicast every S from 2 to `max_split` (at most MAX_K_SLICES; the tile option
-    `split-k`) dividing the K tiles, with each mesh axis (x, y) long enough to stack S copies
-    of a grid along (docs/passes.md#tile-split-k-where-the-grid-does-not-fill). The slices add
-    their partial sums over the NoC; a target without multicast deals blocks flat and has no
-    such neighbours."""
+    """The K splits a grid plan is priced with: (1, y), the unsplit plan, and every S from 2 to
+    `max_split` (at most MAX_K_SLICES; the tile option `split-k`) dividing the K tiles, with
+    each mesh axis (x, y) long enough to stack S copies of a grid along
+    (docs/passes.md#tile-split-k-where-the-grid-does-not-fill), on a target whose slices can add
+    their partial sums: over the NoC on a mesh with rectangle multicast, or through DRAM in a
+    second kernel where the target prices its launch (a GPU: split_sums_through_dram). A flat
+    target without either has no way to hand sums over."""
     out = [(1, "y")]
-    if not target.multicasts_rectangles or shape.mt * shape.nt >= SPLIT_TILES * target.sites:
+    can = target.multicasts_rectangles or split_sums_through_dram(target)
+    if not can or shape.mt * shape.nt >= SPLIT_TILES * target.sites:
         return out
     for split in divisors(shape.kt):
         if 2 <= split <= min(MAX_K_SLICES, max_split):
@@ -128,13 +134,15 @@ def arrangements(
     """Every block with the grid or line it is dealt over and its multicast choices, as a plan
     whose sub-block and K block are placeholders (1, 1, 1): the part the cost floor depends on."""
     mt, nt = shape.mt, shape.nt
-    if not target.multicasts_rectangles:
-        for pm in divisors(mt):
-            for pn in divisors(nt):
-                for gx, gy in flat_grids(target, (mt // pm) * (nt // pn)):
-                    yield GemmPlan(gx, gy, pm, pn, 1, 1, 1)
-        return
     x, y = target.mesh_x, target.mesh_y
+    if not target.multicasts_rectangles:
+        for split, axis in k_splits(target, shape, max_split):
+            mesh = (x // split, y) if axis == "x" else (x, y // split)
+            for pm in divisors(mt):
+                for pn in divisors(nt):
+                    for gx, gy in flat_grids(target, (mt // pm) * (nt // pn), mesh):
+                        yield GemmPlan(gx, gy, pm, pn, 1, 1, 1, split_k=split, split_axis=axis)
+        return
     for split, axis in k_splits(target, shape, max_split):
         sx, sy = (x // split, y) if axis == "x" else (x, y // split)
         rows, cols = dimension(mt, sy), dimension(nt, sx)

@@ -11,6 +11,7 @@ from spatial_dialect.targets.cost import (
     OperandStream,
     Sharing,
     capacity_bound_bytes,
+    dram_bytes_by_operand,
     footprint_bytes_for_plan,
     footprint_parts,
     gemm_cost,
@@ -472,3 +473,25 @@ def test_split_k_fills_blackhole_where_the_grid_does_not_divide():
     whole = gemm_quantities(bh, shape, GemmPlan(13, 10, 7, 5, 7, 1, 1))
     assert (split.tile_matmuls_busiest, whole.tile_matmuls_busiest) == (2080, 2240)
     assert split.sites_used == 130
+
+
+def test_a_gpu_split_adds_its_sums_through_dram():
+    # 32x4096x128 bf16 on h200, K (128 tiles) in 4 slices of 4 SMs, one 1x1 block a site, K block
+    # 16: no slice can pipe its sums to the next, so every item writes its f32 sums and the last
+    # to arrive adds them (docs/targets.md#split-k).
+    h200 = PRESETS["h200"]
+    shape = GemmShape(32, 4096, 128)
+    plan = GemmPlan(4, 1, 1, 1, 1, 1, 16, split_k=4, split_axis="x")
+    c = gemm_cost(h200, shape, plan, "hifi4")
+    a, b, out = dram_bytes_by_operand(h200, shape, c.quantities)
+    # DRAM: A, B and C as unsplit, plus 4 slices x 4 tiles x 4096 f32 bytes of partial sums,
+    # written once: 64 KiB fits in half the 50 MB L2, so they are read back from there.
+    assert (a, b, out) == (32 * 4096 * 2, 4096 * 128 * 2, 32 * 128 * 2)
+    assert c.dram_bytes == a + b + out + 4 * 4 * 4096
+    # No reload into the accumulator: 32 tile-matmuls of 16 cycles, in 2 steps.
+    assert (c.compute_cycles, c.step_compute) == (512, 256)
+    # drain = last step 256 + the adder (two 400-cycle round trips, then 4 partial tiles of
+    # 4096 bytes over the 64 B/cycle link: 1056) + the write-back (one 2048-byte tile over the
+    # link, 32, above the 4 writers' DRAM burst, then the 400-cycle round trip: 432).
+    assert c.drain_cycles == 256 + (2 * 400 + 4 * 4096 / 64) + (2048 / 64 + 400)
+    assert gemm_cost_floor(h200, shape, plan, "hifi4") <= c.total_cycles

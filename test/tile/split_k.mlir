@@ -9,7 +9,8 @@
 // RUN: spatial-opt %s --split-input-file -p 'spatial-pipeline{target=wormhole_n150}' | filecheck %s --check-prefix=WH
 // split-k=1 turns it off: no split, and nothing to record.
 // RUN: spatial-opt %s --split-input-file -p 'link{target=blackhole_p150},tile{split-k=1}' | filecheck %s --check-prefix=OFF
-// A GPU deals blocks flat: no split-K candidate, no record.
+// A GPU splits too, its slices side by side along its line of SMs, each dealing its blocks flat;
+// the sums go through DRAM, the last of a block's items to arrive adding them (docs/targets.md#split-k).
 // RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile' | filecheck %s --check-prefix=GPU
 
 // 128x4096x1024 bf16 (Llama k/v at T = 128): 4 x 128 x 32 tiles. Unsplit, 4 block rows leave
@@ -36,7 +37,12 @@ func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<1
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
 // OFF-NOT: split_why
 // OFF-NOT: partials
-// GPU-NOT: split
+// On h200 2 slices of 2x1 blocks on 66 SMs each beat 1x1 blocks on 128 SMs walking all of K
+// through their own links (8107 cycles).
+// GPU:      sp.work @c block 2x1 k 128 by 16 split 2 along x
+// GPU-NEXT: sp.plan blocked grid 66x1 block 2x1 packing operand_with_store predicted 7791 bound dram
+// GPU-SAME: split-K adds f32 partial sums through DRAM
+// GPU-SAME: split_why = "K split 2 along x (7791 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 (8107 cycles)"
 
 // -----
 
@@ -57,6 +63,8 @@ func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x9
 // WH:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
 // WH:      sp.group @in0_rows %in0 rows [0, 2]x[0, 7] sender 0
 // WH-NEXT: sp.group @in1_columns %in1 columns [0, 2]x[0, 7] every 2 sender 0
+// GPU:      sp.work @c block 1x1 k 64 by 8 split 4 along x
+// GPU-NEXT: sp.plan blocked grid 33x1 block 1x1 packing operand_with_store predicted 3632 bound dram
 
 // -----
 
@@ -77,6 +85,8 @@ func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> ten
 // BH16:      sp.work @c block 13x5 k 64 by 1 split 2 along y
 // BH16-NEXT: sp.plan blocked grid 13x5
 // BH16-SAME: split_why = "K split 2 along y (169805 cycles); every unsplit plan takes at least 178679 cycles"
+// GPU:      sp.work @c block 4x4 k 64 by 4{{$}}
+// GPU:      split_why = "K not split (36111 cycles); every split-K plan takes at least 45390 cycles"
 
 // -----
 

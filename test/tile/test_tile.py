@@ -203,3 +203,21 @@ def test_the_allocator_lays_out_what_the_planner_priced(
         t, gemm_shape, plan, in_place=numerics.in_place, exact=numerics.exact
     )
     assert site_bytes(program, nominal[0], at_two) == priced
+
+
+def test_a_gpu_splits_k_where_few_blocks_leave_sms_idle():
+    # attention's PV at decode, 32x4096x128: 4 output tiles. Unsplit, 4 SMs walk all 128 K
+    # tiles; split 4 ways, 16 walk 32 each, and the adds cost less than what that saves.
+    h200 = load_target("h200")
+    shape = GemmShape(32, 4096, 128)
+    numerics = Numerics.of(h200, "bf16", "bf16")
+    ranked = tile_gemm.rank(h200, shape, numerics, "hifi4")
+    best = ranked[0][0]
+    unsplit = next(c for p, c in ranked if p.split_k == 1)
+    assert (best.split_k, best.split_axis) == (4, "x")
+    assert ranked[0][1].total_cycles < unsplit.total_cycles
+    # a target with no way to hand sums over gets no split candidate: the RDU
+    rdu = load_target("plasticine")
+    f32 = GemmShape(32, 4096, 128, "f32", "f32")
+    plans = tile_gemm.rank(rdu, f32, Numerics.of(rdu, "f32", "f32"), "hifi4")
+    assert all(p.split_k == 1 for p, _ in plans)

@@ -1,7 +1,7 @@
 """Split-K GEMMs printed for Triton run under Triton's interpreter and agree with numpy
 (docs/backend-triton.md#split-k): K slices along x and along y, 2 and 4 of them, on both Tensix
-presets (GPU presets never plan split-K), with edge blocks clipped, several K blocks a slice
-and several items a site.
+presets and as h200 plans it for a small-M, long-K GEMM, with edge blocks clipped, several K
+blocks a slice and several items a site.
 
 Each case first checks that the plan has the split it is named for, so a planner change that
 moves a case off its kind fails here rather than running an unsplit plan.
@@ -10,6 +10,8 @@ moves a case off its kind fails here rather than running an unsplit plan.
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,6 +54,8 @@ CASES = {
     "bh-y4": (("blackhole_p150", 72, 1024, 200, "bf16", 4, "4x4"), (4, "y", 4, 1)),
     # 7 items a site: the sum kernel walks the last slice's items site by site
     "bh-y2-rounds": (("blackhole_p150", 200, 2048, 200, "bf16", 2, "4x2"), (2, "y", 1, 7)),
+    # a GPU's own choice (no forced grid): attention's PV at decode, 4 output tiles over K = 4096
+    "h200-x4": (("h200", 32, 4096, 128, "bf16", 4, None), (4, "x", 2, 1)),
 }
 
 
@@ -81,24 +85,49 @@ def test_split_k_runs_and_agrees_with_numpy(case):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_printed_program_lints_clean(case):
-    """test_triton_emitted.py's check (pyflakes, 100 columns) on split-K programs, which no GPU
-    preset plans."""
+    """test_triton_emitted.py's check (pyflakes, 100 columns) on split-K programs, which the
+    examples it walks seldom plan."""
     source = emit_module(_compile(case)[1]).source
     messages = io.StringIO()
     assert check(source, f"{case}.py", Reporter(messages, messages)) == 0, messages.getvalue()
     assert max(len(line) for line in source.splitlines()) <= 100
 
 
-def test_the_sum_kernel_runs_on_the_last_slices_sites():
-    """The second kernel's grid is the sites that store in the plan (slice S - 1), and the
-    scratch holds one [M, N] slice of f32 sums per K slice."""
+def test_the_last_to_arrive_adds_in_one_kernel():
+    """One kernel: the scratch holds one [M, N] slice of f32 sums per K slice and one arrival
+    counter per block; the item that arrives last adds the slices and zeroes its counter."""
     _, module, sec = _compile("bh-y2-rounds")
     emitted = emit_module(module)
     (s,) = emitted.sections
-    last = (s.k_slices - 1) * s.blocks
-    storing = [i for i, (first, count) in enumerate(s.sites) if count and first >= last]
-    assert [a.sites for a in s.after] == [storing] and 0 < len(storing) < len(s.sites)
+    assert emitted.source.count("@triton.jit\ndef c_") == 1
     assert "'c.partials': ((400, 200), torch.float32, (2, 200, 200))" in emitted.source
+    assert f"'c.arrivals': ((1, {s.blocks}), torch.int32, ({s.blocks},))" in emitted.source
+    assert f"if arrived == {s.k_slices - 1}:" in emitted.source
+
+
+RELAUNCH = """
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("prog", sys.argv[1])
+prog = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(prog)
+t = prog.run(prog._draw(0), device="cpu", every=True)
+first = t["c"].clone()
+assert not t["c.arrivals"].any(), t["c.arrivals"]
+prog.launch(t, "cpu")
+assert torch.equal(t["c"], first) and not t["c.arrivals"].any()
+"""
+
+
+def test_a_second_launch_finds_the_counters_zeroed(tmp_path):
+    """The adder zeroes its block's counter, so launching the program again over the same
+    tensors (what a benchmark does) adds again and stores the same result."""
+    path = tmp_path / "program.py"
+    path.write_text(emit_module(_compile("h200-x4")[1]).source)
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", RELAUNCH, str(path)], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 def test_spatial_run_checks_the_priced_split(capsys):

@@ -129,17 +129,6 @@ class Scratch:
     declared: tuple[int, ...]
 
 
-@dataclass
-class After:
-    """A kernel of a section launched after its own (split-K's sum), over some of its sites:
-    indices into the section's SITES table, the item loop and ITEMS table being the section's."""
-
-    fn: str
-    params: list[tuple[str, str, str]]
-    lines: list[str]
-    sites: list[int]
-
-
 # ── One section ───────────────────────────────────────────────────────────────────────────────
 
 
@@ -165,12 +154,12 @@ class Kernel:
     blocks: int = 0
     """Split-K's K slices, K tiles a slice and items a slice (blocks of the result)."""
     lines: list[str] = field(default_factory=list)
-    passed_on: set[str] = field(default_factory=set)
-    """Tensors the section's own kernel does not touch: an `after` kernel stores them."""
     scratch: list[Scratch] = field(default_factory=list)
-    after: list[After] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     """Host-side range checks of runtime indices, run before the launch."""
+    depth: int = 2
+    """The indent `emit` writes at by default: 2, the item loop's body; 3 inside a branch of it
+    (split-K's adder, splitk.py)."""
 
     def refuse(self, what: str) -> TritonNotEmitted:
         return TritonNotEmitted(self.name, what)
@@ -208,8 +197,7 @@ class Kernel:
         out = []
         for t in self.tensors:
             name = t.sym_name.data
-            skipped = name in self.passed_on if only is None else name != only
-            if skipped:
+            if only is not None and name != only:
                 continue
             out.append((name, self.arg(name), str(t.type.get_element_type())))
             scales = scales_of(t)
@@ -244,9 +232,10 @@ class Kernel:
                 return store
         raise self.refuse(f"buffer {buffer.label.data} is drained by no sp.store")
 
-    def emit(self, text: str, indent: int = 2) -> None:
-        """Appends `text`'s lines at `indent` levels (2: inside the kernel's item loop), each
-        wrapped to the printed width."""
+    def emit(self, text: str, indent: int | None = None) -> None:
+        """Appends `text`'s lines at `indent` levels (default `depth`: inside the kernel's item
+        loop), each wrapped to the printed width."""
+        indent = self.depth if indent is None else indent
         for line in text.strip("\n").split("\n"):
             line = _UNIT_STRIDE.sub("", line)
             self.lines.extend(wrap(INDENT * indent + line) if line else [""])

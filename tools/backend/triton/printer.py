@@ -1,7 +1,8 @@
 """`spatial-opt -t triton`: the sized sp program as a self-contained Python module of Triton
 kernels (docs/backend-triton.md).
 
-One `@triton.jit` kernel per section (and a second where K is split: splitk.py); a host function `run` launches them in program order over
+One `@triton.jit` kernel per section (split-K's sum included: splitk.py); a host function `run`
+launches them in program order over
 DRAM tensors held as torch tensors; `__main__` reads an .npz (or draws seeded inputs) and writes
 the outputs to an .npz. Everything the kernels need is READ from the sized IR, never decided
 again:
@@ -230,10 +231,6 @@ def emit_module(module: ModuleOp) -> Emitted:
         out.append("")
         out.extend(_plan_comment(s, clock))
         out.extend(_kernel(s.fn, s.params(), s.lines))
-        for after in s.after:
-            out.append("")
-            out.append("")
-            out.extend(_kernel(after.fn, after.params, after.lines))
         out.append("")
         out.append("")
         out.extend(wrap_table(sites, s.sites))
@@ -247,14 +244,6 @@ def emit_module(module: ModuleOp) -> Emitted:
         launches.append(f"{INDENT}# @{s.name}")
         launches.extend(line for c in s.checks for line in wrap(INDENT + c))
         launches.extend(_launch(s.fn, s.params(), len(s.sites), sites, items, s.num_stages))
-        for after in s.after:
-            # its sites: a slice of the section's table where they are its last rows
-            n = len(after.sites)
-            if after.sites == list(range(len(s.sites) - n, len(s.sites))):
-                table = f"{sites}[{len(s.sites) - n}:]"
-            else:
-                table = f"[{', '.join(f'{sites}[{i}]' for i in after.sites)}]"
-            launches.extend(_launch(after.fn, after.params, n, table, items, 1))
     inputs = [a.data for a in entry.inputs.data]
     outputs = [a.data for a in entry.outputs.data]
     for name in (*inputs, *outputs):
@@ -265,12 +254,11 @@ def emit_module(module: ModuleOp) -> Emitted:
         for n, (shape, dt, dims) in tensors.items()
         for wrapped in wrap(f"{INDENT}{n!r}: ({shape!r}, {TORCH_DTYPES[dt]}, {dims!r}),")
     )
-    kernels = len(sections) + sum(len(s.after) for s in sections)
-    also = " and one more per split-K section" if kernels > len(sections) else ""
+    kernels = len(sections)
     summary = (
         f"Triton program for @{entry.function.data}, printed by spatial-dialect (`spatial-opt -t "
         f"triton`) for target {target}: {kernels} kernel(s), one per section of the sized "
-        f"sp program{also}, launched in program order."
+        f"sp program, launched in program order."
     )
     if dep is not None:
         summary += (
