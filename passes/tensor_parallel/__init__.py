@@ -157,7 +157,7 @@ class TensorParallelPass(ModulePass):
     prefer_sharded: bool = False
     dram_mem: str | int | None = None
     distributed_norm: str = NORM_DEFAULT
-    """off, priced or forced: the distributed rms_norm's mode (norm.py)."""
+    """priced (the default), forced or off: the distributed rms_norm's mode (norm.py)."""
     prefer_experts: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -73,7 +73,9 @@ class Decider:
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
     norm: str = NORM_DEFAULT
-    """The distributed rms_norm's mode (norm.py): off, priced, or forced (its plans first)."""
+    """The distributed rms_norm's mode (norm.py): off or priced (whole-row norms replicated op by
+    op; priced's other whole plan is a forced run, __init__.per_chip), or forced (its plans
+    first)."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape

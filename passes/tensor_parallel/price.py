@@ -6,9 +6,9 @@ Decided here, and why:
   `targets/cost.roofline_cycles` (its FLOPs at the chip's peak against its compulsory DRAM
   bytes), any other op's bytes in and out at the chip's DRAM bandwidth (plus attention's FLOPs at
   the peak; a batched attention's per user, against that user's positions; a gather's rows of
-  its table, not the whole table). The decision runs
-  before tile has chosen plans, and a roofline ranks the shardings of one op as the planned time
-  does: both shrink with the shard, and neither favours one plan.
+  its table, not the whole table). The decision runs before tile has chosen plans, and a
+  roofline ranks the shardings of one op as the planned time does: both shrink with the shard,
+  and neither favours one plan.
 - **An MoE is priced by the experts it reads under uniform routing** (routing is a runtime
   choice, so the price is an expectation): T tokens of k picks each touch each of E experts with
   probability p = 1 - (1 - k/E)^T (k of E exactly at T = 1), and a chip holding H of them reads
