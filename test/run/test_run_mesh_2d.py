@@ -8,17 +8,21 @@ compared with the whole program's single-device reference.
 The tiny programs of test/run/Inputs/mesh_2d_*.mlir and examples/gemm_small.mlir take `2d` with
 --prefer-sharded (the tiny layers' products do not: their column and row splits are cheaper), so
 each test first checks the plan and its collectives, by hand, then runs it. By default the residual
-program runs under tt-lang-sim and triton-interpret (about 20 s on 2 cores); every program under
-every executor with SPATIAL_MESH_FULL=1 (12 runs, about 2.5 min)."""
+program runs under tt-lang-sim and triton-interpret (about 30 s on 2 cores); every program under
+every executor with SPATIAL_MESH_FULL=1 (12 runs, about 5 min), and a layer that takes `2d` by
+price (test_tensor_parallel's medium layer: WO) under tt-lang-sim and triton-interpret (about 7
+min more)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 from spatial_dialect.mesh import AllGatherOp, AllReduceOp
 from spatial_dialect.mesh.interface import interface
@@ -120,3 +124,30 @@ def test_every_2d_program_runs_under_every_executor(capsys, name, backend):
     path = _check_plan(name)
     rc, out = _run(capsys, path, "--target", "t3k", "--prefer-sharded", "--backend", backend)
     assert rc == 0 and out.splitlines()[-1] == "PASS: 1 output(s) within tolerance", out
+
+
+@pytest.mark.skipif(not FULL, reason="the medium layer runs with SPATIAL_MESH_FULL=1")
+@pytest.mark.parametrize("backend", ["triton-interpret", "tt-lang-sim"])
+def test_a_layer_that_takes_2d_by_price_runs(capsys, tmp_path, backend):
+    """test_tensor_parallel's medium layer (d = 2048, f32) takes WO's 2d plan by price over t3k,
+    with no prefer-sharded, beside the heads over the 4-chip axis and FF2's row split over both
+    axes; spatial-run compiles it as a user would and runs it (on 2 shared cores: triton-interpret
+    about 80 s wall, tt-lang-sim about 5.5 min)."""
+    sys.path.insert(0, str(ROOT / "test" / "tensor_parallel"))
+    from test_tensor_parallel import MEDIUM
+
+    from spatial_dialect.tools.frontend.layers import layer_function
+
+    module = ModuleOp([layer_function(MEDIUM, 1, 32)])
+    path = tmp_path / "medium.mlir"
+    path.write_text(str(module))
+    TensorParallelPass("t3k").apply(Context(), module)
+    fn = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp))
+    plans = {
+        op.results[0].name_hint: op.attributes["tp.plan"].data
+        for op in fn.body.block.ops
+        if "tp.plan" in op.attributes
+    }
+    assert (plans["o"], plans["down"]) == ("2d", "row")
+    rc, out = _run(capsys, path, "--target", "t3k", "--backend", backend)
+    assert rc == 0 and out.splitlines()[-1] == "PASS: 3 output(s) within tolerance", out
