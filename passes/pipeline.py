@@ -1,7 +1,7 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
 `spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
-split-k=N kv-splits=N prefer-sharded=false distributed-norm=off}`. With no target anywhere (neither the option nor one
+split-k=N kv-splits=N prefer-sharded=false distributed-norm=priced}`. With no target anywhere (neither the option nor one
 recorded on the module) it compiles for wormhole_n150.
 
 A target that names a mesh preset (`target=n300`) makes the module one deployment over the mesh:
@@ -45,6 +45,7 @@ from spatial_dialect.passes.place import PlacePass
 from spatial_dialect.passes.size_buffers import SizeBuffersPass
 from spatial_dialect.passes.target_choice import mesh_named
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
+from spatial_dialect.passes.tensor_parallel.norm import NORM_DEFAULT
 from spatial_dialect.passes.tile import TilePass
 from spatial_dialect.sp.distinct import distinct_sections
 from spatial_dialect.sp.errors import InternalError
@@ -54,7 +55,7 @@ from spatial_dialect.sp.errors import InternalError
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
     local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N prefer-sharded=false
-    distributed-norm=off}`: on a mesh
+    distributed-norm=priced}`: on a mesh
     target, tensor-parallel first (module docstring); then link, tile, place, fuse-operands and
     size-buffers in order."""
 
@@ -69,8 +70,8 @@ class SpatialPipelinePass(ModulePass):
     split_k: int | None = None
     kv_splits: int | None = None
     prefer_sharded: bool = False
-    distributed_norm: str = "off"
-    """off, priced or forced: tensor-parallel's distributed rms_norm (a mesh target only)."""
+    distributed_norm: str = NORM_DEFAULT
+    """priced, forced or off: tensor-parallel's distributed rms_norm (a mesh target only)."""
 
     def passes(self) -> tuple[ModulePass, ...]:
         mesh = mesh_named(self.target)

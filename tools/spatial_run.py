@@ -83,7 +83,7 @@ from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import chip_target, mesh_named, parse_bytes
-from spatial_dialect.passes.tensor_parallel.norm import NORM_MODES
+from spatial_dialect.passes.tensor_parallel.norm import NORM_DEFAULT, NORM_MODES
 from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InternalError, InvalidTarget
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
@@ -381,8 +381,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--distributed-norm",
         choices=NORM_MODES,
-        default="off",
-        help="on a mesh target, tensor-parallel{distributed-norm=...}: rms_norm on chips' columns",
+        help="on a mesh target, tensor-parallel{distributed-norm=...}: rms_norm on chips' columns "
+        f"(default {NORM_DEFAULT}: where it is cheaper)",
     )
     parser.add_argument(
         "--reference-only", action="store_true", help="only evaluate the reference; no target"
@@ -403,7 +403,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
-    if mesh_named(args.target) is None and (args.prefer_sharded or args.distributed_norm != "off"):
+    if mesh_named(args.target) is None and (args.prefer_sharded or args.distributed_norm):
         flag = "--prefer-sharded" if args.prefer_sharded else "--distributed-norm"
         parser.error(f"{flag} needs a mesh preset as --target (e.g. n300)")
     if args.work_budget < 0:
@@ -597,7 +597,7 @@ class Compiled:
             options: dict = {"accumulate": self.args.accumulate}
             if self.mesh is not None:
                 options["prefer_sharded"] = self.args.prefer_sharded
-                options["distributed_norm"] = self.args.distributed_norm
+                options["distributed_norm"] = self.args.distributed_norm or NORM_DEFAULT
             try:
                 self.module = compile_module(fns, self.args.target, **options)
             except InternalError:

@@ -13,8 +13,8 @@ Decided here, and why:
   (each chip runs the whole program, no collective), and the cheaper is taken, the other recorded
   as the runner-up in `mesh.deployment`. Replication is only a plan where the whole program fits
   one chip's DRAM (its tensors at their element widths: the bytes before any `format=bfp8_b`, so a
-  program that fits only in bfp8_b is split). The tiny models replicate (tiny_decode on n300: 2.2
-  us against 16.6 us split); `prefer-sharded=true` keeps the split (tests of the split use it).
+  program that fits only in bfp8_b is split). The tiny models replicate (tiny_decode on n300: 1.7
+  us against 16.1 us split); `prefer-sharded=true` keeps the split (tests of the split use it).
 - **Running it twice changes nothing**: a function whose arguments already carry
   `mesh.sharding` is left alone, and the `mesh.mesh` op is added once.
 - **A bad option is refused in one line** naming the presets, before anything is rewritten.
@@ -36,10 +36,10 @@ from spatial_dialect.passes.mesh_prices import mesh_op_of
 from spatial_dialect.passes.target_choice import parse_bytes
 from spatial_dialect.sp.errors import SpatialPassError
 from spatial_dialect.targets.mesh import MESH_PRESETS, Mesh
-from spatial_dialect.tg import RmsStatsOp
+from spatial_dialect.tg import RmsNormOp, RmsStatsOp
 
 from .decide import Decider
-from .norm import NORM_MODES
+from .norm import NORM_DEFAULT, NORM_MODES
 from .price import nbytes
 from .rewrite import Rewriter
 
@@ -56,7 +56,7 @@ def planned(
     fn: func.FuncOp,
     prefer_sharded: bool,
     replicate_all: bool,
-    norm: str = "off",
+    norm: str = NORM_DEFAULT,
     prefer_experts: bool = False,
 ):
     """The per-chip function under one whole plan and its price per chip: each op alone plus
@@ -77,7 +77,7 @@ def per_chip(
     preset: str,
     prefer_sharded: bool = False,
     capacity: int | None = None,
-    norm: str = "off",
+    norm: str = NORM_DEFAULT,
     prefer_experts: bool = False,
 ) -> func.FuncOp:
     """The per-chip function of ``fn`` over mesh ``preset`` (a new op; ``fn`` is untouched): the
@@ -88,11 +88,16 @@ def per_chip(
     split, split_us, n = planned(mesh, fn, prefer_sharded, False, norm, prefer_experts)
     head = f"tensor-parallel over {preset} ({mesh.describe()})"
     split_line = f"split op by op: {split_us:.3f} us per chip with {n} collective(s)"
-    if norm == "priced":
-        # Op by op, a layer's first norm reads its input as it lies (replicated, no collective)
-        # and keeps it so: the split residual stream pays off only over the layer (norm.py), so
-        # the whole plan with every norm distributed is priced against it too (where it
-        # distributes one: a program without whole-row norms has no such plan to report).
+    if norm == "priced" and any(
+        isinstance(op, RmsNormOp) and op.width is None for op in fn.body.block.ops
+    ):
+        # The distributed norm is a decision of the whole plan, not of each op: op by op, a
+        # layer's first norm reads its input as it lies (replicated, no collective) and keeps it
+        # so, while a split embedding or a scattered add taken greedily pays its gathers only
+        # later (the tiny MoE decode over p150x4: about 38.5 us a chip mixed op by op against 23.3
+        # us with replicated norms). So the plan with every norm replicated (above) is priced
+        # against the plan with every norm distributed that can be (a program with no
+        # whole-row norm has no such plan, and one whose norms cannot split reports none).
         dist, dist_us, dn = planned(mesh, fn, prefer_sharded, False, "forced", prefer_experts)
         if any(isinstance(op, RmsStatsOp) for op in dist.body.block.ops):
             dist_line = f"distributed norms: {dist_us:.3f} us per chip with {dn} collective(s)"
@@ -119,7 +124,7 @@ def per_chip(
         runner = "every op replicated: " + (why if why is not None else "the split has none")
         line = f"{head}: {split_line}, taken (runner-up: {runner})"
     else:
-        whole, whole_us, _ = planned(mesh, fn, False, True)
+        whole, whole_us, _ = planned(mesh, fn, False, True, "off")  # no norm is distributed
         if whole_us < split_us:
             out = whole
             line = (
@@ -151,8 +156,8 @@ class TensorParallelPass(ModulePass):
     mesh: str | None = None
     prefer_sharded: bool = False
     dram_mem: str | int | None = None
-    distributed_norm: str = "off"
-    """off, priced or forced: the distributed rms_norm's mode (norm.py)."""
+    distributed_norm: str = NORM_DEFAULT
+    """priced (the default), forced or off: the distributed rms_norm's mode (norm.py)."""
     prefer_experts: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -31,7 +31,7 @@ from spatial_dialect.targets.mesh import Mesh
 from spatial_dialect.tg import MoeOp
 
 from .layout import REPLICATED, Layout, R, conversion, partial
-from .norm import NORM_PLANS
+from .norm import NORM_DEFAULT, NORM_PLANS
 from .plan import Plan
 from .price import moe_note, op_us, steps_us
 from .rules import Context, head_hints, plans_of
@@ -72,8 +72,10 @@ class Decider:
     replicate_all: bool = False
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
-    norm: str = "off"
-    """The distributed rms_norm's mode (norm.py): off, priced, or forced (its plans first)."""
+    norm: str = NORM_DEFAULT
+    """The distributed rms_norm's mode (norm.py): off or priced (whole-row norms replicated op by
+    op; priced's other whole plan is a forced run, __init__.per_chip), or forced (its plans
+    first)."""
 
     def __post_init__(self) -> None:
         self.sizes = self.mesh.shape
@@ -92,7 +94,7 @@ class Decider:
             self.mesh.chip.tile_rows,
             self.norm,
         )
-        self.scatter = self.norm != "off"
+        self.scatter = self.norm == "forced"
 
     def price(self, op: Operation, plan: Plan) -> tuple[float, float, int, str | None]:
         """One chip's time under ``plan`` (the op alone, and with the collectives its operands

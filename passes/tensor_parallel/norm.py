@@ -23,12 +23,13 @@ Decided here, and why:
   columns gives each chip its columns of every row, with no collective; a replicated residual
   could not become split (tg has no local slice), so without it the first norm and add of a
   layer would be replicated.
-- **It is a mode of the pass** (``distributed-norm``): ``off`` (the default: link lowers
-  rms_stats only where a chip's columns fit the f32 accumulator and refuses it by name above
-  that, so a priced win on a real model's width would make a program link refuses),
-  ``priced`` (both forms are priced and the cheaper taken, the other its runner-up), ``forced``
-  (the distributed and scatter plans are taken wherever they can run, still priced and recorded:
-  the tests' hook, as prefer-sharded is).
+- **It is a mode of the pass** (``distributed-norm``): ``priced`` (the default,
+  ``NORM_DEFAULT``: the whole plan with every norm replicated and the one with every norm
+  distributed are priced, __init__.per_chip, and the cheaper taken: op by op, the greedy
+  decision's split embedding and scattered adds pay their gathers only later, so the plans here
+  are offered only to the ``forced`` run), ``forced`` (the distributed, scatter and columns plans
+  are taken wherever they can run, still priced and recorded: the tests' hook, as prefer-sharded
+  is), ``off`` (every whole-row norm replicated).
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ from .plan import Plan, replicate
 NORM_MODES = ("off", "priced", "forced")
 """The values of the pass's ``distributed-norm`` option (module docstring)."""
 
+NORM_DEFAULT = "priced"
+"""The mode tensor-parallel, spatial-pipeline and spatial-run take when none is given: every
+decision by numbers (issue 23), the distributed norms taken where they are cheaper."""
+
 NORM_PLANS = ("distributed", "scatter", "columns")
 """The plans ``forced`` takes wherever they can run."""
 
-OFF_WHY = "the distributed rms_norm is off (tensor-parallel{distributed-norm=priced|forced})"
+REPLICATED_WHY = {
+    "off": "the distributed rms_norm is off (tensor-parallel{distributed-norm=priced|forced})",
+    "priced": "distributed: priced as a whole plan, every norm distributed (mesh.deployment)",
+}
+"""Why a whole-row norm is replicated where its ``distributed`` plan is not priced op by op: the
+mode is off, or ``priced`` compares the whole plans (module docstring) and this is the one with
+replicated norms."""
 
 
 def _cols(op: Operation, i: int) -> int:
@@ -87,7 +98,7 @@ def scatter_plans(op: Operation, ctx, linear: bool) -> list:
     columns (where another operand is split so, its ``local`` plan reduce_scatters the partial
     sum alike). ``linear``:
     the op keeps partial sums partial (add, sub), so its ``partial`` plan exists too."""
-    if not linear or ctx.norm == "off":
+    if not linear or ctx.norm != "forced":
         return []
     out = []
     for v in op.operands:

@@ -5,9 +5,10 @@ Decided here, and why:
 - **One chip's op time is the chip target's roofline on the LOCAL shapes**: a product's
   `targets/cost.roofline_cycles` (its FLOPs at the chip's peak against its compulsory DRAM
   bytes), any other op's bytes in and out at the chip's DRAM bandwidth (plus attention's FLOPs at
-  the peak; a batched attention's per user, against that user's positions). The decision runs
-  before tile has chosen plans, and a roofline ranks the shardings of one op as the planned time
-  does: both shrink with the shard, and neither favours one plan.
+  the peak; a batched attention's per user, against that user's positions; a gather's rows of
+  its table, not the whole table). The decision runs before tile has chosen plans, and a
+  roofline ranks the shardings of one op as the planned time does: both shrink with the shard,
+  and neither favours one plan.
 - **An MoE is priced by the experts it reads under uniform routing** (routing is a runtime
   choice, so the price is an expectation): T tokens of k picks each touch each of E experts with
   probability p = 1 - (1 - k/E)^T (k of E exactly at T = 1), and a chip holding H of them reads
@@ -36,7 +37,7 @@ from spatial_dialect.targets.collectives import price
 from spatial_dialect.targets.cost import roofline_cycles
 from spatial_dialect.targets.gemm import GemmShape
 from spatial_dialect.targets.mesh import Mesh
-from spatial_dialect.tg import AttentionOp, BatchAttentionOp, MatmulOp, MoeOp
+from spatial_dialect.tg import AttentionOp, BatchAttentionOp, GatherRowsOp, MatmulOp, MoeOp
 
 from .layout import Step
 
@@ -73,6 +74,10 @@ def op_us(
         except TargetError:
             pass  # a datatype the chip's table lacks: priced by its bytes below
     moved = sum(nbytes(t) for t in operands) + sum(nbytes(t) for t in results)
+    if isinstance(op, GatherRowsOp):
+        # a gather reads the rows it gathers, not its table (Llama-3-70B's embedding is 2.1 GB
+        # for one row of 16 KB: priced whole, it alone outweighed every other decision)
+        moved += nbytes(results[0]) - nbytes(operands[0])
     if isinstance(op, MoeOp):
         # the experts' matrices (operands 2..4) are read only where routed (module docstring)
         experts = sum(nbytes(t) for t in operands[2:5])

@@ -81,7 +81,7 @@ from spatial_dialect.tg import (
 )
 
 from .layout import REPLICATED, Layout, R, S, Step, partial, shard, splits
-from .norm import OFF_WHY, embedding_plans, norm_plans, scatter_plans
+from .norm import NORM_DEFAULT, REPLICATED_WHY, embedding_plans, norm_plans, scatter_plans
 from .plan import Plan, replicate
 
 Q8_0_BLOCK = 32
@@ -109,7 +109,7 @@ class Context:
     readers: Callable[[SSAValue], list[Operation]]
     tile_rows: int = 32
     """The chip's tile height: link reads each expert's block of w_down at a whole tile."""
-    norm: str = "off"
+    norm: str = NORM_DEFAULT
     """The pass's distributed-norm mode (norm.py NORM_MODES)."""
 
     @property
@@ -451,11 +451,6 @@ def _argmax(op: ArgmaxOp, ctx: Context) -> list[Plan]:
     return plans
 
 
-REPLICATED_WHY = {
-    RmsNormOp: OFF_WHY,
-}
-
-
 def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
     """The plans of ``op`` and, for an op with no sharded rule, why it is replicated."""
     if isinstance(op, (MatmulOp, MatmulQ8_0Op)):
@@ -473,15 +468,17 @@ def plans_of(op: Operation, ctx: Context) -> tuple[list[Plan], str | None]:
         return _moe(op, ctx), None
     if isinstance(op, ArgmaxOp):
         return _argmax(op, ctx), None
-    if isinstance(op, RmsNormOp) and op.width is None and ctx.norm != "off":
+    if isinstance(op, RmsNormOp) and op.width is None:
+        if ctx.norm != "forced":
+            return [replicate(op)], REPLICATED_WHY[ctx.norm]
         return norm_plans(op, ctx), None
-    if isinstance(op, GatherRowsOp) and ctx.norm != "off":
+    if isinstance(op, GatherRowsOp) and ctx.norm == "forced":
         return embedding_plans(op, ctx), None
     if isinstance(op, ELEMENTWISE):
         plans = _elementwise(op, ctx)
         plans[-1:-1] = scatter_plans(op, ctx, isinstance(op, LINEAR_SUMS))
         return plans, "every operand is replicated" if len(plans) == 1 else None
-    why = REPLICATED_WHY.get(type(op), f"{op.name} has no tensor-parallel rule")
+    why = f"{op.name} has no tensor-parallel rule"
     return [replicate(op)], why
 
 

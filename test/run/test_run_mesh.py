@@ -52,6 +52,9 @@ def test_a_per_chip_arg_max_compares_against_its_logits(capsys, tmp_path):
 def test_mesh_usage_errors_are_one_line(capsys):
     rc, _, err = _run(capsys, TINY, "--target", "h100", "--prefer-sharded")
     assert rc == 2 and "--prefer-sharded needs a mesh preset as --target (e.g. n300)" in err
+    # the default mode is no request: a single chip runs without it, and refuses it given
+    rc, _, err = _run(capsys, TINY, "--target", "h100", "--distributed-norm", "priced")
+    assert rc == 2 and "--distributed-norm needs a mesh preset as --target (e.g. n300)" in err
     rc, _, err = _run(capsys, TINY, "--target", "n300", "--chain", "tiny_step")
     assert rc == 1 and err.endswith("no --chain with a mesh\n") and "Traceback" not in err
 
