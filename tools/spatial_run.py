@@ -379,6 +379,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "even where replicating it is cheaper",
     )
     parser.add_argument(
+        "--prefer-experts",
+        action="store_true",
+        help="on a mesh target, every MoE that can takes the experts plan (E / chips whole "
+        "experts a chip: tensor-parallel{prefer-experts=true}) even where another is cheaper",
+    )
+    parser.add_argument(
         "--distributed-norm",
         choices=NORM_MODES,
         default="off",
@@ -403,8 +409,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
-    if mesh_named(args.target) is None and (args.prefer_sharded or args.distributed_norm != "off"):
+    meshed = args.prefer_sharded or args.prefer_experts or args.distributed_norm != "off"
+    if mesh_named(args.target) is None and meshed:
         flag = "--prefer-sharded" if args.prefer_sharded else "--distributed-norm"
+        flag = "--prefer-experts" if args.prefer_experts else flag
         parser.error(f"{flag} needs a mesh preset as --target (e.g. n300)")
     if args.work_budget < 0:
         parser.error(f"--work-budget must be a number of tile steps >= 0, got {args.work_budget}")
@@ -597,6 +605,7 @@ class Compiled:
             options: dict = {"accumulate": self.args.accumulate}
             if self.mesh is not None:
                 options["prefer_sharded"] = self.args.prefer_sharded
+                options["prefer_experts"] = self.args.prefer_experts
                 options["distributed_norm"] = self.args.distributed_norm
             try:
                 self.module = compile_module(fns, self.args.target, **options)

@@ -141,7 +141,7 @@ class LinkFunction(RewritePattern):
                     "collectives"
                 )
         try:
-            mesh_attrs = steps.entry_mesh_attributes(op)
+            steps.entry_mesh_attributes(op, {})
         except VerifyException as err:  # the interface's refusal, at the function
             op.emit_error(str(err), err)
         ops = [o for o in body if isinstance(o, tg.TgOp | CollectiveOp)]
@@ -189,10 +189,10 @@ class LinkFunction(RewritePattern):
             sections += made
         entry = sp.EntryOp(
             op.sym_name.data,
-            [ctx.names[a] for a in op.body.block.args],
+            [*(ctx.names[a] for a in op.body.block.args), *ctx.chip_firsts],
             [ctx.names[v] for v in (ret.operands if ret else ())],
         )
-        entry.attributes.update(mesh_attrs)
+        entry.attributes.update(steps.entry_mesh_attributes(op, ctx.chip_firsts))
         entry.location = op.location
         rewriter.replace(op, [entry, *sections], [])
 
