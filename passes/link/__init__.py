@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect import sp, tg
 from spatial_dialect.mesh import CollectiveOp
+from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.dram_layout import DramExceeded, check_dram
 from spatial_dialect.passes.link import (
     attention,
@@ -163,6 +164,7 @@ class LinkFunction(RewritePattern):
             self.fmt,
             sections=taken,
             kv_splits=self.kv_splits,
+            per_chip=is_per_chip(op),
         )
         sections: list[Operation] = []
         for o in ops:

@@ -172,6 +172,8 @@ class LinkContext:
     writes: dict[str, int] = field(default_factory=dict)
     """How many linked ops have written each DRAM tensor name so far (a value is its name and
     this count: what names an activation's Q8_0 view)."""
+    per_chip: bool = False
+    """Linking a per-chip function (one chip of a mesh deployment, docs/mesh.md)."""
     chip_firsts: dict[str, int] = field(default_factory=dict)
     """The inputs a linked op added for the host to supply per chip: name -> H, chip c's value
     c x H (a tg.moe's first held expert, link/moe.py); the entry lists them after the

@@ -100,10 +100,15 @@ class MoeLinker:
         self.reason = plan_reason(ctx, op)
         self.held = op.held()
         self.sections: list[sp.ProgramOp] = []
-        # a chip of the `experts` plan: its first held expert, an input the host supplies
-        self.first = ctx.chip_first(f"{self.y}__first", self.held) if self.held < self.e else None
+        self.first: sp.TensorOp | None = None
 
     def check(self) -> None:
+        if self.held < self.e and not self.ctx.per_chip:
+            raise NotLowered(
+                f"{self.op.name}: holds {self.held} of the router's {self.e} experts "
+                "(experts_held, the tensor-parallel experts plan): a chip's share, which only a "
+                "per-chip function over a mesh has"
+            )
         tr = self.ctx.tile[0]
         for name, rows in (("w_gate and w_up", self.d), ("w_down", self.f)):
             if rows % tr:
@@ -236,6 +241,8 @@ class MoeLinker:
 
     def link(self) -> list[sp.ProgramOp]:
         self.check()
+        if self.held < self.e:  # a chip of the `experts` plan: its first held expert, an input
+            self.first = self.ctx.chip_first(f"{self.y}__first", self.held)
         op = self.op
         logits = self.scratch("logits", self.e, F32, TensorRole.SCRATCH)
         self.gemm(self.x(), self.weight(op.router), logits)

@@ -27,7 +27,6 @@ from spatial_dialect.mesh.interface import (
     is_per_chip,
     verify_interface,
 )
-from spatial_dialect.sp.errors import NotLowered
 
 
 def step(op: CollectiveOp, names: dict[SSAValue, str]) -> StepOp:
@@ -53,11 +52,6 @@ def entry_mesh_attributes(f: func.FuncOp, firsts: dict[str, int]) -> dict[str, A
     verified interface (a refusal is reported at the function), then the chip-first inputs link
     added (`firsts`: name -> H, interface.ENTRY_CHIP_FIRSTS), which only a chip of a mesh has."""
     if not is_per_chip(f):
-        if firsts:
-            raise NotLowered(
-                f"@{f.sym_name.data}: {', '.join(firsts)} hold a chip's share of the experts "
-                "(experts_held), which only a per-chip function over a mesh has"
-            )
         return {}
     ins, outs = verify_interface(f)
     if not firsts:
