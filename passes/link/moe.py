@@ -24,6 +24,14 @@ only-what-it-routes-to), recorded on every expert GEMM as `moe`:
   T * k >= E (a prefill). A step of 1 < T with T * k < E still reads E experts: the gathered
   form indexes one token's experts, and no form yet gathers per token.
 
+A chip of the tensor-parallel `experts` plan (experts_held H < E: chip c holds experts
+c x H .. c x H + H - 1, its stacked matrices H experts tall) gets an input `y__first` ([1, 1] i32,
+chip c's value c x H) that the host supplies per chip (LinkContext.chip_first; the entry's
+`mesh.chip_firsts`): SPMD sections are the same on every chip, so which experts a chip holds
+must come from its data. Every route section reads it (sp.route `first ... held H`): ids count
+from it (a pick the chip does not hold: id 0, weight 0), and the dense form's H instances are
+experts first .. first + H - 1. A whole function holding fewer than E experts is refused.
+
 An expert's blocks start at multiples of D (gate, up) and F (down) rows, which must be whole
 tiles (NotLowered otherwise).
 """
