@@ -46,6 +46,13 @@ def test_experts_by_chip_simulate_to_the_whole_layer(capsys, tmp_path, mesh, elt
     assert rc == 0 and out.splitlines()[-1] == "PASS: 3 output(s) within tolerance", out
 
 
+def test_experts_by_chip_over_two_mesh_axes(capsys, tmp_path):
+    """t3k (2 x 4): one expert a chip, its first from the chip's row-major index over both axes
+    (the chip-first input split on dim 0 over each), fewer held than the token's 2 picks."""
+    rc, out = _run(capsys, _layer(tmp_path, "f32", 1, True), "t3k", "sim")
+    assert rc == 0 and out.splitlines()[-1] == "PASS: 3 output(s) within tolerance", out
+
+
 def test_the_link_declares_the_chips_first_expert(tmp_path):
     """The linked deployment: one chip-first input after the function's, split by rows, and every
     route section reads it with the chip's count of experts."""
