@@ -378,12 +378,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="on a mesh target, split every op that can be (tensor-parallel{prefer-sharded=true}) "
         "even where replicating it is cheaper",
     )
-    parser.add_argument(
-        "--prefer-experts",
-        action="store_true",
-        help="on a mesh target, every MoE that can takes the experts plan (E / chips whole "
-        "experts a chip: tensor-parallel{prefer-experts=true}) even where another is cheaper",
-    )
+    parser.add_argument("--prefer-experts", action="store_true", help="MoEs take the experts plan")
     parser.add_argument(
         "--distributed-norm",
         choices=NORM_MODES,
@@ -409,10 +404,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
-    meshed = args.prefer_sharded or args.prefer_experts or args.distributed_norm != "off"
-    if mesh_named(args.target) is None and meshed:
-        flag = "--prefer-sharded" if args.prefer_sharded else "--distributed-norm"
-        flag = "--prefer-experts" if args.prefer_experts else flag
+    meshed = [args.prefer_sharded, args.prefer_experts, args.distributed_norm != "off"]
+    if mesh_named(args.target) is None and any(meshed):
+        flag = ("--prefer-sharded", "--prefer-experts", "--distributed-norm")[meshed.index(True)]
         parser.error(f"{flag} needs a mesh preset as --target (e.g. n300)")
     if args.work_budget < 0:
         parser.error(f"--work-budget must be a number of tile steps >= 0, got {args.work_budget}")
@@ -602,11 +596,8 @@ class Compiled:
     def compiled(self) -> ModuleOp:
         if self.module is None:
             fns = self.chain if self.args.chain else self.chain[0]
-            options: dict = {"accumulate": self.args.accumulate}
-            if self.mesh is not None:
-                options["prefer_sharded"] = self.args.prefer_sharded
-                options["prefer_experts"] = self.args.prefer_experts
-                options["distributed_norm"] = self.args.distributed_norm
+            keys = ("prefer_sharded", "prefer_experts", "distributed_norm") if self.mesh else ()
+            options = {k: getattr(self.args, k) for k in ("accumulate", *keys)}
             try:
                 self.module = compile_module(fns, self.args.target, **options)
             except InternalError:
