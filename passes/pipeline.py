@@ -1,12 +1,12 @@
 """spatial-pipeline: link, tile, place, fuse-operands and size-buffers in order (docs/architecture.md#pipeline).
 
 `spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY local-mem=BYTES
-split-k=N kv-splits=N prefer-sharded=false distributed-norm=priced}`. With no target anywhere (neither the option nor one
+split-k=N kv-splits=N prefer-sharded=false prefer-experts=false distributed-norm=priced}`. With no target anywhere (neither the option nor one
 recorded on the module) it compiles for wormhole_n150.
 
 A target that names a mesh preset (`target=n300`) makes the module one deployment over the mesh:
 its WHOLE-tensor functions first go through `tensor-parallel{mesh=n300 prefer-sharded=...
-distributed-norm=...}`
+prefer-experts=... distributed-norm=...}`
 (docs/tensor-parallel.md), and link and the rest then plan for the mesh's chip; a per-chip function
 (its arguments already carry `mesh.sharding`) is taken as it is. The pass runs here and not in
 link because it is a whole-program decision of its own, with its own refusals, that a reader can
@@ -55,7 +55,7 @@ from spatial_dialect.sp.errors import InternalError
 class SpatialPipelinePass(ModulePass):
     """`spatial-pipeline{target=NAME fidelity=hifi4 accumulate=f32 format=bf16 grid=XxY
     local-mem=BYTES dram-mem=BYTES split-k=N kv-splits=N prefer-sharded=false
-    distributed-norm=priced}`: on a mesh
+    prefer-experts=false distributed-norm=priced}`: on a mesh
     target, tensor-parallel first (module docstring); then link, tile, place, fuse-operands and
     size-buffers in order."""
 
@@ -72,13 +72,19 @@ class SpatialPipelinePass(ModulePass):
     prefer_sharded: bool = False
     distributed_norm: str = NORM_DEFAULT
     """priced, forced or off: tensor-parallel's distributed rms_norm (a mesh target only)."""
+    prefer_experts: bool = False
+    """tensor-parallel's forcing hook: every tg.moe that can takes its `experts` plan."""
 
     def passes(self) -> tuple[ModulePass, ...]:
         mesh = mesh_named(self.target)
         first = (
             (
                 TensorParallelPass(
-                    mesh.name, self.prefer_sharded, self.dram_mem, self.distributed_norm
+                    mesh.name,
+                    self.prefer_sharded,
+                    self.dram_mem,
+                    self.distributed_norm,
+                    self.prefer_experts,
                 ),
             )
             if mesh is not None

@@ -64,7 +64,6 @@ Usage errors exit 2. SPATIAL_RUN_TRACEBACK=1 shows the traceback of an internal 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import traceback
@@ -84,9 +83,8 @@ from spatial_dialect.passes.numerics import ACCUMULATE
 from spatial_dialect.passes.pipeline import compile_module, default_context
 from spatial_dialect.passes.target_choice import chip_target, mesh_named, parse_bytes
 from spatial_dialect.passes.tensor_parallel.norm import NORM_DEFAULT, NORM_MODES
-from spatial_dialect.sp import MeshOp, PlanOp, ProgramOp
+from spatial_dialect.sp import PlanOp, ProgramOp
 from spatial_dialect.sp.errors import InternalError, InvalidTarget
-from spatial_dialect.sp.kinds import Q8_0_FORMATS
 from spatial_dialect.targets import Target, TargetError, load_target
 from spatial_dialect.tools.backend.executors import (
     BACKENDS,
@@ -132,6 +130,14 @@ from spatial_dialect.tools.interpreters.reference import (
     output_names,
     returned_values,
 )
+from spatial_dialect.tools.simulator.budget import (
+    DEFAULT_WORK_BUDGET,
+    OverBudget,
+    check_budget,
+    reference_bytes,
+    simulator_bytes,
+    work_tiles,
+)
 from spatial_dialect.tools.simulator.program import NotSimulated, SimulationError
 
 
@@ -157,79 +163,6 @@ def parse_module(text: str, filename: str = "<input>") -> ModuleOp:
 
 DEFAULT_MEMORY_BUDGET = "8GiB"
 """What `--memory-budget` allows by default: the reference's and the simulator's arrays together."""
-
-
-class OverBudget(Exception):
-    """The run would allocate more than --memory-budget: refused before anything is allocated."""
-
-
-def _elements(t) -> int:
-    shape = t.get_shape() if hasattr(t, "get_shape") else ()
-    return math.prod(shape) if shape else 0
-
-
-def reference_bytes(fn: FuncOp) -> int:
-    """An upper bound of what the reference holds: every argument and every op result of the
-    function, at 8 bytes an element (numpy computes some in float64)."""
-    values = [*fn.body.block.args, *(r for op in fn.body.block.ops for r in op.results)]
-    return 8 * sum(_elements(v.type) for v in values)
-
-
-def simulator_bytes(module: ModuleOp, target: Target) -> int:
-    """An upper bound of what the simulator holds: every DRAM tensor of the compiled program at
-    8 bytes an element (its tiles padded), and every site's local memory."""
-    from spatial_dialect.passes.dram_layout import dram_layout
-
-    tensors = sum(
-        8 * t.bytes // max(1, _tile_elt_bytes(t.storage)) for t in dram_layout(module, target)
-    )
-    mesh = max(
-        (p.one(MeshOp) for p in module.walk() if isinstance(p, ProgramOp) and p.one(MeshOp)),
-        key=lambda m: m.local_mem,
-        default=None,
-    )
-    local = 0 if mesh is None else mesh.size[0] * mesh.size[1] * mesh.local_mem
-    return tensors + local
-
-
-def _tile_elt_bytes(storage: str) -> int:
-    """Bytes of an element as stored (at least one: a Q8_0 element is 34/32 bytes)."""
-    return {"f32": 4, "i32": 4, "i8": 1, "u8": 1, **dict.fromkeys(Q8_0_FORMATS, 1)}.get(storage, 2)
-
-
-DEFAULT_WORK_BUDGET = 400_000
-"""What `--work-budget` allows by default: tile steps of the simulator (about what it runs in
-tens of seconds)."""
-
-
-def work_tiles(fn: FuncOp) -> int:
-    """The simulator's work, roughly: per tg op its result's 32x32 tiles, times the inner
-    dimension's tiles for a matmul, and every operand's tiles."""
-
-    def tiles(t) -> int:
-        shape = list(t.get_shape()) if hasattr(t, "get_shape") else []
-        rows, cols = (shape + [1, 1])[:2] if len(shape) >= 2 else (1, shape[0] if shape else 1)
-        return -(-rows // 32) * -(-cols // 32)
-
-    total = 0
-    for op in fn.body.walk():
-        if not isinstance(op, tg.TgOp):
-            continue
-        out = sum(tiles(r.type) for r in op.results)
-        if isinstance(op, tg.MatmulOp):
-            out *= -(-op.a.type.get_shape()[-1] // 32)
-        elif isinstance(op, tg.AttentionOp):
-            out *= -(-op.k.type.get_shape()[0] // 32)
-        total += out + sum(tiles(v.type) for v in op.operands)
-    return total
-
-
-def check_budget(what: str, needed: int, budget: int) -> None:
-    if needed > budget:
-        raise OverBudget(
-            f"{what} would need about {needed} bytes ({needed / 2**30:.2f} GiB), over the memory "
-            f"budget of {budget} bytes ({budget / 2**30:.2f} GiB); --memory-budget=BYTES raises it"
-        )
 
 
 def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
@@ -378,6 +311,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="on a mesh target, split every op that can be (tensor-parallel{prefer-sharded=true}) "
         "even where replicating it is cheaper",
     )
+    parser.add_argument("--prefer-experts", action="store_true", help="MoEs take the experts plan")
     parser.add_argument(
         "--distributed-norm",
         choices=NORM_MODES,
@@ -403,8 +337,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.reference_only and not args.target:
         parser.error("--target is required (or --reference-only)")
-    if mesh_named(args.target) is None and (args.prefer_sharded or args.distributed_norm):
-        flag = "--prefer-sharded" if args.prefer_sharded else "--distributed-norm"
+    meshed = [args.prefer_sharded, args.prefer_experts, args.distributed_norm is not None]
+    if mesh_named(args.target) is None and any(meshed):
+        flag = ("--prefer-sharded", "--prefer-experts", "--distributed-norm")[meshed.index(True)]
         parser.error(f"{flag} needs a mesh preset as --target (e.g. n300)")
     if args.work_budget < 0:
         parser.error(f"--work-budget must be a number of tile steps >= 0, got {args.work_budget}")
@@ -594,10 +529,10 @@ class Compiled:
     def compiled(self) -> ModuleOp:
         if self.module is None:
             fns = self.chain if self.args.chain else self.chain[0]
-            options: dict = {"accumulate": self.args.accumulate}
-            if self.mesh is not None:
-                options["prefer_sharded"] = self.args.prefer_sharded
-                options["distributed_norm"] = self.args.distributed_norm or NORM_DEFAULT
+            keys = ("prefer_sharded", "prefer_experts", "distributed_norm") if self.mesh else ()
+            options = {
+                k: v for k in ("accumulate", *keys) if (v := getattr(self.args, k)) is not None
+            }
             try:
                 self.module = compile_module(fns, self.args.target, **options)
             except InternalError:

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from spatial_dialect import sp, tg
 from spatial_dialect.mesh import CollectiveOp
+from spatial_dialect.mesh.interface import is_per_chip
 from spatial_dialect.passes.dram_layout import DramExceeded, check_dram
 from spatial_dialect.passes.link import (
     attention,
@@ -141,7 +142,7 @@ class LinkFunction(RewritePattern):
                     "collectives"
                 )
         try:
-            mesh_attrs = steps.entry_mesh_attributes(op)
+            steps.entry_mesh_attributes(op, {})
         except VerifyException as err:  # the interface's refusal, at the function
             op.emit_error(str(err), err)
         ops = [o for o in body if isinstance(o, tg.TgOp | CollectiveOp)]
@@ -163,6 +164,7 @@ class LinkFunction(RewritePattern):
             self.fmt,
             sections=taken,
             kv_splits=self.kv_splits,
+            per_chip=is_per_chip(op),
         )
         sections: list[Operation] = []
         for o in ops:
@@ -189,10 +191,10 @@ class LinkFunction(RewritePattern):
             sections += made
         entry = sp.EntryOp(
             op.sym_name.data,
-            [ctx.names[a] for a in op.body.block.args],
+            [*(ctx.names[a] for a in op.body.block.args), *ctx.chip_firsts],
             [ctx.names[v] for v in (ret.operands if ret else ())],
         )
-        entry.attributes.update(mesh_attrs)
+        entry.attributes.update(steps.entry_mesh_attributes(op, ctx.chip_firsts))
         entry.location = op.location
         rewriter.replace(op, [entry, *sections], [])
 

@@ -172,6 +172,12 @@ class LinkContext:
     writes: dict[str, int] = field(default_factory=dict)
     """How many linked ops have written each DRAM tensor name so far (a value is its name and
     this count: what names an activation's Q8_0 view)."""
+    per_chip: bool = False
+    """Linking a per-chip function (one chip of a mesh deployment, docs/mesh.md)."""
+    chip_firsts: dict[str, int] = field(default_factory=dict)
+    """The inputs a linked op added for the host to supply per chip: name -> H, chip c's value
+    c x H (a tg.moe's first held expert, link/moe.py); the entry lists them after the
+    function's arguments (steps.chip_inputs)."""
 
     @property
     def tile(self) -> tuple[int, int]:
@@ -187,6 +193,11 @@ class LinkContext:
 
     def layout(self, value: SSAValue) -> Layout:
         return self.prelude.layout(value)
+
+    def chip_first(self, name: str, held: int) -> sp.TensorOp:
+        """The [1, 1] i32 input `name` whose value on chip c is c x `held` (chip_firsts)."""
+        self.chip_firsts[name] = held
+        return self.scratch(name, (1, 1), IntegerType(32), TensorRole.INPUT)
 
     def section_name(self, base: str) -> str:
         """A section name not used yet in this module: the tensor it writes, made unique."""

@@ -24,6 +24,14 @@ only-what-it-routes-to), recorded on every expert GEMM as `moe`:
   T * k >= E (a prefill). A step of 1 < T with T * k < E still reads E experts: the gathered
   form indexes one token's experts, and no form yet gathers per token.
 
+A chip of the tensor-parallel `experts` plan (experts_held H < E: chip c holds experts
+c x H .. c x H + H - 1, its stacked matrices H experts tall) gets an input `y__first` ([1, 1] i32,
+chip c's value c x H) that the host supplies per chip (LinkContext.chip_first; the entry's
+`mesh.chip_firsts`): SPMD sections are the same on every chip, so which experts a chip holds
+must come from its data. Every route section reads it (sp.route `first ... held H`): ids count
+from it (a pick the chip does not hold: id 0, weight 0), and the dense form's H instances are
+experts first .. first + H - 1. A whole function holding fewer than E experts is refused.
+
 An expert's blocks start at multiples of D (gate, up) and F (down) rows, which must be whole
 tiles (NotLowered otherwise).
 """
@@ -70,15 +78,17 @@ def gathered(op: tg.MoeOp) -> bool:
 def plan_reason(ctx: LinkContext, op: tg.MoeOp) -> str:
     """The `moe` decision with its numbers: which experts are read, their bytes, the other form's."""
     t, _, e, _ = op.sizes()
-    k = op.top_k.value.data
+    k, h = op.top_k.value.data, op.held()
     each = expert_bytes(ctx, op)
+    # a chip of the `experts` plan holds h of the e experts (c x h .. c x h + h - 1)
+    chip = f" of this chip's {h} (experts c x {h} .. c x {h} + {h - 1})" if h < e else ""
     if gathered(op):
         return (
-            f"gathered: T = 1 token reads its {k} of {e} experts, {k} x {each} = {k * each} "
-            f"bytes; dense would read {e} x {each} = {e * each}"
+            f"gathered: T = 1 token reads its {k} of {e} experts{chip}, {k} x {each} = "
+            f"{k * each} bytes; dense would read {h} x {each} = {h * each}"
         )
     return (
-        f"dense: T = {t} tokens read every expert once, {e} x {each} = {e * each} bytes "
+        f"dense: T = {t} tokens read every expert{chip} once, {h} x {each} = {h * each} bytes "
         f"(min(E, T*k) = min({e}, {t * k}) = {min(e, t * k)}); gathering would read "
         f"T*k = {t * k} experts"
     )
@@ -96,15 +106,16 @@ class MoeLinker:
         self.elt: Attribute = t.element_type
         self.dtype = str(self.elt)
         self.reason = plan_reason(ctx, op)
+        self.held = op.held()
         self.sections: list[sp.ProgramOp] = []
+        self.first: sp.TensorOp | None = None
 
     def check(self) -> None:
-        held = self.op.held()
-        if held != self.e:
-            # the held experts' ids depend on the chip (experts_held): no section knows its chip
+        if self.held < self.e and not self.ctx.per_chip:
             raise NotLowered(
-                f"{self.op.name}: holds {held} of the router's {self.e} experts (experts_held, "
-                "the tensor-parallel experts plan); link lowers a MoE holding every expert only"
+                f"{self.op.name}: holds {self.held} of the router's {self.e} experts "
+                "(experts_held, the tensor-parallel experts plan): a chip's share, which only a "
+                "per-chip function over a mesh has"
             )
         tr = self.ctx.tile[0]
         for name, rows in (("w_gate and w_up", self.d), ("w_down", self.f)):
@@ -152,8 +163,14 @@ class MoeLinker:
         # the whole row of logits, read once per item: one page (512 experts' logits are 16
         # f32 tiles, which two pages would put over a GPU block's 99 KiB)
         in0 = s.fifo("in0", src, "h", "kw", depth=1)
+        first = None
+        if self.first is not None:
+            s.declare(self.first)
+            first = s.fifo("first", self.first, 1, 1)
         out = s.fifo("out", out_t, "h", 1)
         s.load(src, AccessAttr.of(R0, K0, "h", "kw"), in0)
+        if self.first is not None and first is not None:
+            s.load(self.first, AccessAttr.of(ZERO, ZERO, 1, 1), first)
         op = self.op
         s.stage(
             RouteOp(
@@ -166,6 +183,8 @@ class MoeLinker:
                 at,
                 self.e,
                 self.t,
+                first=first,
+                held=self.held if first is not None else None,
             )
         )
         s.store(out, out_t, AccessAttr.of(R0, C0, "h", 1))
@@ -230,12 +249,14 @@ class MoeLinker:
 
     def link(self) -> list[sp.ProgramOp]:
         self.check()
+        if self.held < self.e:  # a chip of the `experts` plan: its first held expert, an input
+            self.first = self.ctx.chip_first(f"{self.y}__first", self.held)
         op = self.op
         logits = self.scratch("logits", self.e, F32, TensorRole.SCRATCH)
         self.gemm(self.x(), self.weight(op.router), logits)
         logits_in = self.scratch("logits", self.e, F32, TensorRole.INPUT)
         acc = self.shared()
-        instances = op.top_k.value.data if gathered(op) else self.e
+        instances = op.top_k.value.data if gathered(op) else self.held
         tr = self.ctx.tile[0]
         gate, up, down = (self.weight(v) for v in (op.w_gate, op.w_up, op.w_down))
         for i in range(instances):

@@ -16,10 +16,17 @@ verified first (`interface.verify_interface`), so the executors read them from t
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.ir import Attribute, SSAValue
 
 from spatial_dialect.mesh import CollectiveOp, StepOp
-from spatial_dialect.mesh.interface import entry_attributes, is_per_chip, verify_interface
+from spatial_dialect.mesh.interface import (
+    ENTRY_CHIP_FIRSTS,
+    chip_firsts_placement,
+    entry_attributes,
+    is_per_chip,
+    verify_interface,
+)
 
 
 def step(op: CollectiveOp, names: dict[SSAValue, str]) -> StepOp:
@@ -40,9 +47,17 @@ def step(op: CollectiveOp, names: dict[SSAValue, str]) -> StepOp:
     return s
 
 
-def entry_mesh_attributes(f: func.FuncOp) -> dict[str, Attribute]:
+def entry_mesh_attributes(f: func.FuncOp, firsts: dict[str, int]) -> dict[str, Attribute]:
     """The placements the entry of `f` carries: none for a whole function; for a per-chip one, its
-    verified interface (a refusal is reported at the function)."""
+    verified interface (a refusal is reported at the function), then the chip-first inputs link
+    added (`firsts`: name -> H, interface.ENTRY_CHIP_FIRSTS), which only a chip of a mesh has."""
     if not is_per_chip(f):
         return {}
-    return entry_attributes(*verify_interface(f))
+    ins, outs = verify_interface(f)
+    if not firsts:
+        return entry_attributes(ins, outs)
+    mesh = ins[0].sharding if ins else outs[0].sharding
+    first = chip_firsts_placement(mesh.mesh.data, len(mesh.placements))
+    attrs = entry_attributes([*ins, *[first] * len(firsts)], outs)
+    attrs[ENTRY_CHIP_FIRSTS] = DictionaryAttr({n: IntegerAttr(h, 64) for n, h in firsts.items()})
+    return attrs

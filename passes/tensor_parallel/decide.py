@@ -66,9 +66,8 @@ class Decider:
     """Take a sharded plan wherever one can run, the cheapest of them (tt-metal's fixed layouts
     at any size); the prices still rank the sharded plans and are recorded."""
     prefer_experts: bool = False
-    """Take a tg.moe's ``experts`` plan wherever it can run. Without it, ``experts`` is priced and
-    recorded as the runner-up but never taken: link does not lower a chip's share of the experts
-    yet (docs/tensor-parallel.md#what-is-left), so taking it would refuse programs that run."""
+    """Take a tg.moe's ``experts`` plan wherever it can run (the tests' forcing hook, as
+    ``prefer_sharded`` is); without it ``experts`` is ranked by its price like every plan."""
     replicate_all: bool = False
     """Take every op's replicate plan (the deployment-level alternative, __init__.per_chip); the
     other plans are still priced and the best of them recorded as the runner-up."""
@@ -247,21 +246,10 @@ class Decider:
             # forced: the runner-up is the best plan of another kind (the replicated norm), not
             # the same plan over another axis group
             priced[1:] = sorted(priced[1:], key=lambda p: p[3].name in NORM_PLANS)
-        held_back = not self.prefer_experts and best.name != "experts"
-        if held_back and len(priced) > 2:
-            # an `experts` plan cheaper than the one taken is the runner-up (preference, above)
-            ex = min(
-                (p for p in priced[1:] if p[3].name == "experts"), default=None, key=lambda p: p[0]
-            )
-            if ex is not None and ex[0] < priced[1][0]:
-                priced.remove(ex)
-                priced.insert(1, ex)
         if len(priced) > 1:
             ru_us, ru_n, _, ru = priced[1]
             if ru_us < us:
                 runner = f"{ru.label}: {ru_us:.3f} us (faster by {us - ru_us:.3f} us)"
-                if ru.name == "experts" and held_back:
-                    runner += " not taken: link does not lower a chip's share of the experts yet"
             elif round(ru_us, 3) == round(us, 3):
                 runner = f"{ru.label}: {ru_us:.3f} us (as fast, with {ru_n} collectives)"
             else:
@@ -289,12 +277,8 @@ class Decider:
         """The rank a plan is taken in before its price (lower first): the options' preferences."""
         if self.replicate_all:
             return int(plan.name != "replicate")
-        if plan.name == "experts":
-            # link does not lower a chip's share of the experts yet (docs/tensor-parallel.md#
-            # what-is-left): taken by price, it would make the compiler refuse its own output
-            # (Qwen3-30B-A3B's prefill on a galaxy), so it is taken only when asked for and is
-            # otherwise the priced runner-up
-            return 0 if self.prefer_experts else 2
+        if self.prefer_experts and plan.name == "experts":
+            return 0
         if self.prefer_sharded and plan.name == "replicate":
             return 2
         return 1

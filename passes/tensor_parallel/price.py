@@ -16,7 +16,10 @@ Decided here, and why:
   slowest): at T = 1 the exact expected maximum of the k-subset's counts over the E / H chips
   (multivariate hypergeometric), at T > 1 that of E / H independent Binomial(H, p). A chip
   holding every expert (``ffn``, ``replicate``) reads the mean, E x p, each expert at its local
-  width. :func:`moe_reads` is the one definition; the decision records its numbers.
+  width. :func:`moe_reads` is the one definition; the decision records its numbers. What a chip
+  is priced to read is what link lowers (:func:`linked_reads`): at T = 1 the gathered form reads
+  k blocks on every chip whatever it holds (a pick it does not hold reads a held block at
+  weight 0), so ``experts`` does not win a decode step by routing.
 - **A collective's time is `targets/collectives.price`** on the bytes the mesh dialect prices it
   on (an all_gather's result, the input of the others), the number `passes/mesh_prices.cost_of`
   later writes on the op, so the decision and the IR agree.
@@ -82,7 +85,7 @@ def op_us(
         # the experts' matrices (operands 2..4) are read only where routed (module docstring)
         experts = sum(nbytes(t) for t in operands[2:5])
         held = operands[2].get_shape()[0] // op.sizes()[1]
-        moved += experts * (moe_reads(op, held)[1] / held - 1)
+        moved += experts * (linked_reads(op, held) / held - 1)
     cycles = moved / chip.dram_bytes_per_cycle
     if isinstance(op, AttentionOp):
         t_rows, q_cols = operands[0].get_shape()
@@ -131,6 +134,15 @@ def moe_reads(op: MoeOp, held: int) -> tuple[float, float]:
     return held * p, worst
 
 
+def linked_reads(op: MoeOp, held: int) -> float:
+    """The experts a chip holding ``held`` reads as link lowers the op (link/moe.py): at T = 1
+    the gathered form's k slots each read one block on every chip, a pick another chip holds
+    reading held block 0 at weight 0 (no section skips a load by a routed id); at T > 1 the
+    busiest chip's expected touched experts (moe_reads)."""
+    t = op.sizes()[0]
+    return float(op.top_k.value.data) if t == 1 else moe_reads(op, held)[1]
+
+
 def moe_note(op: MoeOp, chips: int) -> str:
     """The routing the MoE's plans were priced at, with the experts each reads (moe_reads)."""
     t, _, e, _ = op.sizes()
@@ -146,6 +158,8 @@ def moe_note(op: MoeOp, chips: int) -> str:
             f", one holding {e // chips} reads {mean:.2f} on average and {worst:.2f} on the "
             f"busiest of {chips} chips"
         )
+        if t == 1:
+            line += f"; linked, a decode step reads a block per slot ({k}) on every chip"
     return line
 
 

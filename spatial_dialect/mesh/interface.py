@@ -53,6 +53,10 @@ ENTRY_OUTPUT_BLOCKS = "mesh.output_blocks"
 """The attributes of a linked deployment's ``sp.entry``: one sharding and one repeat per input and
 output, in the entry's order (the function's args and results); the blocks lists only where a
 placement has blocks."""
+ENTRY_CHIP_FIRSTS = "mesh.chip_firsts"
+"""``{name = H}``: entry inputs link added after the function's arguments, which the host supplies
+per chip: chip c's value is c x H (a [1, 1] i32, its whole tensor [chips, 1] split on dim 0 over
+every axis; a tg.moe's first held expert under the `experts` plan, docs/tensor-parallel.md)."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,24 @@ def entry_attributes(
         if any(p.blocks != 1 for p in ps):
             out[key] = ArrayAttr(IntegerAttr(p.blocks, 64) for p in ps)
     return out
+
+
+def chip_firsts_placement(mesh: str, rank: int) -> Placement:
+    """How a chip-first input (ENTRY_CHIP_FIRSTS) lies: its whole [chips, 1] split on dim 0 over
+    every axis, so chip c (row-major) holds row c."""
+    return Placement(ShardingAttr(mesh, ["shard(0)"] * rank))
+
+
+def entry_chip_firsts(attributes: dict[str, Attribute]) -> dict[str, int]:
+    """The entry's chip-first inputs (ENTRY_CHIP_FIRSTS): name -> H."""
+    firsts = attributes.get(ENTRY_CHIP_FIRSTS)
+    if firsts is None:
+        return {}
+    if not isinstance(firsts, DictionaryAttr) or not all(
+        isinstance(v, IntegerAttr) for v in firsts.data.values()
+    ):
+        raise MeshVerifyError(f"sp.entry: {ENTRY_CHIP_FIRSTS} must be a dictionary of integers")
+    return {k: v.value.data for k, v in firsts.data.items()}  # type: ignore[union-attr]
 
 
 def entry_placements(

@@ -11,8 +11,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
 )
@@ -33,6 +35,7 @@ from spatial_dialect.sp.syntax import (
     IntValue,
     int_attr,
     int_prop,
+    opt_int_prop,
 )
 
 ROUTE_PICKS = ("id", "weight", "expert")
@@ -51,10 +54,18 @@ class RouteOp(StageOp):
     the lower index; the top_k weights are the scores (softmax over the row, or sigmoid) of the
     chosen, divided by their sum with `renormalize`. Push one [h, 1] page whose column 0 holds,
     per row, what `pick` names (ROUTE_PICKS), zero elsewhere and past `rows`.
+
+    `first %f held H` (a chip of the tensor-parallel `experts` plan, which holds the router's
+    experts first .. first + H - 1; %f pops one [1, 1] page of i32 whose element [0, 0] is
+    `first`, the chip's own input): the experts are still ranked over all `cols` (every chip
+    picks the same global top_k), but ids are counted from `first` and a chosen expert the chip
+    does not hold has weight 0 and id 0 (a held block, read for nothing: an indexed load never
+    runs past the chip's H experts); pick "expert" at i is expert first + i.
     """
 
     name = "sp.route"
     x = operand_def(BufferType)
+    first = opt_operand_def(BufferType)
     out = operand_def(BufferType)
     top_k_attr = int_prop("top_k")
     scores = prop_def(StringAttr)
@@ -63,17 +74,21 @@ class RouteOp(StageOp):
     at_attr = int_prop("at")
     cols_attr = int_prop("cols")
     rows_attr = int_prop("rows")
+    held_attr = opt_int_prop("held")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = section_traits()
     custom_directives = (Engine,)
     assembly_format = (
-        "$x `->` $out `top_k` $top_k `scores` $scores (`renormalize` $renormalize^)? `pick` "
-        "$pick `at` $at `cols` $cols `rows` $rows " + ON_ENGINE
+        "$x (`first` $first^)? `->` $out `top_k` $top_k `scores` $scores (`renormalize` "
+        "$renormalize^)? `pick` $pick `at` $at `cols` $cols `rows` $rows (`held` $held^)? "
+        + ON_ENGINE
     )
 
     top_k = IntValue("top_k")
     at = IntValue("at")
     cols = IntValue("cols")
     rows = IntValue("rows")
+    held = IntValue("held")
 
     def __init__(
         self,
@@ -87,9 +102,11 @@ class RouteOp(StageOp):
         cols: int,
         rows: int,
         engine: Attribute | None = None,
+        first: SSAValue | None = None,
+        held: int | None = None,
     ):
         super().__init__(
-            operands=[x, out],
+            operands=[x, first, out],
             properties={
                 "top_k": int_attr(top_k),
                 "scores": StringAttr(scores),
@@ -98,6 +115,7 @@ class RouteOp(StageOp):
                 "at": int_attr(at),
                 "cols": int_attr(cols),
                 "rows": int_attr(rows),
+                "held": None if held is None else int_attr(held),
                 "engine": engine,
             },
         )
@@ -121,7 +139,18 @@ class RouteOp(StageOp):
             raise VerifyException(
                 f"{self.stage_name()}: top_k {self.top_k} outside [1, {self.cols}]"
             )
+        if (self.first is None) != (self.held_attr is None):
+            raise VerifyException(f"{self.stage_name()}: `first` and `held` come together")
+        if self.first is not None:
+            if fifo_of(self, self.first, "first").elt != IntegerType(32):
+                raise TypeMismatch(f"{self.stage_name()}: reads its first expert as i32")
+            if not 0 < self.held < self.cols:
+                raise VerifyException(
+                    f"{self.stage_name()}: held {self.held} outside [1, {self.cols})"
+                )
         bound = self.cols if pick == "expert" else self.top_k
+        if pick == "expert" and self.first is not None:
+            bound = self.held
         if not 0 <= self.at < bound:
             raise VerifyException(f"{self.stage_name()}: at {self.at} outside [0, {bound})")
 

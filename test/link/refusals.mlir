@@ -50,9 +50,10 @@ func.func @ragged(%x: tensor<1x40xf32>, %r: tensor<40x4xf32>, %g: tensor<160x32x
 
 // -----
 
-// A chip's share of the experts (experts_held): which experts it holds depends on the chip.
+// A chip's share of the experts (experts_held) in a whole function: no chip to hold them (a
+// per-chip function links it: test/link/mesh/moe_experts.mlir).
 func.func @held(%x: tensor<1x64xf32>, %r: tensor<64x4xf32>, %g: tensor<128x32xf32>, %u: tensor<128x32xf32>, %d: tensor<64x64xf32>) -> tensor<1x64xf32> {
   %y = tg.moe %x, %r, %g, %u, %d top_k 2 scores "softmax" experts_held 2 : (tensor<1x64xf32>, tensor<64x4xf32>, tensor<128x32xf32>, tensor<128x32xf32>, tensor<64x64xf32>) -> tensor<1x64xf32>
   func.return %y : tensor<1x64xf32>
 }
-// CHECK: refusals.mlir:55:3: error: NotLowered: tg.moe: holds 2 of the router's 4 experts (experts_held, the tensor-parallel experts plan); link lowers a MoE holding every expert only
+// CHECK: refusals.mlir:56:3: error: NotLowered: tg.moe: holds 2 of the router's 4 experts (experts_held, the tensor-parallel experts plan): a chip's share, which only a per-chip function over a mesh has

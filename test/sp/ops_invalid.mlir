@@ -238,3 +238,32 @@ sp.program @g op "tg.set_rows" kind scatter phase linked tile 32x32 {
   sp.scatter %rows -> @cache at @pos[r0, c0] x [1, w] count 8
 }
 // CHECK: scatter rows -> @cache: @cache holds f32 stored as f32 but buffer rows holds bf16 stored as bf16
+
+// -----
+
+sp.program @r op "tg.moe" kind route phase linked tile 32x32 {
+  %in0 = sp.fifo "in0" depth 1 page [h, kw] f32 tile_bytes 4096
+  %first = sp.fifo "first" depth 2 page [1, 1] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [h, 1] f32 tile_bytes 4096
+  sp.route %in0 first %first -> %out top_k 2 scores "softmax" pick "weight" at 0 cols 4 rows 1 held 2
+}
+// CHECK: route weight 0: reads its first expert as i32
+
+// -----
+
+sp.program @r op "tg.moe" kind route phase linked tile 32x32 {
+  %in0 = sp.fifo "in0" depth 1 page [h, kw] f32 tile_bytes 4096
+  %first = sp.fifo "first" depth 2 page [1, 1] i32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [h, 1] f32 tile_bytes 4096
+  sp.route %in0 first %first -> %out top_k 2 scores "softmax" pick "expert" at 2 cols 4 rows 1 held 2
+}
+// CHECK: route expert 2: at 2 outside [0, 2)
+
+// -----
+
+sp.program @r op "tg.moe" kind route phase linked tile 32x32 {
+  %in0 = sp.fifo "in0" depth 1 page [h, kw] f32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [h, 1] f32 tile_bytes 4096
+  sp.route %in0 -> %out top_k 2 scores "softmax" pick "weight" at 0 cols 4 rows 1 held 2
+}
+// CHECK: route weight 0: `first` and `held` come together

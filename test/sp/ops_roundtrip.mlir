@@ -151,3 +151,16 @@ sp.program @c op "tg.matmul" kind gemm phase tiled tile 32x32 {
 // CHECK:         %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
 // CHECK:         sp.matmul_tiles %in0, %in1 -> %out acc %dst partials %partials
 // CHECK-GENERIC: "sp.matmul_tiles"(%in0, %in1, %out, %dst, %partials)
+
+// -----
+
+// A route of a chip of the experts plan: its first held expert from a [1, 1] i32 page, 2 held.
+sp.program @y__id0 op "tg.moe" kind route phase linked tile 32x32 {
+  %in0 = sp.fifo "in0" depth 1 page [h, kw] f32 tile_bytes 4096
+  %first = sp.fifo "first" depth 2 page [1, 1] i32 tile_bytes 4096
+  %out = sp.fifo "out" depth 2 page [h, 1] i32 tile_bytes 4096
+  sp.route %in0 first %first -> %out top_k 2 scores "softmax" renormalize pick "id" at 0 cols 4 rows 1 held 2
+}
+// CHECK-LABEL: sp.program @y__id0 op "tg.moe" kind route
+// CHECK:         sp.route %in0 first %first -> %out top_k 2 scores "softmax" renormalize pick "id" at 0 cols 4 rows 1 held 2
+// CHECK-GENERIC: "sp.route"(%in0, %first, %out) <{top_k = 2 : i64, scores = "softmax", renormalize, pick = "id", at = 0 : i64, cols = 4 : i64, rows = 1 : i64, held = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1>}>

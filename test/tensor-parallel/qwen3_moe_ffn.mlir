@@ -1,9 +1,10 @@
 // A mixture of experts at real sizes is split by its experts' FFN width (issue 23): every chip
 // holds all E experts, each of F / chips columns, and routes every token with the whole router;
 // w_down's rows are split within each expert's block (mesh.blocks = E). The MoE's result is a
-// partial sum, all-reduced before the residual add. Its runner-up is the experts plan (64 whole
-// experts a chip), priced at uniform routing: a decode token's 8 picks touch 4 of a chip's 64 on
-// average but 5.06 on the busiest chip, against 8 experts at half width under ffn.
+// partial sum, all-reduced before the residual add. Its runner-up is replicating it: the experts
+// plan (64 whole experts a chip) would touch 4 of a chip's 64 on average under uniform routing
+// but 5.06 on the busiest chip, and linked, a decode step reads a whole block for each of its 8
+// slots on every chip, against 8 experts at half width under ffn.
 // Qwen3-30B-A3B over an N300: 128 experts of 768 columns, 384 a chip.
 // RUN: spatial-opt %examples/qwen3_30b_a3b_decode.mlir -p 'tensor-parallel{mesh=n300}' | filecheck %s
 // Qwen3-Next-80B-A3B over an N300: its shared expert splits alike, its sigmoid gate replicated.
@@ -15,7 +16,7 @@
 // CHECK-SAME: %experts_gate: tensor<262144x384xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(1)]>}
 // CHECK-SAME: %experts_up: tensor<262144x384xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(1)]>}
 // CHECK-SAME: %experts_down: tensor<49152x2048xbf16> {mesh.sharding = #mesh.sharding<@n300, [shard(0)]>, mesh.blocks = 128 : i64}
-// CHECK:      %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down top_k 8 scores "softmax" renormalize true {tp.plan = "ffn", tp.us = {{[0-9.e+]+}} : f64, tp.runner_up = "experts: {{[0-9.]+}} us (slower by {{[0-9.]+}} us); priced at uniform routing: 1 token(s) x 8 of 128 experts; a chip holding every expert reads 8.00, one holding 64 reads 4.00 on average and 5.06 on the busiest of 2 chips"
+// CHECK:      %moe = tg.moe %n2, %router, %experts_gate, %experts_up, %experts_down top_k 8 scores "softmax" renormalize true {tp.plan = "ffn", tp.us = {{[0-9.e+]+}} : f64, tp.runner_up = "replicate: {{[0-9.]+}} us (slower by {{[0-9.]+}} us); priced at uniform routing: 1 token(s) x 8 of 128 experts; a chip holding every expert reads 8.00, one holding 64 reads 4.00 on average and 5.06 on the busiest of 2 chips; linked, a decode step reads a block per slot (8) on every chip"
 // CHECK-NEXT: %moe_1 = mesh.all_reduce %moe axis 0 from #mesh.sharding<@n300, [partial(sum)]> to #mesh.sharding<@n300, [replicate]> reason "tg.moe (ffn) leaves %moe a partial sum over axis 0; tg.add (replicate) reads it replicated
 // CHECK-NEXT: %out = tg.add %h2, %moe_1
 

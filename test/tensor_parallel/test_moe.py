@@ -116,13 +116,14 @@ def test_the_tiny_moe_examples_keep_their_meaning_on_n300(example):
     assert _moe_of(fn).attributes["tp.plan"].data == "ffn"
 
 
-def test_a_width_that_is_not_whole_tiles_per_chip_is_replicated():
+def test_a_width_that_is_not_whole_tiles_per_chip_takes_experts():
     """The tiny examples' experts are 64 wide: 16 per chip on 4 chips, which link cannot read
-    from a tile boundary, so the MoE stays whole, and the refusal names the numbers."""
+    from a tile boundary, so ffn is refused with the numbers, and the sharded plan that runs is
+    experts (2 whole experts a chip), linked and simulated."""
     module = parse_module((EXAMPLES / "tiny_moe_decode.mlir").read_text())
-    fn = _deploy(module, "p150x4", simulate=False)
+    fn = _deploy(module, "p150x4", simulate=True)
     moe = _moe_of(fn)
-    assert moe.attributes["tp.plan"].data == "replicate"
+    assert moe.attributes["tp.plan"].data == "experts" and moe.held() == 2
     assert (
         "ffn: F 64 does not split over 4 chips in whole 32-row tiles"
         in moe.attributes["tp.runner_up"].data
@@ -150,8 +151,9 @@ def test_the_30b_moe_is_split_by_price(mesh):
     runner = _moe_of(fn).attributes["tp.runner_up"].data
     assert _moe_of(fn).attributes["tp.plan"].data == "ffn"
     assert "(slower by" in runner and "priced at uniform routing: 1 token(s) x 8 of 128" in runner
-    # n300's runner-up is the experts plan; t3k's, ffn over its 4-chip axis alone
-    assert runner.startswith({"n300": "experts: ", "t3k": "ffn over axis 1: "}[mesh])
+    # n300's runner-up is replicating (experts reads the same 8 whole blocks a chip in decode,
+    # price.linked_reads, and adds an all_reduce); t3k's, ffn over its 4-chip axis alone
+    assert runner.startswith({"n300": "replicate: ", "t3k": "ffn over axis 1: "}[mesh])
     assert _placement_of(fn, "w_down").blocks == 128
 
 

@@ -105,16 +105,27 @@ def test_every_chip_must_take_its_own_experts():
     assert not np.allclose(bad, ref, rtol=1e-3, atol=1e-3)
 
 
-def test_the_30b_moe_takes_ffn_by_price_and_records_experts():
+def test_the_30b_moe_takes_ffn_by_price_in_decode():
     """At Qwen3-30B-A3B's decode on p150x4 the ffn plan reads 8 experts at a quarter width; the
-    experts plan's busiest chip reads 3.49 of its 32 on average (uniform routing), so it loses."""
+    experts plan's busiest chip would touch 3.49 of its 32 (uniform routing), but linked, each
+    of the 8 slots reads a whole held block on every chip (price.linked_reads), so it loses."""
     module = parse_module((EXAMPLES / "qwen3_30b_a3b_decode.mlir").read_text())
     TensorParallelPass("p150x4").apply(Context(), module)
     moe = _moe_of(_fn(module))
     runner = moe.attributes["tp.runner_up"].data
     assert moe.attributes["tp.plan"].data == "ffn"
-    assert runner.startswith("experts: ") and "(slower by" in runner
     assert "one holding 32 reads 2.00 on average and 3.49 on the busiest of 4 chips" in runner
+    assert runner.endswith("linked, a decode step reads a block per slot (8) on every chip")
+
+
+def test_the_30b_prefill_takes_experts_by_price_on_a_galaxy():
+    """On a galaxy ffn splits over the 8-chip axis alone (768 / 32 is not whole tiles), and the
+    experts plan (4 whole experts a chip) is cheaper: it is taken, ffn recorded as the runner-up."""
+    module = parse_module((EXAMPLES / "qwen3_30b_a3b_prefill.mlir").read_text())
+    TensorParallelPass("galaxy").apply(Context(), module)
+    moe = _moe_of(_fn(module))
+    assert moe.attributes["tp.plan"].data == "experts" and moe.held() == 4
+    assert moe.attributes["tp.runner_up"].data.startswith("ffn over axis 0: 594.883 us (slower")
 
 
 def test_experts_that_do_not_divide_are_refused_by_name():

@@ -22,6 +22,10 @@ Decided here, and why:
   of sharding and unsharding with a repeat, which the mesh reference uses too.
 - **A partial input's addends are drawn from a fixed seed**: the split into addends is no part
   of the inputs a run is seeded with, and a rerun must see the same numbers.
+- **A chip-first input is the host's** (`mesh.chip_firsts`, docs/tensor-parallel.md#an-moe-by-
+  experts): link adds it after the function's arguments, so a caller passes the function's whole
+  inputs and `shard_inputs` adds each one's whole [chips, 1] i32 (row c: c x H), split by rows
+  as any input is: the executors and the printed programs receive it as any other shard.
 - **A per-chip function's reference is the mesh's** (mesh_reference.py): the single-device
   reference needs the WHOLE function, which a hand-written per-chip function does not have;
   spatial-run on a whole function and a mesh target compares with the whole function's reference.
@@ -40,6 +44,7 @@ from spatial_dialect import sp
 from spatial_dialect.mesh import Collective, MeshOp, StepOp, entry_dim
 from spatial_dialect.mesh.interface import (
     Placement,
+    entry_chip_firsts,
     entry_placements,
     interface,
     whole_type,
@@ -63,6 +68,8 @@ class Deployment:
     outputs: list[Placement]
     schedule: list[sp.ProgramOp | StepOp]
     """The sections and steps in execution order (the module's order)."""
+    chip_firsts: dict[str, int]
+    """The inputs the host supplies per chip, last in the entry: name -> H (chip c's is c x H)."""
 
     @property
     def chips(self) -> int:
@@ -92,7 +99,8 @@ def deployment_of(module: ModuleOp) -> Deployment | None:
     if mesh is None:
         raise EvaluationError(f"sp.entry is placed over mesh @{name}, which is not in the module")
     schedule = [op for op in module.body.block.ops if isinstance(op, sp.ProgramOp | StepOp)]
-    return Deployment(mesh.sizes, ins, outs, placed[0], placed[1], schedule)
+    firsts = entry_chip_firsts(dict(entry.attributes))
+    return Deployment(mesh.sizes, ins, outs, placed[0], placed[1], schedule, firsts)
 
 
 def whole_shapes(fn: func.FuncOp) -> dict[str, tuple[int, ...]]:
@@ -132,7 +140,14 @@ def stack(arrays: Sequence[np.ndarray], mesh_shape: Sequence[int]) -> np.ndarray
 
 
 def shard_inputs(dep: Deployment, whole: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Every entry input's stack from the function's whole inputs (entry order), the chip-first
+    inputs added (module docstring)."""
     rng = np.random.default_rng(PARTIAL_SEED)
+    firsts = [
+        (np.arange(dep.chips, dtype=np.int32) * h).reshape(dep.chips, 1)
+        for h in dep.chip_firsts.values()
+    ]
+    whole = [*whole, *firsts]
     return [
         collectives.shard(w, dep.mesh_shape, p.placements, rng, p.repeat, p.blocks)
         for w, p in zip(whole, dep.inputs, strict=True)

@@ -374,6 +374,12 @@ def run_route(sec: ProgramRun, op: RouteOp, run: SiteRun, item: int, k0: int | N
         ref.widen(x)[:rows, : op.cols], op.top_k, op.scores.data, op.renormalized()
     )
     pick, at = op.pick.data, op.at
+    if op.first is not None:  # a chip's held experts: ids from its first, the others weigh 0
+        first_f = run.buffers[sp.buffer_of(op.first)]
+        first = int((yield from take(first_f, (1, 1), who))[0, 0])
+        ids = ids - first
+        weights = np.where((ids >= 0) & (ids < op.held), weights, F32(0))
+        ids = np.where((ids >= 0) & (ids < op.held), ids, 0)
     out = run.buffers[sp.buffer_of(op.out)]
     page = np.zeros((h * th, tw), np.int64 if pick == "id" else F32)
     if pick == "id":

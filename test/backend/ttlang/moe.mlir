@@ -1,4 +1,7 @@
 // RUN: spatial-opt %s -p 'spatial-pipeline{target=wormhole_n150}' -t ttlang | filecheck %s
+// A chip of the experts plan (n300: 2 of the 4 experts a chip) reads its first held expert as a
+// [1, 1] tile, counts the columns from it and masks a pick another chip holds.
+// RUN: spatial-opt %s -p 'spatial-pipeline{target=n300 prefer-experts=true}' -t ttlang | filecheck %s --check-prefix=CHIP
 
 // tg.moe in decode (T = 1): the route sections rank the experts in block math (k times: the
 // row maximum, the least column index of a hit, that column knocked out) and push the chosen id
@@ -65,3 +68,19 @@ func.func @f(%x: tensor<1x64xbf16>, %r: tensor<64x4xbf16>, %g: tensor<256x32xbf1
 // CHECK: EXPERTS = {'g': 64, 'u': 64, 'd': 32}
 // CHECK: (section_3_y__gate0, ['x', ('g', 'y__id0'), 'y__gate0']),
 // CHECK: (section_6_y__down0, ['y__act0', ('d', 'y__id0'), 'y__down0']),
+
+// CHIP:      # section @y__id0: tg.moe
+// CHIP:      first_dfb = ttl.make_dataflow_buffer_like(t_y__first, shape=(1, 1), block_count=2)
+// CHIP:      first_dfb.wait() as f_blk,
+// CHIP:      idx = (
+// CHIP-NEXT:     ttl.block.broadcast(i_row, dims=[0], shape=(1, 1))
+// CHIP-NEXT:     - ttl.block.broadcast(f_blk, dims=[0, -1], shape=(1, 1))
+// CHIP:      mine = (
+// CHIP-NEXT:     ttl.math.sign(ttl.math.relu(idx - ttl.block.fill(-0.5, (1, 1))))
+// CHIP-NEXT:     * ttl.math.sign(ttl.math.relu(ttl.block.fill(1.5, (1, 1)) - idx))
+// CHIP:      picked = at * ttl.math.reduce_sum(one * mine, dims=[-1], shape=(1, 1))
+// CHIP:      tx = ttl.copy(t_y__first[0:1, 0:1], blk)
+// CHIP:      # section @y__weight0: tg.moe
+// CHIP:      picked = w * ttl.math.reduce_sum(one * mine, dims=[-1], shape=(1, 1))
+// CHIP:      EXPERTS = {'g': 64, 'u': 64, 'd': 32}
+// CHIP:      INPUTS = ['x', 'r', 'g', 'u', 'd', 'y__first']

@@ -352,10 +352,24 @@ v = tl.where(hit, float('-inf'), v)
 """)
     norm = " / total" if op.renormalized() else ""
     pick, at = op.pick.data, op.at
+    if op.first is not None:
+        # a chip of the experts plan: ids from its first held expert (its own input), a chosen
+        # expert it does not hold weighs 0 and reads held block 0 (sp.route)
+        ft = s.load_of(sp.buffer_of(op.first)).tensor.root_reference.data
+        # (not `first`: the kernel's loop names its first item so)
+        s.emit(f"e0 = tl.load({s.arg(ft)}).to(tl.int32)")
+        if pick == "id":
+            s.emit(f"""
+own = (at{at} >= e0) & (at{at} < e0 + {op.held})
+at{at} = tl.where(own, at{at} - e0, 0)
+""")
+        elif pick == "weight":
+            s.emit(f"w{at} = tl.where((at{at} >= e0) & (at{at} < e0 + {op.held}), w{at}, 0.0)")
+        at = f"e0 + {at}" if at else "e0"
     if pick == "id":
-        value = f"at{at}"
+        value = f"at{op.at}"
     elif pick == "weight":
-        value = f"w{at}{norm}"
+        value = f"w{op.at}{norm}"
     else:
         value = f"tl.sum(tl.where(xc[None, :] == {at}, chosen, 0.0), axis=1){norm}"
     s.emit(f"""

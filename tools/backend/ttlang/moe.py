@@ -33,6 +33,7 @@ from spatial_dialect.tools.backend.ttlang.stage import (
     const_read,
     eq,
     expr,
+    gt,
     input_engine,
     load_into,
     pad,
@@ -108,7 +109,7 @@ class RoutePrinter(StagePrinter):
             f"_route_neg_{s.cols}_{cp}": ((TILE, cp), f"_argmax_neg({s.cols}, {cp})"),
         }
         out.update([rows_mask(sec, s.rows, s.x)])
-        if s.pick.data == "expert":
+        if s.pick.data == "expert" and s.first is None:
             out[f"_route_at_{s.at}_{cp}"] = (
                 (TILE, cp),
                 f"np.repeat((np.arange({cp}) == {s.at})[None, :], {TILE}, 0).astype(np.float32)",
@@ -157,13 +158,28 @@ class RoutePrinter(StagePrinter):
         def wide(blk: str, shape: str = full) -> str:  # column 0 to every column
             return f"ttl.block.broadcast({blk}, dims=[-1], shape={shape})"
 
-        blks = ["i_row", "n_row"] + (["e_row"] if s.pick.data == "expert" else []) + ["m_blk"]
+        held = s.first is not None
+        at_row = s.pick.data == "expert" and not held
+        blks = ["i_row", "n_row"] + (["e_row"] if at_row else []) + ["m_blk"]
         waits = [f"{d}.wait() as {n}" for (_, d), n in zip(consts, blks, strict=True)]
+        if held:
+            waits.append(f"{sec.dfb(sp.buffer_of(s.first), r)}.wait() as f_blk")
         x = sec.dfb(sp.buffer_of(s.x), r)
         o = sec.dfb(sp.buffer_of(s.out), r)
         out(f"with {x}.wait() as x_blk, " + ", ".join(waits) + f", {o}.reserve() as o_blk:")
         with out.indent():
-            out(f"idx = {across('i_row')}")
+            if held:
+                # a chip of the experts plan: columns counted from its first held expert (its
+                # own input's element [0, 0] to every element), so `at` below is the chip's id
+                out(
+                    f"idx = {across('i_row')} - ttl.block.broadcast(f_blk, dims=[0, -1], "
+                    f"shape={full})"
+                )
+            else:
+                out(f"idx = {across('i_row')}")
+            if held and s.pick.data != "expert":
+                # 1 on the columns the chip holds (0 <= idx < held), 0 elsewhere
+                out(f"mine = {gt('idx', fill(-0.5))} * {gt(fill(s.held - 0.5), 'idx')}")
             out(f"lg = x_blk + {across('n_row')}")
             if s.scores.data == "softmax":
                 out(
@@ -196,11 +212,14 @@ class RoutePrinter(StagePrinter):
                 if s.pick.data in ("id", "weight"):
                     out(f"if j == {s.at}:")
                     with out.indent():
-                        out(f"picked = {'at' if s.pick.data == 'id' else 'w'}")
+                        picked = "at" if s.pick.data == "id" else "w"
+                        if held:  # an expert the chip does not hold: id 0, weight 0
+                            own = f"ttl.math.reduce_sum(one * mine, dims=[-1], shape={col})"
+                            picked = f"{picked} * {own}"
+                        out(f"picked = {picked}")
             if s.pick.data == "expert":
-                out(
-                    f"picked = ttl.math.reduce_sum(chosen * {across('e_row')}, dims=[-1], shape={col})"
-                )
+                sel = f"({eq('idx', fill(float(s.at)), full)})" if held else across("e_row")
+                out(f"picked = ttl.math.reduce_sum(chosen * {sel}, dims=[-1], shape={col})")
             if s.pick.data != "id" and s.renormalized():
                 # total's column 0 to every column: the zeros beside column 0 stay 0, not 0 / 0
                 out(f"picked = picked / {wide('total', col)}")
