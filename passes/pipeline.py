@@ -42,6 +42,7 @@ from spatial_dialect.mesh import MeshOp
 from spatial_dialect.passes.fuse_operands import FuseOperandsPass
 from spatial_dialect.passes.link import LinkPass
 from spatial_dialect.passes.place import PlacePass
+from spatial_dialect.passes.section_memo import once_per_distinct_section
 from spatial_dialect.passes.size_buffers import SizeBuffersPass
 from spatial_dialect.passes.target_choice import mesh_named
 from spatial_dialect.passes.tensor_parallel import TensorParallelPass
@@ -95,8 +96,17 @@ class SpatialPipelinePass(ModulePass):
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in self.passes():
+        passes = self.passes()
+        linked = next(i for i, p in enumerate(passes) if isinstance(p, LinkPass)) + 1
+        for p in passes[:linked]:
             p.apply(ctx, op)
+        # Each distinct linked section tiled, placed, fused and sized once (section_memo.py).
+        with once_per_distinct_section(op) as memo:
+            for p in passes[linked:]:
+                p.apply(ctx, op)
+        if memo.redo:
+            for p in passes[linked:]:
+                p.apply(ctx, op)
 
 
 def default_context() -> Context:
