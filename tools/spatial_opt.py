@@ -267,13 +267,16 @@ class SpatialOptMain(xDSLOptMain):
             raise UsageError(
                 explain_option_error(self.args.passes, self.available_passes, err)
             ) from None
-        # spatial-pipeline runs as its passes, so the per-pass flags see each of them. The module
-        # is verified before and after the pipeline, as before, not between its own passes.
+        # Under a per-pass flag, spatial-pipeline runs as its passes, so the flag sees each of
+        # them; otherwise as one pass, which tiles, places, fuses and sizes each distinct section
+        # once (passes/section_memo.py; the output is the same). The module is verified before
+        # and after the pipeline, as before, not between its own passes.
+        per_pass = self.args.time_passes or self.args.print_between_passes
         expanded: list = []
         inner: set[int] = set()  # ids of passes followed by another pass of the same pipeline
         for p in self.pipeline.passes:
             sub = getattr(p, "passes", None)
-            if p.name == "spatial-pipeline" and callable(sub):
+            if per_pass and p.name == "spatial-pipeline" and callable(sub):
                 parts = list(sub())
                 inner.update(id(q) for q in parts[:-1])
                 expanded.extend(parts)
