@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr
@@ -70,6 +70,8 @@ class _Copy:
 
 @dataclass
 class Memo:
+    """What `once_per_distinct_section` did: the sections it copied and those it could not."""
+
     copies: list[_Copy] = field(default_factory=list)
     redo: list[ProgramOp] = field(default_factory=list)
     """Sections put back linked because a copy could not be made (the module docstring): the
@@ -114,8 +116,11 @@ def once_per_distinct_section(module: ModuleOp) -> Iterator[Memo]:
         varying.setdefault(id(c.first), (c.first, set()))[1].update(c.names)
     # Per first section: where its result holds a name some copy renames (None: a copy cannot
     # be made by renaming, the module docstring).
+    # A first section a pass replaced rather than changed in place is not copied either.
     plans = {
-        i: _rename_plan(first, names) if _renames_cleanly(first, names) else None
+        i: _rename_plan(first, names)
+        if first.parent is block and _renames_cleanly(first, names)
+        else None
         for i, (first, names) in varying.items()
     }
 
@@ -131,7 +136,14 @@ def once_per_distinct_section(module: ModuleOp) -> Iterator[Memo]:
     _put_back(block, order, copied, placed)
 
 
-def _put_back(block, order, copied, make) -> None:  # type: ignore[no-untyped-def]
+def _put_back(
+    block: Block,
+    order: list[Operation],
+    copied: dict[int, _Copy],
+    make: Callable[[_Copy], Operation],
+) -> None:
+    """Each detached section's replacement (`make`) in its place of `order`, after the op
+    before it that is still in the block."""
     prev: Operation | None = None
     for op in order:
         c = copied.get(id(op))

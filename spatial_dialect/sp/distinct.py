@@ -17,6 +17,10 @@ any (so a string compared with a name compares the same in both). The renaming i
 between the two sections' names, so every equality the rules can test agrees. A section with an
 operand defined outside it (which IsolatedFromAbove refuses) has no key and is always verified.
 
+`section_key_and_names` is the same key with each value's name hint added (the printer writes
+them), beside the section's names in order of first appearance: passes/section_memo.py pairs two
+sections' names by position to make one a renamed copy of the other.
+
 `distinct_sections()` scopes the saving to one verification (passes/pipeline.verify_output runs
 it on what the compiler produced): a key is remembered only after its section passed, and
 forgotten on exit. A failure is therefore reported exactly as before: the first section that
