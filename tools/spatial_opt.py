@@ -300,8 +300,10 @@ class SpatialOptMain(xDSLOptMain):
             if not self.args.disable_verify and id(previous) not in inner:
                 if previous is None:
                     module.verify()  # the input: its verifier errors are the user's
-                else:
-                    verify_output(module, previous.name)  # InternalError: the compiler's
+                else:  # InternalError: the compiler's, named after the pass that ran last
+                    sub = getattr(previous, "passes", None)
+                    last = sub()[-1] if previous.name == "spatial-pipeline" and sub else previous
+                    verify_output(module, last.name)
             if previous and next_pass and self.args.print_between_passes:
                 print(f"IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)
