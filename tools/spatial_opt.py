@@ -267,13 +267,16 @@ class SpatialOptMain(xDSLOptMain):
             raise UsageError(
                 explain_option_error(self.args.passes, self.available_passes, err)
             ) from None
-        # spatial-pipeline runs as its passes, so the per-pass flags see each of them. The module
-        # is verified before and after the pipeline, as before, not between its own passes.
+        # Under a per-pass flag, spatial-pipeline runs as its passes, so the flag sees each of
+        # them; otherwise as one pass, which tiles, places, fuses and sizes each distinct section
+        # once (passes/section_memo.py; the output is the same). The module is verified before
+        # and after the pipeline, as before, not between its own passes.
+        per_pass = self.args.time_passes or self.args.print_between_passes
         expanded: list = []
         inner: set[int] = set()  # ids of passes followed by another pass of the same pipeline
         for p in self.pipeline.passes:
             sub = getattr(p, "passes", None)
-            if p.name == "spatial-pipeline" and callable(sub):
+            if per_pass and p.name == "spatial-pipeline" and callable(sub):
                 parts = list(sub())
                 inner.update(id(q) for q in parts[:-1])
                 expanded.extend(parts)
@@ -297,8 +300,10 @@ class SpatialOptMain(xDSLOptMain):
             if not self.args.disable_verify and id(previous) not in inner:
                 if previous is None:
                     module.verify()  # the input: its verifier errors are the user's
-                else:
-                    verify_output(module, previous.name)  # InternalError: the compiler's
+                else:  # InternalError: the compiler's, named after the pass that ran last
+                    sub = getattr(previous, "passes", None)
+                    last = sub()[-1] if previous.name == "spatial-pipeline" and sub else previous
+                    verify_output(module, last.name)
             if previous and next_pass and self.args.print_between_passes:
                 print(f"IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)

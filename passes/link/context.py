@@ -47,6 +47,7 @@ from spatial_dialect.sp import (
 )
 from spatial_dialect.sp.errors import NotLowered, UnsupportedDatatype
 from spatial_dialect.sp.kinds import Q8_0_FORMATS
+from spatial_dialect.sp.program import type_text
 from spatial_dialect.targets import Target, TargetError
 from spatial_dialect.targets.gemm import ceil_div
 
@@ -87,13 +88,19 @@ def value_names(function: func.FuncOp, ops: Sequence[Operation]) -> dict[SSAValu
     return names
 
 
-def updates_in_place(op: tg.SetRowsOp | tg.BatchSetRowsOp, results: frozenset[SSAValue]) -> bool:
+def updates_in_place(
+    op: tg.SetRowsOp | tg.BatchSetRowsOp,
+    results: frozenset[SSAValue],
+    order: dict[Operation, int] | None = None,
+) -> bool:
     """Whether a `tg.set_rows` may update its cache in place: nothing reads the old cache after
-    it (in program order) and the function does not return the old cache."""
+    it (in program order) and the function does not return the old cache. `order`: each op of
+    its block by position, if the caller has it (80 layers ask 160 times)."""
     cache = op.cache
     if cache in results:
         return False
-    order = {o: i for i, o in enumerate(op.parent_block().ops)}  # type: ignore[union-attr]
+    if order is None:
+        order = {o: i for i, o in enumerate(op.parent_block().ops)}  # type: ignore[union-attr]
     return all(order[use.operation] <= order[op] for use in cache.uses)
 
 
@@ -102,8 +109,14 @@ def carried_names(
 ) -> None:
     """A cache updated in place and its updated value are one DRAM tensor: the result takes the
     cache's name (carried state: one tensor, one layout, never bridged)."""
+    orders: dict[object, dict[Operation, int]] = {}
     for op in ops:
-        if isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp) and updates_in_place(op, results):
+        if not isinstance(op, tg.SetRowsOp | tg.BatchSetRowsOp):
+            continue
+        block = op.parent_block()
+        if block not in orders:
+            orders[block] = {o: i for i, o in enumerate(block.ops)}  # type: ignore[union-attr]
+        if updates_in_place(op, results, orders[block]):
             names[op.res] = names[op.cache]
 
 
@@ -224,7 +237,7 @@ class LinkContext:
         shape = t.get_shape()
         rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
         op = sp.TensorOp(
-            name, t, self.tiles(rows, cols), role, layout, self.storage(str(t.element_type))
+            name, t, self.tiles(rows, cols), role, layout, self.storage(type_text(t.element_type))
         )
         interval = self.prelude.intervals.get(value)
         if interval is not None:
@@ -360,7 +373,7 @@ class ProgramBuilder:
         # A Q8_0 tensor's i8 values are bytes the chip moves, not a datatype it computes in:
         # what it computes in is targets.quant's decision (link/quant.py).
         if not isinstance(self.op, str) and t.q8_0_axis is None:
-            self.ctx.check_dtype(self.op, str(t.element_type))
+            self.ctx.check_dtype(self.op, type_text(t.element_type))
         return self.tensors.setdefault(t.sym_name.data, t)
 
     def input(self, value: SSAValue, want: Layout | None = None, check: bool = True) -> sp.TensorOp:
@@ -389,7 +402,7 @@ class ProgramBuilder:
                 elt_of.storage,
             )
         else:
-            elt, fmt, storage = elt_of, None, str(elt_of)
+            elt, fmt, storage = elt_of, None, type_text(elt_of)
         if not isinstance(self.op, str):
             self.ctx.check_dtype(self.op, storage)
         label = self.unique_label(label)

@@ -36,12 +36,13 @@ from spatial_dialect.passes.link.context import (
 )
 from spatial_dialect.passes.numerics import ELEMENT_TYPES, Numerics
 from spatial_dialect.sp import AccessAttr, Layout, SectionKind
+from spatial_dialect.sp.program import type_text
 
 
 def link_matmul(op: tg.MatmulOp, ctx: LinkContext) -> sp.ProgramOp:
     a_t, c_t = op.a.type, op.res.type
     assert isinstance(a_t, TensorType) and isinstance(c_t, TensorType)
-    in_dtype, out_dtype = str(a_t.element_type), str(c_t.element_type)
+    in_dtype, out_dtype = type_text(a_t.element_type), type_text(c_t.element_type)
     why = None
     if isinstance(a_t.element_type, IntegerType):
         in_dtype, why = operand_precision(op, ctx, [op.a, op.b])

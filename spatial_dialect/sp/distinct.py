@@ -17,6 +17,10 @@ any (so a string compared with a name compares the same in both). The renaming i
 between the two sections' names, so every equality the rules can test agrees. A section with an
 operand defined outside it (which IsolatedFromAbove refuses) has no key and is always verified.
 
+`section_key_and_names` is the same key with each value's name hint added (the printer writes
+them), beside the section's names in order of first appearance: passes/section_memo.py pairs two
+sections' names by position to make one a renamed copy of the other.
+
 `distinct_sections()` scopes the saving to one verification (passes/pipeline.verify_output runs
 it on what the compiler produced): a key is remembered only after its section passed, and
 forgotten on exit. A failure is therefore reported exactly as before: the first section that
@@ -90,7 +94,7 @@ is the key as it is). Reading fields by name skips ParametrizedAttribute.paramet
 definition lookup, the key's main cost."""
 
 
-def _fields(t: type) -> tuple[str, ...] | None:
+def attr_fields(t: type) -> tuple[str, ...] | None:
     if t not in _FIELDS:
         _FIELDS[t] = (
             tuple(f for f, _ in t.get_irdl_definition().parameters)  # type: ignore[attr-defined]
@@ -114,7 +118,7 @@ def _attr(a: Attribute, slots: _Slots) -> Hashable:
         return (t, tuple([_attr(x, slots) for x in a.data]))  # type: ignore[attr-defined]
     if t is DictionaryAttr:
         return (t, _dict(a.data, slots))  # type: ignore[attr-defined]
-    fields = _FIELDS[t] if t in _FIELDS else _fields(t)
+    fields = _FIELDS[t] if t in _FIELDS else attr_fields(t)
     if fields is None:
         return a  # any other data: compared as it is (a string inside it, literally)
     return (t, tuple([_attr(getattr(a, f), slots) for f in fields]))
@@ -127,6 +131,22 @@ def _dict(d: dict[str, Attribute], slots: _Slots) -> tuple[Hashable, ...]:
 def section_key(program: Operation) -> Hashable | None:
     """The section's contents with its names renamed by first appearance (the module
     docstring); None where an operand comes from outside the section."""
+    keyed = _key(program, hints=False)
+    return None if keyed is None else keyed[0]
+
+
+def section_key_and_names(program: Operation) -> tuple[Hashable, list[str]] | None:
+    """`section_key` for a copy to be made (passes/section_memo.py): the key also holds each
+    value's name hint (the printer writes them), and beside it the section's names in order of
+    first appearance, so that the names of two sections with one key pair up by position."""
+    keyed = _key(program, hints=True)
+    if keyed is None:
+        return None
+    key, slots = keyed
+    return key, list(slots.names)
+
+
+def _key(program: Operation, hints: bool) -> tuple[Hashable, _Slots] | None:
     slots = _Slots()
     index: dict[object, tuple[int, ...]] = {}
     parts: list[Hashable] = []
@@ -174,4 +194,11 @@ def section_key(program: Operation) -> Hashable | None:
                 len(op.successors),
             )
         )
-    return (parent, tuple(parts), slots.pattern())
+        if hints:
+            parts.append(
+                (
+                    tuple(r.name_hint for r in op.results),
+                    tuple(a.name_hint for reg in op.regions for b in reg.blocks for a in b.args),
+                )
+            )
+    return (parent, tuple(parts), slots.pattern()), slots

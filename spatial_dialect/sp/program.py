@@ -232,6 +232,18 @@ class ProgramOp(IRDLOperation):
             run()
 
 
+_TYPE_TEXT: dict[Attribute, str] = {}
+
+
+def type_text(t: Attribute) -> str:
+    """`str(t)`, remembered: str() of an attribute runs xDSL's printer (~0.1 ms), and link asks
+    ~36k times on a 70B step for a handful of element types (attributes are immutable)."""
+    text = _TYPE_TEXT.get(t)
+    if text is None:
+        text = _TYPE_TEXT[t] = str(t)
+    return text
+
+
 # ── Module-level interface ────────────────────────────────────────────────────────────────────
 
 
@@ -328,7 +340,9 @@ class TensorOp(SectionOp):
     @property
     def storage(self) -> str:
         """The storage format of the tiles: the element type unless a format overrides it."""
-        return self.format.data if self.format else str(self.element_type)
+        if self.format:
+            return self.format.data
+        return type_text(self.element_type)
 
     @property
     def q8_0_axis(self) -> int | None:
