@@ -250,10 +250,13 @@ class Prediction:
         - predicted faster, and the published step leaves the weights a rate within what
           tt-metal's DRAM-bound matmuls measure on the chip (MEASURED_MATMUL_GBPS): the weights'
           DRAM time (our matmuls are priced faster than tt-metal's run);
-        - predicted faster, and that rate is below the measured one: not the weights; the time
-          is per-op, and since tt-metal's measured op-to-op latency (OP_TO_OP_US) covers under a
-          tenth of it, the ops' own overheads (kernel time past their DRAM and compute terms,
-          and ops tt-metal runs that our program has not: reshards, typecasts)."""
+        - predicted faster, and that rate is below the measured one: not the weights; on one chip
+          first the math tt-metal's DRAM-sharded matmuls do on their DRAM-reader cores alone
+          (reader_math_us: its program's work per core, measured op by op in
+          bench/op_fidelity_chip.py), then per-op time, and since tt-metal's measured op-to-op
+          latency (OP_TO_OP_US) covers under a tenth of it, the ops' own overheads (kernel time
+          past their DRAM and compute terms, and ops tt-metal runs that our program has not:
+          reshards, typecasts)."""
         if not self.miss:
             return ""
         if self.ratio < 1:
@@ -264,11 +267,36 @@ class Prediction:
         if gbps >= low:
             return f"weights' DRAM time: published step reads them at {gbps:.0f} GB/s"
         launch = OP_TO_OP_US * self.ops
+        gap, math = self.gap_us, self.reader_math_us()
+        lead = ""
+        if math:
+            gap -= math
+            lead = (
+                f"tt-metal's matmul math on its {self.chip_dram_channels()} DRAM-reader cores:"
+                f" {math / 1000:.2f} ms of the {self.gap_us / 1000:.2f} ms gap; then "
+            )
         return (
-            f"per-op overheads: {self.gap_us / 1000:.2f} ms missing, {self.gap_us / self.ops:.1f}"
+            f"{lead}per-op overheads: {gap / 1000:.2f} ms missing, {gap / self.ops:.1f}"
             f" us/op over {self.ops} ops (launch at {OP_TO_OP_US} us/op: {launch / 1000:.2f} ms);"
             f" on the weights alone {gbps:.0f} GB/s, under the measured {low:.0f}-{high:.0f}"
         )
+
+    def reader_math_us(self) -> float:
+        """On one chip, the math of tt-metal's DRAM-sharded decode matmuls on the cores that read
+        DRAM, not hidden behind the read (bench/op_fidelity_chip.py measures it op by op); 0 on a
+        mesh (not estimated there)."""
+        models = _models()
+        if self.chip != self.row.card or self.row.model not in models:
+            return 0.0
+        import op_fidelity_chip
+
+        model, layers = models[self.row.model]
+        return op_fidelity_chip.reader_math_step_us(self.row, model, layers)
+
+    def chip_dram_channels(self) -> int:
+        from spatial_dialect.targets import load_target
+
+        return load_target(self.chip).dram_channels
 
 
 def _sections(report: dict, collectives: bool = True):

@@ -41,6 +41,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 import model_decode  # noqa: E402  (bench/ is not a package)
 import model_fidelity as mf  # noqa: E402
+import op_fidelity_chip as chip  # noqa: E402
 
 # tenstorrent/tt-metal sources, file @ commit (or pull request).
 GALAXY_TARGETS = (
@@ -146,6 +147,9 @@ CASES = {
     "llama8b_p150": Case("llama3_1_8b", "blackhole_p150"),
     # One N150, Llama-3.1-8B, batch 32: no per-op measurement is published; the step split only.
     "llama8b_n150": Case("llama3_1_8b", "wormhole_n150"),
+    # One P150, Llama-3.1-8B, batch 1 (PR #50662's runs), every projection bfp8_b at HiFi2 as that
+    # PR's baseline runs QKV, WO, FF2 and the LM head (its FF1/FF3 are not changed: not compared).
+    "llama8b_p150_b1": Case("llama3_1_8b", "blackhole_p150", batch=1, mlp="bfp8_b"),
 }
 
 
@@ -323,12 +327,25 @@ class Layer:
     weight_bytes: int
 
 
-def ours(case: Case, model_and_layers=None) -> Layer:
+def _compile(model, case: Case, fmt: str, fidelity: str | None) -> dict:
+    """model_fidelity's compile of the case in ``fmt`` (a single chip: at ``fidelity`` if given)."""
+    if fidelity is None:
+        return mf.compile_one(model, case.row(), fmt)[0]
+    from spatial_dialect.tools.emit.report import report
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    program = model_decode.decode_step(model, case.context, 1, "bf16", users=case.batch)
+    options = f"target={case.card} format={fmt} fidelity={fidelity}"
+    return report(model_decode.compile_step(SpatialOptMain(args=[]), program, options))
+
+
+def ours(case: Case, model_and_layers=None, fidelity: str | None = None) -> Layer:
     """One decoder layer's sections by role, with model_fidelity's compile of the case;
-    ``model_and_layers``: another (Model, layers) than the case's (the test's tiny model)."""
+    ``model_and_layers``: another (Model, layers) than the case's (the test's tiny model);
+    ``fidelity``: every format at this fidelity (the step terms are then not computed: 0)."""
     model, layers = model_and_layers or mf._models()[case.model]
     row = case.row()
-    compiled = {f: mf.compile_one(model, row, f)[0] for f in sorted({case.attention, case.mlp})}
+    compiled = {f: _compile(model, case, f, fidelity) for f in sorted({case.attention, case.mlp})}
     us, nbytes = dict.fromkeys(ROLES, 0.0), dict.fromkeys(ROLES, 0)
     secs, _ = mf._sections(compiled[case.attention], False)
     mlp = {
@@ -351,6 +368,8 @@ def ours(case: Case, model_and_layers=None) -> Layer:
         role = "ccl" if c["tensor"] != model_decode._unlayered(c["tensor"]) else "sampling"
         us[role] += c["us"]
         nbytes[role] += c["bytes"]
+    if fidelity is not None:
+        return Layer(us, nbytes, 0.0, 0.0, 0)
     pred = mf.predict(row, (model, layers))
     return Layer(us, nbytes, pred.predicted_us, pred.weight_terms_us, pred.weight_bytes)
 
@@ -493,7 +512,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="one JSON object per compared row")
     args = ap.parse_args(argv)
     layers = {name: ours(case) for name, case in CASES.items()}
+    steps = chip.fidelity_steps(CASES, layers, {chip.B1: ours(CASES[chip.B1], fidelity="lofi")})
+    chips = chip.single_chip()
     if args.json:
+        for row in steps + chips:
+            print(json.dumps(row))
         for c in compare(layers):
             print(
                 json.dumps(
@@ -527,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(s))
         return 0
     print("\n".join(report(layers)))
+    print()
+    print("\n".join(chip.report_single_chip(steps, chips)))
     return 0
 
 
