@@ -26,6 +26,10 @@ What is compared (nothing here is fitted):
 Rate rows: a published DRAM utilisation of tt-metal's DRAM-sharded decode matmuls is set against
 the rate our matmul sections are priced at. Step rows (step_split): a published step time less the
 weights at the measured rate leaves what every other op takes; set against ours.
+Single-chip rows (bench/op_fidelity_chip.py, printed after these): no per-op kernel table of a
+single-chip decoder is published; tt-metal PR #50662's one-op fidelity changes on one P150 are, and
+they are set against the math of tt-metal's DRAM-sharded matmuls on their reader cores, which then
+names most of each single-chip row's gap.
 bench/README.md#op-by-op-fidelity-issue-26 records the result and what each miss is laid to.
 """
 
