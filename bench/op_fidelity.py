@@ -135,25 +135,34 @@ class Case:
     context: int = 128
     attention: str = "bfp8_b"
     mlp: str = "bfp4_b"
+    ff2: str | None = "bfp8_b"  # as model_fidelity's rows (Published.ff2)
 
     def row(self) -> mf.Published:
         """The model_fidelity row this layer is compiled as (its rate is not used here)."""
         return mf.Published(
-            self.model, self.card, 0.0, "", self.batch, self.context, self.attention, self.mlp
+            self.model,
+            self.card,
+            0.0,
+            "",
+            self.batch,
+            self.context,
+            self.attention,
+            self.mlp,
+            ff2=self.ff2,
         )
 
 
 CASES = {
     # Galaxy: Llama-3.1-70B at TP=32 on the 8x4 mesh, batch 32, 128 rows of cache (start_pos 127),
     # the demo's performance mode (bfp8_b attention, bfp4_b MLP).
-    "llama70b_galaxy": Case("llama3_1_70b", "galaxy"),
+    "llama70b_galaxy": Case("llama3_1_70b", "galaxy", ff2=None),
     # One P150, Llama-3.1-8B, batch 32 (the published 33.1 t/s/u row and PR #55080's runs).
     "llama8b_p150": Case("llama3_1_8b", "blackhole_p150"),
     # One N150, Llama-3.1-8B, batch 32: no per-op measurement is published; the step split only.
     "llama8b_n150": Case("llama3_1_8b", "wormhole_n150"),
-    # One P150, Llama-3.1-8B, batch 1 (PR #50662's runs), every projection bfp8_b at HiFi2 as that
-    # PR's baseline runs QKV, WO, FF2 and the LM head (its FF1/FF3 are not changed: not compared).
-    "llama8b_p150_b1": Case("llama3_1_8b", "blackhole_p150", batch=1, mlp="bfp8_b"),
+    # One P150, Llama-3.1-8B, batch 1 (PR #50662's runs: QKV, WO, FF2 and the LM head bfp8_b at
+    # HiFi2 in its baseline, FF1/FF3 bfp4_b at LoFi).
+    "llama8b_p150_b1": Case("llama3_1_8b", "blackhole_p150", batch=1),
 }
 
 
@@ -349,11 +358,13 @@ def ours(case: Case, model_and_layers=None, fidelity: str | None = None) -> Laye
     ``fidelity``: every format at this fidelity (the step terms are then not computed: 0)."""
     model, layers = model_and_layers or mf._models()[case.model]
     row = case.row()
-    compiled = {f: _compile(model, case, f, fidelity) for f in sorted({case.attention, case.mlp})}
+    fmts = sorted({case.attention, case.mlp} | ({case.ff2} - {None}))
+    compiled = {f: _compile(model, case, f, fidelity) for f in fmts}
     us, nbytes = dict.fromkeys(ROLES, 0.0), dict.fromkeys(ROLES, 0)
     secs, _ = mf._sections(compiled[case.attention], False)
     mlp = {
-        (n, op): (p, b) for n, op, p, _, lay, b in mf._sections(compiled[case.mlp], False)[0] if lay
+        f: {(n, op): (p, b) for n, op, p, _, lay, b in mf._sections(compiled[f], False)[0] if lay}
+        for f in fmts
     }
     for name, op, p, _, layered, b in secs:
         if not layered:
@@ -362,7 +373,7 @@ def ours(case: Case, model_and_layers=None, fidelity: str | None = None) -> Laye
                 nbytes[ROLE_OF_TAIL[name, op]] += b
             continue
         if mf.is_ffn(name, op):
-            p, b = mlp[name, op]
+            p, b = mlp[mf.ffn_format(row, name, case.mlp)][name, op]
         role = role_of(name, op)
         us[role] += p
         nbytes[role] += b

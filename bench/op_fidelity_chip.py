@@ -108,17 +108,17 @@ def reader_math_us(card: str, model, role: str, fidelity: str) -> float:
 
 
 def reader_math_step_us(row: mf.Published, model, layers: int) -> float:
-    """A step's projections and LM head on the reader cores, at tt-metal's fidelity for each
-    (mf.FIDELITY by the row's formats; the LM head at LM_HEAD_FIDELITY)."""
-    attn = mf.FIDELITY[row.attention]
-
-    def layer(mlp: str) -> float:
-        return sum(reader_math_us(row.card, model, r, attn) for r in ("qkv", "wo")) + sum(
-            reader_math_us(row.card, model, r, mf.FIDELITY[mlp]) for r in ("ff1_ff3", "ff2")
-        )
-
-    body = sum(n * layer(f) for f, n in mf._layer_formats(row, layers))
-    return body + reader_math_us(row.card, model, "lm_head", LM_HEAD_FIDELITY)
+    """A step's projections and LM head on the reader cores, at tt-metal's fidelity for each:
+    mf.FIDELITY of the row's attention format (QKV, WO), MLP format (FF1/FF3: a last layer's other
+    format keeps LoFi, performance_decoder_config.json) and FF2 format; the LM head at
+    LM_HEAD_FIDELITY."""
+    fid = mf.FIDELITY
+    layer = (
+        sum(reader_math_us(row.card, model, r, fid[row.attention]) for r in ("qkv", "wo"))
+        + reader_math_us(row.card, model, "ff1_ff3", fid[row.mlp])
+        + reader_math_us(row.card, model, "ff2", fid[row.ff2 or row.mlp])
+    )
+    return layers * layer + reader_math_us(row.card, model, "lm_head", LM_HEAD_FIDELITY)
 
 
 def fidelity_steps(cases: dict, layers: dict, lofi: dict) -> list[dict]:
@@ -163,7 +163,7 @@ def single_chip() -> list[dict]:
         if mesh_named(row.card) is not None:
             continue
         model, n = mf._models()[row.model]
-        key = (row.model, row.card, row.attention, row.mlp, row.mlp_last_layer)
+        key = (row.model, row.card, row.attention, row.mlp, row.mlp_last_layer, row.ff2)
         pred = preds.get(key) or preds.setdefault(key, mf.predict(row))
         step = 1e6 / row.tokens_per_s_user
         math = reader_math_step_us(row, model, n)
