@@ -17,12 +17,14 @@ How a row is predicted, with bench/model_decode.py's machinery (nothing here is 
   with `users`): B users, one token each, each with a KV cache of the row's context (128: the
   tables' "number of rows filled in the KV cache").
 - Formats as tt-metal's demos run (tt_transformers PERF.md's performance configuration and its
-  precision/fidelity table): attention weights and KV cache bfp8_b at HiFi2, MLP weights bfp4_b at
-  LoFi, except where PERF.md says otherwise for a model (Qwen2.5-7B: bf16 attention, bfp8_b MLP;
-  Llama-3.1-8B: the last layer's MLP bfp8_b). The pipeline takes one storage format per module, so
-  the step is compiled once per (format, fidelity) pair and each section is read from the
-  compile in its own format: the FFN's sections (gate, up, swiglu, down, the MoE block) from the
-  MLP's, every other section and the collectives from the attention's.
+  precision/fidelity table): attention weights and KV cache bfp8_b at HiFi2, FF1/FF3 weights
+  bfp4_b at LoFi, FF2 bfp8_b at HiFi2 (FF2_SOURCE: tt_transformers' performance mode lowers FF1/FF3
+  only), except where PERF.md says otherwise for a model (Qwen2.5-7B: bf16 attention, bfp8_b MLP;
+  Llama-3.1-8B: the last layer's FF1/FF3 bfp8_b); the Galaxy demo's FF2 is its MLP's bfp4_b. The
+  pipeline takes one storage format per module, so the step is compiled once per (format,
+  fidelity) pair and each section is read from the compile in its own format: the FFN's sections
+  (gate, up, swiglu, the MoE block) from the MLP's, FF2 (down) from its own, every other section
+  and the collectives from the attention's.
 - One decoder layer is compiled, not L: the layers are the same program with their own weights
   and cache, so a step is the sections outside the layers (embedding, final norm, LM head,
   arg-max) plus L times one layer's sections and collectives. This is model_decode's total (one
@@ -125,6 +127,10 @@ class Published:
     mlp: str = "bfp4_b"  # FFN weights
     mlp_last_layer: str | None = None  # the last layer's FFN, where PERF.md says it differs
     note: str = ""
+    # FF2's weights (the `down` product), where they differ from `mlp`: tt_transformers' performance
+    # mode makes only FF1/FF3 bfp4_b at LoFi and leaves FF2 at its default, bfp8_b at HiFi2
+    # (FF2_SOURCE); None: as the MLP (the Galaxy demo, its own configuration).
+    ff2: str | None = "bfp8_b"
 
 
 PUBLISHED: tuple[Published, ...] = (
@@ -153,6 +159,7 @@ PUBLISHED: tuple[Published, ...] = (
         72.5,
         README + ", v0.62.0-dev20251015 (TP=32)",
         note="models/demos/llama3_70b_galaxy: its own demo (prefetcher, fused ops), not tt_transformers",
+        ff2=None,
     ),
     Published("llama3_1_70b", "p150x4", 14.9, README + ", v0.62.0-dev20251015 (TP=4)"),
     Published("qwen2_5_72b", "t3k", 15.4, README + ", v0.62.0-rc25 (TP=8)"),
@@ -172,8 +179,19 @@ PUBLISHED: tuple[Published, ...] = (
 # tt-metal's per-format math fidelity in decode (PERF.md, "Llama 3 model precision and math
 # fidelity": li_ff1_3 / li_ff2 lofi with bfp4 weights, hifi2 for qkv, o, sdpa and bfp8 MLPs).
 FIDELITY = {"bfp4_b": "lofi", "bfp8_b": "hifi2", "bf16": "hifi2"}
-# The FFN's sections by name (the layer prefix dropped), read from the MLP's compile.
+# The FFN's sections by name (the layer prefix dropped), read from the MLP's compile; FF2's from
+# the compile in the row's `ff2` format.
 FFN_SECTIONS = ("gate", "up", "act", "down")
+FF2_SECTION = "down"
+# Where the rows' FF2 format is read: tt_transformers' ModelOptimizations.performance sets
+# TensorPrecision FF1_FF3 BFP4 and OpFidelity LI_FF1_FF3 LOFI only; FF2 keeps the default BFP8 at
+# HIFI2_FP16 (models/tt_transformers/tt/model_config.py @ 0039cbf0861e); PERF.md's batch-32 section
+# says "bfp4 MLP FF1+FF3"; Llama-3.1-8B's performance_decoder_config.json @ 3d60a88f7bd7 makes layer
+# 31's FF1/FF3 BFP8 (still LoFi).
+FF2_SOURCE = (
+    "tt-metal models/tt_transformers/tt/model_config.py @ 0039cbf0861e169e6102f2cb9387a57833c30eba "
+    "(ModelOptimizations.performance: FF1_FF3 BFP4 / LoFi; FF2 at the default BFP8 / HIFI2_FP16)"
+)
 # What tt-metal measures its DRAM-bound decode matmuls reach, GB/s (low, high): Wormhole,
 # tech_reports/Saturating_DRAM_bandwidth/Saturating_DRAM_bandwidth.md @ 0c3eb94a7363, "Llama3-70
 # decode" matmuls at 12 GBps DRAM (Mixtral8x7b: 243-261); Blackhole, no matmul figure: the
@@ -189,6 +207,12 @@ TERMS = ("weights", "lm_head", "moe", "attention", "other", "collectives")
 
 def is_ffn(name: str, op: str) -> bool:
     return name in FFN_SECTIONS or op == "tg.moe" or name.startswith("moe")
+
+
+def ffn_format(row: Published, name: str, mlp: str) -> str:
+    """The format an FFN section of a layer whose MLP is ``mlp`` is read in (an MoE block's
+    experts keep the MLP's: their FF2 is inside the block)."""
+    return row.ff2 if name == FF2_SECTION and row.ff2 else mlp
 
 
 def term(name: str, op: str, layered: bool) -> str:
@@ -250,10 +274,13 @@ class Prediction:
         - predicted faster, and the published step leaves the weights a rate within what
           tt-metal's DRAM-bound matmuls measure on the chip (MEASURED_MATMUL_GBPS): the weights'
           DRAM time (our matmuls are priced faster than tt-metal's run);
-        - predicted faster, and that rate is below the measured one: not the weights; the time
-          is per-op, and since tt-metal's measured op-to-op latency (OP_TO_OP_US) covers under a
-          tenth of it, the ops' own overheads (kernel time past their DRAM and compute terms,
-          and ops tt-metal runs that our program has not: reshards, typecasts)."""
+        - predicted faster, and that rate is below the measured one: not the weights; on one chip
+          first the math tt-metal's DRAM-sharded matmuls do on their DRAM-reader cores alone
+          (reader_math_us: its program's work per core, measured op by op in
+          bench/op_fidelity_chip.py), then per-op time, and since tt-metal's measured op-to-op
+          latency (OP_TO_OP_US) covers under a tenth of it, the ops' own overheads (kernel time
+          past their DRAM and compute terms, and ops tt-metal runs that our program has not:
+          reshards, typecasts)."""
         if not self.miss:
             return ""
         if self.ratio < 1:
@@ -264,11 +291,42 @@ class Prediction:
         if gbps >= low:
             return f"weights' DRAM time: published step reads them at {gbps:.0f} GB/s"
         launch = OP_TO_OP_US * self.ops
+        gap, math = self.gap_us, self.reader_math_us()
+        lead = ""
+        if math >= gap:
+            return (
+                f"tt-metal's matmul math on its {self.chip_dram_channels()} DRAM-reader cores:"
+                f" {math / 1000:.2f} ms, the whole {gap / 1000:.2f} ms gap if none of it hid"
+                f" behind the DRAM read"
+            )
+        if math:
+            gap -= math
+            lead = (
+                f"tt-metal's matmul math on its {self.chip_dram_channels()} DRAM-reader cores:"
+                f" {math / 1000:.2f} ms of the {self.gap_us / 1000:.2f} ms gap; then "
+            )
         return (
-            f"per-op overheads: {self.gap_us / 1000:.2f} ms missing, {self.gap_us / self.ops:.1f}"
+            f"{lead}per-op overheads: {gap / 1000:.2f} ms missing, {gap / self.ops:.1f}"
             f" us/op over {self.ops} ops (launch at {OP_TO_OP_US} us/op: {launch / 1000:.2f} ms);"
             f" on the weights alone {gbps:.0f} GB/s, under the measured {low:.0f}-{high:.0f}"
         )
+
+    def reader_math_us(self) -> float:
+        """On one chip, the math of tt-metal's DRAM-sharded decode matmuls on the cores that read
+        DRAM, not hidden behind the read (bench/op_fidelity_chip.py measures it op by op); 0 on a
+        mesh (not estimated there)."""
+        models = _models()
+        if self.chip != self.row.card or self.row.model not in models:
+            return 0.0
+        import op_fidelity_chip
+
+        model, layers = models[self.row.model]
+        return op_fidelity_chip.reader_math_step_us(self.row, model, layers)
+
+    def chip_dram_channels(self) -> int:
+        from spatial_dialect.targets import load_target
+
+        return load_target(self.chip).dram_channels
 
 
 def _sections(report: dict, collectives: bool = True):
@@ -318,7 +376,7 @@ def predict(row: Published, model_and_layers=None) -> Prediction:
     from spatial_dialect.passes.target_choice import mesh_named
 
     model, layers = model_and_layers or _models()[row.model]
-    fmts = {row.attention, row.mlp} | ({row.mlp_last_layer} - {None})
+    fmts = {row.attention, row.mlp} | ({row.mlp_last_layer, row.ff2} - {None})
     compiled = {f: compile_one(model, row, f) for f in sorted(fmts)}
     attn, plans = compiled[row.attention]
     secs, coll = _sections(attn)
@@ -334,7 +392,7 @@ def predict(row: Published, model_and_layers=None) -> Prediction:
     for name, op, p, r, layered, b in secs:
         for fmt, count in _layer_formats(row, layers) if layered else [(None, 1)]:
             if layered and is_ffn(name, op):
-                p, r, b = mlp_secs[fmt][name, op]
+                p, r, b = mlp_secs[ffn_format(row, name, fmt)][name, op]
             t = term(name, op, layered)
             terms[t] += count * p
             predicted, roofline, ops = predicted + count * p, roofline + count * r, ops + count

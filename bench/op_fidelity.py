@@ -26,6 +26,10 @@ What is compared (nothing here is fitted):
 Rate rows: a published DRAM utilisation of tt-metal's DRAM-sharded decode matmuls is set against
 the rate our matmul sections are priced at. Step rows (step_split): a published step time less the
 weights at the measured rate leaves what every other op takes; set against ours.
+Single-chip rows (bench/op_fidelity_chip.py, printed after these): no per-op kernel table of a
+single-chip decoder is published; tt-metal PR #50662's one-op fidelity changes on one P150 are, and
+they are set against the math of tt-metal's DRAM-sharded matmuls on their reader cores, which then
+names most of each single-chip row's gap.
 bench/README.md#op-by-op-fidelity-issue-26 records the result and what each miss is laid to.
 """
 
@@ -41,6 +45,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 import model_decode  # noqa: E402  (bench/ is not a package)
 import model_fidelity as mf  # noqa: E402
+import op_fidelity_chip as chip  # noqa: E402
 
 # tenstorrent/tt-metal sources, file @ commit (or pull request).
 GALAXY_TARGETS = (
@@ -130,22 +135,34 @@ class Case:
     context: int = 128
     attention: str = "bfp8_b"
     mlp: str = "bfp4_b"
+    ff2: str | None = "bfp8_b"  # as model_fidelity's rows (Published.ff2)
 
     def row(self) -> mf.Published:
         """The model_fidelity row this layer is compiled as (its rate is not used here)."""
         return mf.Published(
-            self.model, self.card, 0.0, "", self.batch, self.context, self.attention, self.mlp
+            self.model,
+            self.card,
+            0.0,
+            "",
+            self.batch,
+            self.context,
+            self.attention,
+            self.mlp,
+            ff2=self.ff2,
         )
 
 
 CASES = {
     # Galaxy: Llama-3.1-70B at TP=32 on the 8x4 mesh, batch 32, 128 rows of cache (start_pos 127),
     # the demo's performance mode (bfp8_b attention, bfp4_b MLP).
-    "llama70b_galaxy": Case("llama3_1_70b", "galaxy"),
+    "llama70b_galaxy": Case("llama3_1_70b", "galaxy", ff2=None),
     # One P150, Llama-3.1-8B, batch 32 (the published 33.1 t/s/u row and PR #55080's runs).
     "llama8b_p150": Case("llama3_1_8b", "blackhole_p150"),
     # One N150, Llama-3.1-8B, batch 32: no per-op measurement is published; the step split only.
     "llama8b_n150": Case("llama3_1_8b", "wormhole_n150"),
+    # One P150, Llama-3.1-8B, batch 1 (PR #50662's runs: QKV, WO, FF2 and the LM head bfp8_b at
+    # HiFi2 in its baseline, FF1/FF3 bfp4_b at LoFi).
+    "llama8b_p150_b1": Case("llama3_1_8b", "blackhole_p150", batch=1),
 }
 
 
@@ -323,16 +340,31 @@ class Layer:
     weight_bytes: int
 
 
-def ours(case: Case, model_and_layers=None) -> Layer:
+def _compile(model, case: Case, fmt: str, fidelity: str | None) -> dict:
+    """model_fidelity's compile of the case in ``fmt`` (a single chip: at ``fidelity`` if given)."""
+    if fidelity is None:
+        return mf.compile_one(model, case.row(), fmt)[0]
+    from spatial_dialect.tools.emit.report import report
+    from spatial_dialect.tools.spatial_opt import SpatialOptMain
+
+    program = model_decode.decode_step(model, case.context, 1, "bf16", users=case.batch)
+    options = f"target={case.card} format={fmt} fidelity={fidelity}"
+    return report(model_decode.compile_step(SpatialOptMain(args=[]), program, options))
+
+
+def ours(case: Case, model_and_layers=None, fidelity: str | None = None) -> Layer:
     """One decoder layer's sections by role, with model_fidelity's compile of the case;
-    ``model_and_layers``: another (Model, layers) than the case's (the test's tiny model)."""
+    ``model_and_layers``: another (Model, layers) than the case's (the test's tiny model);
+    ``fidelity``: every format at this fidelity (the step terms are then not computed: 0)."""
     model, layers = model_and_layers or mf._models()[case.model]
     row = case.row()
-    compiled = {f: mf.compile_one(model, row, f)[0] for f in sorted({case.attention, case.mlp})}
+    fmts = sorted({case.attention, case.mlp} | ({case.ff2} - {None}))
+    compiled = {f: _compile(model, case, f, fidelity) for f in fmts}
     us, nbytes = dict.fromkeys(ROLES, 0.0), dict.fromkeys(ROLES, 0)
     secs, _ = mf._sections(compiled[case.attention], False)
     mlp = {
-        (n, op): (p, b) for n, op, p, _, lay, b in mf._sections(compiled[case.mlp], False)[0] if lay
+        f: {(n, op): (p, b) for n, op, p, _, lay, b in mf._sections(compiled[f], False)[0] if lay}
+        for f in fmts
     }
     for name, op, p, _, layered, b in secs:
         if not layered:
@@ -341,7 +373,7 @@ def ours(case: Case, model_and_layers=None) -> Layer:
                 nbytes[ROLE_OF_TAIL[name, op]] += b
             continue
         if mf.is_ffn(name, op):
-            p, b = mlp[name, op]
+            p, b = mlp[mf.ffn_format(row, name, case.mlp)][name, op]
         role = role_of(name, op)
         us[role] += p
         nbytes[role] += b
@@ -351,6 +383,8 @@ def ours(case: Case, model_and_layers=None) -> Layer:
         role = "ccl" if c["tensor"] != model_decode._unlayered(c["tensor"]) else "sampling"
         us[role] += c["us"]
         nbytes[role] += c["bytes"]
+    if fidelity is not None:
+        return Layer(us, nbytes, 0.0, 0.0, 0)
     pred = mf.predict(row, (model, layers))
     return Layer(us, nbytes, pred.predicted_us, pred.weight_terms_us, pred.weight_bytes)
 
@@ -493,7 +527,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="one JSON object per compared row")
     args = ap.parse_args(argv)
     layers = {name: ours(case) for name, case in CASES.items()}
+    steps = chip.fidelity_steps(CASES, layers, {chip.B1: ours(CASES[chip.B1], fidelity="lofi")})
+    chips = chip.single_chip()
     if args.json:
+        for row in steps + chips:
+            print(json.dumps(row))
         for c in compare(layers):
             print(
                 json.dumps(
@@ -527,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(s))
         return 0
     print("\n".join(report(layers)))
+    print()
+    print("\n".join(chip.report_single_chip(steps, chips)))
     return 0
 
 

@@ -77,3 +77,30 @@ def test_one_layer_extrapolates_over_a_mesh():
     assert pred.terms["collectives"] > 0
     assert pred.predicted_us == pytest.approx(whole["total"]["predicted_us"], rel=1e-6)
     assert pred.ops == len(whole["sections"]) + len(whole["collectives"])
+
+
+def test_ff2_is_read_in_its_own_format():
+    # tt_transformers keeps FF2 bfp8_b while FF1/FF3 go bfp4_b: the down product is read from the
+    # bfp8_b compile, every other section as before. Tiny, 2 layers: the step's weight bytes grow
+    # by twice what the down section moves more in bfp8_b, at least its weight's 32 tiles x (1088 -
+    # 576) B, and nothing else moves.
+    import generate
+
+    row = mf.Published("tiny", "wormhole_n150", 1.0, "test", batch=2, context=64, ff2=None)
+    own = mf.predict(replace(row, ff2="bfp8_b"), (generate.TINY, 2))
+    same = mf.predict(row, (generate.TINY, 2))
+    down = {
+        f: next(
+            s["dram_bytes"]
+            for s in mf.compile_one(generate.TINY, row, f)[0]["sections"]
+            if s["name"] == "l0_down"
+        )
+        for f in ("bfp4_b", "bfp8_b")
+    }
+    assert own.weight_bytes - same.weight_bytes == 2 * (down["bfp8_b"] - down["bfp4_b"])
+    assert down["bfp8_b"] - down["bfp4_b"] >= 32 * (1088 - 576)
+    for t in ("attention", "lm_head", "other"):
+        assert own.terms[t] == same.terms[t], t
+    assert own.terms["weights"] > same.terms["weights"]
+    assert mf.ffn_format(row, "down", "bfp4_b") == "bfp4_b"
+    assert mf.ffn_format(replace(row, ff2="bfp8_b"), "up", "bfp4_b") == "bfp4_b"

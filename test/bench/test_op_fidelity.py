@@ -12,7 +12,7 @@ from bench_loader import load  # noqa: E402
 
 of = load("op_fidelity")
 
-FILE_AT_COMMIT = re.compile(r"^tt-metal \S+ @ [0-9a-f]{12,40}\b")
+FILE_AT_COMMIT = re.compile(r"^(tt-metal|tenstorrent/[\w.-]+) \S+ @ [0-9a-f]{12,40}\b")
 PULL_REQUEST = re.compile(r"^tenstorrent/tt-metal pull request #\d+\b")
 
 
@@ -58,3 +58,38 @@ def test_every_layer_section_has_a_role():
     assert layer.step_us > 2 * sum(v for r, v in layer.us.items() if r not in of.TAIL_ROLES)
     projections = sum(layer.us[r] for r in of.WEIGHT_ROLES)
     assert 2 * projections < layer.weights_us < layer.step_us
+
+
+def test_every_single_chip_step_has_a_source():
+    chip = of.chip
+    for s in (chip.FIDELITY_PR, chip.READER_CORES):
+        assert FILE_AT_COMMIT.match(s) or PULL_REQUEST.match(s), s
+    for f in chip.FIDELITY_STEPS:
+        assert FILE_AT_COMMIT.match(f.source) or PULL_REQUEST.match(f.source), f
+        assert f.case in of.CASES and set(f.roles) <= set(of.ROLES) - {"other"}, f
+        assert 0 < f.before < f.after, f  # each change made the step faster
+        assert f.per_step == (set(f.roles) <= set(of.TAIL_ROLES)), f
+
+
+def test_reader_core_math_by_hand():
+    # Llama-3.1-8B (hidden 4096, 32 heads and 8 kv heads of 128, FFN 14336, vocab 128256): tile
+    # counts of one 32-row activation tile, by hand
+    chip = of.chip
+    model, layers = of.mf._models()["llama3_1_8b"]
+    counts = {r: chip.tile_matmuls(model, r) for r in ("qkv", "wo", "ff1_ff3", "ff2", "lm_head")}
+    assert counts == {
+        "qkv": 128 * 192,
+        "wo": 128 * 128,
+        "ff1_ff3": 2 * 128 * 448,
+        "ff2": 448 * 128,
+        "lm_head": 128 * 4008,
+    }
+    # FF2 on a P150's 8 reader cores at 1.35 GHz, HiFi2 (32 cycles a tile) less LoFi (16):
+    # 57344 * 16 / 8 / 1350 = 84.95 us; on an N150's 12 at 1 GHz, LoFi: 57344 * 16 / 12 / 1000
+    hi = chip.reader_math_us("blackhole_p150", model, "ff2", "hifi2")
+    lo = chip.reader_math_us("blackhole_p150", model, "ff2", "lofi")
+    assert abs(hi - lo - 84.954) < 0.01
+    assert abs(chip.reader_math_us("wormhole_n150", model, "ff2", "lofi") - 76.459) < 0.01
+    # PR #50662's FF2 step, 40.8 -> 45.4 t/s/u over 32 layers: (24509.80 - 22026.43) / 32 us
+    ff2 = next(f for f in chip.FIDELITY_STEPS if f.roles == ("ff2",))
+    assert abs(ff2.saved_us(layers) - 77.605) < 0.01
