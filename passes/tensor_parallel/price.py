@@ -6,7 +6,7 @@ Decided here, and why:
   `targets/cost.roofline_cycles` (its FLOPs at the chip's peak against its compulsory DRAM
   bytes), any other op's bytes in and out at the chip's DRAM bandwidth (plus attention's FLOPs at
   the peak; a batched attention's per user, against that user's positions; a gather's rows of
-  its table, not the whole table). The decision runs before tile has chosen plans, and a
+  its table, not the whole table; a cache write's rows, written in place, not the cache). The decision runs before tile has chosen plans, and a
   roofline ranks the shardings of one op as the planned time does: both shrink with the shard,
   and neither favours one plan.
 - **An MoE is priced by the experts it reads under uniform routing** (routing is a runtime
@@ -40,7 +40,15 @@ from spatial_dialect.targets.collectives import price
 from spatial_dialect.targets.cost import roofline_cycles
 from spatial_dialect.targets.gemm import GemmShape
 from spatial_dialect.targets.mesh import Mesh
-from spatial_dialect.tg import AttentionOp, BatchAttentionOp, GatherRowsOp, MatmulOp, MoeOp
+from spatial_dialect.tg import (
+    AttentionOp,
+    BatchAttentionOp,
+    BatchSetRowsOp,
+    GatherRowsOp,
+    MatmulOp,
+    MoeOp,
+    SetRowsOp,
+)
 
 from .layout import Step
 
@@ -81,6 +89,10 @@ def op_us(
         # a gather reads the rows it gathers, not its table (Llama-3-70B's embedding is 2.1 GB
         # for one row of 16 KB: priced whole, it alone outweighed every other decision)
         moved += nbytes(results[0]) - nbytes(operands[0])
+    if isinstance(op, (SetRowsOp, BatchSetRowsOp)):
+        # a cache write reads its rows and writes them in place: the cache it returns is the one
+        # it took (priced whole, a 4096-position cache outweighed the projections feeding it)
+        moved += nbytes(operands[1]) - nbytes(operands[0]) - nbytes(results[0])
     if isinstance(op, MoeOp):
         # the experts' matrices (operands 2..4) are read only where routed (module docstring)
         experts = sum(nbytes(t) for t in operands[2:5])

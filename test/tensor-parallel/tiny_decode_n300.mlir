@@ -10,7 +10,7 @@
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300}' | filecheck %s
 // Replication is a plan only where the whole program fits one chip's DRAM (dram-mem: link's option).
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300 dram-mem=100KB}' | filecheck %s --check-prefix=DRAM
-// DRAM: mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): split op by op: 16.124 us per chip with 2 collective(s) (against distributed norms: 82.666 us per chip with 8 collective(s), slower by 66.542 us), taken (runner-up: every op replicated: the whole program (0.6 MB) does not fit one chip's DRAM (0.1 MB))"
+// DRAM: mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): split op by op: 16.067 us per chip with 2 collective(s) (against distributed norms: 82.610 us per chip with 8 collective(s), slower by 66.542 us), taken (runner-up: every op replicated: the whole program (0.6 MB) does not fit one chip's DRAM (0.1 MB))"
 // Running it twice changes nothing.
 // RUN: spatial-opt %examples/tiny_decode.mlir -p 'tensor-parallel{mesh=n300}' > %t.once
 // RUN: spatial-opt %t.once -p 'tensor-parallel{mesh=n300}' | diff - %t.once
@@ -21,7 +21,7 @@
 // CHECK-SAME: %l0_k_cache: tensor<64x64xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}
 // CHECK-SAME: %lm_head: tensor<128x512xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}
 // CHECK-SAME: -> (tensor<1xi32> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}, tensor<64x64xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>}, tensor<64x64xbf16> {mesh.sharding = #mesh.sharding<@n300, [replicate]>})
-// CHECK-SAME: attributes {mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): every op replicated: 1.707 us per chip, taken (runner-up: split op by op: 16.124 us per chip with 2 collective(s) (against distributed norms: 82.666 us per chip with 8 collective(s), slower by 66.542 us), slower by 14.417 us)"}
+// CHECK-SAME: attributes {mesh.deployment = "tensor-parallel over n300 (2 wormhole_n150 chips, 2 in a line of 1 link): every op replicated: 1.594 us per chip, taken (runner-up: split op by op: 16.067 us per chip with 2 collective(s) (against distributed norms: 82.610 us per chip with 8 collective(s), slower by 66.542 us), slower by 14.473 us)"}
 // CHECK:      %l0_q = tg.matmul %l0_h, %l0_wq {tp.plan = "replicate", tp.us = {{.*}}, tp.runner_up = "column: {{[0-9.]+}} us (faster by {{[0-9.]+}} us)"} : (tensor<1x128xbf16>, tensor<128x128xbf16>) -> tensor<1x128xbf16>
 // CHECK:      %l0_attn = tg.attention {{.*}}heads 4 kv_heads 2 head_dim 32 {{.*}}tp.plan = "replicate"{{.*}} -> tensor<1x128xbf16>
 // CHECK-NOT:  mesh.all_gather

@@ -143,15 +143,15 @@ def _deployment(example: str, mesh: str, **options) -> str:
 
 def test_the_price_compares_the_whole_plans_at_prefill_and_decode():
     """Priced: Llama-3-8B's layer at 128 rows over t3k keeps the op-by-op plan since WO and FF2
-    take the 2-D split (697.6 us against 729.0 us with distributed norms; before the 2-D plans
+    take the 2-D split (683.3 us against 714.7 us with distributed norms; before the 2-D plans
     the distributed norms won, 729.0 against 742.8); at one row over n300 the replicated norm
-    stays (876.6 us against 906.1 us: four more collectives' latency for a norm of one row)."""
+    stays (818.4 us against 847.9 us: four more collectives' latency for a norm of one row)."""
     line = _deployment("llama3_8b_prefill", "t3k")
-    assert "split op by op: 697.595 us per chip with 6 collective(s) (against distributed " in line
-    assert "norms: 729.012 us per chip with 12 collective(s), slower by 31.417 us), taken" in line
+    assert "split op by op: 683.259 us per chip with 6 collective(s) (against distributed " in line
+    assert "norms: 714.676 us per chip with 12 collective(s), slower by 31.417 us), taken" in line
     line = _deployment("llama3_8b_decode", "n300")
-    assert "split op by op: 876.645 us per chip with 2 collective(s) (against distributed " in line
-    assert "norms: 906.116 us per chip with 6 collective(s), slower by 29.471 us), taken" in line
+    assert "split op by op: 818.398 us per chip with 2 collective(s) (against distributed " in line
+    assert "norms: 847.869 us per chip with 6 collective(s), slower by 29.471 us), taken" in line
 
 
 def test_priced_reports_no_norm_plan_where_there_is_no_norm():
@@ -174,14 +174,14 @@ def test_off_says_why_norms_are_replicated():
 
 def test_priced_is_the_default_and_takes_the_distributed_norms_where_cheaper():
     """With no distributed-norm given, the two whole plans are priced: Llama-3-8B's f32 prefill
-    layer over p150x4 takes the distributed norms (735.330 us a chip against 735.706 us with
+    layer over p150x4 takes the distributed norms (703.074 us a chip against 703.450 us with
     replicated ones)."""
     module = parse_module((EXAMPLES / "llama3_8b_prefill_f32.mlir").read_text())
     TensorParallelPass("p150x4").apply(Context(), module)
     fn = _fn(module)
     line = fn.attributes["mesh.deployment"].data
-    assert "distributed norms: 735.330 us per chip with 6 collective(s) (against split op " in line
-    assert "by op: 735.706 us per chip with 2 collective(s), slower by 0.376 us), taken" in line
+    assert "distributed norms: 703.074 us per chip with 6 collective(s) (against split op " in line
+    assert "by op: 703.450 us per chip with 2 collective(s), slower by 0.376 us), taken" in line
     assert _names(fn)["tg.rms_apply"] == 2 and "tg.rms_norm" not in _names(fn)
 
 
@@ -192,8 +192,8 @@ def test_priced_is_never_dearer_than_off():
     replicated). Priced keeps the plan `off` takes, records the distributed one as slower, and
     says so on each replicated norm."""
     line = _deployment("tiny_moe_decode", "p150x4", prefer_experts=True)
-    assert "split op by op: 23.414 us per chip with 2 collective(s) (against distributed " in line
-    assert "norms: 84.088 us per chip with 8 collective(s), slower by 60.673 us), taken" in line
+    assert "split op by op: 23.383 us per chip with 2 collective(s) (against distributed " in line
+    assert "norms: 84.056 us per chip with 8 collective(s), slower by 60.673 us), taken" in line
     module = parse_module((EXAMPLES / "tiny_moe_decode.mlir").read_text())
     TensorParallelPass("p150x4", prefer_experts=True).apply(Context(), module)
     ops = _fn(module).body.block.ops
