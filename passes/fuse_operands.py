@@ -14,10 +14,10 @@ the prediction recorded by tile holds.
 On a fabric without multicast rectangles but with a vector network (Plasticine), each shared
 operand panel is either broadcast over the fabric or fetched by every consumer, decided by
 `share_operand` from the machine and the shape only: the DRAM cycles the copies a broadcast avoids
-would cost, against the fabric cycles the panel takes to stream across its hops (pipelined links:
-words + hops - 1). The decision and its numbers are recorded (`sp.share`), and the report counts
-exactly the DRAM bytes it chose. Moving only a cost of the target flips it (test/fuse-operands has the
-two target files).
+would cost, against what the panel's stream across its hops (pipelined links: words + hops - 1)
+adds once it overlaps the DRAM reads (`memory_cycles`, the cost model's rule too). The decision
+and its numbers are recorded (`sp.share`), and the report counts exactly the DRAM bytes it chose.
+Moving only a cost of the target flips it (test/fuse-operands has the two target files).
 
 Elsewhere (a GPU's SMs share nothing on chip; a streaming plan on Tensix is dealt out flat, so
 its rows of sites hold no common block row; a stream section shares no operand) there is nothing

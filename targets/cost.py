@@ -59,6 +59,7 @@ from .sharing import (
     SharingDecision,
     dram_cycles,
     gemm_operand_streams,
+    memory_cycles,
     share_operand,
 )
 from .spec import Target
@@ -82,6 +83,7 @@ __all__ = [
     "Sharing",
     "SharingDecision",
     "share_operand",
+    "memory_cycles",
     "gemm_operand_streams",
     "operand_sharing",
     "gemm_dram_rate",
@@ -167,8 +169,8 @@ class _Movement:
 @dataclass(slots=True)
 class _DramTime:
     """Every byte the plan reads or writes at the DRAM rate its traffic sustains (``rate``, bytes
-    per cycle), plus the fabric cycles of broadcast panels (share_operand weighed them against the
-    DRAM time they replace)."""
+    per cycle), overlapped with the fabric cycles of broadcast panels (:func:`~.sharing.memory_cycles`,
+    the rule share_operand weighed them by)."""
 
     bytes: int
     cycles: float
@@ -418,7 +420,8 @@ def _dram_time(target: Target, shape: GemmShape, plan: GemmPlan, q: GemmQuantiti
     partials = _split_partials_bytes(target, shape, plan)
     cached = target.l2_bytes is not None and partials <= target.l2_bytes // 2
     dram_bytes = a + b + c + (1 if cached else 2) * partials
-    return _DramTime(dram_bytes, dram_bytes / q.dram_rate + q.fabric_cycles, q.dram_rate)
+    cycles = memory_cycles(dram_bytes / q.dram_rate, q.fabric_cycles, q.fabric_fill_cycles)
+    return _DramTime(dram_bytes, cycles, q.dram_rate)
 
 
 def _reads_in_flight(

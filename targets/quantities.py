@@ -69,7 +69,10 @@ class GemmQuantities:
     # (share_operand, exactly as fuse-operands decides it); None elsewhere.
     share_a: SharingDecision | None = None
     share_b: SharingDecision | None = None
-    fabric_cycles: int = 0  # the broadcasts' fan-outs, charged with the DRAM time they replace
+    # The broadcasts' fan-outs, which overlap the DRAM time (sharing.memory_cycles), and the one
+    # page of them no overlap hides (the largest fill of the operands broadcast).
+    fabric_cycles: int = 0
+    fabric_fill_cycles: int = 0
     # Split-K (GemmPlan.split_k): the K slices, and the partial-sum tiles (at the accumulator's
     # precision) the busiest site, one of the last slice, receives from the slice before it.
     k_slices: int = 1
@@ -164,6 +167,7 @@ class _TileReads:
     share_a: SharingDecision | None = None
     share_b: SharingDecision | None = None
     fabric_cycles: int = 0
+    fabric_fill_cycles: int = 0
 
 
 @dataclass(slots=True)
@@ -249,6 +253,7 @@ def gemm_quantities(target: Target, shape: GemmShape, plan: GemmPlan) -> GemmQua
         share_a=t.dram.share_a,
         share_b=t.dram.share_b,
         fabric_cycles=t.dram.fabric_cycles,
+        fabric_fill_cycles=t.dram.fabric_fill_cycles,
         k_slices=s,
         partial_tiles=d.out_tiles if s > 1 else 0,
         dram_rate=rate,
@@ -333,9 +338,10 @@ def _reads_after_fabric_sharing(
     """The plan's reads (shared where the operand really multicasts, replicated otherwise), then
     shared over the fabric: DRAM serves each panel (a whole block row of A, block column of B) the
     copies share_operand chose, one when broadcast and one per consumer block when replicated,
-    exactly as the report counts them; and each broadcast panel adds the fabric cycles share_operand
-    weighed against the DRAM cycles it saves (same currency, so the plan's memory time is the least
-    of the two arrangements, as the pass picks it)."""
+    exactly as the report counts them; and each broadcast panel adds its fan-out's fabric cycles,
+    which the cost model overlaps with the DRAM time as share_operand weighed them
+    (:func:`~.sharing.memory_cycles`: the one rule of both), with the larger of the two operands'
+    fills."""
     a = reads.a_shared if reads.mcast_a else reads.a_replicated
     b = reads.b_shared if reads.mcast_b else reads.b_replicated
     share_a, share_b = operand_sharing(target, shape, plan, rate)
@@ -343,7 +349,11 @@ def _reads_after_fabric_sharing(
         return _TileReads(a, b)
     a, fabric_a = _panels_read(a, d.blocks_m, plan.per_site_m * shape.kt, share_a)
     b, fabric_b = _panels_read(b, d.blocks_n, plan.per_site_n * shape.kt, share_b)
-    return _TileReads(a, b, share_a, share_b, fabric_a + fabric_b)
+    fill = max(
+        (s.fill_cycles for s in (share_a, share_b) if s and s.sharing == Sharing.BROADCAST),
+        default=0,
+    )
+    return _TileReads(a, b, share_a, share_b, fabric_a + fabric_b, fill)
 
 
 def _panels_read(

@@ -6,11 +6,26 @@ on the fabric), or **broadcast**, one copy streamed and fanned out over the vect
 from DRAM, plus the fabric time of the fan-out). Which is cheaper depends on the panel, the number of
 consumers, the distance and the memory, never on a constant, so :func:`share_operand` compares the
 DRAM cycles a broadcast saves (at the sustained rate of :mod:`.dram`) with the fabric cycles it adds and keeps both numbers in its answer.
+
+**The fan-out overlaps the DRAM reads** (:func:`memory_cycles`, the one rule the cost model and
+fuse-operands both price by). On Plasticine the DRAM is read by address generators with many
+requests in flight, not by the PCUs [PLAST], and the vector network's switches are registered, so a
+broadcast panel streams: the reader forwards each page (a K tile of the panel, its DRAM pages) across
+the fan-out while the DRAM serves the next, of this panel or of any other transfer. Nothing on the fan-out's
+path waits for the DRAM or holds it: the two are the stages of a pipeline, whose time is the longer
+stage's total plus one fill (the shorter stage of one page: the first page's read before anything is
+forwarded, or the last page's fan-out after the DRAM is done). Adding the fan-out's cycles to the
+DRAM's, as the cost model did, priced the network as if it stopped the DRAM: on 128x4096x4096 it
+charged 1.08 M fabric cycles on top of 1.62 M of DRAM. One link moves a 64-byte word a cycle, more
+than the whole chip's DRAM (44.1 B/cycle sustained), so a fan-out hides behind its own reads unless
+its hops or its words outgrow them. The fabric is still priced as ONE resource (every broadcast
+panel's fan-out summed, never two at once on disjoint links): a bound, not a guess.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,24 +48,33 @@ class Sharing(enum.StrEnum):
 @dataclass(frozen=True)
 class OperandStream:
     """One operand panel and the instances that want it: ``bytes`` in one copy, ``consumers``
-    instances, ``broadcast_hops`` mesh hops a fan-out crosses to reach the farthest of them."""
+    instances, ``broadcast_hops`` mesh hops a fan-out crosses to reach the farthest of them.
+    ``page_bytes``: what the reader forwards at once (a K tile of the panel: its DRAM pages arrive
+    whole); the whole panel where not given."""
 
     name: str
     bytes: int
     consumers: int
     broadcast_hops: int
+    page_bytes: int | None = None
 
 
 @dataclass(frozen=True)
 class SharingDecision:
-    """The decision with the two costs that produced it. ``copies`` is what DRAM actually serves under
-    the chosen arrangement, so the roofline counts exactly these bytes (``copies`` x ``bytes``)."""
+    """The decision with the costs that produced it. ``copies`` is what DRAM actually serves under
+    the chosen arrangement, so the roofline counts exactly these bytes (``copies`` x ``bytes``).
+    ``fabric_cycles_added``: the fan-out's occupancy of the fabric (words + hops - 1);
+    ``fill_cycles``: the one page the pipeline of reads and fan-out cannot overlap;
+    ``fabric_cycles_exposed``: what the broadcast panel takes beyond its one copy's DRAM time under
+    :func:`memory_cycles`, the number weighed against ``dram_cycles_saved``."""
 
     sharing: Sharing
     dram_cycles_saved: int
     fabric_cycles_added: int
     copies: int
     why: str
+    fill_cycles: int = 0
+    fabric_cycles_exposed: int = 0
 
 
 def gemm_operand_streams(
@@ -65,8 +89,10 @@ def gemm_operand_streams(
     alike: one block row of A over all of K (``block[0] x k_tiles`` tiles of ``tile_bytes[0]``),
     wanted by the ``items[1]`` blocks of that row; one block column of B, wanted by the
     ``items[0]`` blocks of that column; each with the hops a fan-out from its first block's site
-    crosses to reach the farthest. ``site_of(i, j)`` is the site running block (i, j): the placed
-    ranges for the pass, the same dealing (:func:`flat_site_of`) for the planner."""
+    crosses to reach the farthest, and its page: one K tile of the block, the DRAM pages (a tile
+    each) that arrive together and are forwarded as they arrive, whatever the plan's K block.
+    ``site_of(i, j)`` is the site running block (i, j): the placed ranges for the pass, the same
+    dealing (:func:`flat_site_of`) for the planner."""
     (block_m, block_n), (items_m, items_n) = block, items
 
     def hops(blocks: list[tuple[int, int]]) -> int:
@@ -79,12 +105,14 @@ def gemm_operand_streams(
         block_m * k_tiles * tile_bytes[0],
         items_n,
         hops([(0, j) for j in range(items_n)]),
+        block_m * tile_bytes[0],
     )
     b = OperandStream(
         names[1],
         k_tiles * block_n * tile_bytes[1],
         items_m,
         hops([(i, 0) for i in range(items_m)]),
+        block_n * tile_bytes[1],
     )
     return a, b
 
@@ -107,6 +135,32 @@ def fabric_word_bytes(target: Target) -> int:
     return target.fabric_word_bytes or target.link_bytes_per_cycle
 
 
+def fan_out_cycles(target: Target, nbytes: int, hops: int) -> int:
+    """Cycles ``nbytes`` occupy the fabric fanned out over ``hops`` hops. The links are REGISTERED,
+    so the bytes stream: the first word arrives after one cycle per hop and every later word one
+    cycle behind it, so W words over H hops occupy the net for W + H - 1 cycles, not W * H.
+
+    A bug this rule prevents: the reference compiler once read `words * hops`, store-and-forward,
+    as if every switch held the whole panel before passing it on. That over-charged a broadcast by
+    about the distance and biased the decision to replication: on a 640^3 A panel it charged
+    ~256,000 cycles where the honest figure is ~25,600, enough to fetch one shared operand up to 80
+    times from DRAM. The choreography's forward latency (stage latency + hops) and the credit-depth
+    solve model the fabric the same way; two passes of one compiler cannot disagree on whether a
+    fabric pipelines."""
+    words = ceil_div(nbytes, max(1, fabric_word_bytes(target)))
+    return words + max(0, hops - 1)
+
+
+def memory_cycles(dram: float, fabric: float, fill: float) -> float:
+    """THE memory time of DRAM traffic and broadcast fan-outs together (the module text says why
+    they overlap): a pipeline of the two, its longer stage's total plus one ``fill``; the DRAM
+    time alone where nothing is fanned out. The cost model prices a plan's memory by it and
+    :func:`share_operand` a broadcast panel, so the two cannot disagree on whether they overlap."""
+    if fabric <= 0:
+        return dram
+    return max(dram, fabric) + fill
+
+
 def share_operand(
     stream: OperandStream, target: Target, dram_rate: float | None = None
 ) -> SharingDecision:
@@ -118,29 +172,28 @@ def share_operand(
     consumers = max(1, stream.consumers)
     # What broadcasting saves: the consumers - 1 copies it does not fetch.
     saved = dram_cycles(target, stream.bytes * (consumers - 1), dram_rate)
-    # What it costs: the panel crossing the fan-out. The links are REGISTERED, so the panel streams:
-    # the first word arrives after one cycle per hop and every later word one cycle behind it, so W
-    # words over H hops occupy the net for W + H - 1 cycles, not W * H.
-    #
-    # A bug this rule prevents: the reference compiler once read `words * hops`, store-and-forward,
-    # as if every switch held the whole panel before passing it on. That over-charged a broadcast by about the distance and
-    # biased the decision to replication: on a 640^3 A panel it charged ~256,000 cycles where the
-    # honest figure is ~25,600, enough to fetch one shared operand up to 80 times from DRAM. The
-    # choreography's forward latency (stage latency + hops) and the credit-depth solve model the
-    # fabric the same way; two passes of one compiler cannot disagree on whether a fabric pipelines.
-    words = ceil_div(stream.bytes, max(1, fabric_word_bytes(target)))
-    added = words + max(0, stream.broadcast_hops - 1)
-    broadcast = consumers > 1 and saved > added
+    # What it costs: the panel crossing the fan-out (fan_out_cycles), overlapped with the DRAM
+    # reads of its one copy (memory_cycles): only the fan-out beyond them, plus one page's fill.
+    hops = stream.broadcast_hops
+    added = fan_out_cycles(target, stream.bytes, hops)
+    page = min(stream.bytes, stream.page_bytes or stream.bytes)
+    fill = min(dram_cycles(target, page, dram_rate), fan_out_cycles(target, page, hops))
+    one_copy = dram_cycles(target, stream.bytes, dram_rate)
+    exposed = math.ceil(memory_cycles(one_copy, added, fill)) - one_copy
+    broadcast = consumers > 1 and saved > exposed
+    overlap = f"{added} fabric cycles overlapping the copy's {one_copy} DRAM cycles"
     if consumers <= 1:
         why = "one consumer: nothing to share"
     elif broadcast:
-        why = f"broadcasting saves {saved} DRAM cycles and costs {added} on the fabric"
+        why = f"broadcasting saves {saved} DRAM cycles and exposes {exposed} ({overlap})"
     else:
-        why = f"a fan-out would cost {added} fabric cycles to save {saved} DRAM cycles"
+        why = f"a fan-out would expose {exposed} cycles ({overlap}) to save {saved} DRAM cycles"
     return SharingDecision(
         sharing=Sharing.BROADCAST if broadcast else Sharing.REPLICATED,
         dram_cycles_saved=saved,
         fabric_cycles_added=added,
         copies=1 if broadcast else consumers,
         why=why,
+        fill_cycles=fill,
+        fabric_cycles_exposed=exposed,
     )

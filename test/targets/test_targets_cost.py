@@ -334,35 +334,39 @@ def test_cost_prices_the_fabric_broadcast_fuse_operands_decides():
     # (32 GB/s at 1 GHz). 64 x 64 x 64 bf16: mt = kt = nt = 2, 2048-byte tiles. Plan: 2x2 grid,
     # 1x1 blocks, ibw 1: 4 blocks dealt flat, one a site: block (0, 0) on (0, 0), (0, 1) on (1, 0),
     # (1, 0) on (0, 1).
-    # A panel: 1 x 2 tiles = 4096 B, 2 consumers (block row 0), 1 hop ((0, 0) -> (1, 0)); B the same
-    # (block column 0, (0, 0) -> (0, 1)).
+    # A panel: 1 x 2 tiles = 4096 B, 2 consumers (block row 0), 1 hop ((0, 0) -> (1, 0)), pages of
+    # one K tile = 2048 B; B the same (block column 0, (0, 0) -> (0, 1)).
     # share_operand: saved = ceil(4096 x 1 / 32) = 128 DRAM cycles; added = 4096 / 64 = 64 words
-    # + 1 - 1 = 64 fabric cycles -> broadcast, copies 1.
+    # + 1 - 1 = 64 fabric cycles; the fan-out overlaps the panel's one copy (4096 / 32 = 128 DRAM
+    # cycles), so it adds max(128, 64) - 128 = 0 beyond it plus one page's fill, the shorter of its
+    # read (2048 / 32 = 64) and its fan-out (32 words + 0): 32 exposed -> broadcast, copies 1.
     # DRAM: 2 A panels (block rows) x 1 copy x 2 tiles = 4 tiles (not 8 replicated), B 4, C 4:
-    # 12 x 2048 = 24,576 B, 24,576 / 32 = 768 cycles; plus the fan-outs in the same currency,
-    # (2 A panels + 2 B panels) x 64 = 256 fabric cycles: memory time 1024 (replicated would be
-    # 20 x 2048 / 32 = 1280, which is why share_operand broadcasts).
+    # 12 x 2048 = 24,576 B, 24,576 / 32 = 768 cycles; the fan-outs, (2 A panels + 2 B panels) x 64 =
+    # 256 fabric cycles, run under them: memory time max(768, 256) + 32 = 800 (adding them would say
+    # 1024; replicated would be 20 x 2048 / 32 = 1280).
     # Movement: 2 steps (1 block x 2 K blocks), 1 A and 1 B tile a step: A read 2 x 2048 / 32 = 128;
     # B read 128 plus the C write 2048 / 32 = 64 on B's engine: the critical path, 192.
     t = toy(multicast="none", fabric_word_bytes=64, dram_gbps=32.0)
     shape, plan = GemmShape(64, 64, 64), GemmPlan(2, 2, 1, 1, 1, 1, 1)
     q = gemm_quantities(t, shape, plan)
     assert q.share_a is not None and q.share_b is not None
-    assert (q.share_a.sharing, q.share_a.dram_cycles_saved, q.share_a.fabric_cycles_added) == (
-        Sharing.BROADCAST,
-        128,
-        64,
-    )
+    a = q.share_a
+    assert (a.sharing, a.dram_cycles_saved, a.fabric_cycles_added) == (Sharing.BROADCAST, 128, 64)
+    assert (a.fill_cycles, a.fabric_cycles_exposed) == (32, 32)
     assert q.share_b.sharing is Sharing.BROADCAST and q.share_b.copies == 1
     assert (q.a_tiles_dram, q.b_tiles_dram, q.c_tiles_written) == (4, 4, 4)
     c = gemm_cost(t, shape, plan)
-    assert q.fabric_cycles == 256
-    assert c.dram_bytes == 24_576 and c.dram_cycles == 768 + 256
+    assert (q.fabric_cycles, q.fabric_fill_cycles) == (256, 32)
+    assert c.dram_bytes == 24_576 and c.dram_cycles == 768 + 32
     assert c.movement_cycles == 192
-    # At 64 B/cycle the broadcast saves ceil(4096 / 64) = 64 cycles for 64 on the fabric: not more,
-    # so replicated: 2 copies of each panel, A and B 8 tiles each, and no fabric cycles.
-    q = gemm_quantities(toy(multicast="none", fabric_word_bytes=64), shape, plan)
-    assert q.share_a.sharing is Sharing.REPLICATED and q.share_a.copies == 2
+    # At 256 B/cycle a copy of the panel takes 4096 / 256 = 16 DRAM cycles, and the broadcast saves
+    # those 16: its fan-out (64) outlasts its one copy's read by 64 - 16 = 48, plus the fill
+    # min(2048 / 256, 32) = 8: 56 exposed, more than 16, so replicated: 2 copies of each panel,
+    # A and B 8 tiles each, and no fabric cycles.
+    q = gemm_quantities(toy(multicast="none", fabric_word_bytes=64, dram_gbps=256.0), shape, plan)
+    assert q.share_a is not None and q.share_a.sharing is Sharing.REPLICATED
+    assert (q.share_a.dram_cycles_saved, q.share_a.fabric_cycles_exposed) == (16, 56)
+    assert q.share_a.copies == 2
     assert (q.a_tiles_dram, q.b_tiles_dram, q.fabric_cycles) == (8, 8, 0)
     # No fabric (a GPU-like chip): no sharing decision, every block reads its own.
     q = gemm_quantities(toy(multicast="none", dram_gbps=32.0), shape, plan)

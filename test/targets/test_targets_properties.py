@@ -11,6 +11,7 @@ from spatial_dialect.targets.cost import (
     GemmShape,
     OperandStream,
     Sharing,
+    dram_cycles,
     gemm_cost,
     gemm_cost_floor,
     plan_fits,
@@ -119,7 +120,8 @@ STREAMS = st.builds(
 def test_share_operand_reaches_both_by_dram_bandwidth_alone(stream, name):
     t = PRESETS[name]
     # Starved memory: a copy costs more than any fan-out. Abundant memory: a copy costs (rounded up)
-    # one cycle, never more than the fan-out's words + hops - 1 >= 1.
+    # one cycle, all a broadcast saves, and the fan-out (words + hops - 1 >= 1) outlasts that one
+    # copy's read by words + hops - 2 and then adds a fill of at least one cycle: never less.
     assert share_operand(stream, t.with_dram_gbps(1e-6)).sharing is Sharing.BROADCAST
     assert share_operand(stream, t.with_dram_gbps(1e15)).sharing is Sharing.REPLICATED
 
@@ -127,13 +129,15 @@ def test_share_operand_reaches_both_by_dram_bandwidth_alone(stream, name):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(210, 1 << 26), st.integers(2, 256))
 def test_share_operand_reaches_both_by_hop_count_alone(nbytes, consumers):
-    # Plasticine moves 64 B per fabric cycle and 49 B per DRAM cycle. Over one hop a broadcast adds
-    # ceil(B / 64) <= B / 64 + 1 cycles and saves at least B / 49, which is more once
-    # B (1/49 - 1/64) > 1, i.e. B >= 210 (below that the rounding can tie: 65 B saves 2 and costs 2).
-    # A fan-out longer than everything DRAM could save never pays.
+    # Plasticine moves 64 B per fabric cycle and 44.1 B per DRAM cycle (49 GB/s at 0.9). Over one
+    # hop the fan-out (ceil(B / 64) cycles) runs under the panel's own read (ceil(B / 44.1)), so a
+    # broadcast exposes only the fill, one page's fan-out (the whole panel here: ceil(B / 64)), and
+    # saves at least ceil(B / 44.1), which is more once B (1/44.1 - 1/64) > 1, i.e. B > 157.
+    # A fan-out longer than every copy's DRAM time together never pays.
     t = PRESETS["plasticine"]
     near = share_operand(OperandStream("a", nbytes, consumers, 1), t)
     assert near.sharing is Sharing.BROADCAST
-    far = share_operand(OperandStream("a", nbytes, consumers, near.dram_cycles_saved + 1), t)
+    every_copy = dram_cycles(t, nbytes * consumers)
+    far = share_operand(OperandStream("a", nbytes, consumers, every_copy + 1), t)
     assert far.sharing is Sharing.REPLICATED
     assert far.copies == consumers and near.copies == 1
