@@ -346,7 +346,8 @@ def predict_dram(row: DramRow, cards: dict[str, str] | None = None) -> tuple[flo
     tool = SpatialOptMain(args=[])
     module = Parser(tool.ctx, generate.gemm_program("g", row.m, row.k, row.n)).parse_module()
     target = (cards or CARDS)[row.card]
-    spec = f"spatial-pipeline{{target={target} format={row.fmt} fidelity={row.fidelity}}}"
+    # Quoted: a what-if target is a .toml path, which the pass-option lexer reads only as a string.
+    spec = f'spatial-pipeline{{target="{target}" format={row.fmt} fidelity={row.fidelity}}}'
     PassPipeline.parse_spec(tool.available_passes, spec).apply(tool.ctx, module)
     (section,) = report(module)["sections"]
     return section["predicted_us"], section

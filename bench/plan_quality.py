@@ -77,6 +77,7 @@ from spatial_dialect.targets.cost import (  # noqa: E402
     GemmShape,
     compulsory_dram_bytes,
     gemm_quantities,
+    least_issue_cycles_per_tile_matmul,
     page_bytes,
     roofline_cycles,
 )
@@ -219,7 +220,8 @@ class Search:
         """Cycles no plan with these quantities can beat (parts of gemm_cost's total)."""
         t = self.target
         eff = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
-        compute = q.tile_matmuls_busiest * (self.engine * eff + t.matmul_handover_cycles)
+        issue = least_issue_cycles_per_tile_matmul(t, self.fidelity)
+        compute = q.tile_matmuls_busiest * (self.engine * eff + issue)
         dram = (
             q.a_tiles_dram * self.tba + q.b_tiles_dram * self.tbb + q.c_tiles_written * self.tbo
         ) / t.dram_bytes_per_cycle

@@ -14,9 +14,9 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   sends it through a credit loop across the rectangle; result tiles leave on the engine that also
   loads B (the operand-with-store packing, docs/passes.md#place-engines-and-nocs);
 * the compute engine runs ``per_site_m x per_site_n x ibw`` tile-matmuls per step, each costing the
-  slower of the matrix engine (fidelity phases, plus the bank handover) and the unpackers feeding it
-  (the operand bytes its sub-block shape makes it re-read), plus the K-block spill when partial sums
-  are not accumulated in place;
+  slower of the matrix engine (fidelity phases, plus the other instructions its thread issues) and
+  the unpackers feeding it (the operand bytes its sub-block shape makes it re-read), plus the K-block
+  spill when partial sums are not accumulated in place;
 * movement and compute overlap through double-buffered FIFOs, so the site takes
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the bandwidth its
@@ -62,7 +62,7 @@ from .sharing import (
     memory_cycles,
     share_operand,
 )
-from .spec import Target
+from .spec import FIDELITIES, Target, normalize_fidelity
 
 __all__ = [
     "GemmShape",
@@ -94,6 +94,8 @@ __all__ = [
     "Deal",
     "deal",
     "split_sums_through_dram",
+    "issue_cycles_per_tile_matmul",
+    "least_issue_cycles_per_tile_matmul",
 ]
 
 
@@ -140,8 +142,8 @@ class GemmCost:
 @dataclass(slots=True)
 class _Compute:
     """The busiest site's compute: cycles per tile-matmul on the matrix engine (short rows paying
-    whole row passes, plus the bank handover) and through the unpackers, the slower of the two that
-    each tile-matmul costs, and the site's total with any K-block spill."""
+    whole row passes, plus its thread's other instructions) and through the unpackers, the slower
+    of the two that each tile-matmul costs, and the site's total with any K-block spill."""
 
     engine: float
     unpack: float
@@ -191,14 +193,42 @@ class _Pipeline:
     total: float
 
 
+def issue_cycles_per_tile_matmul(target: Target, fidelity: str, osh: int, osw: int) -> float:
+    """Cycles per tile-matmul the engine's thread issues other than the tile's passes, for an osh x
+    osw sub-block (docs/targets.md#tile-matmul-issue): the per-tile instructions, the fidelity loop's
+    closing one at more than one phase, and the bank release: once per row of the reuse (1 / the
+    longer side), or every tile where the chip's LLK releases per tile and the sub-block is at least
+    2x2."""
+    if target.matmul_release_each_tile and min(osh, osw) > 1:
+        return _fixed_issue_cycles(target, fidelity) + target.matmul_release_cycles
+    return _fixed_issue_cycles(target, fidelity) + target.matmul_release_cycles / max(osh, osw)
+
+
+def least_issue_cycles_per_tile_matmul(
+    target: Target, fidelity: str, longest: int | None = None
+) -> float:
+    """The least :func:`issue_cycles_per_tile_matmul` of any sub-block whose longer side is at
+    most ``longest`` (None: any sub-block at all, so no release is counted)."""
+    release = target.matmul_release_cycles / longest if longest else 0.0
+    return _fixed_issue_cycles(target, fidelity) + release
+
+
+def _fixed_issue_cycles(target: Target, fidelity: str) -> float:
+    """The issue cycles every tile-matmul pays whatever its sub-block."""
+    cycles = float(target.matmul_handover_cycles)
+    if normalize_fidelity(fidelity) != FIDELITIES[0]:
+        cycles += target.matmul_phase_reset_cycles
+    return cycles
+
+
 def _engine_cycles_per_tile_matmul(
-    target: Target, shape: GemmShape, q: GemmQuantities, fidelity: str
+    target: Target, shape: GemmShape, q: GemmQuantities, fidelity: str, issue: float
 ) -> float:
     """The matrix engine's cycles per tile-matmul of the busiest site at ``fidelity``: short rows pay
-    whole row passes, and each tile-matmul loses the bank handover."""
+    whole row passes, and each tile-matmul pays ``issue``, its thread's other instructions."""
     fid = float(target.matmul_tile_cycles(shape.in_dtype, fidelity))
     eff_ratio = q.tile_matmuls_busiest_eff / max(1, q.tile_matmuls_busiest)
-    return fid * eff_ratio + target.matmul_handover_cycles
+    return fid * eff_ratio + issue
 
 
 def _unpack_cycles_per_tile_matmul(target: Target, shape: GemmShape, plan: GemmPlan) -> float:
@@ -209,8 +239,9 @@ def _unpack_cycles_per_tile_matmul(target: Target, shape: GemmShape, plan: GemmP
     holds one tile of one operand while it streams the other operand's tiles past it: per K tile,
     min(osh, osw) x (1 + max(osh, osw)) tile unpacks for osh x osw tile-matmuls. The streamed operand
     (one tile per tile-matmul) goes through one unpacker at ``unpack_bytes_per_cycle``; both together
-    are capped at ``unpack_joint_bytes_per_cycle`` (they share L1 ports). On Tensix this is what makes a
-    1x1 sub-block, or bf16 at LoFi, slower than the fidelity alone says."""
+    are capped at ``unpack_joint_bytes_per_cycle`` (they share L1 ports; on Wormhole each gets x2 when
+    both want x4). On Tensix this is what makes a 1x1 sub-block, or bf16 at LoFi, slower than the
+    fidelity alone says."""
     if not target.unpack_bytes_per_cycle:
         return 0.0
     # The streamed operand is B where the sub-block is at least as wide as tall (reuse_a), else A;
@@ -236,7 +267,8 @@ def _busiest_compute(
 ) -> _Compute:
     """Every tile-matmul of the busiest site at the slower of engine and unpacker (short rows pay
     whole row passes on the engine; the unpacker still reads whole, padded tiles), plus the spill."""
-    engine = _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
+    issue = issue_cycles_per_tile_matmul(target, fidelity, plan.osh, plan.osw)
+    engine = _engine_cycles_per_tile_matmul(target, shape, q, fidelity, issue)
     unpack = _unpack_cycles_per_tile_matmul(target, shape, plan)
     per_tm = max(engine, unpack)
     cycles = q.tile_matmuls_busiest * per_tm
@@ -593,7 +625,13 @@ def gemm_cost_floor(
     smaller of the two precisions they can travel in. The tile pass prunes with it, so the
     pruning is exact under the cost model."""
     q = gemm_quantities(target, shape, plan)
-    compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(target, shape, q, fidelity)
+    # Any sub-block: the least issue cost, a sub-block as long as the block, released once a row.
+    least = least_issue_cycles_per_tile_matmul(
+        target, fidelity, max(plan.per_site_m, plan.per_site_n)
+    )
+    compute = q.tile_matmuls_busiest * _engine_cycles_per_tile_matmul(
+        target, shape, q, fidelity, least
+    )
     latency = float(target.dram_latency_cycles or 0)
     drain = _write_back_cycles(target, shape, plan, q)
     if q.k_slices > 1:

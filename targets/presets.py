@@ -5,7 +5,10 @@ Sources (cited below by their short name):
 [ISA]     tenstorrent/tt-isa-documentation, WormholeB0/TensixTile: L1.md (L1 size, port bandwidths,
           NoC 256-bit links, "latency of each hop is at least 9 cycles"), MatrixUnit.md (4.096 TFLOP/s
           per FPU at 1 GHz, one MVMUL per fidelity phase; "an n150 board will have 1 ASIC with 72
-          tiles"), Dst.md (dest register file), DRAM tiles page ("12x 1 GiB channels of GDDR6").
+          tiles"; instruction throughputs), Dst.md (dest register file), DRAM tiles page ("12x 1 GiB
+          channels of GDDR6"); TensixCoprocessor/UNPACR_Regular.md "Performance" (x1/x2/x4 = 16/32/64
+          B/cycle; both unpackers wanting x4 get x2 each), MOPExpander.md (one-cycle transition
+          penalty), README.md (one instruction per thread per cycle). Commit 39304719.
 [GEMM]    tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md (commit 06bd3735): "The matrix engine performs
           8x16 x 16x16 = 8x16 in a single cycle"; a 32x32x32 tile takes 16/32/48/64 cycles at
           LoFi/HiFi2/HiFi3/HiFi4; "shorter than 8x16 ... the engine will still perform 8x16 x 16x16";
@@ -62,6 +65,9 @@ Sources (cited below by their short name):
           ttl/sim/dfb.py refuses a copy between a row-major and a tiled endpoint.
 [TTLSPEC] tenstorrent/tt-lang docs/sphinx/specs/TTLangSpecification.md (0.15): a kernel slices a
           tensor by Python integers only; no scalar read of a tensor or block, no runtime argument.
+[LLK]     tenstorrent/tt-llk @ 36b092e8 (the same loops since 2023): tt_llk_{wormhole_b0,blackhole}/
+          llk_lib/llk_math_matmul.h (_llk_math_matmul_, matmul_configure_mop), common/inc/
+          cunpack_common.h (both unpackers' Throttle_mode = 2).
 [TABLE]   The project's founding preset table, kept in docs/targets.md#presets: numbers it took
           from tt-metal and vendor material without a finer citation; cross-checked above.
 """
@@ -135,11 +141,9 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         tile_cols=32,
         tile_bytes=_TENSIX_TILE_BYTES,
         matmul=_TENSIX_MATMUL,
-        # One unpacker "can theoretically achieve four 128-bit reads from L1 per cycle"; both together
-        # "five 128-bit reads per cycle", sharing three ports [ISA L1.md] (a Wormhole document;
-        # uncertain for Blackhole).
+        # One unpacker "can theoretically achieve four 128-bit reads from L1 per cycle" [ISA L1.md]
+        # (x4 speed, 64 B/cycle [ISA UNPACR_Regular.md]); both together: per chip, below.
         unpack_bytes_per_cycle=64,
-        unpack_joint_bytes_per_cycle=80,
         # Issuing one NoC read: NIU programming 6 + non-NIU programming 43 cycles [NOCMODEL].
         # Uncertain: measured on Grayskull-era firmware; the data-movement API has changed since.
         noc_issue_cycles=49,
@@ -149,10 +153,16 @@ def _tensix(*, l1_bytes: int, local_mem_base: int, dram_round_trip: int, **chip)
         # (ttl.copy lowers to one noc_async_read_tile a tile [TTLCOPY]), and the price must be what
         # the printed program does. examples/targets/*_row_bursts.toml are the what-ifs.
         matmul_row_pass=8,  # in0 is fed 8 rows at a time [GEMM]
-        # MVMUL has throughput 1 and latency 5 [ISA MatrixUnit.md]: releasing a source bank after a
-        # tile's last MVMUL exposes the 4 cycles of pipeline behind it, once per tile-matmul (each
-        # tile-matmul consumes a new bank of the streamed operand). Uncertain: derived, not measured.
-        matmul_handover_cycles=4,
+        # The matmul LLK's math thread, per tile-matmul [LLK llk_math_matmul.h]: a SETC16 (the tile's
+        # dest address), then the MOP (the 16 x phases MVMULs), after which the MOP expander loses
+        # one cycle ("a one cycle transition penalty" when the next instruction is not a MOP [ISA
+        # MOPExpander.md]); a thread issues one instruction a cycle [ISA README.md]. So 2 cycles a
+        # tile-matmul, plus the MOP's closing SETRWC at more than one fidelity phase, plus the
+        # SETRWC that releases a source bank (1 cycle each [ISA MatrixUnit.md]), once per row of
+        # the reuse. Uncertain: instruction counts, not a measurement of the cycles.
+        matmul_handover_cycles=2,
+        matmul_phase_reset_cycles=1,
+        matmul_release_cycles=1,
         # The SFPU is a 32-lane SIMD vector unit [ISA VectorUnit.md] (a Wormhole document; uncertain
         # for Blackhole). One element per lane per cycle is the simple-instruction rate.
         vector_lanes=32,
@@ -188,6 +198,12 @@ WORMHOLE_N150 = _tensix(
     # spread and the read round trips of the cost model add on their own.
     dram_efficiency=267 / 288,
     dram_channels=12,  # "12x 1 GiB channels of GDDR6" [ISA]; 12 banks [DRAM-WH]
+    # Both unpackers run at x4 (Throttle_mode 2 [LLK cunpack_common.h]); when both want x4 each
+    # gets x2, 32 B/cycle [ISA UNPACR_Regular.md "Performance"]: 64 B/cycle together.
+    unpack_joint_bytes_per_cycle=64,
+    # With a sub-block of at least 2x2 the LLK releases the streamed operand's bank with its own
+    # SETRWC after every tile-matmul (t_dim > 1 in _llk_math_matmul_) [LLK].
+    matmul_release_each_tile=True,
     dram_bytes=12 * 2**30,  # 12 GB GDDR6 [MEM]: 12 channels of 1 GiB [ISA]
 )
 
@@ -215,6 +231,9 @@ BLACKHOLE_P150 = _tensix(
     # does not put readers next to their banks.
     dram_efficiency=500 / 512,
     dram_channels=8,  # [DRAM-BH]
+    # Both unpackers together: "five 128-bit reads per cycle", sharing three ports [ISA L1.md] (a
+    # Wormhole document; Blackhole's unpacker arbitration is not published: uncertain).
+    unpack_joint_bytes_per_cycle=80,
     dram_bytes=32 * 2**30,  # 32 GB GDDR6 [MEM]: 8 channels of 4 GiB
 )
 

@@ -184,9 +184,15 @@ class Target:
     noc_burst_bytes: int | None = None
     # Rows the matrix engine processes per pass; a tile with fewer real rows still costs whole passes.
     matmul_row_pass: int = 8
-    # Cycles the matrix engine loses per tile-matmul handing its source registers back to the operand
-    # path (the pipeline drains before a bank is released). 0 where the chip does not declare it.
+    # Cycles per tile-matmul the matrix engine's issuing thread spends on instructions other than the
+    # tile's own passes (docs/targets.md#tile-matmul-issue): on every tile-matmul...
     matmul_handover_cycles: int = 0
+    # ... more at more than one fidelity phase (the loop's closing instruction) ...
+    matmul_phase_reset_cycles: int = 0
+    # ... and releasing a source-register bank, once per row of a sub-block's reuse ...
+    matmul_release_cycles: int = 0
+    # ... or on every tile-matmul where the sub-block is at least 2x2 (Wormhole's LLK).
+    matmul_release_each_tile: bool = False
     # Elements a site's vector unit (Tensix SFPU, an SM's FP32 lanes, a PCU's SIMD lanes) retires
     # per cycle: the rate of every stream section's pointwise and reduction work.
     vector_lanes: int = 32

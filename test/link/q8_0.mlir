@@ -69,7 +69,8 @@ func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96x
 
 // WH16:    sp.program @y op "tg.matmul_q8_0"
 // WH16:      %dst = sp.acc "dst" page [sh, sw] bf16
-// WH16:      sp.matmul_tiles %in0, %in1 -> %out acc %dst dequantize bf16
+// (Split in K: Wormhole's two unpackers share 64 B/cycle, so the unsplit 1x1 plan's K loop costs more.)
+// WH16:      sp.matmul_tiles %in0, %in1 -> %out acc %dst partials %partials dequantize bf16
 // GPU16:   sp.program @y op "tg.matmul_q8_0"
 // GPU16:     %dst = sp.acc "dst" page [sh, sw] f32
 // GPU16:     sp.matmul_tiles %in0, %in1 -> %out acc %dst on compute

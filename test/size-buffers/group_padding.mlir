@@ -14,6 +14,6 @@ func.func @g(%a: tensor<1024x8192xbf16>, %b: tensor<8192x1024xbf16>) -> tensor<1
   %c = tg.matmul %a, %b : (tensor<1024x8192xbf16>, tensor<8192x1024xbf16>) -> tensor<1024x1024xbf16>
   func.return %c : tensor<1024x1024xbf16>
 }
-// CHECK:      sp.plan blocked grid 11x5 block 1x1
-// CHECK:      sp.sites [0, 9]x[0, 3] {{.*}} block 7x3 sub_block 1x1 memory {in0 = 0, in1 = 655360 depth 5, out = 1146880, spill = 1189888, partials = 1275904}
-// CHECK:      sp.sites [0, 9]x[4, 4] {{.*}} block 4x3 sub_block 1x1 memory {in0 = 0 depth 5, in1 = 655360 depth 5, out = 1146880, spill = 1189888, partials = 1239040}
+// CHECK:      sp.plan blocked grid 11x5 block 1x3
+// CHECK:      sp.sites [0, 9]x[0, 3] {{.*}} block 7x3 sub_block 1x3 memory {in0 = 0, in1 = 655360 depth 5, out = 1146880, spill = 1189888, partials = 1275904}
+// CHECK:      sp.sites [0, 9]x[4, 4] {{.*}} block 4x3 sub_block 1x3 memory {in0 = 0 depth 5, in1 = 655360 depth 5, out = 1146880, spill = 1189888, partials = 1239040}

@@ -234,3 +234,18 @@ def test_activation_dtype_is_read_and_checked(tmp_path):
         text = TEMPLATE.replace("description = ", f"activation_dtype = {value}\ndescription = ", 1)
         p = write(tmp_path, text)
         assert "activation_dtype" in refused(p)
+
+
+def test_tile_matmul_issue_fields_are_read(tmp_path):
+    # The issue-cycle fields of docs/targets.md#tile-matmul-issue: a Blackhole with Wormhole's
+    # per-tile release, and a bad flag refused by name.
+    p = write(tmp_path, 'base = "blackhole_p150"\nmatmul_release_each_tile = true\n')
+    t = load_target(str(p))
+    assert t.matmul_release_each_tile and not PRESETS["blackhole_p150"].matmul_release_each_tile
+    assert (t.matmul_handover_cycles, t.matmul_phase_reset_cycles, t.matmul_release_cycles) == (
+        2,
+        1,
+        1,
+    )
+    bad = write(tmp_path, 'base = "blackhole_p150"\nmatmul_release_each_tile = 1\n', "bad.toml")
+    assert "matmul_release_each_tile" in refused(bad)

@@ -11,7 +11,7 @@ func.func @gemm(%a: tensor<96x200xf32>, %b: tensor<200x160xf32>) -> tensor<96x16
 
 // CHECK: # TT-Lang program for @gemm on wormhole_n150
 // CHECK: # section @c: tg.matmul
-// CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 3825
+// CHECK-NEXT: #   sp.plan blocked grid 5x3 block 1x1 {{.*}}multicast b predicted 4004
 // The dest registers in their fp32 mode: the section accumulates in f32.
 // CHECK: @ttl.operation(grid=(8, 8), fp32_dest_acc_en=True)
 // CHECK-NEXT: def section_0_c(t_a, t_b, t_c):
