@@ -17,7 +17,7 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
   %c = tg.matmul %a, %b : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
   func.return %c : tensor<8192x8192xbf16>
 }
-// WH:      sp.sites [0, 7]x[0, 7] first x * 64 + y * 512 count 64 block 4x4 sub_block 2x4
+// WH:      sp.sites [0, 7]x[0, 7] first x * 64 + y * 512 count 64 block 4x4 sub_block 1x4
 // WH-NOT:  sp.sites
 // WH:      sp.group @in0_rows %in0 rows [0, 7]x[0, 7] sender 0
 // WH-NEXT: sp.group @in1_columns %in1 columns [0, 7]x[0, 7] sender 0
