@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from spatial_dialect import sp
 from spatial_dialect.tools.backend.ttlang.text import Lines
+from spatial_dialect.tools.backend.ttlang.unsupported import TTLangUnsupported
 
 if TYPE_CHECKING:
     from spatial_dialect.tools.backend.ttlang.section import OperationWriter
@@ -38,6 +39,12 @@ class MatmulCompute:
         b = r.bindings(self.work.k_block)
         if b["subs"] == 1:
             return 0, 1
+        if b["h"] % b["sh"] or b["w"] % b["sw"]:
+            raise TTLangUnsupported(
+                self.name,
+                f"range {r.rect.bounds}: {b['sh']}x{b['sw']} sub-blocks do not tile its "
+                f"{b['h']}x{b['w']} block (a GEMM operand is printed in sub-block parts)",
+            )
         for m in self.stages:
             if not isinstance(m, sp.MatmulTilesOp):
                 continue

@@ -163,7 +163,9 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
         includes. Size-buffers gives such a buffer at least `subs` pages (one per sub-block), so
         the DFB takes the bytes it laid out; a FIFO of fewer pages (a stream section's output
         FIFO, depth 2) holds one block, L1 beyond the layout that check_memory_map checks
-        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks)."""
+        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks). A GEMM keeps its sub-block
+        pages, and its operands' pages are cut into sub-block rows (A) or columns (B), one DFB a
+        part (`operand_split`, matmul.py)."""
         b = r.bindings(self.work.k_block)
         page = buf.page.resolve(b)
         depth = r.depth_of(buf, b) if isinstance(buf, sp.MemoryBufferOp) else 1
