@@ -49,7 +49,8 @@ the line, multicast over unicast, so the choice is deterministic.
 The search is exact and cheap: each block-and-arrangement is first priced by `gemm_cost_floor`
 (what no sub-block or K block can beat), visited cheapest floor first and dropped once the floor
 passes the runner-up found so far; a candidate's cycles depend on its sub-block only through the
-larger side (the unpacker's reuse), so one cost evaluation serves every sub-block with that side.
+larger side (the unpacker's reuse) and its tiles (the write-back's page and split-K's hand-over),
+so one cost evaluation serves every sub-block with that side and area.
 
 Applying the plan fills in what link left symbolic: the work items and K block (`sp.work`, with
 `over` the grid the blocks are dealt over when a site runs several, `split` the K slices), the

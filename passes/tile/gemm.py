@@ -339,11 +339,12 @@ def ranking(
         block = (a.per_site_m, a.per_site_n, a.split_k)
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
-        # The cycles depend on the sub-block only through its larger side.
-        cache: dict[tuple[int, int], GemmCost] = {}
+        # The cycles depend on the sub-block only through its larger side (the unpacker's
+        # re-reads) and its tiles (the write-back's page, cost._write_pages).
+        cache: dict[tuple[int, int, int], GemmCost] = {}
         for osh, osw, ibw in legal[block]:
             plan = with_config(a, osh, osw, ibw)
-            key = (ibw, max(osh, osw))
+            key = (ibw, max(osh, osw), osh * osw)
             if key not in cache:
                 cache[key] = numerics.cost(target, shape, plan, fidelity)
             costed.append((plan, cache[key]))

@@ -17,18 +17,20 @@ func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tenso
 // BFP8:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bfp8_b"}
 // BFP8:      %in0 = sp.fifo "in0" depth {{[0-9]+}} page [h, kw] bf16 as "bfp8_b" tile_bytes 1088
 // Only a 4x4 sub-grid of the mesh: its 16 sites as a line folded onto it, 2x2-tile blocks, 16 a
-// site, the whole K in one block (the f32 accumulator holds the 2x2 sub-block).
+// site, the whole K in one block, in 1x1 sub-blocks: the last block's four pages are written
+// back as each is computed, which under the DRAM-bound steps ends sooner than 2x2 (one page)
+// written after the whole block (docs/targets.md#gemm-cycles).
 // GRID:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", grid = "4x4"}
 // GRID:      sp.work @c block 2x2 k 32 by 32 over 16x1
 // GRID:      sp.mesh 4x4 movement 2 nocs 2
-// GRID:      sp.sites [0, 3]x[0, 3] first x * 16 + y * 64 count 16 block 2x2 sub_block 2x2
+// GRID:      sp.sites [0, 3]x[0, 3] first x * 16 + y * 64 count 16 block 2x2 sub_block 1x1
 // GRID:      %dst = sp.acc "dst" page [sh, sw] f32
-// accumulate=bf16: the 16-bit dest holds 8 tiles, so the sub-grid runs 4 blocks of 4x4 a site (2
-// rounds each way) with a 2x4 sub-block: at the DRAM's sustained 92.7% of its peak, 2x4 blocks
-// (which read more A and B per output tile) make the steps DRAM-bound.
+// accumulate=bf16: the sub-grid runs 4 blocks of 4x4 a site (2 rounds each way), K in blocks of 4,
+// in 1x4 sub-blocks (tied with 4x1), each written back as the last K block computes it
+// (docs/targets.md#gemm-cycles); the steps are compute-bound.
 // ACC16:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", grid = "4x4"}
-// ACC16:      sp.work @c block 4x4 k 32 by 1 over 4x4
-// ACC16:      sp.sites [0, 3]x[0, 3] first x * 4 + y * 16 count 4 block 4x4 sub_block 2x4
+// ACC16:      sp.work @c block 4x4 k 32 by 4 over 4x4
+// ACC16:      sp.sites [0, 3]x[0, 3] first x * 4 + y * 16 count 4 block 4x4 sub_block 1x4
 // ACC16:      %dst = sp.acc "dst" page [sh, sw] bf16
 // BADACC: accumulate f16: use one of f32, bf16
 // REPORT:      "target": "blackhole_p150",

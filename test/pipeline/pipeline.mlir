@@ -9,9 +9,10 @@
 
 // 256^3 bf16: 8x8 tiles, one per site of the 8x8 mesh, K in one block of 8 tiles (the f32
 // accumulator holds the whole sum, so there is no spill at all; the output is a ring of two).
-// The runner-up splits K in 2 on two 4x8 grids: its partial sums pass at the accumulator's f32
-// (4096-byte tiles, twice the 16-bit mode's), 3676 cycles (3516 with accumulate=bf16), still
-// below the unsplit plan with K in 2 blocks and an f32 spill (3729).
+// The runner-up is the unsplit plan with K in 2 blocks and an f32 spill (3729). The plan that
+// splits K in 2 on two 4x8 grids (its partial sums at the accumulator's f32) takes 3780: its
+// 1x2 blocks write back one 1x1 sub-block at a time, a DRAM round trip each
+// (docs/targets.md#gemm-cycles).
 func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
   func.return %c : tensor<256x256xbf16>
@@ -23,7 +24,7 @@ func.func @gemm(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<25
 // CHECK-NEXT:     sp.tensor @b : tensor<256x256xbf16> tiles 8x8 input tiled
 // CHECK-NEXT:     sp.tensor @c : tensor<256x256xbf16> tiles 8x8 output tiled
 // CHECK-NEXT:     sp.work @c block 1x1 k 8 by 8
-// CHECK-NEXT:     sp.plan blocked grid 8x8 block 1x1 packing operand_with_store multicast a, b predicted 3248 bound dram runner_up "blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x" 3676
+// CHECK-NEXT:     sp.plan blocked grid 8x8 block 1x1 packing operand_with_store multicast a, b predicted 3248 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 4 k_blocks 2 grid 8x8" 3729
 // CHECK-NEXT:     sp.mesh 8x8 movement 2 nocs 2 local 1395424
 // CHECK-NEXT:     sp.sites [0, 7]x[0, 7] first x + y * 8 count 1 block 1x1 sub_block 1x1 memory {in0 = 0, in1 = 32768, out = 65536}
 // CHECK-NEXT:     %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048

@@ -28,12 +28,14 @@ func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x2048xbf16>) -> tenso
 // 4096^3 bf16: 128 tiles over 10 rows of sites is 13 per row with 11 in the last (128 = 9 x 13 +
 // 11), one round; the columns in blocks of 2, 64 of them dealt over 13 columns of sites unevenly
 // (64 = 12 x 5 + 4): columns 0..11 run 5 rounds, column 12 runs 4, its items a prefix of what its
-// row's A sender walks. Four ranges: the block height by the item count.
+// row's A sender walks. Four ranges: the block height by the item count. K blocks of 16 tiles:
+// the last step's 13 sub-blocks are written back one at a time, a round trip each, so a longer
+// last step (more compute between two writes) keeps the writer busy (docs/targets.md#gemm-cycles).
 func.func @gemm(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = tg.matmul %a, %b : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
   func.return %c : tensor<4096x4096xbf16>
 }
-// CHECK:      sp.work @c block 13x2 k 128 by 2 over 13x10
+// CHECK:      sp.work @c block 13x2 k 128 by 16 over 13x10
 // CHECK-NEXT: sp.plan blocked grid 13x10 block 1x2
 // CHECK:      sp.sites [0, 11]x[0, 8] first x * 5 + y * 64 count 5 block 13x2 sub_block 1x2
 // CHECK-NEXT: sp.sites [12, 12]x[0, 8] first x * 4 + (y * 64 + 12) count 4 block 13x2 sub_block 1x2

@@ -10,18 +10,20 @@ func.func @gemm(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tenso
   func.return %c : tensor<2048x2048xbf16>
 }
 // 64 tiles over 10 rows: 7 per row, 1 in the last; over 13 columns: 5 per column, 4 in the last.
-// Inside: in0 = 2 pages of 7x1 tiles = 28672 bytes at 0, in1 = 2 pages of 1x5 = 20480 at 28672,
-// the output (one page of 7x1 per sub-block, 5 sub-blocks) = 71680 at 49152, the spill aliasing it.
+// K blocks of 16 tiles and 1x5 sub-blocks, each written back as it is computed
+// (docs/targets.md#gemm-cycles). Inside: in0 = 2 pages of 7x16 tiles = 458752 bytes at 0, in1 =
+// 5 pages of 16x5 = 819200 at 458752, the output (one page of 1x5 per sub-block, 7 sub-blocks) =
+// 71680 at 1277952, the spill aliasing it.
 // CHECK:      section @c (tg.matmul) on blackhole_p150: 13x10 sites, 1474560 bytes each from address 98304
-// CHECK-NEXT:   sites [0, 11]x[0, 8] (108 sites, block 7x5, sub_block 7x1): 120832 of 1474560 bytes (8.2%)
-// CHECK-NEXT:     in0    offset        0  bytes    28672  depth   2  page 7x1 tiles (14336 bytes, bf16)
-// CHECK-NEXT:     in1    offset    28672  bytes    20480  depth   2  page 1x5 tiles (10240 bytes, bf16)
-// CHECK-NEXT:     out    offset    49152  bytes    71680  depth   5  page 7x1 tiles (14336 bytes, bf16)
-// CHECK-NEXT:     spill  alias of out  bytes    71680  depth   5  page 7x1 tiles (14336 bytes, bf16)
-// CHECK-NEXT:   sites [12, 12]x[0, 8] (9 sites, block 7x4, sub_block 7x1): 102400 of 1474560 bytes (6.9%)
+// CHECK-NEXT:   sites [0, 11]x[0, 8] (108 sites, block 7x5, sub_block 1x5): 1349632 of 1474560 bytes (91.5%)
+// CHECK-NEXT:     in0    offset        0  bytes   458752  depth   2  page 7x16 tiles (229376 bytes, bf16)
+// CHECK-NEXT:     in1    offset   458752  bytes   819200  depth   5  page 16x5 tiles (163840 bytes, bf16)
+// CHECK-NEXT:     out    offset  1277952  bytes    71680  depth   7  page 1x5 tiles (10240 bytes, bf16)
+// CHECK-NEXT:     spill  alias of out  bytes    71680  depth   7  page 1x5 tiles (10240 bytes, bf16)
+// CHECK-NEXT:   sites [12, 12]x[0, 8] (9 sites, block 7x4, sub_block 1x4): 1302528 of 1474560 bytes (88.3%)
 // The bottom row's A block is 1 tile high, but B's group (a column) still lands at one offset,
 // after the largest in0 of the column.
-// CHECK:        sites [0, 11]x[9, 9] (12 sites, block 1x5, sub_block 1x1): 34816 of 1474560 bytes (2.4%)
-// CHECK-NEXT:     in0    offset        0  bytes     4096  depth   2  page 1x1 tiles (2048 bytes, bf16)
-// CHECK-NEXT:     in1    offset    28672  bytes    20480  depth   2  page 1x5 tiles (10240 bytes, bf16)
-// CHECK:        sites [12, 12]x[9, 9] (1 site, block 1x4, sub_block 1x1): 28672 of 1474560 bytes (1.9%)
+// CHECK:        sites [0, 11]x[9, 9] (12 sites, block 1x5, sub_block 1x5): 927744 of 1474560 bytes (62.9%)
+// CHECK-NEXT:     in0    offset        0  bytes    98304  depth   3  page 1x16 tiles (32768 bytes, bf16)
+// CHECK-NEXT:     in1    offset   458752  bytes   819200  depth   5  page 16x5 tiles (163840 bytes, bf16)
+// CHECK:        sites [12, 12]x[9, 9] (1 site, block 1x4, sub_block 1x4): 892928 of 1474560 bytes (60.6%)

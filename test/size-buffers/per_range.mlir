@@ -16,16 +16,17 @@ func.func @g(%a: tensor<224x4096xbf16>, %b: tensor<4096x160xbf16>) -> tensor<224
   %c = tg.matmul %a, %b : (tensor<224x4096xbf16>, tensor<4096x160xbf16>) -> tensor<224x160xbf16>
   func.return %c : tensor<224x160xbf16>
 }
-// 7x5 output tiles on a 3x4 grid of 2x2-tile blocks in K blocks of 16 tiles: A's page is 2x16 =
+// 7x5 output tiles on a 3x4 grid of 2x2-tile blocks in K blocks of 16 tiles (1x1 sub-blocks,
+// each written back as it is computed: docs/targets.md#gemm-cycles): A's page is 2x16 =
 // 32 tiles in the top three rows of sites (32 x 100 + 400 = 3600 cycles: 8 pages) and 1x16 = 16
 // in the bottom row (2000 cycles: 4 pages); B's is 16x2 in the left two columns (8) and 16x1 in
 // the right one (4). A is multicast along rows and B down columns, and a row's (a column's) pages
 // are one size, so no group pulls a range down: the interior keeps 8 and 8. One depth per buffer,
 // the minimum over every range, gave every site 4.
-// CHECK:      sp.plan blocked grid 3x4 block 2x2
-// CHECK:      sp.sites [0, 1]x[0, 2] first x + y * 3 count 1 block 2x2 sub_block 2x2 memory {in0 = 0 depth 8, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
-// CHECK-NEXT: sp.sites [2, 2]x[0, 2] first x + y * 3 count 1 block 2x1 sub_block 2x1 memory {in0 = 0 depth 8, in1 = 524288 depth 4, out = 655360, spill = 655360}
-// CHECK-NEXT: sp.sites [0, 1]x[3, 3] first x + y * 3 count 1 block 1x2 sub_block 1x2 memory {in0 = 0 depth 4, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
+// CHECK:      sp.plan blocked grid 3x4 block 1x1
+// CHECK:      sp.sites [0, 1]x[0, 2] first x + y * 3 count 1 block 2x2 sub_block 1x1 memory {in0 = 0 depth 8, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
+// CHECK-NEXT: sp.sites [2, 2]x[0, 2] first x + y * 3 count 1 block 2x1 sub_block 1x1 memory {in0 = 0 depth 8, in1 = 524288 depth 4, out = 655360, spill = 655360}
+// CHECK-NEXT: sp.sites [0, 1]x[3, 3] first x + y * 3 count 1 block 1x2 sub_block 1x1 memory {in0 = 0 depth 4, in1 = 524288 depth 8, out = 1048576, spill = 1048576}
 // CHECK-NEXT: sp.sites [2, 2]x[3, 3] first x + y * 3 count 1 block 1x1 sub_block 1x1 memory {in0 = 0 depth 4, in1 = 524288 depth 4, out = 655360, spill = 655360}
 // The buffer ops keep the depth tile asked for.
 // CHECK:      %in0 = sp.fifo "in0" depth 2 page [h, kw] bf16 tile_bytes 2048
@@ -33,10 +34,10 @@ func.func @g(%a: tensor<224x4096xbf16>, %b: tensor<4096x160xbf16>) -> tensor<224
 // CHECK:      sp.group @in0_rows %in0 rows [0, 2]x[0, 3] sender 0
 // CHECK-NEXT: sp.group @in1_columns %in1 columns [0, 2]x[0, 3] sender 0
 
-// MAP:      sites [0, 1]x[0, 2] (6 sites, block 2x2, sub_block 2x2): 1056768 of 1474560 bytes (71.7%)
+// MAP:      sites [0, 1]x[0, 2] (6 sites, block 2x2, sub_block 1x1): 1056768 of 1474560 bytes (71.7%)
 // MAP-NEXT:   in0    offset        0  bytes   524288  depth   8  page 2x16 tiles (65536 bytes, bf16)
 // MAP-NEXT:   in1    offset   524288  bytes   524288  depth   8  page 16x2 tiles (65536 bytes, bf16)
-// MAP:      sites [2, 2]x[0, 2] (3 sites, block 2x1, sub_block 2x1): 659456 of 1474560 bytes (44.7%)
+// MAP:      sites [2, 2]x[0, 2] (3 sites, block 2x1, sub_block 1x1): 659456 of 1474560 bytes (44.7%)
 // MAP-NEXT:   in0    offset        0  bytes   524288  depth   8  page 2x16 tiles (65536 bytes, bf16)
 // MAP-NEXT:   in1    offset   524288  bytes   131072  depth   4  page 16x1 tiles (32768 bytes, bf16)
 

@@ -15,32 +15,31 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
   %c = tg.matmul %a, %b : (tensor<100x700xbf16>, tensor<700x500xbf16>) -> tensor<100x500xbf16>
   func.return %c : tensor<100x500xbf16>
 }
-// Wormhole: 1x1 blocks dealt over 8x4 sites, two rounds of block columns each (16 = 2 x 8), the
-// whole K in one block, so there is no spill; both operands multicast, and the recorded numbers
-// say what reading each one per site would cost. One block a site (1x2, K in 2 blocks of 11,
-// the f32 partial sums spilled between them) is the runner-up. The accumulator is f32 (the tg
-// contract: dest in its fp32 mode, 4 tiles), and the output FIFO is a ring of two pages.
+// Wormhole: one block a site, 1x2 (per_site_n = ceil(16 / 8 columns)), K in 2 blocks of 11 with
+// the f32 partial sums spilled between them, both operands multicast (the recorded numbers say
+// what reading each one per site would cost). Its two 1x1 sub-blocks are written back one after
+// the other as the last K block computes them (docs/targets.md#gemm-cycles), which beats the
+// runner-up, 1x1 blocks dealt over 8x4 sites in two rounds with the whole K in one block (no
+// spill), by 88 cycles. The accumulator is f32 (the tg contract: dest in its fp32 mode, 4 tiles).
 // WH:      sp.options = {accumulate = "f32", fidelity = "hifi4", format = "bf16", split_k = "1"}
-// WH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9252 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 9398
-// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; partial sums stay in the accumulator"
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 16233 cycles); B multicast over columns of 4 (unicast: 14883 cycles)"
+// WH:      sp.work @c block 1x2 k 22 by 11{{$}}
+// WH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 9164 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 22 k_blocks 1 grid 8x4" 9252
+// WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 10897 cycles); B multicast over columns of 4 (unicast: 14272 cycles)"
 // WH:      %out = sp.fifo "out" depth 2 page [sh, sw] bf16 tile_bytes 2048
-// WH-NOT:  sp.interm
+// WH-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] f32 tile_bytes 4096
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
-// WH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
-// Blackhole: the same 1x1 blocks and the whole K; one block a site with K in 2 blocks of 11
-// would pay the f32 spill.
-// BH:      sp.work @c block 1x1 k 22 by 22 over 8x4
-// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7415 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 11 k_blocks 2 grid 8x4" 7461
-// BH-NOT:  sp.interm
-// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst fidelity hifi4
+// WH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
+// Blackhole: the same, the runner-up again the 1x1 blocks with the whole K.
+// BH:      sp.work @c block 1x2 k 22 by 11{{$}}
+// BH-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7295 bound dram runner_up "blocked per_site 1x1 block 1x1 k_block 22 k_blocks 1 grid 8x4" 7415
+// BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill fidelity hifi4
 // Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
 // ceil(16 / 8 columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit
 // dest's format), so the spill is the output FIFO, one page per sub-block.
 // FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", split_k = "1"}
 // FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
-// FAST-NEXT: sp.plan blocked grid 8x4 block 1x2 packing operand_with_store multicast a, b predicted 7397 bound dram
+// FAST-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7260 bound dram
 // FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"
 // FAST:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 // FAST-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
@@ -69,10 +68,10 @@ func.func @decode(%x: tensor<1x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor
   func.return %y : tensor<1x4096xbf16>
 }
 // The f32 dest holds 4 tiles and its partial sums spill as f32 tiles: on Wormhole, 1x3 blocks
-// over a line of 43, K in blocks of 1, f32 partial sums in local memory; 1x2 blocks over 64 with K
-// in blocks of 2 tie (Wormhole's two unpackers share 64 B/cycle, so the narrow sub-blocks that
-// re-read A cost more there). A and C are one row: each of their tiles moves one row (64 B of
-// bf16) through DRAM, so the DRAM time is B's 32 MiB and little else.
+// over a line of 43 with K one tile a step and f32 partial sums in local memory, tied (the first
+// found kept) with 1x2 blocks over a line of 64 with K in blocks of 2. A and C are one row: each of
+// their tiles moves one row (64 B of bf16) through DRAM, so the DRAM time is B's 32 MiB and little
+// else; its tile-matmul (42.7 cycles) is the unpacker's time, not the engine's (19.3).
 // WH:      sp.work @y block 1x3 k 128 by 1{{$}}
 // WH-NEXT: sp.plan blocked line grid 43x1 block 1x3 packing operand_with_store multicast a predicted 126583 bound dram runner_up "blocked per_site 1x2 block 1x2 k_block 2 k_blocks 64 line 64x1" 126583
 // WH-SAME: accumulate = "f32: the tg contract; 4 tiles a sub-block; f32 partial sums in local memory"
@@ -117,10 +116,10 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
   func.return %c : tensor<1024x1024xf32>
 }
 // WH:      sp.work @c block 4x4 k 32 by 2
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 65897 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 65477 bound dram
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // BH:      sp.work @c block 4x3 k 32 by 2
-// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47867 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 47891
+// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47991 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 48462
 // GPU:      sp.work @c block 1x4 k 32 by 1
 // (Compute-bound; the fill, one step's DRAM share, is 1006 x 0.9 / (679/696) = 928 cycles.)
 // GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331164 bound compute

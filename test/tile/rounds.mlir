@@ -8,7 +8,7 @@
 
 // 8192^3 bf16: one block a site (32x32 tiles) does not fit a Tensix site's local memory, so without
 // rounds only streaming was left (239,076 us on Wormhole). Here: 2x2-tile blocks, 256 a site (16 x
-// 16 rounds of the 8x8 grid), K in 4 blocks of 64 tiles (the f32 accumulator holds 4 tiles, and a
+// 16 rounds of the 8x8 grid) in 1x2 sub-blocks (tied with 2x1), K in 4 blocks of 64 tiles (the f32 accumulator holds 4 tiles, and a
 // long K block spills the f32 partial sums rarely), both operands multicast (reading them per site
 // would more than triple the time).
 func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
@@ -16,13 +16,15 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
   func.return %c : tensor<8192x8192xbf16>
 }
 // WH:      sp.work @c block 2x2 k 256 by 64 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 17910865 bound compute runner_up "blocked per_site 2x2 block 1x2 k_block 64 k_blocks 4 grid 8x8" 17910865
-// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 72909842 cycles); B multicast over columns of 8 (unicast: 72909842 cycles)"
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 17909883 bound compute runner_up "blocked per_site 2x2 block 2x1 k_block 64 k_blocks 4 grid 8x8" 17909883
+// WH-SAME: multicast_why = "A multicast over rows of 8 (unicast: 72908732 cycles); B multicast over columns of 8 (unicast: 72908732 cycles)"
 // Blackhole: a line of 128 sites sharing B (tt-metal's 1-D matmul multicasting in1): the 128 block
-// rows of 2x16 tiles dealt one to a line site, each site running all 16 block columns in rounds.
+// rows of 2x16 tiles dealt one to a line site, each site running all 16 block columns in rounds,
+// in 1x4 sub-blocks each written back as it is computed (docs/targets.md#gemm-cycles); tied with
+// its transpose, the line sharing A with 16x2 blocks of 4x1 sub-blocks.
 // BH:      sp.work @c block 2x16 k 256 by 16 over 1x128
-// BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9354842 bound compute
-// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52605842 cycles)"
+// BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9335024 bound compute
+// BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52586024 cycles)"
 // H200 (flat, no multicast): 4x8 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 16
 // each (2048 blocks divide evenly over 128); the cost model prices exactly that dealing
 // (`targets.gemm.deal`). K in blocks of 2 tiles: a step is 4 x 8 x 2 tile-matmuls of 16 cycles =
@@ -44,10 +46,10 @@ func.func @square(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> ten
   func.return %c : tensor<4096x4096xbf16>
 }
 // WH:      sp.work @c block 2x2 k 128 by 64 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 2x2 packing operand_with_store multicast a, b predicted 2247761 bound compute
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 2246779 bound compute
 // BH:      sp.work @c block 13x2 k 128 by 16 over 13x10
-// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1218503 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 16 k_blocks 8 grid 13x10" 1226823
-// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6028226 cycles); B multicast over columns of 10 (unicast: 1498378 cycles)"
+// BH-NEXT: sp.plan blocked grid 13x10 block 1x2 packing operand_with_store multicast a, b predicted 1201250 bound compute runner_up "blocked per_site 13x2 block 1x1 k_block 16 k_blocks 8 grid 13x10" 1213223
+// BH-SAME: multicast_why = "A multicast over rows of 13 (unicast: 6010974 cycles); B multicast over columns of 10 (unicast: 1481126 cycles)"
 // FLAT:      sp.work @c block 4x4 k 128 by 4
 // FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4
 

@@ -14,24 +14,26 @@
 // RUN: spatial-opt %s --split-input-file -p 'link{target=h200},tile' | filecheck %s --check-prefix=GPU
 
 // 128x4096x1024 bf16 (Llama k/v at T = 128): 4 x 128 x 32 tiles. Unsplit, 4 block rows leave
-// most of blackhole's 10 rows of sites idle; K slices stacked along y fill them. With the 16-bit
-// accumulator, 4 slices of 32 K tiles on 11x2 sites (2x3 blocks). With f32 accumulation (the
-// default) the partial sums handed over and the K-block spill reloaded are f32 tiles, twice the
-// bytes: the 4-slice plan (2x3 blocks, 16 K blocks of 2 tiles) drains 564 cycles longer (29265),
-// and 2 slices of 64 K tiles on 11x4 sites (1x3 blocks, one hand-over) are cheapest.
+// most of blackhole's 10 rows of sites idle; K slices stacked along y fill them: 2 slices of 64
+// K tiles on 11x4 sites (1x3 blocks, one hand-over), with either accumulator. The runner-up with
+// the 16-bit accumulator, 2x3 blocks on 11x2 sites, writes back two 1x3 sub-blocks a block, one
+// DRAM round trip each (docs/targets.md#gemm-cycles): 29179 cycles, 197 more.
+// With f32 accumulation (the default) the partial sums handed over and the K-block spill
+// reloaded are f32 tiles, twice the bytes.
 func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<128x1024xbf16> {
   %c = tg.matmul %a, %b : (tensor<128x4096xbf16>, tensor<4096x1024xbf16>) -> tensor<128x1024xbf16>
   func.return %c : tensor<128x1024xbf16>
 }
 // BH:      sp.work @c block 1x3 k 128 by 4 split 2 along y
-// BH-NEXT: sp.plan blocked grid 11x4 block 1x1 packing operand_with_store multicast a, b predicted 29202 bound dram
-// BH-SAME: runner_up "blocked per_site 2x3 block 1x1 k_block 2 k_blocks 16 grid 11x2 split 4 along y" 29265
-// BH-SAME: split_why = "K split 2 along y (29202 cycles); every unsplit plan takes at least 31881 cycles"
+// BH-NEXT: sp.plan blocked grid 11x4 block 1x3 packing operand_with_store multicast a, b predicted 29450 bound dram
+// BH-SAME: runner_up "blocked per_site 1x3 block 1x1 k_block 8 k_blocks 8 grid 11x4 split 2 along y" 29563
+// BH-SAME: split_why = "K split 2 along y (29450 cycles); every unsplit plan takes at least 31881 cycles"
 // BH:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] f32 tile_bytes 4096
 // BH:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
-// BH16:      sp.work @c block 2x3 k 128 by 2 split 4 along y
-// BH16-NEXT: sp.plan blocked grid 11x2 block 1x1 packing operand_with_store multicast a, b predicted 28701 bound dram
-// BH16-SAME: split_why = "K split 4 along y (28701 cycles); every unsplit plan takes at least 31881 cycles"
+// BH16:      sp.work @c block 1x3 k 128 by 4 split 2 along y
+// BH16-NEXT: sp.plan blocked grid 11x4 block 1x3 packing operand_with_store multicast a, b predicted 28982 bound dram
+// BH16-SAME: runner_up "blocked per_site 2x3 block 1x3 k_block 4 k_blocks 16 grid 11x2 split 2 along y" 29179
+// BH16-SAME: split_why = "K split 2 along y (28982 cycles); every unsplit plan takes at least 31881 cycles"
 // BH16:      %partials = sp.fifo "partials" depth subs * 2 page [sh, sw] bf16 tile_bytes 2048
 // BH16:      sp.matmul_tiles %in0, %in1 -> %out acc %dst spill %spill partials %partials fidelity hifi4
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
@@ -71,36 +73,37 @@ func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x9
 // 2048^3 bf16 on blackhole: 64 tiles over 13 columns. With the 16-bit accumulator, split-K
 // wins: two slices of 13x5 sites, 32 K tiles each, stacked along y, K blocks of one tile with
 // the partial sums in the bf16 output. With f32 accumulation every K block after the first
-// reloads its block's f32 partial sums, so a 13x5 block with one-tile K blocks costs far more;
-// the unsplit 2x5 blocks over all 13x8 sites, K in 4 blocks of 16 (compute-bound), are cheaper
-// than any split plan.
+// reloads its block's f32 partial sums, so a 13x5 block with short K blocks costs far more; the
+// unsplit 7x5 blocks over all 13x10 sites, K in 4 blocks of 16 (compute-bound; each of the last
+// block's seven 1x5 sub-blocks written back as it is computed, docs/targets.md#gemm-cycles), are
+// cheaper than any split plan. With the 16-bit accumulator the slices take K blocks of 8.
 func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16> {
   %c = tg.matmul %a, %b : (tensor<2048x2048xbf16>, tensor<2048x2048xbf16>) -> tensor<2048x2048xbf16>
   func.return %c : tensor<2048x2048xbf16>
 }
-// BH:      sp.work @c block 2x5 k 64 by 16 over 13x8
-// BH-NEXT: sp.plan blocked grid 13x8 {{.*}} predicted 195325 bound compute
-// BH-SAME: split_why = "K not split (195325 cycles); every split-K plan takes at least 196732 cycles"
+// BH:      sp.work @c block 7x5 k 64 by 16{{$}}
+// BH-NEXT: sp.plan blocked grid 13x10 {{.*}} predicted 183563 bound compute
+// BH-SAME: split_why = "K not split (183563 cycles); every split-K plan takes at least 193435 cycles"
 // BH-NOT:  partials
-// BH16:      sp.work @c block 13x5 k 64 by 1 split 2 along y
+// BH16:      sp.work @c block 13x5 k 64 by 8 split 2 along y
 // BH16-NEXT: sp.plan blocked grid 13x5
-// BH16-SAME: split_why = "K split 2 along y (168397 cycles); every unsplit plan takes at least 176759 cycles"
+// BH16-SAME: split_why = "K split 2 along y (161696 cycles); best unsplit: blocked per_site 7x5 block 1x5 k_block 16 k_blocks 4 grid 13x10 (171710 cycles)"
 // GPU:      sp.work @c block 4x4 k 64 by 4{{$}}
 // GPU:      split_why = "K not split (36111 cycles); every split-K plan takes at least 45390 cycles"
 
 // -----
 
 // 256^3 bf16 on wormhole: 8 x 8 tiles, one a site, one K block of 8; splitting K leaves half
-// the sites reading 1x2 blocks and adds the partial sums' trip (f32 tiles: 3676 cycles, 3516 with
-// the 16-bit accumulator's bf16 ones), so the plan is unsplit and records the best split plan it
-// beat. (2048^3, 64 tiles a site, prices no split at all.)
+// the sites reading 1x2 blocks and adds the partial sums' trip, and its two 1x1 sub-blocks are
+// written back one round trip after the other (3780 cycles at least), so the plan is unsplit and
+// records the floor no split plan goes below. (2048^3, 64 tiles a site, prices no split at all.)
 func.func @fills(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   %c = tg.matmul %a, %b : (tensor<256x256xbf16>, tensor<256x256xbf16>) -> tensor<256x256xbf16>
   func.return %c : tensor<256x256xbf16>
 }
 // WH:      sp.work @c block 1x1 k 8 by 8{{$}}
 // WH-NEXT: sp.plan blocked grid 8x8 block 1x1 {{.*}} predicted 3248
-// WH-SAME: split_why = "K not split (3248 cycles); best split-K: blocked per_site 1x2 block 1x1 k_block 4 k_blocks 1 grid 4x8 split 2 along x (3676 cycles)"
+// WH-SAME: split_why = "K not split (3248 cycles); every split-K plan takes at least 3780 cycles"
 // WH-NOT:  partials
 
 // -----

@@ -58,12 +58,15 @@ CASES = {
     "unicast-boundary": (224, 96, 96, "4x4", WH, set(), 1, 2, False),
     "unicast-uneven-rounds": (96, 256, 96, "2x4", WH, set(), 2, 1, False),
     "mcast-rows-kblocks": (256, 256, 256, "4x4", WH, {"rows"}, 1, 1, True),
-    "mcast-rows-uneven-rounds": (224, 128, 256, "4x4", WH, {"rows"}, 2, 1, False),
-    "mcast-rows-rounds-boundary": (256, 128, 224, "4x4", WH, {"rows"}, 2, 2, False),
+    # A rows, 2 rounds on every site (no plan of the per-sub-block write-back gives a multicast
+    # case rounds of 2 and 1 here; uneven-members-unicast has them)
+    "mcast-rows-rounds": (96, 128, 512, "4x4", WH, {"rows"}, 2, 1, False),
+    "mcast-rows-rounds-boundary": (224, 128, 224, "4x4", WH, {"rows"}, 2, 2, False),
     "mcast-columns-boundary-kblocks": (160, 256, 96, "4x2", WH, {"columns"}, 1, 2, True),
     "mcast-both-boundary": (224, 64, 256, "4x4", WH, {"rows", "columns"}, 1, 2, False),
-    # 2 sub-blocks of 5x1 per 5x2 block (a boundary range of 5x1), spilled over 2 K blocks
-    "subblocks-boundary-kblocks": (160, 64, 224, "2x2", WH, set(), 1, 2, True),
+    # 2 sub-blocks of 1x2 per 2x2 block (a boundary range of 2x1 blocks, two 1x1 sub-blocks),
+    # spilled over 2 K blocks: A in one DFB per sub-block row
+    "subblocks-boundary-kblocks": (64, 256, 160, "2x2", WH, set(), 1, 2, True),
     # rows groups whose members run 2 or 1 items: unicast pipes, a member receiving only its
     # own items' blocks (120 tiles; the model's multicast delivers 144)
     "uneven-members-unicast": (384, 64, 448, "4x4", WH, {"rows"}, 2, 1, False),
@@ -80,7 +83,7 @@ UNICAST_CASES = {"bh-line", "uneven-members-unicast"}
 SPLIT_CASES = {
     "split-x2": ((64, 512, 32, WH, "f32", 2), (2, "x", set(), 1, 1)),
     "split-y4": ((32, 512, 64, WH, "f32", 4), (4, "y", set(), 1, 1)),
-    "split-x2-subblocks-columns": ((320, 1024, 64, WH, "f32", 2), (2, "x", {"columns"}, 4, 2)),
+    "split-x2-subblocks-both": ((320, 1024, 64, WH, "f32", 2), (2, "x", {"rows", "columns"}, 2, 2)),
     "split-x4-bf16-both": ((256, 1024, 64, WH, "bf16", 4), (4, "x", {"rows", "columns"}, 2, 1)),
     "bh-split-y2": ((32, 1024, 64, BH, "f32", 2), (2, "y", set(), 1, 1)),
 }

@@ -282,36 +282,101 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumu
     assert _run_text(gemm_text(m, k, n, dt), module, accumulate).ok
 
 
-def test_a_sub_block_fifo_shallower_than_its_block_holds_one_block():
-    """An output FIFO of fewer sub-block pages than the block has sub-blocks (a stream
-    section's depth 2) holds one whole block: L1 beyond the layout, printed where it fits and
-    refused by name, with the bytes, where it does not. Here: 3 [1, 2] pages (12288 bytes) under
-    5x2 blocks of 5 sub-blocks, one [5, 2] block of 20480 bytes."""
+@needs_sim
+def test_gemm_with_sub_block_rows_and_columns_passes():
+    """Sub-blocks cut from both sides of the block (no plan of the suite's shapes picks them;
+    the range's sub-block set to 2x2 by hand, in the same bytes: the FIFO pages are `subs` deep):
+    256x64x256 bf16 on 2x2, 4x4 blocks of four 2x2 sub-blocks, A in two sub-block-row DFBs, B in
+    two sub-block-column DFBs, products a0 @ b0, a0 @ b1, a1 @ b0, a1 @ b1 in the writer's
+    row-major order."""
     import io
 
     from spatial_dialect.passes.pipeline import compile_module
-    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+    from spatial_dialect.sp.syntax import pair_attr
+    from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    text = gemm_text(256, 64, 256, "bf16")
+    module = compile_module(
+        entry_function(parse_module(text)),
+        "wormhole_n150",
+        grid="2x2",
+        accumulate="bf16",
+        split_k=1,
+    )
+    section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
+    (r,) = section.ops_of(sp.SitesOp)
+    assert (r.block, r.sub_block) == ((4, 4), (2, 4))
+    r.properties["sub_block"] = pair_attr((2, 2))
+    stream = io.StringIO()
+    print_ttlang(module, stream)
+    printed = stream.getvalue()
+    products = [f"o_blk.store(a{i} @ b{j})" for i in (0, 1) for j in (0, 1)]
+    assert all(p in printed for p in products)
+    at = [printed.index(p) for p in products]
+    assert at == sorted(at)
+    assert "for ti in range(0, 4, 2):" in printed and "for tj in range(0, 4, 2):" in printed
+    assert _run_text(text, module, "bf16").ok
+
+
+def test_a_gemm_output_fifo_keeps_its_sub_block_pages():
+    """A GEMM of several sub-blocks per block stores a sub-block at a time
+    (docs/backend-ttlang.md#sub-blocks): its output FIFO is the IR's pages, even fewer than the
+    block has sub-blocks, and A comes in one DFB per sub-block row. Here: 3x4 blocks of 3 1x4
+    sub-blocks, the FIFO set to 2 pages."""
+    import io
+
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
     fn = entry_function(parse_module(gemm_text(160, 64, 224, "bf16")))
     module = compile_module(fn, "wormhole_n150", grid="2x2", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     r = section.ops_of(sp.SitesOp)[0]
-    assert (r.block, r.sub_block) == ((5, 2), (1, 2))
-    r.set_memory(r.offsets(), {**r.depths(), "out": 3})
+    assert (r.block, r.sub_block) == ((3, 4), (1, 4))
+    r.set_memory(r.offsets(), {**r.depths(), "out": 2})
     stream = io.StringIO()
     print_ttlang(module, stream)
-    assert "out_dfb_5x2 = ttl.make_dataflow_buffer_like(t_c, shape=(5, 2), block_count=1)" in (
-        stream.getvalue()
+    text = stream.getvalue()
+    assert "= ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=2)" in text
+    assert "in0_dfb_2 = ttl.make_dataflow_buffer_like(t_a, shape=(1, 2), block_count=2)" in text
+    assert "o_blk.store(a2 @ b_blk)" in text
+
+
+def test_a_sub_block_fifo_shallower_than_its_block_holds_one_block():
+    """A stream section's output FIFO of fewer sub-block pages than the block has sub-blocks
+    holds one whole block: L1 beyond the layout, refused by name, with the bytes, where it does
+    not fit. Here the Llama-3-8B prefill's rope: 2 [1, 4] pages under 1x16 blocks of 4
+    sub-blocks, one [1, 16] block: 2 pages more than laid out."""
+    import io
+
+    from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.tools.backend.ttlang.printer import TTLangUnsupported, print_ttlang
+    from spatial_dialect.tools.spatial_run import entry_function, parse_module
+
+    text = (ROOT / "test/backend/ttlang/Inputs/rope_subs4.mlir").read_text()
+    fn = entry_function(parse_module(text))
+    module = compile_module(fn, "wormhole_n150", accumulate="bf16", split_k=1, kv_splits=1)
+    section = next(
+        op
+        for op in module.walk()
+        if isinstance(op, sp.ProgramOp) and any(isinstance(s, sp.RopeOp) for s in op.stages())
     )
+    r = section.ops_of(sp.SitesOp)[0]
+    assert (r.block, r.sub_block) == ((1, 16), (1, 4))
+    b = r.bindings(section.one(sp.WorkOp).k_block)
+    out = next(buf for buf in section.buffers() if buf.label.data == "out")
+    page, laid = out.tile_bytes * 4, r.bytes_of(out, b)
+    assert laid == 2 * page
     budget = section.one(sp.MeshOp).local_mem
-    r.set_memory({**r.offsets(), "out": budget - 12288}, {**r.depths(), "out": 3})
+    r.set_memory({**r.offsets(), "out": budget - laid}, r.depths())
     with pytest.raises(TTLangUnsupported) as err:
         print_ttlang(module, io.StringIO())
     assert str(err.value).endswith(
-        f"LocalMemExceeded: range (0, 1, 0, 0) holds whole 5x2 blocks in 8192 bytes more than "
-        f"the {budget} bytes size-buffers laid out for their sub-block pages: {budget + 8192} > "
-        f"the {budget}-byte local memory"
+        f"LocalMemExceeded: range {r.rect.bounds} holds whole 1x16 blocks in {2 * page} bytes "
+        f"more than the {budget} bytes size-buffers laid out for their sub-block pages: "
+        f"{budget + 2 * page} > the {budget}-byte local memory"
     )
 
 
@@ -354,20 +419,24 @@ def print_example(
     )
 
 
-def test_gemm_2048_prints_its_sub_blocks_as_whole_blocks():
-    """Too large to simulate here (2048-cubed); it prints (the 16-bit dest's plan: 2 sub-blocks
-    of 2x4 per 4x4 block over 32 K blocks): the output FIFO (depth 2 of [2, 4] pages) and the
-    spill (2 pages) as one [4, 4] block each, the product over the whole block, no selector."""
+def test_gemm_2048_prints_its_sub_blocks():
+    """Too large to simulate here (2048-cubed); it prints (the 16-bit dest's plan: 4 sub-blocks
+    of 1x4 per 4x4 block, 8 K blocks) a sub-block at a time: A's [4, 8] page as four
+    [1, 8] DFBs, the output FIFO (4 pages) and the spill at the sub-block [1, 4], one product a
+    sub-block, the writer storing each; no selector."""
     proc = print_example("gemm_2048.mlir", accumulate="bf16")
     assert proc.returncode == 0, proc.stderr
-    assert "out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(4, 4), block_count=1)" in (
-        proc.stdout
-    )
-    assert "spill_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(4, 4), block_count=1)" in (
-        proc.stdout
-    )
-    assert "part = p_blk + a_blk @ b_blk" in proc.stdout
-    assert "_eye" not in proc.stdout and "ti in" not in proc.stdout
+    for line in (
+        "in0_dfb_3 = ttl.make_dataflow_buffer_like(t_a, shape=(1, 8), block_count=5)",
+        "in1_dfb = ttl.make_dataflow_buffer_like(t_b, shape=(8, 4), block_count=5)",
+        "out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=4)",
+        "spill_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(1, 4), block_count=4)",
+        "part = p_blk + a3 @ b_blk",
+        "tx3 = ttl.copy(t_a[r0 + 3:r0 + 4, k0:k0 + 8], blk3)",
+        "for ti in range(0, 4, 1):",
+    ):
+        assert line in proc.stdout
+    assert "_eye" not in proc.stdout and "tj in" not in proc.stdout
 
 
 @needs_sim

@@ -27,8 +27,10 @@ CASES = {
     "x4": ((64, 512, 32, "f32", 4), (4, "x", 1, 1, False)),
     "y2": ((32, 512, 64, "f32", 2), (2, "y", 1, 1, False)),
     "y4": ((32, 512, 64, "f32", 4), (4, "y", 1, 1, False)),
-    # 2 sub-blocks of 1x1 a 2x1 block, 4 K blocks a slice through the f32 spill, B multicast
-    "x2-subblocks-spill": ((320, 1024, 64, "f32", 2), (2, "x", 4, 2, True)),
+    # 2 sub-blocks of 1x1 a 2x1 block (A in two sub-block-row DFBs, each sub-block's sums
+    # handed over and stored on their own), 2 K blocks a slice through the f32 spill, A and B
+    # multicast
+    "x2-subblocks-spill": ((320, 1024, 64, "f32", 2), (2, "x", 2, 2, True)),
     # bf16 partial sums (the 16-bit accumulator), 2 K blocks a slice, A and B multicast
     "x4-bf16-spill": ((256, 1024, 64, "bf16", 4), (4, "x", 2, 1, True)),
 }

@@ -526,9 +526,13 @@ def _whole_blocks_l1(section: sp.ProgramOp, r: sp.SitesOp, b: dict, bufs) -> int
     """A block of several sub-blocks is declared whole (docs/backend-ttlang.md#sub-blocks): a
     buffer of depth d [sh, sw] pages holds max(1, d // subs) [h, w] blocks; the bytes that
     differ from d pages (none where subs divides d). An attention whose sub-blocks are its heads
-    keeps its pages."""
+    keeps its pages, and a GEMM its sub-block pages (printed a sub-block at a time)."""
     att = section.one(sp.AttentionOp)
-    if b["subs"] == 1 or (att is not None and b["sh"] == b["h"] and 32 * b["sw"] == att.v_head_dim):
+    if (
+        b["subs"] == 1
+        or section.one(sp.MatmulTilesOp) is not None
+        or (att is not None and b["sh"] == b["h"] and 32 * b["sw"] == att.v_head_dim)
+    ):
         return 0
     sub = sp.SizesAttr.of("sh", "sw")
     return sum(

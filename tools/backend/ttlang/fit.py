@@ -12,7 +12,7 @@ Not counted: a DFB made like an `_f32_page_*` table (a staging DFB that takes on
 the spill, split-K's partials), and, still past the budget on some prefill and decode
 examples (docs/backend-ttlang.md, "Left"), rope's tables (`_rope_*`), the blocked statistics'
 column selectors (`_stat_col_*`: a page of the partials' width, 2 x 256 KiB on a 4 x 8192
-layer_norm's `@y__stats` at blackhole_p150) and attention's head selectors (`heads*`). (A block of several sub-blocks is computed whole: no sub-block selector.)"""
+layer_norm's `@y__stats` at blackhole_p150) and attention's head selectors (`heads*`). (A stream block of several sub-blocks is computed whole, a GEMM's a sub-block at a time from operand parts: no sub-block selector.)"""
 
 from __future__ import annotations
 

@@ -5,22 +5,14 @@ into one program. See printer.py's docstring for what is printed and how it read
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from enum import Enum
 
 from spatial_dialect import sp
 from spatial_dialect.sp.item_space import ItemSpace
 from spatial_dialect.targets.gemm import TILE
 from spatial_dialect.tools.backend.index import (
-    FALSE,
-    TRUE,
-    Cond,
     all_of,
     between,
-    eq,
     from_affine,
-    ix,
-    lt,
 )
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
@@ -39,6 +31,13 @@ from spatial_dialect.tools.backend.ttlang.indexed import (
 )
 from spatial_dialect.tools.backend.ttlang.matmul import MatmulCompute
 from spatial_dialect.tools.backend.ttlang.moe import expert_picks, index_only
+from spatial_dialect.tools.backend.ttlang.multicast import (
+    MulticastLoads,
+    PipeKind,
+    _when,
+    copies,
+    in_rect,
+)
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
 from spatial_dialect.tools.backend.ttlang.splitk import SplitKPartials
 from spatial_dialect.tools.backend.ttlang.stage import engine_key, load_into, tname
@@ -51,45 +50,7 @@ LOOP_NAMES = tuple(sp.LOOP_VARS)
 SUB_BLOCK_PAGE = sp.SizesAttr.of("sh", "sw")
 
 
-class PipeKind(Enum):
-    """How a group family's blocks travel (emit_pipes): one rectangle multicast per group, one
-    unicast pipe per member, or no pipe (every group is its sender alone)."""
-
-    MULTICAST = "multicast"
-    UNICAST = "unicast"
-    NONE = "none"
-
-
-def _chain(
-    out: Lines, branches: list[tuple[Cond, Callable[[], None]]], rest: Callable[[], None]
-) -> None:
-    """if / elif / else over `branches` (then `rest`), as a person writes it: a branch whose
-    condition is False is left out, one that is True ends the chain as its `else`, and a chain
-    of one branch is its lines alone."""
-    live: list[tuple[Cond, Callable[[], None]]] = []
-    for cond, emit in [*branches, (TRUE, rest)]:
-        if cond == FALSE:
-            continue
-        live.append((cond, emit))
-        if cond == TRUE:
-            break
-    if len(live) == 1:
-        live[0][1]()
-        return
-    for i, (cond, emit) in enumerate(live):
-        head = "if" if i == 0 else "elif"
-        out(f"{head} {cond}:" if cond != TRUE else "else:")
-        with out.indent():
-            emit()
-
-
-def in_rect(rect: tuple[int, int, int, int]) -> Cond:
-    """(x, y) in the rectangle x0..x1, y0..y1 of sites, folded where a bound pins it."""
-    x0, x1, y0, y1 = rect
-    return all_of(between(x0, "x", x1), between(y0, "y", y1))
-
-
-class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
+class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationChecks):
     """One sized section as one `@ttl.operation`: its buffers, kernels and compute."""
 
     def __init__(self, program: sp.ProgramOp, index: int):
@@ -114,11 +75,13 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
             )
         # ranges whose blocks hold several sub-blocks: the compute computes and pushes the whole
         # block (see `declared`; an attention whose sub-blocks are its heads pushes each head's
-        # output as it is: head_sub_blocks)
+        # output as it is: head_sub_blocks), but a GEMM's, printed a sub-block at a time
+        # (matmul.py)
+        gemm = any(isinstance(s, sp.MatmulTilesOp) for s in self.stages)
         self.whole_blocks: set[int] = set()
         for i, r in enumerate(self.ranges):
             b = r.bindings(self.work.k_block)
-            if b["subs"] != 1 and not head_sub_blocks(self, b):
+            if b["subs"] != 1 and not head_sub_blocks(self, b) and not gemm:
                 self.whole_blocks.add(i)
         self.check()
         # constant tensors the host allocates for this section (rope's permutation matrices, a
@@ -200,10 +163,16 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         includes. Size-buffers gives such a buffer at least `subs` pages (one per sub-block), so
         the DFB takes the bytes it laid out; a FIFO of fewer pages (a stream section's output
         FIFO, depth 2) holds one block, L1 beyond the layout that check_memory_map checks
-        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks)."""
+        (`whole_block_excess`; docs/backend-ttlang.md#sub-blocks). A GEMM keeps its sub-block
+        pages, and its operands' pages are cut into sub-block rows (A) or columns (B), one DFB a
+        part (`operand_split`, matmul.py)."""
         b = r.bindings(self.work.k_block)
         page = buf.page.resolve(b)
         depth = r.depth_of(buf, b) if isinstance(buf, sp.MemoryBufferOp) else 1
+        axis, parts = self.operand_split(buf, r)  # a GEMM operand in sub-block pages (matmul.py)
+        if parts > 1:
+            cut = (page[0] // parts, page[1]) if axis == 0 else (page[0], page[1] // parts)
+            return cut, depth
         if self.ranges.index(r) not in self.whole_blocks or buf.page != SUB_BLOCK_PAGE:
             return (page[0], page[1]), depth
         return (b["h"], b["w"]), max(1, depth // b["subs"])
@@ -233,8 +202,10 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
     def buffer_variants(self) -> dict[tuple[str, tuple[int, int], int], str]:
         """(label, page, block count) -> DFB name; one variant per distinct declared page and
         count of a buffer (a TT-Lang DFB has one block shape and count per operation; an output
-        FIFO differs between ranges whose blocks differ)."""
+        FIFO differs between ranges whose blocks differ). A GEMM operand cut into sub-block
+        pages is as many DFBs as its most parts on a range (`dfbs`)."""
         out: dict[tuple[str, tuple[int, int], int], str] = {}
+        self.variant_parts: dict[str, int] = {}
         for buf in self.p.buffers():
             if isinstance(buf, sp.AccOp):
                 continue
@@ -250,10 +221,24 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
                 if len(shapes) > 1:
                     name += f"_{page[0]}x{page[1]}" + (f"x{depth}" if depths else "")
                 out[(label, page, depth)] = name
+                parts = [self.operand_split(buf, r)[1] for r in self.ranges]
+                used = [
+                    n
+                    for r, n in zip(self.ranges, parts, strict=True)
+                    if self.declared(buf, r) == (page, depth)
+                ]
+                self.variant_parts[name] = max(used)
         return out
 
     def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
         return self.variants[(buf.label.data, *self.declared(buf, r))]
+
+    def dfbs(self, buf: sp.BufferOp, r: sp.SitesOp) -> list[str]:
+        """The DFBs of `buf` on range `r`: one, or a GEMM operand's sub-block parts (matmul.py)."""
+        name = self.dfb(buf, r)
+        if self.variant_parts[name] == 1:
+            return [name]
+        return [f"{name}_{i}" for i in range(self.operand_split(buf, r)[1])]
 
     # Emission --------------------------------------------------------------------------------
 
@@ -381,10 +366,12 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
         by_label = {b.label.data: b for b in self.p.buffers()}
         for (label, page, depth), name in self.variants.items():
             like = self.like_tensor(by_label[label])
-            out(
-                f"{name} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, {page[1]}), "
-                f"block_count={self.ring_depth(label, depth)})"
-            )
+            parts = self.variant_parts[name]
+            for part in [name] if parts == 1 else [f"{name}_{i}" for i in range(parts)]:
+                out(
+                    f"{part} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, "
+                    f"{page[1]}), block_count={self.ring_depth(label, depth)})"
+                )
 
     def like_tensor(self, buf: sp.BufferOp) -> str:
         """The tensor the buffer's pages come from or go to (the DFB takes its dtype and
@@ -560,27 +547,38 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
                 self.name,
                 f"{s.stage_name()}: a sub-block page indexed by {sorted(used)} (expected ti, tj)",
             )
+        # a sub-block loop of one step (sub-blocks as wide or as tall as the block) is its 0
+        once = {"ti"} if whole or b["sh"] == b["h"] else set()
+        once |= {"tj"} if whole or b["sw"] == b["w"] else set()
         for v in LOOP_NAMES[2:]:
-            if whole and v in ("ti", "tj"):
-                continue
-            if v in used and ranges[v] is not None:
+            if v in used and ranges[v] is not None and v not in once:
                 out(f"for {v} in {ranges[v]}:")
                 out.depth += 1
                 opened += 1
-        dims = [0 if whole and v in ("ti", "tj") else v for v in LOOP_NAMES]
+        dims = [0 if v in once else v for v in LOOP_NAMES]
         row, col = (from_affine(e, dims) for e in s.access.origin.data.results)
         eh, ew = (b["h"], b["w"]) if whole else s.access.extent.resolve(b)
         tensor = tname(s.tensor.root_reference.data)
         view = f"{tensor}[{row}:{row + eh}, {col}:{col + ew}]"
         if isinstance(s, sp.LoadOp):
-            dfb = self.dfb(sp.buffer_of(s.dst), r)
-            out(f"with {dfb}.reserve() as blk:")
+            # a GEMM operand in sub-block pages: one copy a part, all in flight at once
+            dfbs = self.dfbs(sp.buffer_of(s.dst), r)
+            blks = ["blk"] if len(dfbs) == 1 else [f"blk{i}" for i in range(len(dfbs))]
+            axis, parts = self.operand_split(sp.buffer_of(s.dst), r)
+            step = (eh if axis == 0 else ew) // parts
+            views = [
+                f"{tensor}[{row + i * step}:{row + (i + 1) * step}, {col}:{col + ew}]"
+                if axis == 0
+                else f"{tensor}[{row}:{row + eh}, {col + i * step}:{col + (i + 1) * step}]"
+                for i in range(parts)
+            ]
+            reserves = ", ".join(f"{d}.reserve() as {k}" for d, k in zip(dfbs, blks, strict=True))
+            out(f"with {reserves}:")
             with out.indent():
                 if s.group is None:
-                    out(f"tx = ttl.copy({view}, blk)")
-                    out("tx.wait()")
+                    copies(out, "tx", list(zip(views, blks, strict=True)))
                 else:
-                    self.emit_multicast(out, s, view, r)
+                    self.emit_multicast(out, s, views, blks, r)
         else:
             dfb = self.dfb(sp.buffer_of(s.src), r)
             out(f"with {dfb}.wait() as blk:")
@@ -597,86 +595,6 @@ class OperationWriter(MatmulCompute, SplitKPartials, OperationChecks):
                         out(f"tx = ttl.copy({n}[0:{ph}, {col}:{col + pw}], blk)")
                         out("tx.wait()")
         out.depth -= opened
-
-    def emit_multicast(self, out: Lines, s: sp.LoadOp, view: str, r: sp.SitesOp) -> None:
-        gname = s.group.root_reference.data  # type: ignore[union-attr]
-        g = self.groups[gname]
-        net = f"{ident(gname)}_net"
-        x0, x1, y0, y1 = g.rect.bounds
-        # the kernel already runs only on the range's sites: inside a group that covers the
-        # range, no test of the group's rectangle is printed
-        rx0, rx1, ry0, ry1 = r.rect.bounds
-        covers = x0 <= rx0 and rx1 <= x1 and y0 <= ry0 and ry1 <= y1
-        inside = TRUE if covers else in_rect(g.rect.bounds)
-        axis = g.axis.data
-        if axis in (sp.GroupAxis.ROWS, sp.GroupAxis.COLUMNS):
-            is_sender, is_member = run_sender(g, r), TRUE
-        else:
-            pos = (ix("y") - y0) * (x1 - x0 + 1) + ix("x") - x0
-            is_sender, is_member = eq(pos, g.sender), lt(pos, g.line_sites)
-        kind = self.pipe_kind[gname]
-
-        def send() -> None:
-            out(f"tx = ttl.copy({view}, blk)")
-            out("tx.wait()")
-            if kind is not PipeKind.NONE:
-                out("def send(pipe):")
-                with (
-                    out.indent(),
-                    _when(out, "_count(pipe.dst[0], pipe.dst[1]) > t", kind is PipeKind.UNICAST),
-                ):
-                    out("txp = ttl.copy(blk, pipe)")
-                    out("txp.wait()")
-                out(f"{net}.if_src(send)")
-
-        def receive() -> None:
-            out("def recv(pipe):")
-            with out.indent():
-                out("txr = ttl.copy(pipe, blk)")
-                out("txr.wait()")
-            out(f"{net}.if_dst(recv)")
-
-        def load_alone() -> None:  # a site of the range outside the group reads its own block
-            out(f"tx = ttl.copy({view}, blk)")
-            out("tx.wait()")
-
-        _chain(
-            out,
-            [(all_of(inside, is_sender), send), (all_of(inside, is_member), receive)],
-            load_alone,
-        )
-
-
-class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out, cond):`)
-    """`if cond:` and one level deeper for the body; nothing where the condition always holds
-    (a range that covers the whole grid, a multicast without a count to test)."""
-
-    def __init__(self, out: Lines, cond: Cond | str, needed: bool = True):
-        self.out = out
-        self.opens = needed and cond != TRUE and str(cond) != "True"
-        if self.opens:
-            out(f"if {cond}:")
-
-    def __enter__(self) -> None:
-        self.out.depth += self.opens
-
-    def __exit__(self, *exc: object) -> None:
-        self.out.depth -= self.opens
-
-
-def run_sender(g: sp.GroupOp, r: sp.SitesOp) -> Cond:
-    """Whether a site of range `r` sends its row (column) group's blocks: the site `sender` of
-    the row (column) or, with `every N` (split-K's slices), the site as far into its run of N
-    sites as `sender` into the first; folded to one coordinate where the range lies in one run."""
-    gx0, _, gy0, _ = g.rect.bounds
-    rx0, rx1, ry0, ry1 = r.rect.bounds
-    v, lo, a, b = ("x", gx0, rx0, rx1) if g.axis.data == sp.GroupAxis.ROWS else ("y", gy0, ry0, ry1)
-    n = g.every
-    if n is None:  # one run: the whole row (column)
-        return eq(v, g.sender)
-    if (a - lo) // n == (b - lo) // n:
-        return eq(v, lo + (a - lo) // n * n + g.sender - lo)
-    return eq((ix(v) - lo) % n, g.sender - lo)
 
 
 def names_in(name: str, text: str) -> bool:

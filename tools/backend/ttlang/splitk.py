@@ -202,11 +202,9 @@ class SplitKPartials:
         return True
 
     def pages_per_item(self: OperationWriter, r: sp.SitesOp, b: dict) -> int:
-        """The partials pages of one item: one whole block where the IR's `subs` sub-block
-        pages are regrouped (OperationWriter.declared), else `subs`."""
-        buf = self.partials_buf()
-        assert buf is not None
-        return 1 if self.whole_page(buf, r) else b["subs"]
+        """The partials pages of one item: one a sub-block (a GEMM is printed a sub-block at a
+        time, matmul.py)."""
+        return b["subs"]
 
 
 class _repeat:  # noqa: N801  (a context manager read as a clause)
