@@ -37,12 +37,12 @@ func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<1
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
 // OFF-NOT: split_why
 // OFF-NOT: partials
-// On h200 2 slices of 2x1 blocks on 66 SMs each beat 1x1 blocks on 128 SMs walking all of K
-// through their own links (8107 cycles).
-// GPU:      sp.work @c block 2x1 k 128 by 16 split 2 along x
-// GPU-NEXT: sp.plan blocked grid 66x1 block 2x1 packing operand_with_store predicted 7791 bound dram
+// On h200 4 slices of 32 K tiles, each dealing its 32 blocks of 2x2 tiles over 33 SMs, beat 1x1
+// blocks on 128 SMs walking all of K through their own links (8088 cycles).
+// GPU:      sp.work @c block 2x2 k 128 by 8 split 4 along x
+// GPU-NEXT: sp.plan blocked grid 33x1 block 2x2 packing operand_with_store predicted 7683 bound dram
 // GPU-SAME: split-K adds f32 partial sums through DRAM
-// GPU-SAME: split_why = "K split 2 along x (7791 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 (8107 cycles)"
+// GPU-SAME: split_why = "K split 4 along x (7683 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 (8088 cycles)"
 
 // -----
 
@@ -86,7 +86,7 @@ func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> ten
 // BH16-NEXT: sp.plan blocked grid 13x5
 // BH16-SAME: split_why = "K split 2 along y (169805 cycles); every unsplit plan takes at least 178679 cycles"
 // GPU:      sp.work @c block 4x4 k 64 by 4{{$}}
-// GPU:      split_why = "K not split (36111 cycles); every split-K plan takes at least 45390 cycles"
+// GPU:      split_why = "K not split (35794 cycles); every split-K plan takes at least 45073 cycles"
 
 // -----
 
