@@ -59,6 +59,10 @@ Sources (cited below by their short name):
           CUDA 12.6. Dot (two load streams, no store): H100 3.18 TB/s, H200 4.48 TB/s; Triad 2.97 and
           4.15; Copy 2.90 and 4.01. A later run on the same H200 machine type (CUDA 12.8, fork
           samuel-bohman/AI-benchmarking-guide at b408bf8) reads Dot 4.57, Triad 4.18.
+[MAMF]    stas00/ml-engineering, compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
+          comparison table": the best torch.matmul rate over a sweep of large BF16 shapes (no
+          sparsity), measured: NVIDIA H100 SXM 792.1 TFLOPS (80.1% of 989, CUDA 12.1, best shape
+          6144x17920x2816), GH200 SXM 821.0 (83.0%, CUDA 12.5), A100 SXM 267.9 (85.9%).
 [MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
           GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
           H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
@@ -388,8 +392,15 @@ RTX3060 = _gpu(
     launch_us=65536 / 31.5e3,
 )
 
-# GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
-# warpgroups (8 warps) hold a 128x256 fp32 tile = 32 tiles = 128 KB of registers; uncertain as a limit.
+# GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile at 1.83 GHz [HOP], a rate no dense
+# BF16 matmul sustains at 700 W: the best measured is 792.1 TFLOPS [MAMF] (cuBLAS 797.5 at 8192^3,
+# targets/data/gpu_gemm_throughput.csv), 132 x 65536 FLOP x 1.83 GHz / 792.1 TFLOPS = 19.99 -> 20
+# cycles per tile. The SMs slow their clock under tensor load (the CUTLASS row needed vboost to
+# reach 780; H200 runners cannot hold 1830 MHz at 700 W, tile-ai/TileOPs#1587), while memory-bound
+# kernels run at the 1.98 GHz boost (gpu-benches' gpu-roofline at 1980 MHz throughout [GPUSTREAM]):
+# so the sustained rate is the tile-matmul's, and the clock that converts DRAM, link and latency
+# cycles stays the datasheet's. Accumulator: two consumer warpgroups (8 warps) hold a 128x256
+# fp32 tile = 32 tiles = 128 KB of registers; uncertain as a limit.
 H100 = _gpu(
     "h100",
     "NVIDIA H100 SXM5 as a line of 132 SMs",
@@ -399,7 +410,7 @@ H100 = _gpu(
     dram_channels=5,  # HBM3 stacks [HOP]
     smem_default=48 * 1024,
     smem_max=227 * 1024,  # [HOP]
-    bf16_cycles=16,
+    bf16_cycles=20,  # the sustained rate [MAMF]: 16 at the datasheet's 989.4 TFLOPS [HOP]
     acc_tiles=32,
     acc_lanes=8,
     i8_speedup=2,
@@ -412,7 +423,8 @@ H100 = _gpu(
     launch_us=65536 / 26e3,
 )
 
-# H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
+# H200: the same GH100 compute (989 TFLOPS dense BF16 at the datasheet's clock, 792 sustained, as
+# H100 above) with 141 GB HBM3e at 4.8 TB/s [HOP].
 # Uncertain: the founding table lists 1.98 GHz, the maximum boost; the dense-BF16 datasheet figure implies 1.83 GHz
 # at 4096 FLOP/SM/clock, which is what the roofline must agree with, so 1.83 is used here.
 H200 = _gpu(
@@ -424,7 +436,7 @@ H200 = _gpu(
     dram_channels=6,
     smem_default=48 * 1024,
     smem_max=227 * 1024,
-    bf16_cycles=16,
+    bf16_cycles=20,  # H100 SXM's sustained rate, the same GH100 at the same 700 W [MAMF]
     acc_tiles=32,
     acc_lanes=8,
     i8_speedup=2,
