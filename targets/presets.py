@@ -50,10 +50,22 @@ Sources (cited below by their short name):
           and H100 (an unloaded round trip; uncertain under load, where queueing adds to it).
 [GPUSTREAM] te42kyfo/gpu-benches (Ernst et al., FAU Erlangen; commit 1c36d509): measured streaming
           rates at full occupancy. gpu-stream "read" (one load stream): H100 PCIe 1942 GB/s, A40
-          679 GB/s; gpu-roofline at 0.25 Fl/B (two load streams) on the device the repository calls
-          h200 (132 SMs, 1980 MHz): 3780 GB/s. Peaks: H100 PCIe 2039 GB/s (HBM2e, 5120 bit at 3.19
-          GT/s; the repository's init kernel reaches 2018, above the datasheet's rounded 2 TB/s),
-          A40 696 GB/s, H200 4800 GB/s [HOP].
+          679 GB/s (peaks 2039 and 696 GB/s). gpu-small-kernels: back-to-back launch rates. Its
+          device "h200" is a GH200 480GB (96 GB HBM3, 4.0 TB/s), not an H200: the successor
+          repository RRZE-HPC/gpu-benches renamed its gpu-stream file h200.txt to gh200.txt
+          (commit d0c041ed, 2024-09-12) and lists it as "NVIDIA GH200 480GB" (device_order.py);
+          its stores saturate at 3898-3951 GB/s, 0.97-0.99 of 4.0 TB/s, as the H100 PCIe's do of
+          its peak (2016 of 2039), and 0.81 of an H200's 4.8.
+[BABEL]   Azure/AI-benchmarking-guide (commit 8fd0c6e1), Azure_Results/ND_H100_v5_results.md and
+          ND_H200_v5_results.md, "HBM Bandwidth": BabelStream (CUDA, double, 2^25-element arrays,
+          268 MB each) on an "NVIDIA H100 80GB HBM3" (the SXM5) and an "NVIDIA H200 141GB" (SXM),
+          CUDA 12.6. Dot (two load streams, no store): H100 3.18 TB/s, H200 4.48 TB/s; Triad 2.97 and
+          4.15; Copy 2.90 and 4.01. A later run on the same H200 machine type (CUDA 12.8, fork
+          samuel-bohman/AI-benchmarking-guide at b408bf8) reads Dot 4.57, Triad 4.18.
+[MAMF]    stas00/ml-engineering, compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
+          comparison table": the best torch.matmul rate over a sweep of large BF16 shapes (no
+          sparsity), measured: NVIDIA H100 SXM 792.1 TFLOPS (80.1% of 989, CUDA 12.1, best shape
+          6144x17920x2816), GH200 SXM 821.0 (83.0%, CUDA 12.5), A100 SXM 267.9 (85.9%).
 [MEM]     Device memory: Tenstorrent n150 and p150 product pages (n150: 12 GB GDDR6; p150: 32 GB
           GDDR6), NVIDIA RTX 3060 specification (12 GB GDDR6), H100 SXM5 datasheet (80 GB HBM3),
           H200 datasheet (141 GB HBM3e). Plasticine [PLAST] gives 4 DDR3 channels but no capacity.
@@ -352,7 +364,7 @@ def _gpu(
         # trips, so by Little's law one SM streams only the bytes it keeps in flight per round
         # trip, and a flat deal needs enough SMs to reach the DRAM's rate.
         dram_latency_cycles=400,
-        # The fraction of the peak a streaming read reaches, measured per preset [GPUSTREAM].
+        # The fraction of the peak a streaming read reaches, measured per preset [GPUSTREAM][BABEL].
         dram_efficiency=dram_efficiency,
         l2_bytes=l2_bytes,
         dram_bytes=dram_bytes,
@@ -399,8 +411,15 @@ RTX3060 = _gpu(
     launch_us=65536 / 31.5e3,
 )
 
-# GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile [HOP]. Accumulator: two consumer
-# warpgroups (8 warps) hold a 128x256 fp32 tile = 32 tiles = 128 KB of registers; uncertain as a limit.
+# GH100: 4096 dense BF16 FLOP/SM/clock -> 16 cycles per tile at 1.83 GHz [HOP], a rate no dense
+# BF16 matmul sustains at 700 W: the best measured is 792.1 TFLOPS [MAMF] (cuBLAS 797.5 at 8192^3,
+# targets/data/gpu_gemm_throughput.csv), 132 x 65536 FLOP x 1.83 GHz / 792.1 TFLOPS = 19.99 -> 20
+# cycles per tile. The SMs slow their clock under tensor load (the CUTLASS row needed vboost to
+# reach 780; H200 runners cannot hold 1830 MHz at 700 W, tile-ai/TileOPs#1587), while memory-bound
+# kernels run at the 1.98 GHz boost (gpu-benches' gpu-roofline at 1980 MHz throughout [GPUSTREAM]):
+# so the sustained rate is the tile-matmul's, and the clock that converts DRAM, link and latency
+# cycles stays the datasheet's. Accumulator: two consumer warpgroups (8 warps) hold a 128x256
+# fp32 tile = 32 tiles = 128 KB of registers; uncertain as a limit.
 H100 = _gpu(
     "h100",
     "NVIDIA H100 SXM5 as a line of 132 SMs",
@@ -410,20 +429,21 @@ H100 = _gpu(
     dram_channels=5,  # HBM3 stacks [HOP]
     smem_default=48 * 1024,
     smem_max=227 * 1024,  # [HOP]
-    bf16_cycles=16,
+    bf16_cycles=20,  # the sustained rate [MAMF]: 16 at the datasheet's 989.4 TFLOPS [HOP]
     acc_tiles=32,
     acc_lanes=8,
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # 50 MB L2 [HOP]
     dram_bytes=80 * 2**30,  # 80 GB HBM3 [MEM]: 5 stacks of 16 GiB
-    # H100 PCIe's read stream, 1942 of 2039 GB/s [GPUSTREAM]: the same GH100 memory controller.
-    # Uncertain: the SXM5's HBM3 was not measured there.
-    dram_efficiency=1942 / 2039,
-    # H200's (the same GH100 and launch path; no H100 measurement found: uncertain).
+    # BabelStream's Dot (a read-only stream) on an H100 80GB HBM3, 3.18 of 3.35 TB/s [BABEL]. An
+    # H100 PCIe's read stream agrees: 1942 of 2039 GB/s = 0.952 [GPUSTREAM].
+    dram_efficiency=3180 / 3350,
+    # A GH200's (the same GH100 and launch path; no H100 measurement found: uncertain).
     launch_us=65536 / 26e3,
 )
 
-# H200: the same GH100 compute (989 TFLOPS dense BF16) with 141 GB HBM3e at 4.8 TB/s [HOP].
+# H200: the same GH100 compute (989 TFLOPS dense BF16 at the datasheet's clock, 792 sustained, as
+# H100 above) with 141 GB HBM3e at 4.8 TB/s [HOP].
 # Uncertain: the founding table lists 1.98 GHz, the maximum boost; the dense-BF16 datasheet figure implies 1.83 GHz
 # at 4096 FLOP/SM/clock, which is what the roofline must agree with, so 1.83 is used here.
 H200 = _gpu(
@@ -435,19 +455,19 @@ H200 = _gpu(
     dram_channels=6,
     smem_default=48 * 1024,
     smem_max=227 * 1024,
-    bf16_cycles=16,
+    bf16_cycles=20,  # H100 SXM's sustained rate, the same GH100 at the same 700 W [MAMF]
     acc_tiles=32,
     acc_lanes=8,
     i8_speedup=2,
     l2_bytes=50 * 1024 * 1024,  # same GH100 die, 50 MB L2 [HOP]
     dram_bytes=141 * 10**9,  # 141 GB HBM3e [MEM]
-    # 3780 of 4800 GB/s, gpu-roofline's two-stream read at 0.25 Fl/B [GPUSTREAM]. Uncertain: the
-    # measurement dates from December 2023, before H200 shipped widely; if that device was an
-    # early or differently rated part, the fraction is low.
-    dram_efficiency=3780 / 4800,
+    # BabelStream's Dot (a read-only stream) on an H200 SXM, 4.48 of 4.8 TB/s [BABEL] (4.57 in a
+    # later run of the same benchmark). Not gpu-benches' 3780 GB/s: that device is a GH200 with
+    # 4.0 TB/s of HBM3 [GPUSTREAM].
+    dram_efficiency=4480 / 4800,
     # 10000 SCALE kernels over 64 KiB back to back from one stream, 65536 B / 26 GB/s = 2.52 us a
-    # kernel, the median of the six block sizes (gpu-small-kernels/h200.txt [GPUSTREAM]; 1.3 us
-    # under a CUDA graph, which the Triton host does not use).
+    # kernel, the median of the six block sizes (gpu-small-kernels/h200.txt [GPUSTREAM], a GH200:
+    # the same GH100 and launch path; 1.3 us under a CUDA graph, which the Triton host does not use).
     launch_us=65536 / 26e3,
 )
 

@@ -50,7 +50,7 @@ func.func @qkv(%x: tensor<1x128xbf16>, %wv: tensor<128x96xi8>, %ws: tensor<4x96x
 
 // A GPU takes the int8 dot where there is a view: no dequantize, an f32 register accumulator.
 // GPU:     sp.program @y op "tg.matmul_q8_0" kind gemm
-// GPU-SAME:  q8_0 = "int8_dot: int8 dot of the Q8_0 view and weight, per-block scales into the f32 register accumulator (8 cycles per tile); runner-up: dequantize to bf16 in the compute stage (16 cycles per tile)"
+// GPU-SAME:  q8_0 = "int8_dot: int8 dot of the Q8_0 view and weight, per-block scales into the f32 register accumulator (10 cycles per tile); runner-up: dequantize to bf16 in the compute stage (20 cycles per tile)"
 // GPU:       %dst = sp.acc "dst" page [sh, sw] f32
 // GPU-NEXT:  sp.load
 // GPU:       sp.matmul_tiles %in0, %in1 -> %out acc %dst{{$}}

@@ -33,9 +33,9 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
 // BH-NOT:  sp.group
 // BH:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
 // BH-NEXT: sp.load @b[k0, c0] x [kw, w] -> %in1 multicast @in1_line on movement 0 noc 1
-// H200: 2048 blocks of 4x8 over the 128 SMs tile chose, 16 each (tile/rounds.mlir says why 4x8).
+// H200: 4096 blocks of 4x4 over the 128 SMs tile chose, 32 each (tile/rounds.mlir says why 4x4).
 // FLAT:      sp.mesh 132x1
-// FLAT-NEXT: sp.sites [0, 127]x[0, 0] first x * 16 count 16 block 4x8 sub_block 4x8
+// FLAT-NEXT: sp.sites [0, 127]x[0, 0] first x * 32 count 32 block 4x4 sub_block 4x4
 // FLAT-NEXT: %in0 = sp.fifo
 
 // -----

@@ -91,8 +91,8 @@ def test_plasticine_fabric_word_and_gpu_lines():
 
 
 def test_fidelity_is_ignored_where_there_are_no_phases():
-    h = PRESETS["h100"]
-    assert {h.matmul_tile_cycles("bf16", f) for f in ("lofi", "hifi2", "hifi3", "hifi4")} == {16}
+    h = PRESETS["h100"]  # 20 cycles a tile: the sustained rate (targets/presets.py [MAMF])
+    assert {h.matmul_tile_cycles("bf16", f) for f in ("lofi", "hifi2", "hifi3", "hifi4")} == {20}
 
 
 def test_missing_datatype_is_refused_by_name():

@@ -25,15 +25,15 @@ func.func @big(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
 // BH:      sp.work @c block 2x16 k 256 by 16 over 1x128
 // BH-NEXT: sp.plan blocked line grid 1x128 block 1x4 packing operand_with_store multicast b predicted 9335024 bound compute
 // BH-SAME: multicast_why = "B multicast over the line of 128 (unicast: 52586024 cycles)"
-// H200 (flat, no multicast): 4x8 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 16
-// each (2048 blocks divide evenly over 128); the cost model prices exactly that dealing
-// (`targets.gemm.deal`). K in blocks of 2 tiles: a step is 4 x 8 x 2 tile-matmuls of 16 cycles =
-// 1024 cycles and reads 12 x 2 tiles = 48 KiB. The DRAM sustains 4800 GB/s / 1.83 GHz x 3780/4800 =
-// 2066 B/cycle; 4x4 blocks with K blocks of 4 (the same 1024 compute cycles a step) read 64 KiB a
-// step, whose DRAM share, 944 cycles at the 2361 B/cycle of a 0.9 fraction, is 944 x 2361 / 2066 =
-// 1079 > 1024 at this one, so the 4x8 blocks' 571-cycle share keeps the steps compute-bound.
-// FLAT:      sp.work @c block 4x8 k 256 by 2
-// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x8 packing operand_with_store predicted 2102526 bound compute runner_up "blocked per_site 8x4 block 8x4 k_block 2 k_blocks 128 grid 128x1" 2102526
+// H200 (flat, no multicast): 4x4 blocks dealt by split_work_to_sites over 128 of the 132 SMs, 32
+// each (4096 blocks divide evenly over 128); the cost model prices exactly that dealing
+// (`targets.gemm.deal`). K in blocks of 4 tiles: a step is 4 x 4 x 4 tile-matmuls of 20 cycles
+// (the sustained rate, targets/presets.py [MAMF]) = 1280 cycles and reads 8 x 4 tiles = 64 KiB.
+// The DRAM sustains 4800 GB/s / 1.83 GHz x 4480/4800 = 2448 B/cycle, so a step's DRAM share is
+// 910 cycles < 1280: compute-bound, as 4x8 blocks with K blocks of 2 (48 KiB a step) are, and the
+// 4x4 blocks' shorter write-back (drain 3393 cycles) decides.
+// FLAT:      sp.work @c block 4x4 k 256 by 4
+// FLAT-NEXT: sp.plan blocked grid 128x1 block 4x4 packing operand_with_store predicted 2624466 bound compute runner_up "blocked per_site 4x4 block 4x4 k_block 4 k_blocks 64" 2624519
 // FLAT-NOT:  multicast
 
 // -----

@@ -39,12 +39,12 @@ func.func @kv(%a: tensor<128x4096xbf16>, %b: tensor<4096x1024xbf16>) -> tensor<1
 // OFF:     sp.work @c block 1x3 k 128 by 16{{$}}
 // OFF-NOT: split_why
 // OFF-NOT: partials
-// On h200 2 slices of 2x1 blocks on 66 SMs each beat 1x1 blocks on 128 SMs walking all of K
-// through their own links (8107 cycles).
-// GPU:      sp.work @c block 2x1 k 128 by 16 split 2 along x
-// GPU-NEXT: sp.plan blocked grid 66x1 block 2x1 packing operand_with_store predicted 7791 bound dram
+// On h200 4 slices of 32 K tiles, each dealing its 32 blocks of 2x2 tiles over 33 SMs, beat 1x1
+// blocks on 128 SMs walking all of K through their own links (8152 cycles).
+// GPU:      sp.work @c block 2x2 k 128 by 8 split 4 along x
+// GPU-NEXT: sp.plan blocked grid 33x1 block 2x2 packing operand_with_store predicted 7811 bound dram
 // GPU-SAME: split-K adds f32 partial sums through DRAM
-// GPU-SAME: split_why = "K split 2 along x (7791 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 (8107 cycles)"
+// GPU-SAME: split_why = "K split 4 along x (7811 cycles); best unsplit: blocked per_site 1x1 block 1x1 k_block 16 k_blocks 8 (8152 cycles)"
 
 // -----
 
@@ -66,7 +66,7 @@ func.func @deep(%a: tensor<64x2048xf32>, %b: tensor<2048x96xf32>) -> tensor<64x9
 // WH:      sp.group @in0_rows %in0 rows [0, 2]x[0, 7] sender 0
 // WH-NEXT: sp.group @in1_columns %in1 columns [0, 2]x[0, 7] every 2 sender 0
 // GPU:      sp.work @c block 1x1 k 64 by 8 split 4 along x
-// GPU-NEXT: sp.plan blocked grid 33x1 block 1x1 packing operand_with_store predicted 3632 bound dram
+// GPU-NEXT: sp.plan blocked grid 33x1 block 1x1 packing operand_with_store predicted 3696 bound dram
 
 // -----
 
@@ -89,7 +89,7 @@ func.func @square(%a: tensor<2048x2048xbf16>, %b: tensor<2048x2048xbf16>) -> ten
 // BH16-NEXT: sp.plan blocked grid 13x5
 // BH16-SAME: split_why = "K split 2 along y (161696 cycles); best unsplit: blocked per_site 7x5 block 1x5 k_block 16 k_blocks 4 grid 13x10 (171710 cycles)"
 // GPU:      sp.work @c block 4x4 k 64 by 4{{$}}
-// GPU:      split_why = "K not split (36111 cycles); every split-K plan takes at least 45390 cycles"
+// GPU:      split_why = "K not split (43986 cycles); every split-K plan takes at least 53265 cycles"
 
 // -----
 
