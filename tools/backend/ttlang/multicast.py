@@ -1,7 +1,7 @@
 """A GEMM operand's multicast load (`sp.load ... multicast @group`) in its movement kernel:
 the group's sender reads DRAM and sends into the family's PipeNet, the members receive; a site
 of the range outside the group reads its own block. And what the kernels share for it: the
-pipe kinds, the if / elif chain, `_when`, and `copies` (several copies issued, then waited: a
+pipe kinds, the if / elif chain, `guarded_by`, and `copies` (several copies issued, then waited: a
 GEMM operand's sub-block parts, matmul.py). A mixin of OperationWriter (section.py)."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class MulticastLoads:
                 out("def send(pipe):")
                 with (
                     out.indent(),
-                    _when(out, "_count(pipe.dst[0], pipe.dst[1]) > t", kind is PipeKind.UNICAST),
+                    guarded_by(out, "_count(pipe.dst[0], pipe.dst[1]) > t", kind is PipeKind.UNICAST),
                 ):
                     copies(out, "txp", [(k, "pipe") for k in blks])
                 out(f"{net}.if_src(send)")
@@ -112,7 +112,7 @@ class MulticastLoads:
         )
 
 
-class _when:  # noqa: N801  (a context manager read as a clause: `with _when(out, cond):`)
+class guarded_by:  # noqa: N801  (a context manager read as a clause: `with guarded_by(out, cond):`)
     """`if cond:` and one level deeper for the body; nothing where the condition always holds
     (a range that covers the whole grid, a multicast without a count to test)."""
 

@@ -34,8 +34,8 @@ from spatial_dialect.tools.backend.ttlang.moe import expert_picks, index_only
 from spatial_dialect.tools.backend.ttlang.multicast import (
     MulticastLoads,
     PipeKind,
-    _when,
     copies,
+    guarded_by,
     in_rect,
 )
 from spatial_dialect.tools.backend.ttlang.registry import printer_of
@@ -468,7 +468,7 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
         out("x, y = ttl.node(dims=2)")
         for ri, r in enumerate(self.ranges):
             b = r.bindings(self.work.k_block)
-            with _when(out, in_rect(r.rect.bounds)):
+            with guarded_by(out, in_rect(r.rect.bounds)):
                 first = from_affine(r.first.data.results[0], ("x", "y"))
                 opened = self.open_consts(out, key, ri)
                 item_lines = Lines()
