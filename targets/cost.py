@@ -19,10 +19,11 @@ the structure of the program the compiler emits (tt-metal's 2-D multicast matmul
   spill when partial sums are not accumulated in place;
 * movement and compute overlap through double-buffered FIFOs, so the site takes
   ``fill + (steps - 1) x max(move, compute, DRAM share) + last compute + drain`` cycles;
-* the last step's results leave a page at a time, the writer waiting for each write: on Tensix
+* the last step's results leave a page at a time, the writer waiting for each write (or, where
+  the printed writer pairs them, for each pair: :func:`~.gemm.writes_in_pairs`): on Tensix
   a page is a sub-block, pushed as soon as its last K block is accumulated (the program
   tools/backend/ttlang/matmul.py prints), on a GPU the whole block after its compute
-  (:func:`_write_back_cycles`);
+  (:func:`write_back_cycles`);
 * DRAM is shared by the whole mesh: every byte the plan reads or writes at the bandwidth its
   traffic sustains (:mod:`.dram`: the chip's sustained fraction of the peak, less where the reads
   do not spread over the channels);
@@ -47,7 +48,6 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .dram import dram_transfer_cycles
 from .footprint import (
     FootprintParts,
     footprint_bytes_for_plan,
@@ -73,6 +73,7 @@ from .tile_matmul import (
     least_issue_cycles_per_tile_matmul,
     unpack_cycles_per_tile_matmul,
 )
+from .write_back import page_write_cycles, write_back_cycles, write_pages
 
 __all__ = [
     "GemmShape",
@@ -436,43 +437,6 @@ def _reads_in_flight(
     )
 
 
-def _write_pages(target: Target, plan: GemmPlan, q: GemmQuantities) -> tuple[int, int]:
-    """(tiles a page, pages) of the last block's write-back: a Tensix packer pushes each
-    sub-block of the last K block as soon as it is accumulated and the writer stores it
-    (docs/backend-ttlang.md#sub-blocks); a target that accumulates in registers (a GPU:
-    `acc_in_registers`) stores the whole block once after its compute."""
-    block = min(q.busiest_c_tiles, plan.per_site_m * plan.per_site_n)
-    page = block if target.acc_in_registers else min(block, plan.osh * plan.osw)
-    return page, max(1, block // page)
-
-
-def _page_write_cycles(target: Target, shape: GemmShape, q: GemmQuantities, page: int) -> float:
-    """One page of ``page`` tiles written back, every site writing its page together: through
-    the site's link and, all sites together, through DRAM; then the write's round trip (a copy's
-    wait is a write barrier)."""
-    tbo = shape.out_dram_tile_bytes(target)
-    burst = dram_transfer_cycles(target, page * tbo * q.c_writers, q.c_writers, page * q.c_writers)
-    link = float(target.link_bytes_per_cycle)
-    return max(page * tbo / link, burst) + float(target.dram_latency_cycles or 0)
-
-
-def _write_back_cycles(
-    target: Target, shape: GemmShape, plan: GemmPlan, q: GemmQuantities, step_c: float
-) -> float:
-    """The last step, from the start of its compute (``step_c``) to the last write's
-    acknowledgement. The writer takes a page as the compute pushes it and waits for its write
-    before it takes the next (:func:`_write_pages`, :func:`_page_write_cycles`: S pages of write
-    w each). Page i is ready at (i + 1) c, c = ``step_c`` / S, so the writer finishes at
-    max(c + S w, S c + w): the compute waits on the writer (S writes after the first page) or
-    the writer on the compute (the last page's write after the whole step)."""
-    if not q.busiest_c_tiles:
-        return step_c
-    page, pages = _write_pages(target, plan, q)
-    w = _page_write_cycles(target, shape, q, page)
-    c = step_c / pages
-    return max(c + pages * w, pages * c + w)
-
-
 def _pipeline(
     target: Target,
     shape: GemmShape,
@@ -493,7 +457,7 @@ def _pipeline(
     fill = max((move.a_read + move.a_send) / n, (move.b_read + move.b_send) / n, step_d)
     # Drain: split-K's chain of partial sums, the last step's compute and its write-back.
     drain = _split_chain_cycles(target, shape, plan, exact)
-    drain += _write_back_cycles(target, shape, plan, q, step_c)
+    drain += write_back_cycles(target, shape, plan, q, step_c)
     steady = (n - 1) * max(step_c, step_m, step_d)
     return _Pipeline(
         step_compute=step_c,
@@ -606,8 +570,8 @@ def gemm_cost_floor(
     # sub-blocks (the smallest sub-block), the whole block where the sums live in registers
     drain = 0.0
     if q.busiest_c_tiles:
-        page = _write_pages(target, plan, q)[0] if target.acc_in_registers else 1
-        drain = _page_write_cycles(target, shape, q, page)
+        page = write_pages(target, plan, q)[0] if target.acc_in_registers else 1
+        drain = page_write_cycles(target, shape, q, page)
     if q.k_slices > 1:
         if not split_sums_through_dram(target):
             least = min(_split_partial_tile_bytes(target, shape, e) for e in (False, True))

@@ -45,6 +45,17 @@ def largest_divisor(n: int, at_most: int) -> int:
     return next(d for d in range(min(n, at_most), 0, -1) if n % d == 0)
 
 
+def writes_in_pairs(h: int, w: int, sh: int, sw: int) -> bool:
+    """Whether a Tensix GEMM's writer stores an h x w block's sh x sw sub-block pages two at a
+    time (the copy of the second issued before the first's write is waited), so a write's round
+    trip overlaps the next one's transfer (targets/write_back.py `write_back_cycles`). The pages go
+    row-major through two output DFBs in turn (tools/backend/ttlang/matmul.py), and a pair is
+    two neighbours in one loop: a row of an even number of sub-blocks, or a column of an even
+    number where the block is one sub-block wide. Else one write at a time."""
+    ni, nj = h // sh, w // sw
+    return nj % 2 == 0 or (nj == 1 and ni % 2 == 0)
+
+
 @dataclass(frozen=True)
 class GemmShape:
     """C[m, n] = A[m, k] @ B[k, n], sizes in elements.

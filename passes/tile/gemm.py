@@ -340,7 +340,7 @@ def ranking(
         if block not in legal:
             legal[block] = configs(target, shape, numerics, *block)
         # The cycles depend on the sub-block only through its larger side (the unpacker's
-        # re-reads) and its tiles (the write-back's page, cost._write_pages).
+        # re-reads) and its tiles (the write-back's page, write_back.write_pages).
         cache: dict[tuple[int, int, int], GemmCost] = {}
         for osh, osw, ibw in legal[block]:
             plan = with_config(a, osh, osw, ibw)

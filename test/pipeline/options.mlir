@@ -25,11 +25,11 @@ func.func @gemm(%a: tensor<1024x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tenso
 // GRID:      sp.mesh 4x4 movement 2 nocs 2
 // GRID:      sp.sites [0, 3]x[0, 3] first x * 16 + y * 64 count 16 block 2x2 sub_block 1x1
 // GRID:      %dst = sp.acc "dst" page [sh, sw] f32
-// accumulate=bf16: the sub-grid runs 4 blocks of 4x4 a site (2 rounds each way), K in blocks of 4,
-// in 1x4 sub-blocks (tied with 4x1), each written back as the last K block computes it
+// accumulate=bf16: the sub-grid runs 4 blocks of 4x4 a site (2 rounds each way), K in blocks of 2,
+// in 1x4 sub-blocks, each written back as the last K block computes it, two writes in flight
 // (docs/targets.md#gemm-cycles); the steps are compute-bound.
 // ACC16:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", grid = "4x4"}
-// ACC16:      sp.work @c block 4x4 k 32 by 4 over 4x4
+// ACC16:      sp.work @c block 4x4 k 32 by 2 over 4x4
 // ACC16:      sp.sites [0, 3]x[0, 3] first x * 4 + y * 16 count 4 block 4x4 sub_block 1x4
 // ACC16:      %dst = sp.acc "dst" page [sh, sw] bf16
 // BADACC: accumulate f16: use one of f32, bf16

@@ -13,11 +13,12 @@ func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1
 }
 // Blackhole, blocks of 4x3 tiles: 8 block rows, ceil(32 / 3) = 11 block columns, the last one
 // 32 - 30 = 2 tiles wide. Block (row, col) on site (col, row); the boundary column is its own
-// range, with a 4x2 block and the sub-block fitted to it. Loads on movement engine 1 (the
+// range, with a 4x2 block and the sub-block fitted to it. Sub-blocks of a row (four to a
+// block, written two at a time: writes_in_pairs), not of a column (three, one at a time). Loads on movement engine 1 (the
 // receiver NoC 0), B's loader with the store on engine 0 (the writer NoC 1).
 // BH:      sp.mesh 13x10 movement 2 nocs 2 local 1474560
-// BH-NEXT: sp.sites [0, 9]x[0, 7] first x + y * 11 count 1 block 4x3 sub_block 4x1
-// BH-NEXT: sp.sites [10, 10]x[0, 7] first x + y * 11 count 1 block 4x2 sub_block 4x1
+// BH-NEXT: sp.sites [0, 9]x[0, 7] first x + y * 11 count 1 block 4x3 sub_block 1x3
+// BH-NEXT: sp.sites [10, 10]x[0, 7] first x + y * 11 count 1 block 4x2 sub_block 1x2
 // BH-NOT:  sp.sites
 // BH:      sp.load @a[r0, k0] x [h, kw] -> %in0 on movement 1 noc 0
 // BH-NEXT: sp.load @b[k0, c0] x [kw, w] -> %in1 on movement 0 noc 1

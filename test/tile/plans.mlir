@@ -37,9 +37,10 @@ func.func @gemm(%a: tensor<100x700xbf16>, %b: tensor<700x500xbf16>) -> tensor<10
 // Under accumulate=bf16, one block a site, per_site_m = ceil(4 / 4 rows) and per_site_n =
 // ceil(16 / 8 columns), K in 2 blocks of 11; the bf16 output accumulates in place (the 16-bit
 // dest's format), so the spill is the output FIFO, one page per sub-block.
+// Its two 1x1 sub-blocks are written two at a time (writes_in_pairs): 7231 cycles, not 7260.
 // FAST:      sp.options = {accumulate = "bf16", fidelity = "hifi4", format = "bf16", split_k = "1"}
 // FAST:      sp.work @c block 1x2 k 22 by 11{{$}}
-// FAST-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7260 bound dram
+// FAST-NEXT: sp.plan blocked grid 8x4 block 1x1 packing operand_with_store multicast a, b predicted 7231 bound dram
 // FAST-SAME: accumulate = "bf16: the 16-bit accumulator (accumulate=bf16), rounded after every tile-matmul; 8 tiles a sub-block; partial sums in the bf16 output"
 // FAST:      %out = sp.fifo "out" depth subs page [sh, sw] bf16 tile_bytes 2048
 // FAST-NEXT: %spill = sp.interm "spill" depth subs page [sh, sw] bf16 tile_bytes 2048 alias %out
@@ -99,8 +100,10 @@ func.func @k1(%a: tensor<512x32xbf16>, %b: tensor<32x512xbf16>) -> tensor<512x51
   %c = tg.matmul %a, %b : (tensor<512x32xbf16>, tensor<32x512xbf16>) -> tensor<512x512xbf16>
   func.return %c : tensor<512x512xbf16>
 }
-// WH:      sp.work @c block 1x2 k 1 by 1 over 8x8
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x2 packing operand_with_store multicast a, b predicted 3949 bound dram
+// Wormhole: 2x1 blocks of two 1x1 sub-blocks, written two at a time (writes_in_pairs), tied with
+// 1x2 blocks of two; one 1x2 sub-block (one write, 3949 cycles) no longer wins.
+// WH:      sp.work @c block 2x1 k 1 by 1 over 8x8
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x1 packing operand_with_store multicast a, b predicted 3882 bound dram
 // WH-NOT:  sp.interm
 // BH:      sp.work @c block 2x1 k 1 by 1 over 8x8
 // rtx3060 is DRAM-bound here, blocks of 2x1 and 1x1 tied; its step's DRAM share, 539 cycles at the former 0.9
@@ -110,16 +113,18 @@ func.func @k1(%a: tensor<512x32xbf16>, %b: tensor<32x512xbf16>) -> tensor<512x51
 
 // -----
 
-// f32 on Tensix: dest in f32 holds 4 tiles, so the sub-block is at most 4 tiles (1x4 here).
+// f32 on Tensix: dest in f32 holds 4 tiles, so the sub-block is at most 4 tiles (1x4 here). The
+// block's four 1x4 sub-blocks are written two at a time (writes_in_pairs).
 func.func @f32(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %c = tg.matmul %a, %b : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   func.return %c : tensor<1024x1024xf32>
 }
 // WH:      sp.work @c block 4x4 k 32 by 2
-// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 65477 bound dram
+// WH-NEXT: sp.plan blocked grid 8x8 block 1x4 packing operand_with_store multicast a, b predicted 64477 bound dram
 // WH:      %dst = sp.acc "dst" page [sh, sw] f32
 // BH:      sp.work @c block 4x3 k 32 by 2
-// BH-NEXT: sp.plan blocked grid 11x8 block 4x1 packing operand_with_store multicast a, b predicted 47991 bound dram runner_up "blocked per_site 4x3 block 1x3 k_block 2 k_blocks 16 grid 11x8" 48462
+// Blackhole: 1x3 sub-blocks (four, written two at a time) now beat 4x1 (three, one at a time).
+// BH-NEXT: sp.plan blocked grid 11x8 block 1x3 packing operand_with_store multicast a, b predicted 47262 bound dram runner_up "blocked per_site 4x4 block 1x4 k_block 2 k_blocks 16 grid 8x8" 47466
 // GPU:      sp.work @c block 1x4 k 32 by 1
 // (Compute-bound; the fill, one step's DRAM share, is 1006 x 0.9 / (679/696) = 928 cycles.)
 // GPU-NEXT: sp.plan blocked grid 26x1 block 1x4 packing operand_with_store predicted 331164 bound compute

@@ -56,12 +56,16 @@ WH, BH = "wormhole_n150", "blackhole_p150"
 CASES = {
     "unicast-rounds-kblocks": (256, 256, 256, "2x2", WH, set(), 2, 1, True),
     "unicast-boundary": (224, 96, 96, "4x4", WH, set(), 1, 2, False),
-    "unicast-uneven-rounds": (96, 256, 96, "2x4", WH, set(), 2, 1, False),
+    # 1x1 blocks, sites running 2 or 1 (96x256x96 on 2x4 now plans 1x2 blocks of two 1x1
+    # sub-blocks, written two at a time, and a boundary range)
+    "unicast-uneven-rounds": (96, 256, 160, "3x3", WH, set(), 2, 1, False),
     "mcast-rows-kblocks": (256, 256, 256, "4x4", WH, {"rows"}, 1, 1, True),
     # A rows, 2 rounds on every site (no plan of the per-sub-block write-back gives a multicast
     # case rounds of 2 and 1 here; uneven-members-unicast has them)
-    "mcast-rows-rounds": (96, 128, 512, "4x4", WH, {"rows"}, 2, 1, False),
-    "mcast-rows-rounds-boundary": (224, 128, 224, "4x4", WH, {"rows"}, 2, 2, False),
+    # (96x128x512 now plans one round; here 1x2 blocks of two 1x1 sub-blocks, written in pairs)
+    "mcast-rows-rounds": (128, 64, 512, "4x4", WH, {"rows"}, 2, 1, False),
+    # (224x128x224 now plans 4 block shapes and K blocks; here 2x2 blocks of two 1x2 sub-blocks)
+    "mcast-rows-rounds-boundary": (224, 128, 512, "4x4", WH, {"rows"}, 2, 2, False),
     "mcast-columns-boundary-kblocks": (160, 256, 96, "4x2", WH, {"columns"}, 1, 2, True),
     "mcast-both-boundary": (224, 64, 256, "4x4", WH, {"rows", "columns"}, 1, 2, False),
     # 2 sub-blocks of 1x2 per 2x2 block (a boundary range of 2x1 blocks, two 1x1 sub-blocks),

@@ -286,9 +286,10 @@ def test_gemm_with_several_sub_blocks_per_block_passes(m, k, n, dt, grid, accumu
 def test_gemm_with_sub_block_rows_and_columns_passes():
     """Sub-blocks cut from both sides of the block (no plan of the suite's shapes picks them;
     the range's sub-block set to 2x2 by hand, in the same bytes: the FIFO pages are `subs` deep):
-    256x64x256 bf16 on 2x2, 4x4 blocks of four 2x2 sub-blocks, A in two sub-block-row DFBs, B in
+    256x32x256 bf16 on 2x2, 4x4 blocks of four 2x2 sub-blocks, A in two sub-block-row DFBs, B in
     two sub-block-column DFBs, products a0 @ b0, a0 @ b1, a1 @ b0, a1 @ b1 in the writer's
-    row-major order."""
+    row-major order; the writer stores each row's two sub-blocks together (writes_in_pairs).
+    (K of one tile: with K = 64 the planner now picks 4x2 blocks of 4x1 sub-blocks.)"""
     import io
 
     from spatial_dialect.passes.pipeline import compile_module
@@ -296,7 +297,7 @@ def test_gemm_with_sub_block_rows_and_columns_passes():
     from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
-    text = gemm_text(256, 64, 256, "bf16")
+    text = gemm_text(256, 32, 256, "bf16")
     module = compile_module(
         entry_function(parse_module(text)),
         "wormhole_n150",
@@ -315,7 +316,8 @@ def test_gemm_with_sub_block_rows_and_columns_passes():
     assert all(p in printed for p in products)
     at = [printed.index(p) for p in products]
     assert at == sorted(at)
-    assert "for ti in range(0, 4, 2):" in printed and "for tj in range(0, 4, 2):" in printed
+    assert "for ti in range(0, 4, 2):" in printed and "tj in" not in printed
+    assert "tx1 = ttl.copy(blk1, t_c[r0 + ti:r0 + ti + 2, c0 + 2:c0 + 4])" in printed
     assert _run_text(text, module, "bf16").ok
 
 
@@ -323,10 +325,12 @@ def test_a_gemm_output_fifo_keeps_its_sub_block_pages():
     """A GEMM of several sub-blocks per block stores a sub-block at a time
     (docs/backend-ttlang.md#sub-blocks): its output FIFO is the IR's pages, even fewer than the
     block has sub-blocks, and A comes in one DFB per sub-block row. Here: 3x4 blocks of 3 1x4
-    sub-blocks, the FIFO set to 2 pages."""
+    sub-blocks, the FIFO set to 2 pages (the sub-block set by hand: the planner picks four 3x1
+    sub-blocks, written two at a time; three are written one at a time)."""
     import io
 
     from spatial_dialect.passes.pipeline import compile_module
+    from spatial_dialect.sp.syntax import pair_attr
     from spatial_dialect.tools.backend.ttlang.printer import print_ttlang
     from spatial_dialect.tools.spatial_run import entry_function, parse_module
 
@@ -334,13 +338,15 @@ def test_a_gemm_output_fifo_keeps_its_sub_block_pages():
     module = compile_module(fn, "wormhole_n150", grid="2x2", split_k=1)
     section = next(op for op in module.walk() if isinstance(op, sp.ProgramOp))
     r = section.ops_of(sp.SitesOp)[0]
-    assert (r.block, r.sub_block) == ((3, 4), (1, 4))
+    assert r.block == (3, 4)
+    r.properties["sub_block"] = pair_attr((1, 4))
     r.set_memory(r.offsets(), {**r.depths(), "out": 2})
     stream = io.StringIO()
     print_ttlang(module, stream)
     text = stream.getvalue()
     assert "= ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=2)" in text
-    assert "in0_dfb_2 = ttl.make_dataflow_buffer_like(t_a, shape=(1, 2), block_count=2)" in text
+    # the boundary ranges keep their planned 3x1 / 2x1 sub-blocks: A's DFBs named by page
+    assert "in0_dfb_1x2_2 = ttl.make_dataflow_buffer_like(t_a, shape=(1, 2), block_count=2)" in text
     assert "o_blk.store(a2 @ b_blk)" in text
 
 
@@ -422,18 +428,21 @@ def print_example(
 def test_gemm_2048_prints_its_sub_blocks():
     """Too large to simulate here (2048-cubed); it prints (the 16-bit dest's plan: 4 sub-blocks
     of 1x4 per 4x4 block, 8 K blocks) a sub-block at a time: A's [4, 8] page as four
-    [1, 8] DFBs, the output FIFO (4 pages) and the spill at the sub-block [1, 4], one product a
-    sub-block, the writer storing each; no selector."""
+    [1, 8] DFBs, the output FIFO (4 pages, as two DFBs of 2 that the sub-blocks alternate
+    between) and the spill at the sub-block [1, 4], one product a sub-block, the writer storing
+    them two at a time (targets/gemm.py writes_in_pairs); no selector."""
     proc = print_example("gemm_2048.mlir", accumulate="bf16")
     assert proc.returncode == 0, proc.stderr
     for line in (
         "in0_dfb_3 = ttl.make_dataflow_buffer_like(t_a, shape=(1, 8), block_count=5)",
         "in1_dfb = ttl.make_dataflow_buffer_like(t_b, shape=(8, 4), block_count=5)",
-        "out_dfb = ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=4)",
+        "out_dfb_0 = ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=2)",
+        "out_dfb_1 = ttl.make_dataflow_buffer_like(t_c, shape=(1, 4), block_count=2)",
         "spill_dfb = ttl.make_dataflow_buffer_like(t_a, shape=(1, 4), block_count=4)",
         "part = p_blk + a3 @ b_blk",
         "tx3 = ttl.copy(t_a[r0 + 3:r0 + 4, k0:k0 + 8], blk3)",
-        "for ti in range(0, 4, 1):",
+        "for ti in range(0, 4, 2):",
+        "tx1 = ttl.copy(blk1, t_c[r0 + ti + 1:r0 + ti + 2, c0:c0 + 4])",
     ):
         assert line in proc.stdout
     assert "_eye" not in proc.stdout and "tj in" not in proc.stdout

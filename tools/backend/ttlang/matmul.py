@@ -8,14 +8,16 @@ A block of several sub-blocks is printed a sub-block at a time, as the IR pages 
 model prices it (docs/backend-ttlang.md#sub-blocks): the output FIFO, the spill and split-K's
 partials keep the IR's sub-block page [sh, sw], so each sub-block goes to the writer as soon as
 its last K block is accumulated and is stored while the next one computes
-(targets/cost.py `_write_back_cycles`). A TT-Lang block is a whole unit (no view of part of a
+(targets/write_back.py `write_back_cycles`). A TT-Lang block is a whole unit (no view of part of a
 block), so the operands come in sub-block pages too: A's [h, kw] page as h / sh DFBs of one
 sub-block row [sh, kw] each, B's [kw, w] as w / sw DFBs of one sub-block column [kw, sw] (its
 [w, kw] page of B^T in rows under transpose_b). Their pages together are the IR's page, in the
 bytes size-buffers laid out; one DFB per part because a DFB gives out one block at a time and
 the compute holds all of a K block's parts, and the reader waits for all of them at once (one
 round trip a step, as priced). The compute runs sub-block (i, j) as `a{i} @ b{j}`, row-major:
-the order the writer stores the output pages and the spill returns them."""
+the order the writer stores the output pages and the spill returns them; where the writer
+keeps two writes in flight (section.py `out_pairs`) the output pages alternate between its two
+DFBs."""
 
 from __future__ import annotations
 
@@ -63,7 +65,10 @@ class MatmulCompute:
         bs = ["b_blk"] if len(in1) == 1 else [f"b{j}" for j in range(len(in1))]
         # split-K: the last K block adds the previous slice's sums (`add`) and pushes to the
         # output FIFO or, before the last slice, to the send DFB (`o`) (splitk.py)
-        add, o = self.partials_ends(r, self.dfb(sp.buffer_of(s.out), r))
+        outs = self.dfbs(sp.buffer_of(s.out), r)
+        add, o = self.partials_ends(r, outs[0])
+        # a paired output's pages alternate between its two DFBs (`out_pairs`: never split-K's)
+        targets = outs if len(outs) > 1 else [o]
         k_blocks = self.work.k_blocks
         spill = self.dfb(sp.buffer_of(s.spill), r) if s.spill is not None else None
         waits = ", ".join(
@@ -88,13 +93,12 @@ class MatmulCompute:
                 return
             out(f"with {waits}:")
             with out.indent():
-                for prod in products:
+                for p, prod in enumerate(products):
+                    o = targets[p % len(targets)]
                     out(f"with {take[2:]}{', ' if add else ''}{o}.reserve() as o_blk:")
                     with out.indent():
                         out(f"o_blk.store({prod}{plus})")
             return
-        last = [f"with {take[2:]}{', ' if add else ''}{o}.reserve() as o_blk:"]
-        last.append(f"    o_blk.store(part{plus})")
         out(f"for kb in range({k_blocks}):")
         with out.indent():
             out(f"with {waits}:")
@@ -103,10 +107,15 @@ class MatmulCompute:
                     # one sub-block: the partial stays in the accumulator (dest) between K blocks
                     assert len(products) == 1  # the verifier: several sub-blocks spill
                     prod = products[0]
+                    last = [f"with {take[2:]}{', ' if add else ''}{o}.reserve() as o_blk:"]
+                    last.append(f"    o_blk.store(part{plus})")
                     out(f"part = {prod} if kb == 0 else acc + {prod}")
                     out.branch(f"kb == {k_blocks - 1}", last, ["acc = part"])
                     return
-                for prod in products:
+                for p, prod in enumerate(products):
+                    o = targets[p % len(targets)]
+                    last = [f"with {take[2:]}{', ' if add else ''}{o}.reserve() as o_blk:"]
+                    last.append(f"    o_blk.store(part{plus})")
                     out.branch(
                         "kb == 0",
                         [f"part = {prod}"],

@@ -8,11 +8,12 @@ import re
 
 from spatial_dialect import sp
 from spatial_dialect.sp.item_space import ItemSpace
-from spatial_dialect.targets.gemm import TILE
+from spatial_dialect.targets.gemm import TILE, writes_in_pairs
 from spatial_dialect.tools.backend.index import (
     all_of,
     between,
     from_affine,
+    ix,
 )
 from spatial_dialect.tools.backend.names import ident
 from spatial_dialect.tools.backend.ttlang.checks import OperationChecks
@@ -203,9 +204,11 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
         """(label, page, block count) -> DFB name; one variant per distinct declared page and
         count of a buffer (a TT-Lang DFB has one block shape and count per operation; an output
         FIFO differs between ranges whose blocks differ). A GEMM operand cut into sub-block
-        pages is as many DFBs as its most parts on a range (`dfbs`)."""
+        pages is as many DFBs as its most parts on a range (`dfbs`); a GEMM output written
+        two pages at a time is two DFBs of half the pages each (`paired`)."""
         out: dict[tuple[str, tuple[int, int], int], str] = {}
         self.variant_parts: dict[str, int] = {}
+        self.paired: set[str] = set()
         for buf in self.p.buffers():
             if isinstance(buf, sp.AccOp):
                 continue
@@ -228,7 +231,25 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
                     if self.declared(buf, r) == (page, depth)
                 ]
                 self.variant_parts[name] = max(used)
+                users = [r for r in self.ranges if self.declared(buf, r) == (page, depth)]
+                if depth % 2 == 0 and all(self.out_pairs(buf, r) for r in users):
+                    self.paired.add(name)
+                    self.variant_parts[name] = 2
         return out
+
+    def out_pairs(self, buf: sp.BufferOp, r: sp.SitesOp) -> bool:
+        """Whether `buf` is a GEMM's output FIFO that range `r`'s writer stores two sub-block
+        pages at a time (`writes_in_pairs`, targets/gemm.py: the cost model prices the same
+        rule): pages alternate between two DFBs, since a DFB gives out one block at a time and
+        a write in flight keeps its page. Not split-K's, whose writer also hands sums on."""
+        if self.slices > 1 or self.whole_page(buf, r):
+            return False
+        b = r.bindings(self.work.k_block)
+        if b["subs"] < 2 or not writes_in_pairs(b["h"], b["w"], b["sh"], b["sw"]):
+            return False
+        return any(
+            isinstance(m, sp.MatmulTilesOp) and sp.buffer_of(m.out) is buf for m in self.stages
+        )
 
     def dfb(self, buf: sp.BufferOp, r: sp.SitesOp) -> str:
         return self.variants[(buf.label.data, *self.declared(buf, r))]
@@ -236,6 +257,8 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
     def dfbs(self, buf: sp.BufferOp, r: sp.SitesOp) -> list[str]:
         """The DFBs of `buf` on range `r`: one, or a GEMM operand's sub-block parts (matmul.py)."""
         name = self.dfb(buf, r)
+        if name in self.paired:
+            return [f"{name}_0", f"{name}_1"]
         if self.variant_parts[name] == 1:
             return [name]
         return [f"{name}_{i}" for i in range(self.operand_split(buf, r)[1])]
@@ -370,7 +393,7 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
             for part in [name] if parts == 1 else [f"{name}_{i}" for i in range(parts)]:
                 out(
                     f"{part} = ttl.make_dataflow_buffer_like({like}, shape=({page[0]}, "
-                    f"{page[1]}), block_count={self.ring_depth(label, depth)})"
+                    f"{page[1]}), block_count={self.ring_depth(label, depth) // (2 if name in self.paired else 1)})"
                 )
 
     def like_tensor(self, buf: sp.BufferOp) -> str:
@@ -547,9 +570,18 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
                 self.name,
                 f"{s.stage_name()}: a sub-block page indexed by {sorted(used)} (expected ti, tj)",
             )
-        # a sub-block loop of one step (sub-blocks as wide or as tall as the block) is its 0
-        once = {"ti"} if whole or b["sh"] == b["h"] else set()
-        once |= {"tj"} if whole or b["sw"] == b["w"] else set()
+        # a GEMM output stored two pages at a time (`out_pairs`): the loop steps over pairs
+        # of neighbours along the row, or down the column of a block one sub-block wide
+        pair = None
+        if isinstance(s, sp.StoreOp) and self.dfb(sp.buffer_of(s.src), r) in self.paired:
+            pair = ("tj", "w", "sw") if (b["w"] // b["sw"]) % 2 == 0 else ("ti", "h", "sh")
+            ranges[pair[0]] = f"range(0, {b[pair[1]]}, {2 * b[pair[2]]})"
+        # a sub-block loop of one step (sub-blocks as wide or as tall as the block, or a pair
+        # as the block) is its 0
+        step = {"ti": b["sh"] * (2 if pair and pair[0] == "ti" else 1)}
+        step["tj"] = b["sw"] * (2 if pair and pair[0] == "tj" else 1)
+        once = {"ti"} if whole or step["ti"] == b["h"] else set()
+        once |= {"tj"} if whole or step["tj"] == b["w"] else set()
         for v in LOOP_NAMES[2:]:
             if v in used and ranges[v] is not None and v not in once:
                 out(f"for {v} in {ranges[v]}:")
@@ -579,6 +611,25 @@ class OperationWriter(MatmulCompute, MulticastLoads, SplitKPartials, OperationCh
                     copies(out, "tx", list(zip(views, blks, strict=True)))
                 else:
                     self.emit_multicast(out, s, views, blks, r)
+        elif pair is not None:
+            # the second page's copy is issued before the first's write is waited: two writes
+            # in flight, one round trip for both (targets/write_back.py `write_back_cycles`)
+            v, _, sub = pair
+            at = [
+                b[sub] if d == 0 and n == v else ix(n) + b[sub] if n == v else d
+                for n, d in zip(LOOP_NAMES, dims, strict=True)
+            ]
+            row2, col2 = (from_affine(e, at) for e in s.access.origin.data.results)
+            view2 = f"{tensor}[{row2}:{row2 + eh}, {col2}:{col2 + ew}]"
+            first, second = self.dfbs(sp.buffer_of(s.src), r)
+            out(f"with {first}.wait() as blk0:")
+            with out.indent():
+                out(f"tx0 = ttl.copy(blk0, {view})")
+                out(f"with {second}.wait() as blk1:")
+                with out.indent():
+                    out(f"tx1 = ttl.copy(blk1, {view2})")
+                    out("tx0.wait()")
+                    out("tx1.wait()")
         else:
             dfb = self.dfb(sp.buffer_of(s.src), r)
             out(f"with {dfb}.wait() as blk:")
