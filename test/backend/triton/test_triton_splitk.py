@@ -46,12 +46,12 @@ CASES = {
     "wh-x4": (("wormhole_n150", 64, 512, 32, "bf16", 4, "8x8"), (4, "x", 1, 1)),
     "wh-y2": (("wormhole_n150", 32, 512, 64, "bf16", 2, "8x8"), (2, "y", 1, 1)),
     "wh-x2-f32": (("wormhole_n150", 64, 512, 32, "f32", 2, "8x8"), (2, "x", 1, 1)),
-    # edge blocks clipped (200 and 72 are no multiples of 32), 8 and 4 K blocks a slice
-    "wh-x2-edges": (("wormhole_n150", 200, 1024, 72, "bf16", 2, "4x4"), (2, "x", 8, 1)),
-    "wh-y4-edges": (("wormhole_n150", 72, 1024, 200, "bf16", 4, "4x4"), (4, "y", 4, 1)),
+    # edge blocks clipped (200 and 72 are no multiples of 32), 4 and 2 K blocks a slice
+    "wh-x2-edges": (("wormhole_n150", 200, 2048, 72, "bf16", 2, "4x4"), (2, "x", 4, 1)),
+    "wh-y4-edges": (("wormhole_n150", 72, 1024, 200, "bf16", 4, "4x4"), (4, "y", 2, 1)),
     "bh-x2": (("blackhole_p150", 96, 2048, 160, "bf16", 2, "4x4"), (2, "x", 4, 1)),
     "bh-x4": (("blackhole_p150", 64, 512, 32, "bf16", 4, "8x8"), (4, "x", 1, 1)),
-    "bh-y4": (("blackhole_p150", 72, 1024, 200, "bf16", 4, "4x4"), (4, "y", 4, 1)),
+    "bh-y4": (("blackhole_p150", 72, 1024, 200, "bf16", 4, "4x4"), (4, "y", 2, 1)),
     # 7 items a site: the sum kernel walks the last slice's items site by site
     "bh-y2-rounds": (("blackhole_p150", 200, 2048, 200, "bf16", 2, "4x2"), (2, "y", 1, 7)),
     # a GPU's own choice (no forced grid): attention's PV at decode, 4 output tiles over K = 4096
